@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Wires: where a swverbs device's frames go. Private to lib/swverbs.
+ *
+ * A wire is driven by the engine thread that serves its device: every
+ * callback below except open/close runs on that thread only.
+ */
+
+#ifndef SWV_WIRE_H
+#define SWV_WIRE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct swv_device;
+struct swv_wire;
+
+/**
+ * Deliver one received frame to a device (implemented by the device side,
+ * engine.c). The frame is @len bytes spread over @iov; the call copies what
+ * it keeps before returning. Runs on the engine thread.
+ */
+void swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
+		   uint32_t len);
+
+struct swv_wire_ops {
+	/**
+	 * Send one frame of @len bytes gathered from @iov.
+	 * Return: 0 when handed to the wire, EAGAIN when the wire has no room
+	 * now (the engine retries later; nothing was sent), or a positive
+	 * errno for a frame the wire will never take (counted as tx error).
+	 */
+	int (*tx)(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
+		  uint32_t len);
+	/** Push frames queued by tx() out (e.g. one sendto() per burst). */
+	void (*tx_flush)(struct swv_wire *wire);
+	/**
+	 * Receive up to @budget frames, calling swv_device_rx() for each.
+	 * Return: the number of frames received.
+	 */
+	unsigned int (*rx_burst)(struct swv_wire *wire, unsigned int budget);
+	/** Whether the link carries frames now (port ACTIVE). */
+	bool (*link_up)(struct swv_wire *wire);
+	/** Link speed in Mbit/s, for ibv_query_port. */
+	uint32_t (*speed_mbps)(struct swv_wire *wire);
+	/**
+	 * A file descriptor that becomes readable when frames arrive, for the
+	 * engine to sleep on when idle, or -1 (the engine then polls).
+	 */
+	int (*rx_fd)(struct swv_wire *wire);
+	/** Release the wire. Called with the engine no longer serving it. */
+	void (*close)(struct swv_wire *wire);
+};
+
+struct swv_wire {
+	const struct swv_wire_ops *ops;
+	struct swv_device *dev;	/**< the device frames are delivered to */
+};
+
+/*
+ * Wire constructors. Each returns 0 and sets *out, or a positive errno.
+ * @dev is the device that the wire delivers to.
+ */
+/* wire_mem.c */
+int swv_wire_loop_open(struct swv_device *dev, struct swv_wire **out);
+int swv_wire_pair_open(struct swv_device *dev, const char *cable,
+		       struct swv_wire **out);
+/* wire_af_packet.c */
+/**
+ * Open @ifname with an AF_PACKET socket: TPACKET_V3 mmap Rx ring, mmap Tx
+ * ring (TPACKET_V2), PACKET_QDISC_BYPASS where available. The interface's
+ * MAC is written to @mac when not NULL.
+ * Errors: ENODEV (no such interface), EPERM (no CAP_NET_RAW), ENOMEM.
+ */
+int swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
+			    uint8_t mac[6], struct swv_wire **out);
+
+#endif /* SWV_WIRE_H */

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * swverbs: a software verbs device.
+ *
+ * swverbs implements the verbs objects that vbr uses (device, PD, MR, CQ,
+ * extended CQ, RAW_PACKET QP, WQ, receive WQ indirection table, hash QP, flow
+ * steering) with their documented semantics, in user space, over a "wire":
+ *
+ *   loop                frames sent come back as received, in memory
+ *   pair:<name>         two devices in one process joined by a cable
+ *   af_packet:<ifname>  a Linux interface through an AF_PACKET socket
+ *
+ * Every call takes and returns the real <infiniband/verbs.h> types and follows
+ * the libibverbs conventions, because swverbs stands in for libibverbs:
+ *   - creators return NULL and set errno;
+ *   - destroy, modify, query and post calls return 0 or a positive errno;
+ *   - poll_cq returns the number of completions or a negative value.
+ *
+ * The datapath calls are reached the way libibverbs reaches a provider, so the
+ * inline functions of verbs.h work unchanged on swverbs objects:
+ *   ibv_post_send(qp, ...)        qp->context->ops.post_send
+ *   ibv_post_recv(qp, ...)        qp->context->ops.post_recv
+ *   ibv_poll_cq(cq, ...)          cq->context->ops.poll_cq
+ *   ibv_post_wq_recv(wq, ...)     wq->post_recv
+ *   ibv_start_poll(cq_ex, ...)    cq_ex->start_poll, and the other members of
+ *                                 struct ibv_cq_ex (next_poll, end_poll,
+ *                                 read_byte_len, read_wc_flags, read_flow_tag,
+ *                                 read_completion_ts, read_opcode, read_qp_num)
+ * These take no lock and make no system call. A QP, WQ or CQ has a single
+ * producer and a single consumer on the application side (as with a verbs
+ * thread domain): one thread posts to a given queue, one thread polls a given
+ * CQ. Different queues may be used from different threads.
+ *
+ * The device's work (wire Rx, steering, scatter into posted buffers, send
+ * queue drain, completions) runs on engine threads owned by swverbs, which
+ * busy-poll under load and sleep when idle.
+ */
+
+#ifndef SWVERBS_H
+#define SWVERBS_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Longest device name, terminating NUL included. */
+#define SWV_NAME_MAX 64
+
+/** Largest frame a swverbs port sends or receives, in bytes (no FCS). */
+#define SWV_MAX_FRAME 16384
+
+/*
+ * Device registry.
+ */
+
+/**
+ * Create a software device bound to a wire.
+ *
+ * @name: device name, unique in the process, at most SWV_NAME_MAX - 1 chars.
+ * @wire: "loop", "pair:<cable>" or "af_packet:<ifname>". The first device
+ *        created on a pair cable waits for its peer (port DOWN); the second
+ *        joins it (both ports ACTIVE); a third fails with EBUSY.
+ * @mac:  the port's MAC address (6 bytes), or NULL: for af_packet the
+ *        interface's address, otherwise a locally administered address
+ *        derived from @name.
+ *
+ * Return: 0, or a positive errno: EINVAL (bad name or wire string), EEXIST
+ * (name in use), EBUSY (pair cable already has two ends), ENODEV (no such
+ * interface), EPERM (AF_PACKET needs CAP_NET_RAW), ENOMEM.
+ */
+int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
+
+/**
+ * Destroy a device created with swv_device_create().
+ *
+ * Return: 0, ENOENT (no such device), EBUSY (a context is still open on it).
+ */
+int swv_device_destroy(const char *name);
+
+/** Like ibv_get_device_list(): NULL-terminated list of swverbs devices. */
+struct ibv_device **swv_get_device_list(int *num_devices);
+/** Like ibv_free_device_list(). */
+void swv_free_device_list(struct ibv_device **list);
+/** Like ibv_get_device_name(). */
+const char *swv_get_device_name(struct ibv_device *device);
+/** Like ibv_open_device(). NULL + errno on failure. */
+struct ibv_context *swv_open_device(struct ibv_device *device);
+/**
+ * Like ibv_close_device(). Return: 0, or EBUSY while objects created on the
+ * context still exist.
+ */
+int swv_close_device(struct ibv_context *context);
+
+/**
+ * Like ibv_query_device_ex(). Reports the device's real limits and
+ * capabilities: raw packet QPs (IBV_RAW_PACKET_CAP_*), flow steering
+ * (IBV_DEVICE_MANAGED_FLOW_STEERING), RSS (rss_caps: Toeplitz, the
+ * IBV_RX_HASH_* fields, max_rwq_indirection_table_size), WQ limits,
+ * packet pacing (packet_pacing_caps), completion timestamp (hca_core_clock in
+ * kHz; timestamps count nanoseconds of CLOCK_MONOTONIC).
+ * Return: 0, EINVAL (input comp_mask not 0).
+ */
+int swv_query_device_ex(struct ibv_context *context,
+			const struct ibv_query_device_ex_input *input,
+			struct ibv_device_attr_ex *attr);
+
+/**
+ * Like ibv_query_port() for port 1 (the only port). state is
+ * IBV_PORT_ACTIVE when the wire carries frames (loop always; pair once both
+ * ends exist; af_packet while the interface is up and running), link_layer is
+ * IBV_LINK_LAYER_ETHERNET, active_speed/active_width give the link rate.
+ * Return: 0, EINVAL (port_num not 1).
+ */
+int swv_query_port(struct ibv_context *context, uint8_t port_num,
+		   struct ibv_port_attr *port_attr);
+
+/**
+ * The port's MAC address. Return: 0, EINVAL.
+ */
+int swv_query_port_mac(struct ibv_context *context, uint8_t mac[6]);
+
+/** Port counters of a device, all since device creation. */
+struct swv_port_counters {
+	uint64_t rx_frames;	  /**< frames the wire delivered to the port */
+	uint64_t rx_bytes;	  /**< bytes of those frames */
+	uint64_t rx_delivered;	  /**< frames completed into a posted buffer */
+	uint64_t rx_out_of_buffer; /**< matched, but no WQE posted (or CQ full) */
+	uint64_t rx_no_match;	  /**< matched no flow rule */
+	uint64_t rx_errors;	  /**< completed with an error status */
+	uint64_t tx_frames;	  /**< frames handed to the wire */
+	uint64_t tx_bytes;	  /**< bytes of those frames */
+	uint64_t tx_errors;	  /**< send WQEs completed with an error */
+};
+/*
+ * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +
+ * rx_errors.
+ */
+
+/**
+ * Read the port counters. Values never decrease; reads from any thread see
+ * whole (untorn) values. Return: 0, EINVAL.
+ */
+int swv_query_port_counters(struct ibv_context *context,
+			    struct swv_port_counters *counters);
+
+/**
+ * Like ibv_get_async_event(): blocks on context->async_fd unless it was made
+ * non-blocking, then fails with EAGAIN. Events: IBV_EVENT_PORT_ACTIVE and
+ * IBV_EVENT_PORT_ERR when the port state changes. Return: 0 or -1 (errno).
+ */
+int swv_get_async_event(struct ibv_context *context,
+			struct ibv_async_event *event);
+/** Like ibv_ack_async_event(). */
+void swv_ack_async_event(struct ibv_async_event *event);
+
+/*
+ * Objects. Each behaves like the libibverbs call of the same name.
+ */
+
+struct ibv_pd *swv_alloc_pd(struct ibv_context *context);
+/** Return: 0, EBUSY (MRs, QPs or WQs still use the PD). */
+int swv_dealloc_pd(struct ibv_pd *pd);
+
+/**
+ * Register [addr, addr + length). lkey and rkey are unique and never 0.
+ * A send or receive SGE is valid when its lkey names a live MR of the same PD
+ * and [addr, addr + length) lies inside that MR; otherwise the WQE completes
+ * with IBV_WC_LOC_PROT_ERR and no byte outside the MR is read or written.
+ * Receive buffers also need IBV_ACCESS_LOCAL_WRITE.
+ * NULL + errno: EINVAL (length 0, unknown access bits), ENOMEM.
+ */
+struct ibv_mr *swv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			  int access);
+int swv_dereg_mr(struct ibv_mr *mr);
+
+struct ibv_cq *swv_create_cq(struct ibv_context *context, int cqe,
+			     void *cq_context,
+			     struct ibv_comp_channel *channel,
+			     int comp_vector);
+/**
+ * Extended CQ. wc_flags may hold IBV_WC_EX_WITH_BYTE_LEN,
+ * IBV_WC_EX_WITH_QP_NUM, IBV_WC_EX_WITH_FLOW_TAG,
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; others give EOPNOTSUPP.
+ */
+struct ibv_cq_ex *swv_create_cq_ex(struct ibv_context *context,
+				   struct ibv_cq_init_attr_ex *attr);
+/** Return: 0, EBUSY (a QP or WQ still uses the CQ). */
+int swv_destroy_cq(struct ibv_cq *cq);
+
+/**
+ * RAW_PACKET QPs only (others: EOPNOTSUPP). Created in IBV_QPS_RESET.
+ * sq_sig_all = 0 gives selective signalling: only WQEs posted with
+ * IBV_SEND_SIGNALED complete with a CQE on success; errors always do.
+ */
+struct ibv_qp *swv_create_qp(struct ibv_pd *pd,
+			     struct ibv_qp_init_attr *attr);
+/**
+ * As swv_create_qp(), plus the hash (RSS) QP: comp_mask with
+ * IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+ * IBV_QP_INIT_ATTR_RX_HASH. A hash QP has no send queue and no receive queue
+ * of its own: it is a steering target that spreads matching frames over the
+ * WQs of its indirection table by the Toeplitz hash of rx_hash_conf (key
+ * and IBV_RX_HASH_* fields; no field selected: always entry 0). It is usable
+ * at once, in no state machine.
+ */
+struct ibv_qp *swv_create_qp_ex(struct ibv_context *context,
+				struct ibv_qp_init_attr_ex *attr);
+/**
+ * RESET -> INIT (IBV_QP_STATE | IBV_QP_PORT) -> RTR -> RTS; any state ->
+ * RESET or ERR. Other transitions, or attr_mask bits the transition does not
+ * allow, give EINVAL. Moving to RESET discards outstanding WQEs.
+ */
+int swv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+int swv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		 struct ibv_qp_init_attr *init_attr);
+/** Return: 0, EBUSY (flows still attached). */
+int swv_destroy_qp(struct ibv_qp *qp);
+
+/** IBV_WQT_RQ only. Created in IBV_WQS_RESET; ready after modify to RDY. */
+struct ibv_wq *swv_create_wq(struct ibv_context *context,
+			     struct ibv_wq_init_attr *attr);
+int swv_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
+/** Return: 0, EBUSY (an indirection table still holds it). */
+int swv_destroy_wq(struct ibv_wq *wq);
+
+/** log_ind_tbl_size up to the device's limit; all WQs of one context. */
+struct ibv_rwq_ind_table *
+swv_create_rwq_ind_table(struct ibv_context *context,
+			 struct ibv_rwq_ind_table_init_attr *attr);
+/** Return: 0, EBUSY (a QP still uses it). */
+int swv_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table);
+
+/**
+ * Attach a steering rule to a QP (a RAW_PACKET QP with its own receive queue,
+ * or a hash QP), as ibv_create_flow(3) says. Types IBV_FLOW_ATTR_NORMAL,
+ * IBV_FLOW_ATTR_ALL_DEFAULT, IBV_FLOW_ATTR_MC_DEFAULT. Lower priority values
+ * win; among rules of one priority, the first created wins. A frame that
+ * matches no rule of the port is dropped and counted (rx_no_match).
+ * NULL + errno: EINVAL (bad attr, spec size or type), ENOTSUP (spec type the
+ * device does not support), ENOMEM.
+ */
+struct ibv_flow *swv_create_flow(struct ibv_qp *qp,
+				 struct ibv_flow_attr *flow_attr);
+int swv_destroy_flow(struct ibv_flow *flow);
+
+/*
+ * Engine placement.
+ */
+
+/**
+ * Pin the engine threads that serve devices to a CPU (-1: no pinning, the
+ * default). Takes effect for devices opened afterwards.
+ * Return: 0, EINVAL (no such CPU).
+ */
+int swv_set_engine_cpu(int cpu);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SWVERBS_H */
