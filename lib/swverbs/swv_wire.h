@@ -76,5 +76,11 @@ int swv_wire_pair_open(struct swv_device *dev, const char *cable,
  */
 int swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 			    uint8_t mac[6], struct swv_wire **out);
+/**
+ * Frames an af_packet wire received but did not deliver: truncated by the
+ * kernel, longer than SWV_MAX_FRAME, GSO super-frames, and frames the kernel
+ * dropped because the Rx ring was full. Any thread.
+ */
+uint64_t swv_wire_af_packet_drops(struct swv_wire *wire);
 
 #endif /* SWV_WIRE_H */

@@ -1,0 +1,953 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * e2e test of the af_packet wire alone (lib/swverbs/wire_af_packet.c), over
+ * a veth pair whose far end lives in a network namespace this program
+ * creates and removes. The far end is driven through raw sockets opened
+ * inside that namespace (setns() around socket()), so no helper process is
+ * needed. swv_device_rx() is defined here and records the frames.
+ *
+ * Needs root and iproute2 (`ip netns`); exits 77 otherwise.
+ * `test_wire_af_packet --bench` also measures Rx and Tx rates.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+
+#include "test.h"
+#include "swverbs.h"
+#include "swv_wire.h"
+
+#define T_TYPE 0x88b5		/* IEEE local experimental EtherType */
+#define T_MAX_REC 4096
+#define T_REC_BYTES (32u * 1024 * 1024)
+
+static const uint8_t t_dst[6] = { 0x02, 0x76, 0x62, 0x72, 0x74, 0x02 };
+static const uint8_t t_src[6] = { 0x02, 0x76, 0x62, 0x72, 0x74, 0x01 };
+
+/* The device, as far as the wire can tell: a frame recorder. */
+struct swv_device {
+	bool (*want)(const uint8_t *frame, uint32_t len);
+	unsigned int n;			/**< frames recorded */
+	unsigned int calls;		/**< swv_device_rx() calls */
+	uint32_t off[T_MAX_REC];
+	uint32_t len[T_MAX_REC];
+	uint32_t used;
+	uint8_t *buf;
+};
+
+static struct swv_device t_dev;
+static struct swv_wire *t_wire;
+static char t_a[IF_NAMESIZE], t_b[IF_NAMESIZE], t_ns[IF_NAMESIZE];
+static bool t_created;
+static int t_peer = -1;		/* raw socket on t_b, in t_ns */
+static uint8_t t_mac[6];
+
+void
+swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
+	      uint32_t len)
+{
+	uint8_t frame[SWV_MAX_FRAME];
+	uint32_t got = 0;
+	int i;
+
+	dev->calls++;
+	for (i = 0; i < iovcnt; i++) {
+		if (got + iov[i].iov_len > sizeof(frame))
+			return;
+		memcpy(frame + got, iov[i].iov_base, iov[i].iov_len);
+		got += iov[i].iov_len;
+	}
+	if (got != len)
+		return;		/* caught by the comparisons: not recorded */
+	if (dev->want != NULL && !dev->want(frame, len))
+		return;
+	if (dev->n == T_MAX_REC || dev->used + len > T_REC_BYTES)
+		return;
+	dev->off[dev->n] = dev->used;
+	dev->len[dev->n] = len;
+	memcpy(dev->buf + dev->used, frame, len);
+	dev->used += len;
+	dev->n++;
+}
+
+static void
+rec_reset(bool (*want)(const uint8_t *, uint32_t))
+{
+	t_dev.want = want;
+	t_dev.n = 0;
+	t_dev.used = 0;
+}
+
+/* Test frames: from t_src, EtherType T_TYPE after any VLAN tags. */
+static bool
+want_test(const uint8_t *f, uint32_t len)
+{
+	return len >= 14 && memcmp(f + 6, t_src, 6) == 0;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int
+sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void
+cleanup(void)
+{
+	if (t_wire != NULL) {
+		t_wire->ops->close(t_wire);
+		t_wire = NULL;
+	}
+	if (t_peer >= 0) {
+		close(t_peer);
+		t_peer = -1;
+	}
+	if (!t_created)
+		return;
+	t_created = false;
+	sh("ip link del %s >/dev/null 2>&1", t_a);
+	sh("ip netns del %s >/dev/null 2>&1", t_ns);
+}
+
+static void
+on_signal(int sig)
+{
+	cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Create a socket of @type inside t_ns; -1 on error. */
+static int
+ns_socket(int domain, int type, int proto)
+{
+	char path[128];
+	int self, ns, fd = -1;
+
+	snprintf(path, sizeof(path), "/var/run/netns/%s", t_ns);
+	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (self >= 0 && ns >= 0 && setns(ns, CLONE_NEWNET) == 0) {
+		fd = socket(domain, type | SOCK_CLOEXEC, proto);
+		if (setns(self, CLONE_NEWNET) != 0)
+			abort();	/* cannot go home: stop here */
+	}
+	if (self >= 0)
+		close(self);
+	if (ns >= 0)
+		close(ns);
+	return fd;
+}
+
+/* The peer's ifindex, read inside t_ns. */
+static int
+ns_ifindex(const char *name)
+{
+	char cmd[128];
+	FILE *p;
+	int idx = 0;
+
+	snprintf(cmd, sizeof(cmd),
+		 "ip netns exec %s cat /sys/class/net/%s/ifindex", t_ns, name);
+	p = popen(cmd, "r");
+	if (p == NULL)
+		return 0;
+	if (fscanf(p, "%d", &idx) != 1)
+		idx = 0;
+	pclose(p);
+	return idx;
+}
+
+static int
+peer_open(void)
+{
+	struct sockaddr_ll sll;
+	int one = 1, buf = 64 << 20;
+
+	t_peer = ns_socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if (t_peer < 0)
+		return -1;
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = ns_ifindex(t_b);
+	if (sll.sll_ifindex == 0 ||
+	    bind(t_peer, (struct sockaddr *)&sll, sizeof(sll)) != 0)
+		return -1;
+	setsockopt(t_peer, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf));
+	setsockopt(t_peer, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf));
+	setsockopt(t_peer, SOL_PACKET, PACKET_AUXDATA, &one, sizeof(one));
+	return 0;
+}
+
+/*
+ * Receive one frame on the peer (not one the peer sent), with its VLAN
+ * tag put back; from t_src only. Return its length, 0 after @ms.
+ */
+static int
+peer_recv(uint8_t *frame, size_t size, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+	uint8_t data[SWV_MAX_FRAME + 64];
+	union {
+		struct cmsghdr h;
+		uint8_t b[CMSG_SPACE(sizeof(struct tpacket_auxdata))];
+	} ctl;
+	struct sockaddr_ll sll;
+	struct iovec iov = { data, sizeof(data) };
+	struct msghdr msg;
+	struct cmsghdr *c;
+	struct pollfd pfd = { t_peer, POLLIN, 0 };
+	ssize_t n;
+	size_t len;
+
+	while (now_ms() < end) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_name = &sll;
+		msg.msg_namelen = sizeof(sll);
+		msg.msg_iov = &iov;
+		msg.msg_iovlen = 1;
+		msg.msg_control = &ctl;
+		msg.msg_controllen = sizeof(ctl);
+		n = recvmsg(t_peer, &msg, MSG_DONTWAIT);
+		if (n < 0) {
+			poll(&pfd, 1, 5);
+			continue;
+		}
+		if (sll.sll_pkttype == PACKET_OUTGOING || n < 14 ||
+		    memcmp(data + 6, t_src, 6) != 0)
+			continue;
+		len = (size_t)n;
+		for (c = CMSG_FIRSTHDR(&msg); c != NULL;
+		     c = CMSG_NXTHDR(&msg, c)) {
+			struct tpacket_auxdata aux;
+
+			if (c->cmsg_level != SOL_PACKET ||
+			    c->cmsg_type != PACKET_AUXDATA)
+				continue;
+			memcpy(&aux, CMSG_DATA(c), sizeof(aux));
+			if (!(aux.tp_status & TP_STATUS_VLAN_VALID))
+				continue;
+			memmove(data + 16, data + 12, len - 12);
+			data[12] = aux.tp_vlan_tpid >> 8;
+			data[13] = aux.tp_vlan_tpid & 0xff;
+			data[14] = aux.tp_vlan_tci >> 8;
+			data[15] = aux.tp_vlan_tci & 0xff;
+			len += 4;
+		}
+		if (len > size)
+			return -1;
+		memcpy(frame, data, len);
+		return (int)len;
+	}
+	return 0;
+}
+
+/* A test frame of @len bytes, number @seq, with @ntags VLAN tags. */
+static void
+build_frame(uint8_t *f, uint32_t len, uint32_t seq, int ntags)
+{
+	uint32_t i, o = 12;
+	int t;
+
+	memcpy(f, t_dst, 6);
+	memcpy(f + 6, t_src, 6);
+	for (t = 0; t < ntags; t++) {
+		uint16_t tpid = (t == 0 && ntags == 2) ? 0x88a8 : 0x8100;
+		uint16_t tci = (uint16_t)(0x2000 | ((seq + t) & 0xfff));
+
+		f[o] = tpid >> 8;
+		f[o + 1] = tpid & 0xff;
+		f[o + 2] = tci >> 8;
+		f[o + 3] = tci & 0xff;
+		o += 4;
+	}
+	f[o] = T_TYPE >> 8;
+	f[o + 1] = T_TYPE & 0xff;
+	o += 2;
+	for (i = o; i < len; i++)
+		f[i] = (uint8_t)(seq * 7 + i);
+	if (len >= o + 4) {
+		f[o] = seq >> 24;
+		f[o + 1] = seq >> 16;
+		f[o + 2] = seq >> 8;
+		f[o + 3] = seq;
+	}
+}
+
+/* Drain the wire until @want frames are recorded or @ms pass. */
+static void
+rx_until(unsigned int want, unsigned int budget, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+	struct pollfd pfd = { t_wire->ops->rx_fd(t_wire), POLLIN, 0 };
+
+	while (t_dev.n < want && now_ms() < end) {
+		if (t_wire->ops->rx_burst(t_wire, budget) == 0)
+			poll(&pfd, 1, 2);
+	}
+}
+
+static int
+wire_open(void)
+{
+	return swv_wire_af_packet_open(&t_dev, t_a, t_mac, &t_wire);
+}
+
+static void
+wire_close(void)
+{
+	if (t_wire != NULL) {
+		t_wire->ops->close(t_wire);
+		t_wire = NULL;
+	}
+}
+
+/* Peer sends frames of sizes lo..hi (step), the wire must get them all. */
+static int
+check_rx_sizes(uint32_t lo, uint32_t hi, uint32_t step, int ntags)
+{
+	static uint8_t f[SWV_MAX_FRAME];
+	uint32_t len, seq = 0, batch_lo = lo, k;
+	unsigned int got = 0;
+
+	while (batch_lo <= hi) {
+		uint32_t first = seq;
+
+		rec_reset(want_test);
+		for (len = batch_lo, k = 0; len <= hi && k < 64;
+		     len += step, k++) {
+			build_frame(f, len, seq++, ntags);
+			TEST_ASSERT_EQUAL(send(t_peer, f, len, 0), len,
+					  "peer send %u: %s", len,
+					  strerror(errno));
+		}
+		rx_until(k, 32, 2000);
+		TEST_ASSERT_EQUAL(t_dev.n, k, "frames from %u bytes", batch_lo);
+		for (k = 0; k < t_dev.n; k++) {
+			len = batch_lo + k * step;
+			build_frame(f, len, first + k, ntags);
+			TEST_ASSERT_EQUAL(t_dev.len[k], len, "frame %u", k);
+			TEST_ASSERT(memcmp(t_dev.buf + t_dev.off[k], f,
+					   len) == 0,
+				    "frame %u (%u bytes) differs", k, len);
+		}
+		got += t_dev.n;
+		batch_lo += 64 * step;
+	}
+	TEST_ASSERT(got > 0, "no frame");
+	return TEST_SUCCESS;
+}
+
+/* The wire sends frames of sizes lo..hi (step); the peer gets them all. */
+static int
+check_tx_sizes(uint32_t lo, uint32_t hi, uint32_t step, int ntags)
+{
+	static uint8_t f[SWV_MAX_FRAME], r[SWV_MAX_FRAME + 64];
+	struct iovec iov[3];
+	uint32_t len, seq = 0, batch_lo = lo, k, i;
+	int n, ret;
+
+	rec_reset(want_test);
+	while (batch_lo <= hi) {
+		uint32_t first = seq;
+
+		for (len = batch_lo, k = 0; len <= hi && k < 32;
+		     len += step, k++) {
+			build_frame(f, len, seq++, ntags);
+			/* Gather from three pieces, as the engine may. */
+			iov[0].iov_base = f;
+			iov[0].iov_len = 7;
+			iov[1].iov_base = f + 7;
+			iov[1].iov_len = len / 2 - 7;
+			iov[2].iov_base = f + len / 2;
+			iov[2].iov_len = len - len / 2;
+			ret = t_wire->ops->tx(t_wire, iov, 3, len);
+			TEST_ASSERT_SUCCESS(ret, "tx %u bytes: %s", len,
+					    strerror(ret));
+		}
+		t_wire->ops->tx_flush(t_wire);
+		for (i = 0; i < k; i++) {
+			len = batch_lo + i * step;
+			build_frame(f, len, first + i, ntags);
+			n = peer_recv(r, sizeof(r), 2000);
+			TEST_ASSERT_EQUAL(n, len, "peer frame %u", first + i);
+			TEST_ASSERT(memcmp(r, f, len) == 0,
+				    "peer frame %u (%u bytes) differs",
+				    first + i, len);
+		}
+		batch_lo += 32 * step;
+	}
+	/* Our own frames must not come back through rx_burst. */
+	rx_until(1, 64, 50);
+	TEST_ASSERT_EQUAL(t_dev.n, 0, "own frames received back");
+	return TEST_SUCCESS;
+}
+
+static int
+test_open(void)
+{
+	uint8_t mac[6];
+	unsigned int m[6];
+	char path[128];
+	struct swv_wire *w = NULL;
+	FILE *fp;
+	int i;
+
+	TEST_ASSERT_EQUAL(swv_wire_af_packet_open(&t_dev, "vbrtnonexist0",
+						  mac, &w), ENODEV, "");
+	TEST_ASSERT_SUCCESS(swv_wire_af_packet_open(&t_dev, t_a, mac, &w), "");
+	TEST_ASSERT(w->dev == &t_dev, "wire->dev");
+	TEST_ASSERT(w->ops->rx_fd(w) >= 0, "rx_fd");
+	TEST_ASSERT_EQUAL(w->ops->speed_mbps(w), 10000, "veth speed");
+	TEST_ASSERT(w->ops->link_up(w), "link up");
+	TEST_ASSERT_EQUAL(swv_wire_af_packet_drops(w), 0, "drops");
+	w->ops->close(w);
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", t_a);
+	fp = fopen(path, "r");
+	TEST_ASSERT_NOT_NULL(fp, "%s", path);
+	i = fscanf(fp, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+		   &m[5]);
+	fclose(fp);
+	TEST_ASSERT_EQUAL(i, 6, "mac");
+	for (i = 0; i < 6; i++)
+		TEST_ASSERT_EQUAL(mac[i], m[i], "mac byte %d", i);
+	return TEST_SUCCESS;
+}
+
+static int
+test_rx_sizes(void)
+{
+	int ret;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	ret = check_rx_sizes(60, 1514, 1, 0);
+	if (ret == TEST_SUCCESS)
+		TEST_ASSERT_EQUAL(swv_wire_af_packet_drops(t_wire), 0, "");
+	wire_close();
+	return ret;
+}
+
+static int
+test_rx_vlan(void)
+{
+	int ret;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	/* The kernel strips the outer tag; the wire must put it back. */
+	ret = check_rx_sizes(64, 1518, 3, 1);
+	if (ret == TEST_SUCCESS)
+		ret = check_rx_sizes(68, 1514, 5, 2);
+	wire_close();
+	return ret;
+}
+
+static int
+test_rx_budget(void)
+{
+	static uint8_t f[256];
+	unsigned int i, n, calls = 0;
+	uint64_t end;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	rec_reset(want_test);
+	for (i = 0; i < 100; i++) {
+		build_frame(f, 100, i, 0);
+		TEST_ASSERT_EQUAL(send(t_peer, f, 100, 0), 100, "");
+	}
+	end = now_ms() + 2000;
+	while (t_dev.n < 100 && now_ms() < end) {
+		n = t_wire->ops->rx_burst(t_wire, 7);
+		TEST_ASSERT(n <= 7, "burst of %u > budget 7", n);
+		calls += n != 0;
+		usleep(100);
+	}
+	TEST_ASSERT_EQUAL(t_dev.n, 100, "");
+	TEST_ASSERT(calls >= 15, "only %u non-empty bursts", calls);
+	for (i = 0; i < 100; i++) {
+		build_frame(f, 100, i, 0);
+		TEST_ASSERT(memcmp(t_dev.buf + t_dev.off[i], f, 100) == 0,
+			    "frame %u out of order or wrong", i);
+	}
+	TEST_ASSERT_EQUAL(t_wire->ops->rx_burst(t_wire, 0), 0, "budget 0");
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+static int
+test_rx_poll(void)
+{
+	static uint8_t f[128];
+	struct pollfd pfd;
+	uint64_t t0;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	rec_reset(want_test);
+	while (t_wire->ops->rx_burst(t_wire, 64) != 0)
+		;
+	pfd.fd = t_wire->ops->rx_fd(t_wire);
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	TEST_ASSERT_EQUAL(poll(&pfd, 1, 0), 0, "readable with no frame");
+	build_frame(f, 128, 1, 0);
+	TEST_ASSERT_EQUAL(send(t_peer, f, 128, 0), 128, "");
+	t0 = now_ms();
+	ret = poll(&pfd, 1, 1000);
+	TEST_ASSERT_EQUAL(ret, 1, "not readable after %" PRIu64 " ms",
+			  now_ms() - t0);
+	TEST_ASSERT(now_ms() - t0 < 100, "slow wakeup");
+	rx_until(1, 64, 100);
+	TEST_ASSERT_EQUAL(t_dev.n, 1, "");
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+static int
+test_tx_sizes(void)
+{
+	static uint8_t f[2048];
+	struct iovec iov;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	ret = check_tx_sizes(60, 1514, 1, 0);
+	if (ret == TEST_SUCCESS)
+		ret = check_tx_sizes(64, 1518, 7, 1);
+	if (ret == TEST_SUCCESS)
+		ret = check_tx_sizes(68, 1514, 11, 2);
+	if (ret != TEST_SUCCESS) {
+		wire_close();
+		return ret;
+	}
+	/* Over the MTU: 1515 untagged, 1519 tagged. Runts. Short iov. */
+	build_frame(f, 1515, 0, 0);
+	iov.iov_base = f;
+	iov.iov_len = 1515;
+	TEST_ASSERT_EQUAL(t_wire->ops->tx(t_wire, &iov, 1, 1515), EMSGSIZE,
+			  "");
+	build_frame(f, 1519, 0, 1);
+	iov.iov_len = 1519;
+	TEST_ASSERT_EQUAL(t_wire->ops->tx(t_wire, &iov, 1, 1519), EMSGSIZE,
+			  "");
+	/* The kernel gives the 4 bytes to 802.1Q only, not to 802.1ad. */
+	build_frame(f, 1515, 0, 2);
+	iov.iov_len = 1515;
+	TEST_ASSERT_EQUAL(t_wire->ops->tx(t_wire, &iov, 1, 1515), EMSGSIZE,
+			  "");
+	iov.iov_len = SWV_MAX_FRAME + 1;
+	TEST_ASSERT_EQUAL(t_wire->ops->tx(t_wire, &iov, 1, SWV_MAX_FRAME + 1),
+			  EMSGSIZE, "");
+	iov.iov_len = 13;
+	TEST_ASSERT_EQUAL(t_wire->ops->tx(t_wire, &iov, 1, 13), EINVAL, "");
+	iov.iov_len = 100;
+	TEST_ASSERT_EQUAL(t_wire->ops->tx(t_wire, &iov, 1, 200), EINVAL, "");
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+/* Frames that others send out of the interface are not received either. */
+static int
+test_no_outgoing(void)
+{
+	static uint8_t f[128], r[256];
+	struct sockaddr_ll sll;
+	unsigned int i;
+	int fd;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	rec_reset(want_test);
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	TEST_ASSERT(fd >= 0, "");
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_ifindex = (int)if_nametoindex(t_a);
+	TEST_ASSERT_SUCCESS(bind(fd, (struct sockaddr *)&sll, sizeof(sll)),
+			    "");
+	for (i = 0; i < 10; i++) {
+		build_frame(f, sizeof(f), i, 0);
+		TEST_ASSERT_EQUAL(send(fd, f, sizeof(f), 0), sizeof(f), "");
+	}
+	close(fd);
+	for (i = 0; i < 10; i++)
+		TEST_ASSERT_EQUAL(peer_recv(r, sizeof(r), 1000), sizeof(f),
+				  "frame %u did not go out", i);
+	rx_until(1, 64, 50);
+	TEST_ASSERT_EQUAL(t_dev.n, 0, "outgoing frames received");
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+static int
+test_tx_ring_full(void)
+{
+	static uint8_t f[64], r[256];
+	struct iovec iov = { f, 64 };
+	unsigned int n = 0, got = 0;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	build_frame(f, 64, 0, 0);
+	while ((ret = t_wire->ops->tx(t_wire, &iov, 1, 64)) == 0 &&
+	       n < (1u << 20))
+		build_frame(f, 64, ++n, 0);
+	TEST_ASSERT_EQUAL(ret, EAGAIN, "after %u frames", n);
+	TEST_ASSERT(n >= 64, "ring of %u frames", n);
+	TEST_ASSERT_EQUAL(t_wire->ops->tx(t_wire, &iov, 1, 64), EAGAIN, "");
+	/* Nothing left before the flush. */
+	TEST_ASSERT_EQUAL(peer_recv(r, sizeof(r), 20), 0, "sent before flush");
+	t_wire->ops->tx_flush(t_wire);
+	while (peer_recv(r, sizeof(r), 500) == 64)
+		got++;
+	TEST_ASSERT_EQUAL(got, n, "ring of %u frames", n);
+	TEST_ASSERT_SUCCESS(t_wire->ops->tx(t_wire, &iov, 1, 64),
+			    "ring still full");
+	t_wire->ops->tx_flush(t_wire);
+	TEST_ASSERT_EQUAL(peer_recv(r, sizeof(r), 1000), 64, "");
+	printf("    tx ring: %u frames\n", n);
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+static int
+wait_link(bool up)
+{
+	uint64_t end = now_ms() + 3000;
+
+	while (now_ms() < end) {
+		if (t_wire->ops->link_up(t_wire) == up)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static int
+test_link(void)
+{
+	struct pollfd pfd;
+	socklen_t sl = sizeof(int);
+	int err;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	TEST_ASSERT_SUCCESS(wait_link(true), "link not up");
+	TEST_ASSERT_SUCCESS(sh("ip -n %s link set %s down", t_ns, t_b), "");
+	TEST_ASSERT_SUCCESS(wait_link(false), "link still up, peer down");
+	TEST_ASSERT_SUCCESS(sh("ip -n %s link set %s up", t_ns, t_b), "");
+	TEST_ASSERT_SUCCESS(wait_link(true), "link still down, peer up");
+	TEST_ASSERT_SUCCESS(sh("ip link set %s down", t_a), "");
+	TEST_ASSERT_SUCCESS(wait_link(false), "link still up, own side down");
+	TEST_ASSERT_SUCCESS(sh("ip link set %s up", t_a), "");
+	TEST_ASSERT_SUCCESS(wait_link(true), "link still down, own side up");
+	/* link_up() also clears the ENETDOWN the flap left on rx_fd. */
+	usleep(20000);
+	t_wire->ops->link_up(t_wire);
+	pfd.fd = t_wire->ops->rx_fd(t_wire);
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	TEST_ASSERT(poll(&pfd, 1, 0) == 0 || !(pfd.revents & POLLERR),
+		    "rx_fd left in error");
+	/* The peer socket has its own ENETDOWN pending: consume it. */
+	getsockopt(t_peer, SOL_SOCKET, SO_ERROR, &err, &sl);
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+static bool
+want_udp9(const uint8_t *f, uint32_t len)
+{
+	return len >= 42 && f[12] == 0x08 && f[13] == 0x00 && f[23] == 17 &&
+		f[36] == 0 && f[37] == 9;
+}
+
+static uint32_t
+sum16(uint32_t s, const uint8_t *p, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		s += (uint32_t)p[i] << 8 | p[i + 1];
+	if (n & 1)
+		s += (uint32_t)p[n - 1] << 8;
+	return s;
+}
+
+static uint16_t
+fold(uint32_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* A UDP datagram from the namespace's stack (checksum left to "hardware"). */
+static int
+test_rx_csum(void)
+{
+	static const char payload[] = "vbr af_packet checksum test, odd len";
+	struct sockaddr_in to;
+	const uint8_t *f, *ip, *udp;
+	uint32_t s, ulen;
+	int fd;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	TEST_ASSERT_SUCCESS(sh("ip -n %s addr add 10.77.0.2/24 dev %s",
+			       t_ns, t_b), "");
+	TEST_ASSERT_SUCCESS(sh("ip -n %s neigh replace 10.77.0.1 lladdr "
+			       "%02x:%02x:%02x:%02x:%02x:%02x dev %s", t_ns,
+			       t_mac[0], t_mac[1], t_mac[2], t_mac[3],
+			       t_mac[4], t_mac[5], t_b), "");
+	rec_reset(want_udp9);
+	fd = ns_socket(AF_INET, SOCK_DGRAM, 0);
+	TEST_ASSERT(fd >= 0, "udp socket");
+	memset(&to, 0, sizeof(to));
+	to.sin_family = AF_INET;
+	to.sin_port = htons(9);
+	to.sin_addr.s_addr = htonl(0x0a4d0001);
+	TEST_ASSERT_EQUAL(sendto(fd, payload, sizeof(payload), 0,
+				 (struct sockaddr *)&to, sizeof(to)),
+			  sizeof(payload), "%s", strerror(errno));
+	close(fd);
+	rx_until(1, 64, 2000);
+	TEST_ASSERT_EQUAL(t_dev.n, 1, "udp frame");
+	f = t_dev.buf + t_dev.off[0];
+	ip = f + 14;
+	udp = ip + 20;
+	TEST_ASSERT_EQUAL(fold(sum16(0, ip, 20)), 0xffff, "ipv4 checksum");
+	ulen = (uint32_t)(udp[4] << 8 | udp[5]);
+	TEST_ASSERT_EQUAL(ulen, 8 + sizeof(payload), "");
+	TEST_ASSERT(udp[6] != 0 || udp[7] != 0, "no udp checksum");
+	s = sum16(0, ip + 12, 8);	/* addresses */
+	s += 17 + ulen;
+	s = sum16(s, udp, ulen);
+	TEST_ASSERT_EQUAL(fold(s), 0xffff, "udp checksum wrong");
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+static int
+test_jumbo(void)
+{
+	int ret;
+
+	TEST_ASSERT_SUCCESS(sh("ip link set %s mtu 9000", t_a), "");
+	TEST_ASSERT_SUCCESS(sh("ip -n %s link set %s mtu 9000", t_ns, t_b),
+			    "");
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	ret = check_rx_sizes(1400, 9014, 7, 0);
+	if (ret == TEST_SUCCESS)
+		ret = check_rx_sizes(9014, 9014, 1, 0);
+	if (ret == TEST_SUCCESS)
+		ret = check_tx_sizes(1400, 9014, 13, 0);
+	if (ret == TEST_SUCCESS)
+		ret = check_tx_sizes(9018, 9018, 1, 1);
+	if (ret == TEST_SUCCESS) {
+		static uint8_t f[9015];
+		struct iovec iov = { f, sizeof(f) };
+
+		build_frame(f, sizeof(f), 0, 0);
+		ret = t_wire->ops->tx(t_wire, &iov, 1, sizeof(f));
+		TEST_ASSERT_EQUAL(ret, EMSGSIZE, "9015 bytes at MTU 9000");
+		ret = TEST_SUCCESS;
+	}
+	wire_close();
+	sh("ip link set %s mtu 1500", t_a);
+	sh("ip -n %s link set %s mtu 1500", t_ns, t_b);
+	return ret;
+}
+
+static int
+suite_setup(void)
+{
+	int pid = (int)getpid();
+
+	if (geteuid() != 0)
+		TEST_SKIP("not root");
+	if (sh("ip netns list >/dev/null 2>&1") != 0)
+		TEST_SKIP("no `ip netns`");
+	snprintf(t_a, sizeof(t_a), "vbrt%da", pid);
+	snprintf(t_b, sizeof(t_b), "vbrt%db", pid);
+	snprintf(t_ns, sizeof(t_ns), "vbrt%d", pid);
+	t_dev.buf = malloc(T_REC_BYTES);
+	if (t_dev.buf == NULL)
+		return TEST_FAILED;
+	if (sh("ip netns add %s", t_ns) != 0)
+		TEST_SKIP("cannot create a network namespace");
+	t_created = true;
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	if (sh("ip link add %s type veth peer name %s netns %s",
+	       t_a, t_b, t_ns) != 0) {
+		printf("cannot create veth pair\n");
+		return TEST_FAILED;
+	}
+	sh("echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6", t_a);
+	sh("ip netns exec %s sh -c 'echo 1 > "
+	   "/proc/sys/net/ipv6/conf/%s/disable_ipv6'", t_ns, t_b);
+	if (sh("ip link set %s up", t_a) != 0 ||
+	    sh("ip -n %s link set %s up", t_ns, t_b) != 0 ||
+	    peer_open() != 0) {
+		printf("cannot bring the veth pair up\n");
+		return TEST_FAILED;
+	}
+	return TEST_SUCCESS;
+}
+
+static void
+suite_teardown(void)
+{
+	cleanup();
+}
+
+/* Rates over one second each: Rx from a sender in the namespace, Tx. */
+static int
+test_bench(void)
+{
+	static uint8_t f[60];
+	struct iovec iov = { f, 60 };
+	uint64_t t0, n = 0, full = 0, drops, idle = 0;
+	unsigned int i;
+	pid_t child;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	rec_reset(NULL);
+	t_dev.calls = 0;
+	build_frame(f, 60, 0, 0);
+	child = fork();
+	TEST_ASSERT(child >= 0, "fork");
+	if (child == 0) {
+		struct mmsghdr m[64];
+		struct iovec v = { f, 60 };
+
+		memset(m, 0, sizeof(m));
+		for (i = 0; i < 64; i++) {
+			m[i].msg_hdr.msg_iov = &v;
+			m[i].msg_hdr.msg_iovlen = 1;
+		}
+		i = 1;
+		setsockopt(t_peer, SOL_PACKET, PACKET_QDISC_BYPASS, &i,
+			   sizeof(i));
+		t0 = now_ms();
+		while (now_ms() - t0 < 1500)
+			sendmmsg(t_peer, m, 64, 0);
+		_exit(0);
+	}
+	usleep(200000);
+	while (t_wire->ops->rx_burst(t_wire, 1u << 20) != 0)
+		;
+	drops = swv_wire_af_packet_drops(t_wire);
+	t_dev.calls = 0;
+	t0 = now_ms();
+	while (now_ms() - t0 < 1000)
+		idle += t_wire->ops->rx_burst(t_wire, 64) == 0;
+	n = t_dev.calls;
+	drops = swv_wire_af_packet_drops(t_wire) - drops;
+	waitpid(child, NULL, 0);
+	printf("    rx: %.3f Mpps (60-byte frames, sender: sendmmsg in the "
+	       "namespace), %.3f Mpps dropped by a full ring, %" PRIu64
+	       " empty bursts\n", n / 1e6, drops / 1e6, idle);
+	/* The peer's raw socket would queue a copy of each frame. */
+	close(t_peer);
+	t_peer = -1;
+	n = 0;
+	t0 = now_ms();
+	while (now_ms() - t0 < 1000) {
+		for (i = 0; i < 32; i++) {
+			ret = t_wire->ops->tx(t_wire, &iov, 1, 60);
+			if (ret != 0) {
+				full++;
+				break;
+			}
+			n++;
+		}
+		t_wire->ops->tx_flush(t_wire);
+	}
+	printf("    tx: %.3f Mpps (60-byte frames, bursts of 32, "
+	       "%" PRIu64 " ring-full)\n", n / 1e6, full);
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+static struct unit_test_suite afp_suite = {
+	.name = "swverbs af_packet wire",
+	.setup = suite_setup,
+	.teardown = suite_teardown,
+	.cases = {
+		TEST_CASE(test_open),
+		TEST_CASE(test_rx_sizes),
+		TEST_CASE(test_rx_vlan),
+		TEST_CASE(test_rx_budget),
+		TEST_CASE(test_rx_poll),
+		TEST_CASE(test_tx_sizes),
+		TEST_CASE(test_no_outgoing),
+		TEST_CASE(test_tx_ring_full),
+		TEST_CASE(test_link),
+		TEST_CASE(test_rx_csum),
+		TEST_CASE(test_jumbo),
+		TEST_CASES_END(),
+	},
+};
+
+static struct unit_test_suite bench_suite = {
+	.name = "swverbs af_packet wire bench",
+	.setup = suite_setup,
+	.teardown = suite_teardown,
+	.cases = {
+		TEST_CASE(test_bench),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1 && strcmp(argv[1], "--bench") == 0)
+		return unit_test_suite_runner(&bench_suite);
+	return unit_test_suite_runner(&afp_suite);
+}

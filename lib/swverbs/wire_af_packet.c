@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The af_packet wire: a Linux network interface reached through two
+ * AF_PACKET sockets with mmap rings.
+ *
+ * Rx: a TPACKET_V3 ring (blocks of variable-size frames, retired by the
+ * kernel when full or after SWV_AFP_RX_TOV_MS). The engine walks the blocks
+ * the kernel handed over (TP_STATUS_USER), hands each frame to the device
+ * and gives the block back (TP_STATUS_KERNEL) once all its frames are
+ * consumed; a burst may stop inside a block and resume there. No system call
+ * and no allocation per frame.
+ *
+ * The Rx socket asks for a virtio-net header in front of each frame
+ * (PACKET_VNET_HDR) so that it can finish checksums the sender left to
+ * "hardware" (CHECKSUM_PARTIAL frames crossing a veth) and refuse GSO
+ * super-frames, which no NIC delivers. Offloaded VLAN tags (the kernel strips
+ * them before packet taps run) are put back in place, so the device sees the
+ * frame as it was on the wire.
+ *
+ * Tx: a TPACKET_V2 ring on a second socket (a socket has one ring version),
+ * bound with protocol 0 so that it receives nothing. tx() copies a frame
+ * into the next free slot and marks it TP_STATUS_SEND_REQUEST; tx_flush()
+ * kicks the kernel with one sendto() per burst. PACKET_QDISC_BYPASS where
+ * the kernel has it; PACKET_LOSS so that a frame the kernel refuses is
+ * dropped rather than blocking the ring.
+ */
+
+#include <endian.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <linux/ethtool.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/sockios.h>
+#include <linux/virtio_net.h>
+
+#include "swverbs.h"
+#include "swv_wire.h"
+
+/* Rx ring: 16 blocks of 256 KiB, retired after at most 1 ms. */
+#define SWV_AFP_RX_BLOCK_SIZE (256u * 1024)
+#define SWV_AFP_RX_BLOCK_NR 16u
+#define SWV_AFP_RX_FRAME_SIZE 2048u	/* nominal: V3 frames are packed */
+#define SWV_AFP_RX_TOV_MS 1u
+
+/* Tx ring: at least 256 slots, ~2 MiB; slots sized for the MTU at open. */
+#define SWV_AFP_TX_BLOCK_SIZE (64u * 1024)
+#define SWV_AFP_TX_RING_BYTES (2u * 1024 * 1024)
+#define SWV_AFP_TX_FRAME_MIN 2048u
+#define SWV_AFP_TX_FRAME_NR_MIN 256u
+/* Where a V2 Tx frame's data starts (no PACKET_TX_HAS_OFF). */
+#define SWV_AFP_TX_DATA_OFF TPACKET_ALIGN(sizeof(struct tpacket2_hdr))
+
+/* Link flags and MTU are re-read at most this often. */
+#define SWV_AFP_LINK_REFRESH_NS (10 * 1000 * 1000)
+/* A failed Tx kick for a down link is retried at most this often. */
+#define SWV_AFP_KICK_RETRY_NS (1000 * 1000)
+
+#define SWV_AFP_VLAN_HLEN 4u
+
+#ifndef likely
+#define likely(x) __builtin_expect(!!(x), 1)
+#endif
+#ifndef unlikely
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#endif
+
+struct swv_afp {
+	struct swv_wire wire;		/**< ops and device; must be first */
+	/* Rx, engine thread. */
+	uint8_t *rx_map;		/**< the V3 ring */
+	uint8_t *rx_pkt;		/**< next frame in the current block */
+	uint32_t rx_block;		/**< block being read */
+	uint32_t rx_left;		/**< frames left in it; 0: none taken */
+	bool rx_vnet;			/**< frames carry a virtio_net_hdr */
+	uint8_t rx_tag[SWV_AFP_VLAN_HLEN]; /**< re-inserted VLAN tag */
+	/* Tx, engine thread. */
+	uint8_t *tx_map;		/**< the V2 ring */
+	uint32_t tx_frame_size;		/**< slot size */
+	uint32_t tx_frame_nr;		/**< slots */
+	uint32_t tx_head;		/**< next slot to fill */
+	uint32_t tx_room;		/**< longest frame a slot holds */
+	bool tx_kick;			/**< frames wait for a sendto() */
+	uint64_t tx_kick_after;		/**< no kick before (ns), after ENETDOWN */
+	/* Link state cache, engine thread. */
+	uint64_t link_next;		/**< next refresh (ns) */
+	uint32_t mtu;			/**< interface MTU */
+	bool link;			/**< IFF_UP && IFF_RUNNING */
+	/* Counters: written by the engine, read by anyone. */
+	uint64_t rx_dropped;		/**< truncated, oversize, GSO frames */
+	uint64_t rx_kernel_dropped;	/**< ring full (PACKET_STATISTICS) */
+	uint64_t tx_kick_errors;	/**< failed sendto() kicks */
+	/* Control. */
+	size_t rx_map_len;
+	size_t tx_map_len;
+	int rx_fd;
+	int tx_fd;
+	int ifindex;
+	uint32_t speed;			/**< last known speed, Mbit/s */
+	char ifname[IF_NAMESIZE];
+};
+
+static inline struct swv_afp *
+to_afp(struct swv_wire *wire)
+{
+	return (struct swv_afp *)wire;
+}
+
+static inline uint64_t
+afp_now(void)
+{
+	struct timespec ts;
+
+	/* vDSO: no system call. */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline void
+afp_count(uint64_t *counter, uint64_t n)
+{
+	__atomic_fetch_add(counter, n, __ATOMIC_RELAXED);
+}
+
+/* Ones' complement sum of @len bytes, not folded. */
+static uint64_t
+afp_csum_add(uint64_t sum, const uint8_t *p, uint32_t len)
+{
+	while (len >= 2) {
+		sum += (uint32_t)p[0] << 8 | p[1];
+		p += 2;
+		len -= 2;
+	}
+	if (len != 0)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+/*
+ * Finish the checksum of a CHECKSUM_PARTIAL frame: the field at
+ * csum_start + csum_offset holds the pseudo-header sum; the final value is
+ * the complement of the sum from csum_start to the end of the frame.
+ */
+static bool
+afp_csum_finish(uint8_t *frame, uint32_t len,
+		const struct virtio_net_hdr *vh)
+{
+	uint32_t start = le16toh(vh->csum_start);
+	uint32_t field = start + le16toh(vh->csum_offset);
+	uint64_t sum;
+	uint16_t csum;
+
+	if (start >= len || field + 2 > len)
+		return false;
+	sum = afp_csum_add(0, frame + start, len - start);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	csum = ~sum & 0xffff;
+	frame[field] = csum >> 8;
+	frame[field + 1] = csum & 0xff;
+	return true;
+}
+
+/* Hand one ring frame to the device; return 1 if delivered. */
+static inline unsigned int
+afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h)
+{
+	const struct sockaddr_ll *sll;
+	uint8_t *frame = (uint8_t *)h + h->tp_mac;
+	uint32_t len = h->tp_snaplen;
+	struct iovec iov[3];
+
+	sll = (const struct sockaddr_ll *)((uint8_t *)h +
+		TPACKET_ALIGN(sizeof(struct tpacket3_hdr)));
+	/* Our own Tx (when PACKET_IGNORE_OUTGOING is missing). */
+	if (unlikely(sll->sll_pkttype == PACKET_OUTGOING))
+		return 0;
+	if (unlikely(len < h->tp_len))
+		goto drop;
+	if (afp->rx_vnet) {
+		const struct virtio_net_hdr *vh = (const void *)
+			(frame - sizeof(struct virtio_net_hdr));
+
+		if (unlikely(vh->gso_type != VIRTIO_NET_HDR_GSO_NONE))
+			goto drop;
+		if (unlikely(vh->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) &&
+		    !afp_csum_finish(frame, len, vh))
+			goto drop;
+	}
+	if (likely(!(h->tp_status & TP_STATUS_VLAN_VALID))) {
+		if (unlikely(len > SWV_MAX_FRAME))
+			goto drop;
+		iov[0].iov_base = frame;
+		iov[0].iov_len = len;
+		swv_device_rx(afp->wire.dev, iov, 1, len);
+		return 1;
+	}
+	/* The kernel took the outer tag off: put it back after the MACs. */
+	if (unlikely(len < 2 * ETH_ALEN ||
+		     len + SWV_AFP_VLAN_HLEN > SWV_MAX_FRAME))
+		goto drop;
+	{
+		uint16_t tpid = (h->tp_status & TP_STATUS_VLAN_TPID_VALID) ?
+			h->hv1.tp_vlan_tpid : ETH_P_8021Q;
+		uint16_t tci = h->hv1.tp_vlan_tci;
+
+		afp->rx_tag[0] = tpid >> 8;
+		afp->rx_tag[1] = tpid & 0xff;
+		afp->rx_tag[2] = tci >> 8;
+		afp->rx_tag[3] = tci & 0xff;
+	}
+	iov[0].iov_base = frame;
+	iov[0].iov_len = 2 * ETH_ALEN;
+	iov[1].iov_base = afp->rx_tag;
+	iov[1].iov_len = SWV_AFP_VLAN_HLEN;
+	iov[2].iov_base = frame + 2 * ETH_ALEN;
+	iov[2].iov_len = len - 2 * ETH_ALEN;
+	swv_device_rx(afp->wire.dev, iov, 3, len + SWV_AFP_VLAN_HLEN);
+	return 1;
+drop:
+	afp_count(&afp->rx_dropped, 1);
+	return 0;
+}
+
+static unsigned int
+afp_rx_burst(struct swv_wire *wire, unsigned int budget)
+{
+	struct swv_afp *afp = to_afp(wire);
+	struct tpacket_block_desc *bd;
+	struct tpacket3_hdr *h;
+	unsigned int n = 0;
+
+	while (n < budget) {
+		bd = (struct tpacket_block_desc *)(afp->rx_map +
+			(size_t)afp->rx_block * SWV_AFP_RX_BLOCK_SIZE);
+		if (afp->rx_left == 0) {
+			if (!(__atomic_load_n(&bd->hdr.bh1.block_status,
+					      __ATOMIC_ACQUIRE) &
+			      TP_STATUS_USER))
+				break;
+			afp->rx_left = bd->hdr.bh1.num_pkts;
+			afp->rx_pkt = (uint8_t *)bd +
+				bd->hdr.bh1.offset_to_first_pkt;
+		}
+		if (afp->rx_left != 0) {
+			h = (struct tpacket3_hdr *)afp->rx_pkt;
+			n += afp_rx_one(afp, h);
+			afp->rx_pkt += h->tp_next_offset;
+			afp->rx_left--;
+		}
+		if (afp->rx_left == 0) {
+			__atomic_store_n(&bd->hdr.bh1.block_status,
+					 TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+			if (++afp->rx_block == SWV_AFP_RX_BLOCK_NR)
+				afp->rx_block = 0;
+		}
+	}
+	return n;
+}
+
+/* Longest frame the device takes now: MTU + Ethernet header (+ a tag). */
+static uint32_t
+afp_frame_max(const struct swv_afp *afp, const struct iovec *iov, int iovcnt)
+{
+	uint32_t max = afp->mtu + ETH_HLEN, at = 0, i;
+	uint8_t type[2];
+	int k = 0, j;
+
+	/* The kernel allows 4 more bytes for an 802.1Q-tagged frame. */
+	for (j = 0; j < iovcnt && k < 2; j++) {
+		for (i = 0; i < iov[j].iov_len && k < 2; i++, at++) {
+			if (at >= 2 * ETH_ALEN)
+				type[k++] = ((const uint8_t *)iov[j].iov_base)[i];
+		}
+	}
+	if (k == 2 && (type[0] << 8 | type[1]) == ETH_P_8021Q)
+		max += SWV_AFP_VLAN_HLEN;
+	return max;
+}
+
+static int
+afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
+       uint32_t len)
+{
+	struct swv_afp *afp = to_afp(wire);
+	struct tpacket2_hdr *h;
+	uint32_t status, left, n;
+	uint8_t *dst;
+	int i;
+
+	if (unlikely(len < ETH_HLEN))
+		return EINVAL;
+	if (unlikely(len > afp->tx_room))
+		return EMSGSIZE;
+	if (unlikely(len > afp->mtu + ETH_HLEN) &&
+	    len > afp_frame_max(afp, iov, iovcnt))
+		return EMSGSIZE;
+	h = (struct tpacket2_hdr *)(afp->tx_map +
+		(size_t)afp->tx_head * afp->tx_frame_size);
+	status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+	if (status & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING)) {
+		/* Not yet sent: make sure the next flush kicks. */
+		if (status & TP_STATUS_SEND_REQUEST)
+			afp->tx_kick = true;
+		return EAGAIN;
+	}
+	dst = (uint8_t *)h + SWV_AFP_TX_DATA_OFF;
+	left = len;
+	for (i = 0; i < iovcnt && left != 0; i++) {
+		n = iov[i].iov_len < left ? iov[i].iov_len : left;
+		memcpy(dst, iov[i].iov_base, n);
+		dst += n;
+		left -= n;
+	}
+	if (unlikely(left != 0))
+		return EINVAL;	/* @iov holds fewer than @len bytes */
+	h->tp_len = len;
+	__atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST,
+			 __ATOMIC_RELEASE);
+	if (++afp->tx_head == afp->tx_frame_nr)
+		afp->tx_head = 0;
+	afp->tx_kick = true;
+	return 0;
+}
+
+static void
+afp_tx_flush(struct swv_wire *wire)
+{
+	struct swv_afp *afp = to_afp(wire);
+	uint64_t now;
+
+	if (!afp->tx_kick)
+		return;
+	if (unlikely(afp->tx_kick_after != 0)) {
+		now = afp_now();
+		if (now < afp->tx_kick_after)
+			return;
+		afp->tx_kick_after = 0;
+	}
+	afp->tx_kick = false;
+	if (likely(sendto(afp->tx_fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0))
+		return;
+	/*
+	 * Frames the kernel did not take stay queued in the ring: kick again
+	 * on the next flush; at once for congestion (socket buffer, device
+	 * queue), not before SWV_AFP_KICK_RETRY_NS for a link that is down.
+	 */
+	afp->tx_kick = true;
+	if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR)
+		return;
+	afp_count(&afp->tx_kick_errors, 1);
+	afp->tx_kick_after = afp_now() + SWV_AFP_KICK_RETRY_NS;
+}
+
+static void
+afp_clear_error(int fd)
+{
+	socklen_t sl;
+	int err;
+
+	sl = sizeof(err);
+	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl);
+}
+
+static void
+afp_link_refresh(struct swv_afp *afp)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, afp->ifname, sizeof(afp->ifname));
+	if (ioctl(afp->tx_fd, SIOCGIFFLAGS, &ifr) == 0)
+		afp->link = (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) ==
+			(IFF_UP | IFF_RUNNING);
+	else
+		afp->link = false;	/* e.g. the interface went away */
+	if (ioctl(afp->tx_fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+		afp->mtu = (uint32_t)ifr.ifr_mtu;
+	/*
+	 * An interface going down leaves ENETDOWN pending on the Rx socket,
+	 * which makes rx_fd report POLLERR until read: read it here.
+	 */
+	afp_clear_error(afp->rx_fd);
+}
+
+static bool
+afp_link_up(struct swv_wire *wire)
+{
+	struct swv_afp *afp = to_afp(wire);
+	uint64_t now = afp_now();
+
+	if (now >= afp->link_next) {
+		afp_link_refresh(afp);
+		afp->link_next = now + SWV_AFP_LINK_REFRESH_NS;
+	}
+	return afp->link;
+}
+
+/* Speed from ethtool, or 0 if the device does not say. */
+static uint32_t
+afp_ethtool_speed(int fd, const char *ifname)
+{
+	/* ethtool_link_settings and room for its three link-mode masks. */
+	union {
+		struct ethtool_link_settings s;
+		uint32_t raw[sizeof(struct ethtool_link_settings) / 4 +
+			     3 * 127];
+	} ls;
+	struct ethtool_cmd cmd;
+	struct ifreq ifr;
+	uint32_t speed;
+	int nwords;
+
+	memset(&ifr, 0, sizeof(ifr));
+	strncpy(ifr.ifr_name, ifname, sizeof(ifr.ifr_name) - 1);
+	/* Handshake: the kernel first answers with -(number of words). */
+	memset(&ls, 0, sizeof(ls));
+	ls.s.cmd = ETHTOOL_GLINKSETTINGS;
+	ifr.ifr_data = (void *)&ls;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 &&
+	    ls.s.link_mode_masks_nwords < 0) {
+		nwords = -ls.s.link_mode_masks_nwords;
+		memset(&ls, 0, sizeof(ls));
+		ls.s.cmd = ETHTOOL_GLINKSETTINGS;
+		ls.s.link_mode_masks_nwords = (int8_t)nwords;
+		if (nwords <= 127 && ioctl(fd, SIOCETHTOOL, &ifr) == 0 &&
+		    ls.s.link_mode_masks_nwords > 0) {
+			speed = ls.s.speed;
+			if (speed != 0 && speed != (uint32_t)SPEED_UNKNOWN)
+				return speed;
+			return 0;
+		}
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.cmd = ETHTOOL_GSET;
+	ifr.ifr_data = (void *)&cmd;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) {
+		speed = ethtool_cmd_speed(&cmd);
+		if (speed != 0 && speed != (uint32_t)SPEED_UNKNOWN)
+			return speed;
+	}
+	return 0;
+}
+
+static uint32_t
+afp_speed_mbps(struct swv_wire *wire)
+{
+	struct swv_afp *afp = to_afp(wire);
+	uint32_t speed = afp_ethtool_speed(afp->tx_fd, afp->ifname);
+
+	if (speed != 0)
+		__atomic_store_n(&afp->speed, speed, __ATOMIC_RELAXED);
+	else
+		speed = __atomic_load_n(&afp->speed, __ATOMIC_RELAXED);
+	return speed != 0 ? speed : 10000;
+}
+
+static int
+afp_rx_fd(struct swv_wire *wire)
+{
+	return to_afp(wire)->rx_fd;
+}
+
+static void
+afp_free(struct swv_afp *afp)
+{
+	if (afp->tx_map != NULL)
+		munmap(afp->tx_map, afp->tx_map_len);
+	if (afp->rx_map != NULL)
+		munmap(afp->rx_map, afp->rx_map_len);
+	if (afp->tx_fd >= 0)
+		close(afp->tx_fd);
+	if (afp->rx_fd >= 0)
+		close(afp->rx_fd);	/* also leaves promiscuous mode */
+	free(afp);
+}
+
+static void
+afp_close(struct swv_wire *wire)
+{
+	afp_free(to_afp(wire));
+}
+
+static const struct swv_wire_ops afp_ops = {
+	.tx = afp_tx,
+	.tx_flush = afp_tx_flush,
+	.rx_burst = afp_rx_burst,
+	.link_up = afp_link_up,
+	.speed_mbps = afp_speed_mbps,
+	.rx_fd = afp_rx_fd,
+	.close = afp_close,
+};
+
+uint64_t
+swv_wire_af_packet_drops(struct swv_wire *wire)
+{
+	struct swv_afp *afp = to_afp(wire);
+	struct tpacket_stats_v3 st;
+	socklen_t sl = sizeof(st);
+
+	/* The kernel resets its counters on each read: accumulate. */
+	if (getsockopt(afp->rx_fd, SOL_PACKET, PACKET_STATISTICS, &st,
+		       &sl) == 0)
+		afp_count(&afp->rx_kernel_dropped, st.tp_drops);
+	return __atomic_load_n(&afp->rx_dropped, __ATOMIC_RELAXED) +
+		__atomic_load_n(&afp->rx_kernel_dropped, __ATOMIC_RELAXED);
+}
+
+static int
+afp_socket(void)
+{
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == EPERM || errno == EACCES)
+		return -EPERM;
+	return -errno;
+}
+
+static int
+afp_setopt(int fd, int level, int name, int val)
+{
+	if (setsockopt(fd, level, name, &val, sizeof(val)) != 0)
+		return errno;
+	return 0;
+}
+
+static int
+afp_bind(int fd, int ifindex, uint16_t proto)
+{
+	struct sockaddr_ll sll;
+
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(proto);
+	sll.sll_ifindex = ifindex;
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll)) != 0)
+		return errno;
+	return 0;
+}
+
+static int
+afp_rx_setup(struct swv_afp *afp)
+{
+	struct tpacket_req3 req;
+	struct packet_mreq mr;
+	int err;
+
+	err = afp_setopt(afp->rx_fd, SOL_PACKET, PACKET_VERSION, TPACKET_V3);
+	if (err != 0)
+		return err;
+	/* Optional: without it, no checksum completion and no GSO check. */
+	afp->rx_vnet = afp_setopt(afp->rx_fd, SOL_PACKET, PACKET_VNET_HDR,
+				  1) == 0;
+	/* Optional (Linux >= 4.20): rx_burst also filters PACKET_OUTGOING. */
+	afp_setopt(afp->rx_fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1);
+	memset(&req, 0, sizeof(req));
+	req.tp_block_size = SWV_AFP_RX_BLOCK_SIZE;
+	req.tp_block_nr = SWV_AFP_RX_BLOCK_NR;
+	req.tp_frame_size = SWV_AFP_RX_FRAME_SIZE;
+	req.tp_frame_nr = SWV_AFP_RX_BLOCK_SIZE / SWV_AFP_RX_FRAME_SIZE *
+		SWV_AFP_RX_BLOCK_NR;
+	req.tp_retire_blk_tov = SWV_AFP_RX_TOV_MS;
+	if (setsockopt(afp->rx_fd, SOL_PACKET, PACKET_RX_RING, &req,
+		       sizeof(req)) != 0)
+		return errno;
+	afp->rx_map_len = (size_t)SWV_AFP_RX_BLOCK_SIZE * SWV_AFP_RX_BLOCK_NR;
+	afp->rx_map = mmap(NULL, afp->rx_map_len, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_POPULATE, afp->rx_fd, 0);
+	if (afp->rx_map == MAP_FAILED) {
+		afp->rx_map = NULL;
+		return errno;
+	}
+	memset(&mr, 0, sizeof(mr));
+	mr.mr_ifindex = afp->ifindex;
+	mr.mr_type = PACKET_MR_PROMISC;
+	if (setsockopt(afp->rx_fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr,
+		       sizeof(mr)) != 0)
+		return errno;
+	/* Bind last: no frame reaches the socket before its ring exists. */
+	return afp_bind(afp->rx_fd, afp->ifindex, ETH_P_ALL);
+}
+
+static int
+afp_tx_setup(struct swv_afp *afp)
+{
+	struct tpacket_req req;
+	uint32_t need, fs;
+	int err, buf;
+
+	err = afp_setopt(afp->tx_fd, SOL_PACKET, PACKET_VERSION, TPACKET_V2);
+	if (err != 0)
+		return err;
+	afp_setopt(afp->tx_fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1);
+	err = afp_setopt(afp->tx_fd, SOL_PACKET, PACKET_LOSS, 1);
+	if (err != 0)
+		return err;
+	/*
+	 * Slots hold a frame of the MTU at open time (with a VLAN tag), at
+	 * least 2 KiB, at most SWV_MAX_FRAME; a power of two so that they
+	 * tile the blocks.
+	 */
+	need = SWV_AFP_TX_DATA_OFF + afp->mtu + ETH_HLEN + SWV_AFP_VLAN_HLEN;
+	if (need > SWV_AFP_TX_DATA_OFF + SWV_MAX_FRAME)
+		need = SWV_AFP_TX_DATA_OFF + SWV_MAX_FRAME;
+	for (fs = SWV_AFP_TX_FRAME_MIN; fs < need; fs *= 2)
+		;
+	afp->tx_frame_size = fs;
+	afp->tx_room = fs - SWV_AFP_TX_DATA_OFF;
+	if (afp->tx_room > SWV_MAX_FRAME)
+		afp->tx_room = SWV_MAX_FRAME;
+	afp->tx_frame_nr = SWV_AFP_TX_RING_BYTES / fs;
+	if (afp->tx_frame_nr < SWV_AFP_TX_FRAME_NR_MIN)
+		afp->tx_frame_nr = SWV_AFP_TX_FRAME_NR_MIN;
+	memset(&req, 0, sizeof(req));
+	req.tp_block_size = fs > SWV_AFP_TX_BLOCK_SIZE ?
+		fs : SWV_AFP_TX_BLOCK_SIZE;
+	req.tp_frame_size = fs;
+	req.tp_block_nr = afp->tx_frame_nr / (req.tp_block_size / fs);
+	req.tp_frame_nr = afp->tx_frame_nr;
+	if (setsockopt(afp->tx_fd, SOL_PACKET, PACKET_TX_RING, &req,
+		       sizeof(req)) != 0)
+		return errno;
+	/*
+	 * Sent frames hold send-buffer space until freed (for a veth, until
+	 * the peer consumed them): leave room for the whole ring.
+	 */
+	buf = (int)(afp->tx_frame_nr * (fs + 1024));
+	if (afp_setopt(afp->tx_fd, SOL_SOCKET, SO_SNDBUFFORCE, buf) != 0)
+		afp_setopt(afp->tx_fd, SOL_SOCKET, SO_SNDBUF, buf);
+	afp->tx_map_len = (size_t)req.tp_block_size * req.tp_block_nr;
+	afp->tx_map = mmap(NULL, afp->tx_map_len, PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_POPULATE, afp->tx_fd, 0);
+	if (afp->tx_map == MAP_FAILED) {
+		afp->tx_map = NULL;
+		return errno;
+	}
+	/* Protocol 0: this socket sends only, it receives nothing. */
+	return afp_bind(afp->tx_fd, afp->ifindex, 0);
+}
+
+int
+swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
+			uint8_t mac[6], struct swv_wire **out)
+{
+	struct swv_afp *afp;
+	struct ifreq ifr;
+	int err;
+
+	if (ifname == NULL || ifname[0] == '\0' ||
+	    strlen(ifname) >= IF_NAMESIZE)
+		return ENODEV;
+	afp = calloc(1, sizeof(*afp));
+	if (afp == NULL)
+		return ENOMEM;
+	afp->rx_fd = -1;
+	afp->tx_fd = -1;
+	afp->wire.ops = &afp_ops;
+	afp->wire.dev = dev;
+	memcpy(afp->ifname, ifname, strlen(ifname) + 1);
+	afp->ifindex = (int)if_nametoindex(ifname);
+	if (afp->ifindex == 0) {
+		err = errno == ENOMEM ? ENOMEM : ENODEV;
+		goto fail;
+	}
+	afp->rx_fd = afp_socket();
+	if (afp->rx_fd < 0) {
+		err = -afp->rx_fd;
+		goto fail;
+	}
+	afp->tx_fd = afp_socket();
+	if (afp->tx_fd < 0) {
+		err = -afp->tx_fd;
+		goto fail;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, afp->ifname, sizeof(afp->ifname));
+	if (ioctl(afp->tx_fd, SIOCGIFHWADDR, &ifr) != 0) {
+		err = errno == ENXIO ? ENODEV : errno;
+		goto fail;
+	}
+	if (mac != NULL)
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	afp_link_refresh(afp);
+	if (afp->mtu == 0) {
+		err = ENODEV;
+		goto fail;
+	}
+	afp->link_next = afp_now() + SWV_AFP_LINK_REFRESH_NS;
+	err = afp_rx_setup(afp);
+	if (err != 0)
+		goto fail;
+	err = afp_tx_setup(afp);
+	if (err != 0)
+		goto fail;
+	afp->speed = afp_ethtool_speed(afp->tx_fd, afp->ifname);
+	*out = &afp->wire;
+	return 0;
+fail:
+	afp_free(afp);
+	return err;
+}
