@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+#ifndef VBR_H
+#define VBR_H
+
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <infiniband/verbs.h>
+#include <ethdev_driver.h>
+#include <rte_ether.h>
+#include <rte_interrupts.h>
+#include <rte_spinlock.h>
+
+#include "vbr_glue.h"
+#include "vbr_rxtx.h"
+
+/** Verbs port number of the (only) port. */
+#define VBR_PORT_NUM 1
+/** Unicast MAC addresses a port accepts. */
+#define VBR_MAX_MAC_ADDRS 16
+/** Multicast addresses set_mc_addr_list accepts. */
+#define VBR_MAX_MC_ADDRS 32
+/** Toeplitz key length. */
+#define VBR_RSS_KEY_LEN 40
+/** Frame overhead above the MTU: Ethernet header and two VLAN tags. */
+#define VBR_ETH_OVERHEAD (RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN)
+/** Descriptor limits advertised to applications. */
+#define VBR_MIN_DESC 64
+/** RSS hash types the hash QP can use. */
+#define VBR_RSS_OFFLOADS (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP)
+
+/** A memory region registered for one mempool memory chunk. */
+struct vbr_mr {
+	TAILQ_ENTRY(vbr_mr) next;	/**< in vbr_priv.mrs */
+	const struct rte_mempool *mp;	/**< mempool it belongs to */
+	struct ibv_mr *ibv_mr;		/**< verbs MR */
+};
+
+/** A replaced MR table, kept until close (readers may hold it). */
+struct vbr_mr_retired {
+	SLIST_ENTRY(vbr_mr_retired) next; /**< in vbr_priv.mr_retired */
+	struct vbr_mr_table *table;	/**< the old table */
+};
+
+/** Port private data (dev_private). */
+struct vbr_priv {
+	struct rte_eth_dev *dev;	/**< ethdev */
+	const struct vbr_glue *glue;	/**< verbs call table */
+	char ibdev_name[64];		/**< verbs device name */
+	struct ibv_context *ctx;	/**< verbs context */
+	struct ibv_pd *pd;		/**< protection domain */
+	struct ibv_device_attr_ex attr;	/**< device capabilities */
+	uint32_t max_rx_pktlen;		/**< largest frame received */
+	unsigned int sw_device:1;	/**< swverbs device created by us */
+	unsigned int started:1;		/**< between dev_start and dev_stop */
+	unsigned int mr_cb:1;		/**< mempool event callback set */
+	unsigned int intr_cb:1;		/**< async fd handler registered */
+	struct rte_intr_handle *intr;	/**< async event fd */
+	/* Steering. */
+	struct ibv_rwq_ind_table *ind_table; /**< WQs of the Rx queues */
+	struct ibv_qp *hash_qp;		/**< steering target */
+	struct ibv_flow *mac_flows[VBR_MAX_MAC_ADDRS]; /**< unicast rules */
+	struct ibv_flow *bcast_flow;	/**< broadcast rule */
+	struct ibv_flow *promisc_flow;	/**< ALL_DEFAULT rule */
+	struct ibv_flow *allmulti_flow;	/**< MC_DEFAULT rule */
+	struct ibv_flow *mc_flows[VBR_MAX_MC_ADDRS]; /**< multicast rules */
+	struct rte_ether_addr mc_addrs[VBR_MAX_MC_ADDRS]; /**< mc list */
+	uint32_t nb_mc_addrs;		/**< entries of mc_addrs */
+	uint8_t rss_key[VBR_RSS_KEY_LEN]; /**< Toeplitz key in use */
+	/* Memory registration. */
+	rte_spinlock_t mr_lock;		/**< serialises MR updates */
+	TAILQ_HEAD(, vbr_mr) mrs;	/**< registered MRs */
+	struct vbr_mr_table *mr_table;	/**< published lookup table */
+	uint64_t mr_gen;		/**< bumped when an MR goes away */
+	SLIST_HEAD(, vbr_mr_retired) mr_retired; /**< old tables */
+	/* Stats. */
+	uint64_t imissed_base;		/**< out_of_buffer at last reset */
+};
+
+/* vbr.c */
+int vbr_dev_close(struct rte_eth_dev *dev);
+
+/* vbr_ethdev.c */
+extern const struct eth_dev_ops vbr_dev_ops;
+void vbr_dev_release_queues(struct rte_eth_dev *dev);
+int vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete);
+int vbr_flows_sync(struct vbr_priv *priv);
+void vbr_flows_remove(struct vbr_priv *priv);
+
+/* vbr_rxq.c */
+int vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
+		       unsigned int socket,
+		       const struct rte_eth_rxconf *conf,
+		       struct rte_mempool *mp);
+void vbr_rx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
+int vbr_rxq_check_mtu(struct rte_eth_dev *dev, uint16_t mtu);
+int vbr_rxq_adjust_mtu(struct rte_eth_dev *dev);
+int vbr_rss_setup(struct vbr_priv *priv);
+void vbr_rss_teardown(struct vbr_priv *priv);
+
+
+
+/* vbr_txq.c */
+int vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
+		       unsigned int socket,
+		       const struct rte_eth_txconf *conf);
+void vbr_tx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
+int vbr_txq_start(struct vbr_txq *txq);
+void vbr_txq_stop(struct vbr_txq *txq);
+
+/* vbr_mr.c */
+int vbr_mr_register_mempool(struct vbr_priv *priv, struct rte_mempool *mp);
+int vbr_mr_start(struct vbr_priv *priv);
+void vbr_mr_release(struct vbr_priv *priv);
+
+/* vbr_intr.c */
+int vbr_intr_install(struct vbr_priv *priv);
+void vbr_intr_uninstall(struct vbr_priv *priv);
+
+#endif /* VBR_H */

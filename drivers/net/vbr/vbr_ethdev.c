@@ -1,0 +1,612 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * ethdev operations: configure, info, start/stop, link, MAC filters and
+ * steering rules, MTU, promiscuous and allmulticast modes, stats.
+ */
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <ethdev_driver.h>
+#include <rte_ether.h>
+
+#include "vbr.h"
+#include "vbr_utils.h"
+
+/** A NORMAL rule matching one destination MAC. */
+struct vbr_eth_rule {
+	struct ibv_flow_attr attr;
+	struct ibv_flow_spec_eth eth;
+};
+
+static_assert(offsetof(struct vbr_eth_rule, eth) ==
+	      sizeof(struct ibv_flow_attr), "specs must follow the attr");
+
+static struct ibv_flow *
+vbr_flow_mac(struct vbr_priv *priv, const struct rte_ether_addr *mac)
+{
+	struct vbr_eth_rule rule = {
+		.attr = {
+			.type = IBV_FLOW_ATTR_NORMAL,
+			.size = sizeof(rule),
+			.num_of_specs = 1,
+			.port = VBR_PORT_NUM,
+		},
+		.eth = {
+			.type = IBV_FLOW_SPEC_ETH,
+			.size = sizeof(struct ibv_flow_spec_eth),
+		},
+	};
+	struct ibv_flow *flow;
+
+	memcpy(rule.eth.val.dst_mac, mac->addr_bytes, RTE_ETHER_ADDR_LEN);
+	memset(rule.eth.mask.dst_mac, 0xff, RTE_ETHER_ADDR_LEN);
+	flow = priv->glue->create_flow(priv->hash_qp, &rule.attr);
+	if (flow == NULL)
+		VBR_LOG(ERR, "port %u: rule for " RTE_ETHER_ADDR_PRT_FMT ": %s",
+			priv->dev->data->port_id, RTE_ETHER_ADDR_BYTES(mac),
+			strerror(errno));
+	return flow;
+}
+
+static struct ibv_flow *
+vbr_flow_default(struct vbr_priv *priv, enum ibv_flow_attr_type type)
+{
+	struct ibv_flow_attr attr = {
+		.type = type,
+		.size = sizeof(attr),
+		.port = VBR_PORT_NUM,
+	};
+	struct ibv_flow *flow;
+
+	flow = priv->glue->create_flow(priv->hash_qp, &attr);
+	if (flow == NULL)
+		VBR_LOG(ERR, "port %u: %s rule: %s", priv->dev->data->port_id,
+			type == IBV_FLOW_ATTR_ALL_DEFAULT ? "promiscuous" :
+			"allmulticast", strerror(errno));
+	return flow;
+}
+
+static void
+vbr_flow_destroy(struct vbr_priv *priv, struct ibv_flow **flow)
+{
+	int ret;
+
+	if (*flow == NULL)
+		return;
+	ret = priv->glue->destroy_flow(*flow);
+	if (ret != 0)
+		VBR_LOG(ERR, "port %u: destroy_flow: %s",
+			priv->dev->data->port_id, strerror(ret));
+	*flow = NULL;
+}
+
+static void
+vbr_flows_remove_mac(struct vbr_priv *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++)
+		vbr_flow_destroy(priv, &priv->mac_flows[i]);
+}
+
+static void
+vbr_flows_remove_mc(struct vbr_priv *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < VBR_MAX_MC_ADDRS; i++)
+		vbr_flow_destroy(priv, &priv->mc_flows[i]);
+}
+
+/* (Re)create the unicast rules of the configured MAC addresses. */
+static int
+vbr_flows_sync_mac(struct vbr_priv *priv)
+{
+	const struct rte_ether_addr *macs = priv->dev->data->mac_addrs;
+	unsigned int i;
+
+	vbr_flows_remove_mac(priv);
+	if (priv->hash_qp == NULL)
+		return 0;
+	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++) {
+		unsigned int j;
+
+		if (rte_is_zero_ether_addr(&macs[i]))
+			continue;
+		for (j = 0; j < i; j++)
+			if (rte_is_same_ether_addr(&macs[i], &macs[j]))
+				break;
+		if (j < i)
+			continue;
+		priv->mac_flows[i] = vbr_flow_mac(priv, &macs[i]);
+		if (priv->mac_flows[i] == NULL)
+			return -errno;
+	}
+	return 0;
+}
+
+static int
+vbr_flows_sync_mc(struct vbr_priv *priv)
+{
+	unsigned int i;
+
+	vbr_flows_remove_mc(priv);
+	if (priv->hash_qp == NULL)
+		return 0;
+	for (i = 0; i < priv->nb_mc_addrs; i++) {
+		priv->mc_flows[i] = vbr_flow_mac(priv, &priv->mc_addrs[i]);
+		if (priv->mc_flows[i] == NULL)
+			return -errno;
+	}
+	return 0;
+}
+
+/** Remove every steering rule. */
+void
+vbr_flows_remove(struct vbr_priv *priv)
+{
+	vbr_flows_remove_mac(priv);
+	vbr_flows_remove_mc(priv);
+	vbr_flow_destroy(priv, &priv->bcast_flow);
+	vbr_flow_destroy(priv, &priv->promisc_flow);
+	vbr_flow_destroy(priv, &priv->allmulti_flow);
+}
+
+/** Create the steering rules the port's configuration asks for. */
+int
+vbr_flows_sync(struct vbr_priv *priv)
+{
+	struct rte_eth_dev_data *data = priv->dev->data;
+	int ret;
+
+	vbr_flows_remove(priv);
+	ret = vbr_flows_sync_mac(priv);
+	if (ret == 0)
+		ret = vbr_flows_sync_mc(priv);
+	if (ret == 0) {
+		struct rte_ether_addr bcast;
+
+		memset(&bcast, 0xff, sizeof(bcast));
+		priv->bcast_flow = vbr_flow_mac(priv, &bcast);
+		if (priv->bcast_flow == NULL)
+			ret = -errno;
+	}
+	if (ret == 0 && data->promiscuous) {
+		priv->promisc_flow = vbr_flow_default(priv,
+						      IBV_FLOW_ATTR_ALL_DEFAULT);
+		if (priv->promisc_flow == NULL)
+			ret = -errno;
+	}
+	if (ret == 0 && data->all_multicast) {
+		priv->allmulti_flow = vbr_flow_default(priv,
+						       IBV_FLOW_ATTR_MC_DEFAULT);
+		if (priv->allmulti_flow == NULL)
+			ret = -errno;
+	}
+	if (ret != 0)
+		vbr_flows_remove(priv);
+	return ret;
+}
+
+static int
+vbr_dev_configure(struct rte_eth_dev *dev)
+{
+	const struct rte_eth_rss_conf *rss =
+		&dev->data->dev_conf.rx_adv_conf.rss_conf;
+
+	if (rss->rss_key != NULL && rss->rss_key_len != VBR_RSS_KEY_LEN) {
+		VBR_LOG(ERR, "port %u: RSS key of %u bytes: must be %u",
+			dev->data->port_id, rss->rss_key_len, VBR_RSS_KEY_LEN);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	const struct ibv_device_attr_ex *attr = &priv->attr;
+	uint32_t max_rxq, max_txq, max_desc;
+	unsigned int log = 0;
+
+	max_rxq = attr->max_wq_type_rq != 0 ? attr->max_wq_type_rq :
+		  (uint32_t)attr->orig_attr.max_qp;
+	if (attr->rss_caps.max_rwq_indirection_table_size != 0)
+		max_rxq = RTE_MIN(max_rxq,
+				  attr->rss_caps.max_rwq_indirection_table_size);
+	max_rxq = RTE_MIN(max_rxq, (uint32_t)RTE_MAX_QUEUES_PER_PORT);
+	max_txq = RTE_MIN((uint32_t)attr->orig_attr.max_qp,
+			  (uint32_t)RTE_MAX_QUEUES_PER_PORT);
+	max_desc = RTE_MIN((uint32_t)attr->orig_attr.max_qp_wr, 32768u);
+	max_desc = RTE_MIN(max_desc, (uint32_t)attr->orig_attr.max_cqe);
+	while ((1u << log) < max_rxq)
+		log++;
+	info->max_rx_queues = max_rxq;
+	info->max_tx_queues = max_txq;
+	info->rx_desc_lim.nb_max = max_desc;
+	info->rx_desc_lim.nb_min = VBR_MIN_DESC;
+	info->rx_desc_lim.nb_align = 1;
+	info->tx_desc_lim = info->rx_desc_lim;
+	info->tx_desc_lim.nb_seg_max = RTE_MIN(attr->orig_attr.max_sge, 32);
+	info->tx_desc_lim.nb_mtu_seg_max = info->tx_desc_lim.nb_seg_max;
+	info->max_rx_pktlen = priv->max_rx_pktlen;
+	info->min_rx_bufsize = RTE_ETHER_MIN_LEN;
+	info->min_mtu = RTE_ETHER_MIN_MTU;
+	info->max_mtu = priv->max_rx_pktlen - VBR_ETH_OVERHEAD;
+	info->max_mac_addrs = VBR_MAX_MAC_ADDRS;
+	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER;
+	info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	info->flow_type_rss_offloads = VBR_RSS_OFFLOADS;
+	info->hash_key_size = VBR_RSS_KEY_LEN;
+	info->reta_size = 1u << log;
+	info->speed_capa = RTE_ETH_LINK_SPEED_FIXED;
+	info->default_rxportconf.ring_size = 1024;
+	info->default_txportconf.ring_size = 1024;
+	info->default_rxportconf.nb_queues = 1;
+	info->default_txportconf.nb_queues = 1;
+	return 0;
+}
+
+/* Lane rate in Mb/s of an IBV speed code; 10G for codes we do not know. */
+static uint32_t
+vbr_lane_speed(uint8_t active_speed)
+{
+	switch (active_speed) {
+	case 1: return 2500;	/* SDR */
+	case 2: return 5000;	/* DDR */
+	case 4: return 10000;	/* QDR */
+	case 8: return 10000;	/* FDR10 */
+	case 16: return 14000;	/* FDR */
+	case 32: return 25000;	/* EDR */
+	case 64: return 50000;	/* HDR */
+	case 128: return 100000; /* NDR */
+	default: return 10000;
+	}
+}
+
+static uint32_t
+vbr_lanes(uint8_t active_width)
+{
+	switch (active_width) {
+	case 1: return 1;
+	case 2: return 4;
+	case 4: return 8;
+	case 8: return 12;
+	case 16: return 2;
+	default: return 1;
+	}
+}
+
+int
+vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct ibv_port_attr pattr;
+	struct rte_eth_link link = {
+		.link_duplex = RTE_ETH_LINK_FULL_DUPLEX,
+		.link_autoneg = RTE_ETH_LINK_AUTONEG,
+	};
+	int ret;
+
+	RTE_SET_USED(wait_to_complete);
+	memset(&pattr, 0, sizeof(pattr));
+	ret = priv->glue->query_port(priv->ctx, VBR_PORT_NUM, &pattr);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u: query_port: %s", dev->data->port_id,
+			strerror(ret));
+		return -ret;
+	}
+	if (pattr.state == IBV_PORT_ACTIVE) {
+		link.link_status = RTE_ETH_LINK_UP;
+		link.link_speed = vbr_lane_speed(pattr.active_speed) *
+				  vbr_lanes(pattr.active_width);
+	} else {
+		link.link_status = RTE_ETH_LINK_DOWN;
+		link.link_speed = RTE_ETH_SPEED_NUM_NONE;
+	}
+	return rte_eth_linkstatus_set(dev, &link);
+}
+
+static int
+vbr_dev_start(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint16_t i, started_tx = 0;
+	int ret;
+
+	ret = vbr_rxq_adjust_mtu(dev);
+	if (ret != 0)
+		return ret;
+	ret = vbr_mr_start(priv);
+	if (ret != 0)
+		return ret;
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		if (dev->data->tx_queues[i] == NULL) {
+			VBR_LOG(ERR, "port %u: txq %u is not set up",
+				dev->data->port_id, i);
+			ret = -EINVAL;
+			goto error;
+		}
+		ret = vbr_txq_start(dev->data->tx_queues[i]);
+		if (ret != 0)
+			goto error;
+		started_tx++;
+	}
+	ret = vbr_rss_setup(priv);
+	if (ret != 0)
+		goto error;
+	ret = vbr_flows_sync(priv);
+	if (ret != 0)
+		goto error_rss;
+	priv->started = 1;
+	for (i = 0; i < dev->data->nb_rx_queues; i++)
+		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
+	for (i = 0; i < dev->data->nb_tx_queues; i++)
+		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
+	vbr_link_update(dev, 0);
+	return 0;
+error_rss:
+	vbr_rss_teardown(priv);
+error:
+	while (started_tx > 0)
+		vbr_txq_stop(dev->data->tx_queues[--started_tx]);
+	return ret;
+}
+
+static int
+vbr_dev_stop(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint16_t i;
+
+	if (!priv->started)
+		return 0;
+	priv->started = 0;
+	vbr_flows_remove(priv);
+	vbr_rss_teardown(priv);
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		if (dev->data->tx_queues[i] != NULL)
+			vbr_txq_stop(dev->data->tx_queues[i]);
+		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
+	}
+	for (i = 0; i < dev->data->nb_rx_queues; i++)
+		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
+	return 0;
+}
+
+/** Release every queue; used by close. */
+void
+vbr_dev_release_queues(struct rte_eth_dev *dev)
+{
+	uint16_t i;
+
+	vbr_dev_stop(dev);
+	for (i = 0; i < dev->data->nb_rx_queues; i++)
+		vbr_rx_queue_release(dev, i);
+	for (i = 0; i < dev->data->nb_tx_queues; i++)
+		vbr_tx_queue_release(dev, i);
+}
+
+static int
+vbr_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	if ((uint32_t)mtu + VBR_ETH_OVERHEAD > priv->max_rx_pktlen) {
+		VBR_LOG(ERR, "port %u: MTU %u above the maximum %u",
+			dev->data->port_id, mtu,
+			priv->max_rx_pktlen - VBR_ETH_OVERHEAD);
+		return -EINVAL;
+	}
+	/* Stopped: the queues may be set up again; dev_start checks. */
+	return priv->started ? vbr_rxq_check_mtu(dev, mtu) : 0;
+}
+
+static int
+vbr_promiscuous_enable(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	if (priv->hash_qp == NULL || priv->promisc_flow != NULL)
+		return 0;
+	priv->promisc_flow = vbr_flow_default(priv, IBV_FLOW_ATTR_ALL_DEFAULT);
+	return priv->promisc_flow == NULL ? -errno : 0;
+}
+
+static int
+vbr_promiscuous_disable(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	vbr_flow_destroy(priv, &priv->promisc_flow);
+	return 0;
+}
+
+static int
+vbr_allmulticast_enable(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	if (priv->hash_qp == NULL || priv->allmulti_flow != NULL)
+		return 0;
+	priv->allmulti_flow = vbr_flow_default(priv, IBV_FLOW_ATTR_MC_DEFAULT);
+	return priv->allmulti_flow == NULL ? -errno : 0;
+}
+
+static int
+vbr_allmulticast_disable(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	vbr_flow_destroy(priv, &priv->allmulti_flow);
+	return 0;
+}
+
+/*
+ * ethdev stores a new address in mac_addrs only after the op succeeds: the
+ * ops store it first so that the rules follow the table.
+ */
+static int
+vbr_mac_addr_add(struct rte_eth_dev *dev, struct rte_ether_addr *mac,
+		 uint32_t index, uint32_t vmdq)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct rte_ether_addr old = dev->data->mac_addrs[index];
+	int ret;
+
+	RTE_SET_USED(vmdq);
+	dev->data->mac_addrs[index] = *mac;
+	ret = vbr_flows_sync_mac(priv);
+	if (ret != 0) {
+		dev->data->mac_addrs[index] = old;
+		vbr_flows_sync_mac(priv);
+	}
+	return ret;
+}
+
+static void
+vbr_mac_addr_remove(struct rte_eth_dev *dev, uint32_t index)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	memset(&dev->data->mac_addrs[index], 0, sizeof(struct rte_ether_addr));
+	vbr_flows_sync_mac(priv);
+}
+
+static int
+vbr_mac_addr_set(struct rte_eth_dev *dev, struct rte_ether_addr *mac)
+{
+	return vbr_mac_addr_add(dev, mac, 0, 0);
+}
+
+static int
+vbr_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
+		     uint32_t nb)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint32_t i;
+
+	if (nb > VBR_MAX_MC_ADDRS) {
+		VBR_LOG(ERR, "port %u: %u multicast addresses, at most %u",
+			dev->data->port_id, nb, VBR_MAX_MC_ADDRS);
+		return -ENOSPC;
+	}
+	for (i = 0; i < nb; i++) {
+		if (!rte_is_multicast_ether_addr(&list[i])) {
+			VBR_LOG(ERR, "port %u: " RTE_ETHER_ADDR_PRT_FMT
+				" is not a multicast address",
+				dev->data->port_id,
+				RTE_ETHER_ADDR_BYTES(&list[i]));
+			return -EINVAL;
+		}
+	}
+	for (i = 0; i < nb; i++)
+		priv->mc_addrs[i] = list[i];
+	priv->nb_mc_addrs = nb;
+	return vbr_flows_sync_mc(priv);
+}
+
+static uint64_t
+vbr_out_of_buffer(struct vbr_priv *priv)
+{
+	struct vbr_glue_port_counters c;
+
+	if (priv->glue->query_port_counters(priv->ctx, &c) != 0)
+		return 0;
+	return c.out_of_buffer;
+}
+
+static int
+vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint16_t i;
+
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		const struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		if (rxq == NULL)
+			continue;
+		stats->ipackets += rxq->ipackets;
+		stats->ibytes += rxq->ibytes;
+		stats->ierrors += rxq->ierrors;
+		stats->rx_nombuf += rxq->rx_nombuf;
+		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+			stats->q_ipackets[i] = rxq->ipackets;
+			stats->q_ibytes[i] = rxq->ibytes;
+			stats->q_errors[i] = rxq->ierrors;
+		}
+	}
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		const struct vbr_txq *txq = dev->data->tx_queues[i];
+
+		if (txq == NULL)
+			continue;
+		stats->opackets += txq->opackets;
+		stats->obytes += txq->obytes;
+		stats->oerrors += txq->oerrors;
+		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+			stats->q_opackets[i] = txq->opackets;
+			stats->q_obytes[i] = txq->obytes;
+		}
+	}
+	stats->imissed = vbr_out_of_buffer(priv) - priv->imissed_base;
+	return 0;
+}
+
+static int
+vbr_stats_reset(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint16_t i;
+
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		if (rxq == NULL)
+			continue;
+		rxq->ipackets = 0;
+		rxq->ibytes = 0;
+		rxq->ierrors = 0;
+		rxq->rx_nombuf = 0;
+	}
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		struct vbr_txq *txq = dev->data->tx_queues[i];
+
+		if (txq == NULL)
+			continue;
+		txq->opackets = 0;
+		txq->obytes = 0;
+		txq->oerrors = 0;
+	}
+	priv->imissed_base = vbr_out_of_buffer(priv);
+	return 0;
+}
+
+const struct eth_dev_ops vbr_dev_ops = {
+	.dev_configure = vbr_dev_configure,
+	.dev_start = vbr_dev_start,
+	.dev_stop = vbr_dev_stop,
+	.dev_close = vbr_dev_close,
+	.dev_infos_get = vbr_dev_infos_get,
+	.link_update = vbr_link_update,
+	.promiscuous_enable = vbr_promiscuous_enable,
+	.promiscuous_disable = vbr_promiscuous_disable,
+	.allmulticast_enable = vbr_allmulticast_enable,
+	.allmulticast_disable = vbr_allmulticast_disable,
+	.mac_addr_add = vbr_mac_addr_add,
+	.mac_addr_remove = vbr_mac_addr_remove,
+	.mac_addr_set = vbr_mac_addr_set,
+	.set_mc_addr_list = vbr_set_mc_addr_list,
+	.mtu_set = vbr_mtu_set,
+	.stats_get = vbr_stats_get,
+	.stats_reset = vbr_stats_reset,
+	.rx_queue_setup = vbr_rx_queue_setup,
+	.rx_queue_release = vbr_rx_queue_release,
+	.tx_queue_setup = vbr_tx_queue_setup,
+	.tx_queue_release = vbr_tx_queue_release,
+};

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The ibverbs call table. Built only into librte_net_vbr_glue_ibv.so, which
+ * links libibverbs; the PMD loads it with dlopen() (vbr_glue_sw.c). This is
+ * the only file that calls libibverbs.
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+
+#include "vbr_glue.h"
+
+static const char *
+vbr_ibv_get_device_name(struct ibv_device *device)
+{
+	return ibv_get_device_name(device);
+}
+
+static int
+vbr_ibv_query_device_ex(struct ibv_context *context,
+			const struct ibv_query_device_ex_input *input,
+			struct ibv_device_attr_ex *attr)
+{
+	return ibv_query_device_ex(context, input, attr);
+}
+
+static int
+vbr_ibv_query_port(struct ibv_context *context, uint8_t port_num,
+		   struct ibv_port_attr *port_attr)
+{
+	return ibv_query_port(context, port_num, port_attr);
+}
+
+/* Path of the first network interface of the device, in sysfs. */
+static int
+vbr_ibv_netdev_path(struct ibv_context *context, const char *leaf,
+		    char *path, size_t size)
+{
+	char dir[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int ret = ENODEV;
+
+	snprintf(dir, sizeof(dir), "%s/device/net", context->device->ibdev_path);
+	d = opendir(dir);
+	if (d == NULL)
+		return errno;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, size, "%s/%s/%s", dir, e->d_name,
+				     leaf) >= size)
+			continue;
+		ret = 0;
+		break;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Verbs does not report the Ethernet address: read the netdev's. */
+static int
+vbr_ibv_query_port_mac(struct ibv_context *context, uint8_t mac[6])
+{
+	char path[PATH_MAX];
+	unsigned int b[6];
+	FILE *f;
+	int ret, i;
+
+	ret = vbr_ibv_netdev_path(context, "address", path, sizeof(path));
+	if (ret != 0)
+		return ret;
+	f = fopen(path, "r");
+	if (f == NULL)
+		return errno;
+	ret = fscanf(f, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3],
+		     &b[4], &b[5]);
+	fclose(f);
+	if (ret != 6)
+		return EINVAL;
+	for (i = 0; i < 6; i++)
+		mac[i] = b[i];
+	return 0;
+}
+
+static int
+vbr_ibv_read_counter(struct ibv_context *context, const char *name,
+		     uint64_t *value)
+{
+	char path[PATH_MAX];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/ports/1/hw_counters/%s",
+		 context->device->ibdev_path, name);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return ENOTSUP;
+	ret = fscanf(f, "%" SCNu64, value);
+	fclose(f);
+	return ret == 1 ? 0 : ENOTSUP;
+}
+
+/* Drop counters from the device's hw_counters, when it has them. */
+static int
+vbr_ibv_query_port_counters(struct ibv_context *context,
+			    struct vbr_glue_port_counters *counters)
+{
+	memset(counters, 0, sizeof(*counters));
+	return vbr_ibv_read_counter(context, "out_of_buffer",
+				    &counters->out_of_buffer);
+}
+
+static struct ibv_cq_ex *
+vbr_ibv_create_cq_ex(struct ibv_context *context,
+		     struct ibv_cq_init_attr_ex *attr)
+{
+	return ibv_create_cq_ex(context, attr);
+}
+
+static struct ibv_qp *
+vbr_ibv_create_qp_ex(struct ibv_context *context,
+		     struct ibv_qp_init_attr_ex *attr)
+{
+	return ibv_create_qp_ex(context, attr);
+}
+
+static struct ibv_wq *
+vbr_ibv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
+{
+	return ibv_create_wq(context, attr);
+}
+
+static int
+vbr_ibv_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr)
+{
+	return ibv_modify_wq(wq, attr);
+}
+
+static int
+vbr_ibv_destroy_wq(struct ibv_wq *wq)
+{
+	return ibv_destroy_wq(wq);
+}
+
+static struct ibv_rwq_ind_table *
+vbr_ibv_create_rwq_ind_table(struct ibv_context *context,
+			     struct ibv_rwq_ind_table_init_attr *attr)
+{
+	return ibv_create_rwq_ind_table(context, attr);
+}
+
+static int
+vbr_ibv_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table)
+{
+	return ibv_destroy_rwq_ind_table(table);
+}
+
+static struct ibv_flow *
+vbr_ibv_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *flow_attr)
+{
+	return ibv_create_flow(qp, flow_attr);
+}
+
+static int
+vbr_ibv_destroy_flow(struct ibv_flow *flow)
+{
+	return ibv_destroy_flow(flow);
+}
+
+static struct ibv_mr *
+vbr_ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr(pd, addr, length, access);
+}
+
+/* The table the PMD looks up with dlsym(VBR_GLUE_IBV_SYMBOL). */
+extern const struct vbr_glue vbr_glue_ibv;
+__attribute__((visibility("default")))
+const struct vbr_glue vbr_glue_ibv = {
+	.name = "ibverbs",
+	.get_device_list = ibv_get_device_list,
+	.free_device_list = ibv_free_device_list,
+	.get_device_name = vbr_ibv_get_device_name,
+	.open_device = ibv_open_device,
+	.close_device = ibv_close_device,
+	.query_device_ex = vbr_ibv_query_device_ex,
+	.query_port = vbr_ibv_query_port,
+	.query_port_mac = vbr_ibv_query_port_mac,
+	.query_port_counters = vbr_ibv_query_port_counters,
+	.get_async_event = ibv_get_async_event,
+	.ack_async_event = ibv_ack_async_event,
+	.alloc_pd = ibv_alloc_pd,
+	.dealloc_pd = ibv_dealloc_pd,
+	.reg_mr = vbr_ibv_reg_mr,
+	.dereg_mr = ibv_dereg_mr,
+	.create_cq_ex = vbr_ibv_create_cq_ex,
+	.destroy_cq = ibv_destroy_cq,
+	.create_qp_ex = vbr_ibv_create_qp_ex,
+	.modify_qp = ibv_modify_qp,
+	.destroy_qp = ibv_destroy_qp,
+	.create_wq = vbr_ibv_create_wq,
+	.modify_wq = vbr_ibv_modify_wq,
+	.destroy_wq = vbr_ibv_destroy_wq,
+	.create_rwq_ind_table = vbr_ibv_create_rwq_ind_table,
+	.destroy_rwq_ind_table = vbr_ibv_destroy_rwq_ind_table,
+	.create_flow = vbr_ibv_create_flow,
+	.destroy_flow = vbr_ibv_destroy_flow,
+};

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Rx queues (a WQ and its extended CQ each) and the hash QP over their
+ * indirection table, where all received traffic is steered.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "vbr.h"
+#include "vbr_utils.h"
+
+/* Toeplitz key used when the application gives none. */
+static const uint8_t vbr_rss_default_key[VBR_RSS_KEY_LEN] = {
+	0x2c, 0xc6, 0x81, 0xd1, 0x5b, 0xdb, 0xf4, 0xf7,
+	0xfc, 0xa2, 0x83, 0x19, 0xdb, 0x1a, 0x3e, 0x94,
+	0x6b, 0x9e, 0x38, 0xd9, 0x2c, 0x9c, 0x03, 0xd1,
+	0xad, 0x99, 0x44, 0xa7, 0xd9, 0x56, 0x3d, 0x59,
+	0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f, 0xdc, 0x2a,
+};
+
+static void
+vbr_rxq_free(struct vbr_rxq *rxq)
+{
+	const struct vbr_glue *glue = rxq->priv->glue;
+	unsigned int i;
+	int ret;
+
+	if (rxq->wq != NULL) {
+		ret = glue->destroy_wq(rxq->wq);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u rxq %u: destroy_wq: %s",
+				rxq->port_id, rxq->queue_id, strerror(ret));
+	}
+	if (rxq->cq != NULL) {
+		ret = glue->destroy_cq(ibv_cq_ex_to_cq(rxq->cq));
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u rxq %u: destroy_cq: %s",
+				rxq->port_id, rxq->queue_id, strerror(ret));
+	}
+	if (rxq->elts != NULL)
+		for (i = 0; i < (unsigned int)rxq->desc * rxq->segs; i++)
+			if (rxq->elts[i] != NULL)
+				rte_pktmbuf_free_seg(rxq->elts[i]);
+	rte_free(rxq->elts);
+	rte_free(rxq->wrs);
+	rte_free(rxq->sges);
+	rte_free(rxq);
+}
+
+void
+vbr_rx_queue_release(struct rte_eth_dev *dev, uint16_t idx)
+{
+	struct vbr_rxq *rxq = dev->data->rx_queues[idx];
+
+	if (rxq == NULL)
+		return;
+	vbr_rxq_free(rxq);
+	dev->data->rx_queues[idx] = NULL;
+}
+
+/* Allocate buffers for every slot and post them. */
+static int
+vbr_rxq_post_all(struct vbr_rxq *rxq)
+{
+	struct ibv_recv_wr *bad;
+	uint32_t n = (uint32_t)rxq->desc * rxq->segs;
+	uint32_t slot, i;
+	int ret;
+
+	if (rte_pktmbuf_alloc_bulk(rxq->mp, rxq->elts, n) != 0) {
+		VBR_LOG(ERR, "port %u rxq %u: cannot allocate %u mbufs from %s",
+			rxq->port_id, rxq->queue_id, n, rxq->mp->name);
+		return -ENOMEM;
+	}
+	for (slot = 0; slot < rxq->desc; slot++) {
+		struct ibv_recv_wr *wr = &rxq->wrs[slot];
+		struct ibv_sge *sge = &rxq->sges[slot * rxq->segs];
+
+		for (i = 0; i < rxq->segs; i++) {
+			struct rte_mbuf *m = rxq->elts[slot * rxq->segs + i];
+
+			sge[i].addr = rte_pktmbuf_mtod(m, uintptr_t);
+			sge[i].length = rte_pktmbuf_tailroom(m);
+			if (vbr_mr_lookup(rxq->priv, &rxq->mr_cache,
+					  sge[i].addr, sge[i].length,
+					  &sge[i].lkey) != 0) {
+				VBR_LOG(ERR, "port %u rxq %u: mbuf outside "
+					"the registered memory of %s",
+					rxq->port_id, rxq->queue_id,
+					rxq->mp->name);
+				return -EFAULT;
+			}
+		}
+		wr->wr_id = slot;
+		wr->sg_list = sge;
+		wr->num_sge = rxq->segs;
+		wr->next = slot + 1 < rxq->desc ? &rxq->wrs[slot + 1] : NULL;
+	}
+	ret = ibv_post_wq_recv(rxq->wq, &rxq->wrs[0], &bad);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u rxq %u: post_wq_recv: %s",
+			rxq->port_id, rxq->queue_id, strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+/** Buffers a slot needs for the port's largest frame, or 0 if too many. */
+static unsigned int
+vbr_rxq_segs(struct rte_eth_dev *dev, struct rte_mempool *mp,
+	     uint64_t offloads, unsigned int max_sge)
+{
+	uint32_t frame = dev->data->mtu + VBR_ETH_OVERHEAD;
+	uint32_t room = rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM;
+	unsigned int segs;
+
+	if (room == 0 || rte_pktmbuf_data_room_size(mp) <= RTE_PKTMBUF_HEADROOM)
+		return 0;
+	segs = (frame + room - 1) / room;
+	if (segs > 1 && !(offloads & RTE_ETH_RX_OFFLOAD_SCATTER)) {
+		VBR_LOG(ERR, "port %u: %u-byte frames (MTU %u) do not fit "
+			"the %u-byte buffers of %s: enable "
+			"RTE_ETH_RX_OFFLOAD_SCATTER or use larger mbufs",
+			dev->data->port_id, frame, dev->data->mtu, room,
+			mp->name);
+		return 0;
+	}
+	if (segs > max_sge) {
+		VBR_LOG(ERR, "port %u: %u-byte frames need %u buffers of %u "
+			"bytes: more than the device's %u SGEs",
+			dev->data->port_id, frame, segs, room, max_sge);
+		return 0;
+	}
+	return segs;
+}
+
+/**
+ * At dev_start: set up again the queues whose slots are too small for the
+ * current MTU (it may have changed since their setup).
+ */
+int
+vbr_rxq_adjust_mtu(struct rte_eth_dev *dev)
+{
+	uint16_t i;
+	int ret;
+
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+		struct rte_eth_rxconf conf = { 0 };
+		uint32_t room;
+
+		if (rxq == NULL)
+			continue;
+		room = rte_pktmbuf_data_room_size(rxq->mp) -
+		       RTE_PKTMBUF_HEADROOM;
+		if ((uint32_t)dev->data->mtu + VBR_ETH_OVERHEAD <=
+		    room * rxq->segs)
+			continue;
+		conf.offloads = rxq->offloads;
+		ret = vbr_rx_queue_setup(dev, i, rxq->desc, rxq->socket,
+					 &conf, rxq->mp);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+/** Check that the queues' buffers hold frames of a new MTU. */
+int
+vbr_rxq_check_mtu(struct rte_eth_dev *dev, uint16_t mtu)
+{
+	uint16_t i;
+
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+		uint32_t room;
+
+		if (rxq == NULL)
+			continue;
+		room = rte_pktmbuf_data_room_size(rxq->mp) -
+		       RTE_PKTMBUF_HEADROOM;
+		if ((uint32_t)mtu + VBR_ETH_OVERHEAD > room * rxq->segs) {
+			VBR_LOG(ERR, "port %u: MTU %u needs more than the %u "
+				"buffers of %u bytes of rxq %u: stop the port "
+				"first", dev->data->port_id, mtu,
+				rxq->segs, room, i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int
+vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
+		   unsigned int socket, const struct rte_eth_rxconf *conf,
+		   struct rte_mempool *mp)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint64_t offloads = conf->offloads | dev->data->dev_conf.rxmode.offloads;
+	struct ibv_cq_init_attr_ex cq_attr = {
+		.cqe = desc,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_FLOW_TAG |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	struct ibv_wq_init_attr wq_attr = { .wq_type = IBV_WQT_RQ };
+	struct ibv_wq_attr wq_mod = {
+		.attr_mask = IBV_WQ_ATTR_STATE,
+		.wq_state = IBV_WQS_RDY,
+	};
+	struct vbr_rxq *rxq;
+	unsigned int segs;
+	int ret;
+
+	if (priv->started) {
+		VBR_LOG(ERR, "port %u: stop the port to set rxq %u up",
+			dev->data->port_id, idx);
+		return -EBUSY;
+	}
+	segs = vbr_rxq_segs(dev, mp, offloads, priv->attr.orig_attr.max_sge);
+	if (segs == 0)
+		return -EINVAL;
+	vbr_rx_queue_release(dev, idx);
+	ret = vbr_mr_register_mempool(priv, mp);
+	if (ret != 0)
+		return ret;
+	rxq = rte_zmalloc_socket("vbr_rxq", sizeof(*rxq), RTE_CACHE_LINE_SIZE,
+				 socket);
+	if (rxq == NULL)
+		return -ENOMEM;
+	rxq->priv = priv;
+	rxq->mp = mp;
+	rxq->desc = desc;
+	rxq->segs = segs;
+	rxq->port_id = dev->data->port_id;
+	rxq->queue_id = idx;
+	rxq->socket = socket;
+	rxq->offloads = offloads;
+	rxq->elts = rte_calloc_socket("vbr_rxq_elts", (size_t)desc * segs,
+				      sizeof(*rxq->elts), 0, socket);
+	rxq->wrs = rte_calloc_socket("vbr_rxq_wrs", desc, sizeof(*rxq->wrs),
+				     0, socket);
+	rxq->sges = rte_calloc_socket("vbr_rxq_sges", (size_t)desc * segs,
+				      sizeof(*rxq->sges), 0, socket);
+	if (rxq->elts == NULL || rxq->wrs == NULL || rxq->sges == NULL) {
+		ret = -ENOMEM;
+		goto error;
+	}
+	rxq->cq = priv->glue->create_cq_ex(priv->ctx, &cq_attr);
+	if (rxq->cq == NULL) {
+		ret = -errno;
+		VBR_LOG(ERR, "port %u rxq %u: create_cq_ex: %s",
+			rxq->port_id, idx, strerror(errno));
+		goto error;
+	}
+	wq_attr.max_wr = desc;
+	wq_attr.max_sge = segs;
+	wq_attr.pd = priv->pd;
+	wq_attr.cq = ibv_cq_ex_to_cq(rxq->cq);
+	rxq->wq = priv->glue->create_wq(priv->ctx, &wq_attr);
+	if (rxq->wq == NULL) {
+		ret = -errno;
+		VBR_LOG(ERR, "port %u rxq %u: create_wq (%u WRs, %u SGEs): %s",
+			rxq->port_id, idx, desc, segs, strerror(errno));
+		goto error;
+	}
+	ret = priv->glue->modify_wq(rxq->wq, &wq_mod);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u rxq %u: modify_wq to RDY: %s",
+			rxq->port_id, idx, strerror(ret));
+		ret = -ret;
+		goto error;
+	}
+	ret = vbr_rxq_post_all(rxq);
+	if (ret != 0)
+		goto error;
+	dev->data->rx_queues[idx] = rxq;
+	return 0;
+error:
+	vbr_rxq_free(rxq);
+	return ret;
+}
+
+/** Hash QP over an indirection table of all Rx queues' WQs. */
+int
+vbr_rss_setup(struct vbr_priv *priv)
+{
+	struct rte_eth_dev *dev = priv->dev;
+	const struct rte_eth_rss_conf *rss =
+		&dev->data->dev_conf.rx_adv_conf.rss_conf;
+	uint16_t nb = dev->data->nb_rx_queues;
+	struct ibv_rwq_ind_table_init_attr ind_attr = { 0 };
+	struct ibv_qp_init_attr_ex qp_attr = { 0 };
+	struct ibv_wq **wqs;
+	uint64_t fields = 0;
+	unsigned int log = 0, i;
+	int ret;
+
+	if (nb == 0) {
+		VBR_LOG(ERR, "port %u: no Rx queue", dev->data->port_id);
+		return -EINVAL;
+	}
+	while ((1u << log) < nb)
+		log++;
+	wqs = rte_calloc("vbr_ind", 1u << log, sizeof(*wqs), 0);
+	if (wqs == NULL)
+		return -ENOMEM;
+	for (i = 0; i < (1u << log); i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i % nb];
+
+		if (rxq == NULL) {
+			VBR_LOG(ERR, "port %u: rxq %u is not set up",
+				dev->data->port_id, i % nb);
+			rte_free(wqs);
+			return -EINVAL;
+		}
+		wqs[i] = rxq->wq;
+	}
+	ind_attr.log_ind_tbl_size = log;
+	ind_attr.ind_tbl = wqs;
+	priv->ind_table = priv->glue->create_rwq_ind_table(priv->ctx,
+							   &ind_attr);
+	ret = -errno;
+	rte_free(wqs);
+	if (priv->ind_table == NULL) {
+		VBR_LOG(ERR, "port %u: create_rwq_ind_table (%u entries): %s",
+			dev->data->port_id, 1u << log, strerror(-ret));
+		return ret;
+	}
+	if (rss->rss_key != NULL && rss->rss_key_len == VBR_RSS_KEY_LEN)
+		memcpy(priv->rss_key, rss->rss_key, VBR_RSS_KEY_LEN);
+	else
+		memcpy(priv->rss_key, vbr_rss_default_key, VBR_RSS_KEY_LEN);
+	if ((dev->data->dev_conf.rxmode.mq_mode & RTE_ETH_MQ_RX_RSS_FLAG) &&
+	    nb > 1) {
+		if (rss->rss_hf & RTE_ETH_RSS_IP)
+			fields |= IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 |
+				  IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6;
+		if (rss->rss_hf & RTE_ETH_RSS_TCP)
+			fields |= IBV_RX_HASH_SRC_PORT_TCP |
+				  IBV_RX_HASH_DST_PORT_TCP;
+		if (rss->rss_hf & RTE_ETH_RSS_UDP)
+			fields |= IBV_RX_HASH_SRC_PORT_UDP |
+				  IBV_RX_HASH_DST_PORT_UDP;
+	}
+	qp_attr.qp_type = IBV_QPT_RAW_PACKET;
+	qp_attr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			    IBV_QP_INIT_ATTR_RX_HASH;
+	qp_attr.pd = priv->pd;
+	qp_attr.rwq_ind_tbl = priv->ind_table;
+	qp_attr.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	qp_attr.rx_hash_conf.rx_hash_key_len = VBR_RSS_KEY_LEN;
+	qp_attr.rx_hash_conf.rx_hash_key = priv->rss_key;
+	qp_attr.rx_hash_conf.rx_hash_fields_mask = fields;
+	priv->hash_qp = priv->glue->create_qp_ex(priv->ctx, &qp_attr);
+	if (priv->hash_qp == NULL) {
+		ret = -errno;
+		VBR_LOG(ERR, "port %u: create hash QP (fields 0x%" PRIx64
+			"): %s", dev->data->port_id, fields, strerror(errno));
+		vbr_rss_teardown(priv);
+		return ret;
+	}
+	return 0;
+}
+
+void
+vbr_rss_teardown(struct vbr_priv *priv)
+{
+	int ret;
+
+	if (priv->hash_qp != NULL) {
+		ret = priv->glue->destroy_qp(priv->hash_qp);
+		if (ret != 0)
+			VBR_LOG(ERR, "destroy hash QP: %s", strerror(ret));
+		priv->hash_qp = NULL;
+	}
+	if (priv->ind_table != NULL) {
+		ret = priv->glue->destroy_rwq_ind_table(priv->ind_table);
+		if (ret != 0)
+			VBR_LOG(ERR, "destroy indirection table: %s",
+				strerror(ret));
+		priv->ind_table = NULL;
+	}
+}

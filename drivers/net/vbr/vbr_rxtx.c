@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Datapath: Rx and Tx bursts. No lock, no system call, no logging: the verbs
+ * calls here are the verbs.h inline functions, which reach the provider
+ * through the objects' own function pointers.
+ */
+
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rte_branch_prediction.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "vbr.h"
+#include "vbr_rxtx.h"
+
+/* Lookup of the lkey covering [addr, addr + len): cache, then table. */
+int
+vbr_mr_lookup(struct vbr_priv *priv, struct vbr_mr_cache *cache,
+	      uintptr_t addr, uint32_t len, uint32_t *lkey)
+{
+	const struct vbr_mr_table *t;
+	uint64_t gen = __atomic_load_n(&priv->mr_gen, __ATOMIC_ACQUIRE);
+	uintptr_t end = addr + len;
+	uint32_t lo, hi;
+	unsigned int i;
+
+	if (unlikely(cache->gen != gen)) {
+		memset(cache->e, 0, sizeof(cache->e));
+		cache->gen = gen;
+	}
+	for (i = 0; i < VBR_MR_CACHE_SIZE; i++) {
+		if (addr >= cache->e[i].start && end <= cache->e[i].end) {
+			*lkey = cache->e[i].lkey;
+			return 0;
+		}
+	}
+	t = __atomic_load_n(&priv->mr_table, __ATOMIC_ACQUIRE);
+	if (t == NULL)
+		return -1;
+	lo = 0;
+	hi = t->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (addr < t->r[mid].start)
+			hi = mid;
+		else if (addr >= t->r[mid].end)
+			lo = mid + 1;
+		else {
+			if (end > t->r[mid].end)
+				return -1;
+			cache->e[cache->next] = t->r[mid];
+			cache->next = (cache->next + 1) % VBR_MR_CACHE_SIZE;
+			*lkey = t->r[mid].lkey;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* Point the slot's SGEs at its buffers. */
+static inline int
+vbr_rxq_fill_slot(struct vbr_rxq *rxq, uint32_t slot)
+{
+	struct rte_mbuf **bufs = &rxq->elts[slot * rxq->segs];
+	struct ibv_sge *sge = &rxq->sges[slot * rxq->segs];
+	uint16_t i;
+
+	for (i = 0; i < rxq->segs; i++) {
+		struct rte_mbuf *m = bufs[i];
+
+		sge[i].addr = rte_pktmbuf_mtod(m, uintptr_t);
+		sge[i].length = rte_pktmbuf_tailroom(m);
+		if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache,
+					   sge[i].addr, sge[i].length,
+					   &sge[i].lkey) != 0))
+			return -1;
+	}
+	return 0;
+}
+
+uint16_t
+vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct vbr_rxq *rxq = q;
+	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
+	struct ibv_recv_wr *head = NULL, **link = &head, *bad;
+	struct rte_mbuf *fresh[rxq->segs];
+	uint64_t bytes = 0;
+	uint16_t n = 0;
+	int ret;
+
+	if (nb_pkts == 0)
+		return 0;
+	ret = ibv_start_poll(rxq->cq, &attr);
+	if (ret != 0)
+		return 0;
+	do {
+		uint32_t slot = (uint32_t)rxq->cq->wr_id;
+		struct rte_mbuf **bufs = &rxq->elts[slot * rxq->segs];
+		struct ibv_recv_wr *wr = &rxq->wrs[slot];
+		struct rte_mbuf *m, *prev;
+		uint32_t len, left;
+		uint16_t used, i;
+
+		if (unlikely(rxq->cq->status != IBV_WC_SUCCESS)) {
+			rxq->ierrors++;
+			goto repost;
+		}
+		len = ibv_wc_read_byte_len(rxq->cq);
+		/* Buffers the frame occupies. */
+		left = len;
+		used = 0;
+		do {
+			uint32_t room = rte_pktmbuf_tailroom(bufs[used]);
+
+			left -= RTE_MIN(left, room);
+			used++;
+		} while (left > 0 && used < rxq->segs);
+		if (unlikely(left > 0)) {
+			rxq->ierrors++;
+			goto repost;
+		}
+		if (unlikely(rte_pktmbuf_alloc_bulk(rxq->mp, fresh,
+						    used) != 0)) {
+			rxq->rx_nombuf++;
+			goto repost;
+		}
+		/* Hand out the used buffers as a chain; keep the rest. */
+		m = bufs[0];
+		m->pkt_len = len;
+		m->nb_segs = used;
+		m->port = rxq->port_id;
+		m->ol_flags = 0;
+		m->packet_type = 0;
+		left = len;
+		prev = NULL;
+		for (i = 0; i < used; i++) {
+			struct rte_mbuf *seg = bufs[i];
+			uint32_t room = rte_pktmbuf_tailroom(seg);
+
+			seg->data_len = RTE_MIN(left, room);
+			left -= seg->data_len;
+			if (prev != NULL)
+				prev->next = seg;
+			prev = seg;
+			bufs[i] = fresh[i];
+		}
+		prev->next = NULL;
+		pkts[n++] = m;
+		bytes += len;
+		if (unlikely(vbr_rxq_fill_slot(rxq, slot) != 0)) {
+			/* Unregistered mempool: cannot happen after setup. */
+			rxq->ierrors++;
+			continue;
+		}
+repost:
+		*link = wr;
+		link = &wr->next;
+	} while (n < nb_pkts && ibv_next_poll(rxq->cq) == 0);
+	ibv_end_poll(rxq->cq);
+	*link = NULL;
+	if (head != NULL)
+		ibv_post_wq_recv(rxq->wq, head, &bad);
+	rxq->ipackets += n;
+	rxq->ibytes += bytes;
+	return n;
+}
+
+/* Free the mbufs of every WQE up to and including ring index last. */
+static inline void
+vbr_txq_free_upto(struct vbr_txq *txq, uint32_t last)
+{
+	uint32_t mask = txq->desc;
+
+	while (txq->tail != last + 1 && txq->tail != txq->head) {
+		uint32_t idx = txq->tail % mask;
+
+		if (txq->elts[idx] != NULL) {
+			rte_pktmbuf_free(txq->elts[idx]);
+			txq->elts[idx] = NULL;
+		}
+		txq->tail++;
+	}
+}
+
+void
+vbr_txq_complete(struct vbr_txq *txq)
+{
+	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
+
+	if (txq->tail == txq->head)
+		return;
+	if (ibv_start_poll(txq->cq, &attr) != 0)
+		return;
+	do {
+		/* wr_id: the free-running index of the WQE. */
+		uint32_t last = (uint32_t)txq->cq->wr_id;
+
+		if (unlikely(txq->cq->status != IBV_WC_SUCCESS))
+			txq->oerrors++;
+		vbr_txq_free_upto(txq, last);
+	} while (ibv_next_poll(txq->cq) == 0);
+	ibv_end_poll(txq->cq);
+}
+
+uint16_t
+vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct vbr_txq *txq = q;
+	struct ibv_send_wr *head = NULL, *last = NULL, *bad;
+	uint64_t bytes = 0;
+	uint32_t posted = 0;
+	uint16_t n;
+
+	vbr_txq_complete(txq);
+	for (n = 0; n < nb_pkts; n++) {
+		struct rte_mbuf *m = pkts[n], *seg;
+		uint32_t free_slots = txq->desc - (txq->head - txq->tail);
+		uint32_t idx = txq->head % txq->desc;
+		struct ibv_send_wr *wr = &txq->wrs[idx];
+		struct ibv_sge *sge = &txq->sges[idx * txq->max_sge];
+		uint16_t i;
+
+		if (free_slots == 0)
+			break;
+		if (unlikely(m->nb_segs > txq->max_sge))
+			goto drop;
+		for (seg = m, i = 0; seg != NULL; seg = seg->next, i++) {
+			sge[i].addr = rte_pktmbuf_mtod(seg, uintptr_t);
+			sge[i].length = seg->data_len;
+			if (unlikely(vbr_mr_lookup(txq->priv, &txq->mr_cache,
+						   sge[i].addr, seg->data_len,
+						   &sge[i].lkey) != 0))
+				goto drop;
+		}
+		wr->wr_id = txq->head;
+		wr->next = NULL;
+		wr->sg_list = sge;
+		wr->num_sge = i;
+		wr->opcode = IBV_WR_SEND;
+		wr->send_flags = 0;
+		if (++txq->since_signal >= txq->signal_interval) {
+			wr->send_flags = IBV_SEND_SIGNALED;
+			txq->since_signal = 0;
+		}
+		txq->elts[idx] = m;
+		txq->head++;
+		if (last != NULL)
+			last->next = wr;
+		else
+			head = wr;
+		last = wr;
+		posted++;
+		bytes += m->pkt_len;
+		continue;
+drop:
+		txq->oerrors++;
+		rte_pktmbuf_free(m);
+	}
+	if (last == NULL)
+		return n;
+	/* A nearly full ring must be able to drain: signal its last WQE. */
+	if (txq->desc - (txq->head - txq->tail) < txq->signal_interval &&
+	    !(last->send_flags & IBV_SEND_SIGNALED)) {
+		last->send_flags |= IBV_SEND_SIGNALED;
+		txq->since_signal = 0;
+	}
+	if (unlikely(ibv_post_send(txq->qp, head, &bad) != 0)) {
+		/* WQEs from bad on were not posted: drop them. */
+		struct ibv_send_wr *wr;
+
+		txq->head = (uint32_t)bad->wr_id;
+
+		for (wr = bad; wr != NULL; wr = wr->next) {
+			uint32_t idx = (uint32_t)wr->wr_id % txq->desc;
+			struct rte_mbuf *m = txq->elts[idx];
+
+			bytes -= m->pkt_len;
+			posted--;
+			txq->oerrors++;
+			rte_pktmbuf_free(m);
+			txq->elts[idx] = NULL;
+		}
+	}
+	txq->opackets += posted;
+	txq->obytes += bytes;
+	return n;
+}
