@@ -1,0 +1,584 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * swverbs object lifecycles and the libibverbs errno conventions.
+ */
+
+#include <fcntl.h>
+
+#include "swv_test_util.h"
+
+static int
+test_device_registry(void)
+{
+	char longname[SWV_NAME_MAX + 1];
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	int n;
+
+	TEST_ASSERT_EQUAL(swv_device_create("", "loop", NULL), EINVAL, "");
+	memset(longname, 'a', SWV_NAME_MAX);
+	longname[SWV_NAME_MAX] = '\0';
+	TEST_ASSERT_EQUAL(swv_device_create(longname, "loop", NULL), EINVAL,
+			  "");
+	longname[SWV_NAME_MAX - 1] = '\0';
+	TEST_ASSERT_SUCCESS(swv_device_create(longname, "loop", NULL), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy(longname), "");
+	TEST_ASSERT_EQUAL(swv_device_create("d0", "bogus", NULL), EINVAL, "");
+	TEST_ASSERT_EQUAL(swv_device_create("d0", "pair:", NULL), EINVAL, "");
+	TEST_ASSERT_SUCCESS(swv_device_create("d0", "loop", NULL), "");
+	TEST_ASSERT_EQUAL(swv_device_create("d0", "loop", NULL), EEXIST, "");
+	list = swv_get_device_list(&n);
+	TEST_ASSERT_NOT_NULL(list, "");
+	TEST_ASSERT_EQUAL(n, 1, "");
+	TEST_ASSERT_NULL(list[1], "list is NULL-terminated");
+	TEST_ASSERT(strcmp(swv_get_device_name(list[0]), "d0") == 0, "");
+	swv_free_device_list(list);
+	ctx = t_open("d0");
+	TEST_ASSERT_NOT_NULL(ctx, "");
+	TEST_ASSERT_EQUAL(swv_device_destroy("d0"), EBUSY, "context open");
+	TEST_ASSERT_SUCCESS(swv_close_device(ctx), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("d0"), "");
+	TEST_ASSERT_EQUAL(swv_device_destroy("d0"), ENOENT, "");
+	return TEST_SUCCESS;
+}
+
+static int
+test_mac(void)
+{
+	const uint8_t want[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+	uint8_t mac[6], mac2[6];
+	struct ibv_context *ctx;
+
+	TEST_ASSERT_SUCCESS(swv_device_create("m0", "loop", want), "");
+	ctx = t_open("m0");
+	TEST_ASSERT_NOT_NULL(ctx, "");
+	TEST_ASSERT_SUCCESS(swv_query_port_mac(ctx, mac), "");
+	TEST_ASSERT(memcmp(mac, want, 6) == 0, "given MAC");
+	swv_close_device(ctx);
+	swv_device_destroy("m0");
+	/* Derived from the name: locally administered, stable. */
+	TEST_ASSERT_SUCCESS(swv_device_create("m1", "loop", NULL), "");
+	ctx = t_open("m1");
+	TEST_ASSERT_SUCCESS(swv_query_port_mac(ctx, mac), "");
+	swv_close_device(ctx);
+	swv_device_destroy("m1");
+	TEST_ASSERT_EQUAL(mac[0], 0x02, "locally administered unicast");
+	TEST_ASSERT_SUCCESS(swv_device_create("m1", "loop", NULL), "");
+	ctx = t_open("m1");
+	TEST_ASSERT_SUCCESS(swv_query_port_mac(ctx, mac2), "");
+	swv_close_device(ctx);
+	swv_device_destroy("m1");
+	TEST_ASSERT(memcmp(mac, mac2, 6) == 0, "same name, same MAC");
+	return TEST_SUCCESS;
+}
+
+static int
+test_pair_ends(void)
+{
+	TEST_ASSERT_SUCCESS(swv_device_create("pa", "pair:c1", NULL), "");
+	TEST_ASSERT_SUCCESS(swv_device_create("pb", "pair:c1", NULL), "");
+	TEST_ASSERT_EQUAL(swv_device_create("pc", "pair:c1", NULL), EBUSY,
+			  "third end");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("pb"), "");
+	TEST_ASSERT_SUCCESS(swv_device_create("pc", "pair:c1", NULL),
+			    "a freed end can be taken again");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("pa"), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("pc"), "");
+	return TEST_SUCCESS;
+}
+
+static int
+test_query(void)
+{
+	struct ibv_query_device_ex_input in = { .comp_mask = 1 };
+	struct ibv_device_attr_ex a;
+	struct ibv_port_attr p;
+	struct ibv_context *ctx;
+
+	TEST_ASSERT_SUCCESS(swv_device_create("q0", "loop", NULL), "");
+	ctx = t_open("q0");
+	TEST_ASSERT_NOT_NULL(ctx, "");
+	TEST_ASSERT_EQUAL(swv_query_device_ex(ctx, &in, &a), EINVAL, "");
+	in.comp_mask = 0;
+	TEST_ASSERT_SUCCESS(swv_query_device_ex(ctx, &in, &a), "");
+	TEST_ASSERT(a.device_cap_flags_ex & IBV_DEVICE_MANAGED_FLOW_STEERING,
+		    "");
+	TEST_ASSERT_EQUAL(a.orig_attr.max_qp_wr, 32768, "");
+	TEST_ASSERT_EQUAL(a.orig_attr.max_sge, 32, "");
+	TEST_ASSERT_EQUAL(a.orig_attr.phys_port_cnt, 1, "");
+	TEST_ASSERT_EQUAL(a.rss_caps.rx_hash_function,
+			  IBV_RX_HASH_FUNC_TOEPLITZ, "");
+	TEST_ASSERT_EQUAL(a.rss_caps.max_rwq_indirection_table_size, 512, "");
+	TEST_ASSERT(a.rss_caps.supported_qpts & (1u << IBV_QPT_RAW_PACKET), "");
+	TEST_ASSERT_EQUAL(a.hca_core_clock, 1000000, "");
+	TEST_ASSERT_EQUAL(a.raw_packet_caps, 0, "no offloads claimed");
+	TEST_ASSERT_EQUAL(swv_query_port(ctx, 2, &p), EINVAL, "");
+	TEST_ASSERT_SUCCESS(swv_query_port(ctx, 1, &p), "");
+	TEST_ASSERT_EQUAL(p.state, IBV_PORT_ACTIVE, "loop is always up");
+	TEST_ASSERT_EQUAL(p.link_layer, IBV_LINK_LAYER_ETHERNET, "");
+	TEST_ASSERT_EQUAL(p.active_mtu, IBV_MTU_4096, "");
+	TEST_ASSERT_EQUAL(p.active_width, 2, "4X");
+	TEST_ASSERT_EQUAL(p.active_speed, 32, "EDR: 4 x 25G = 100G");
+	TEST_ASSERT_SUCCESS(swv_close_device(ctx), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("q0"), "");
+	return TEST_SUCCESS;
+}
+
+static int
+test_pd_mr_cq(void)
+{
+	struct ibv_cq_init_attr_ex cqa;
+	struct ibv_context *ctx;
+	struct ibv_mr *mr, *mr2;
+	struct ibv_cq_ex *cqx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	static uint8_t buf[4096];
+
+	TEST_ASSERT_SUCCESS(swv_device_create("o0", "loop", NULL), "");
+	ctx = t_open("o0");
+	pd = swv_alloc_pd(ctx);
+	TEST_ASSERT_NOT_NULL(pd, "");
+	errno = 0;
+	TEST_ASSERT_NULL(swv_reg_mr(pd, buf, 0, 0), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "length 0");
+	TEST_ASSERT_NULL(swv_reg_mr(pd, buf, 64, 1 << 30), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "unknown access");
+	mr = swv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	mr2 = swv_reg_mr(pd, buf, 64, 0);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	TEST_ASSERT_NOT_NULL(mr2, "");
+	TEST_ASSERT(mr->lkey != 0 && mr2->lkey != 0 && mr->lkey != mr2->lkey,
+		    "unique non-zero lkeys");
+	TEST_ASSERT_EQUAL(swv_dealloc_pd(pd), EBUSY, "MRs on it");
+	TEST_ASSERT_EQUAL(swv_close_device(ctx), EBUSY, "objects on it");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(mr), "");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(mr2), "");
+	TEST_ASSERT_SUCCESS(swv_dealloc_pd(pd), "");
+
+	TEST_ASSERT_NULL(swv_create_cq(ctx, 0, NULL, NULL, 0), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "");
+	TEST_ASSERT_NULL(swv_create_cq(ctx, 1 << 30, NULL, NULL, 0), "");
+	cq = swv_create_cq(ctx, 100, NULL, NULL, 0);
+	TEST_ASSERT_NOT_NULL(cq, "");
+	TEST_ASSERT(cq->cqe >= 100, "");
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(cq), "");
+	memset(&cqa, 0, sizeof(cqa));
+	cqa.cqe = 64;
+	cqa.wc_flags = IBV_WC_EX_WITH_SL;
+	TEST_ASSERT_NULL(swv_create_cq_ex(ctx, &cqa), "");
+	TEST_ASSERT_EQUAL(errno, EOPNOTSUPP, "");
+	cqa.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
+		       IBV_WC_EX_WITH_FLOW_TAG |
+		       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	cqx = swv_create_cq_ex(ctx, &cqa);
+	TEST_ASSERT_NOT_NULL(cqx, "");
+	TEST_ASSERT_EQUAL(ibv_start_poll(cqx, &(struct ibv_poll_cq_attr){ 0 }),
+			  ENOENT, "empty");
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(ibv_cq_ex_to_cq(cqx)), "");
+	TEST_ASSERT_SUCCESS(swv_close_device(ctx), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("o0"), "");
+	return TEST_SUCCESS;
+}
+
+static int
+test_qp_states(void)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	struct ibv_qp *qp;
+	struct tdev d;
+	int ret;
+
+	ret = t_setup(&d, "s0", "loop");
+	TEST_ASSERT_SUCCESS(ret, "setup");
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = d.scq;
+	ia.recv_cq = d.rcq;
+	ia.qp_type = IBV_QPT_UD;
+	ia.cap.max_send_wr = 16;
+	ia.cap.max_send_sge = 1;
+	TEST_ASSERT_NULL(swv_create_qp(d.pd, &ia), "");
+	TEST_ASSERT_EQUAL(errno, EOPNOTSUPP, "UD QP");
+	ia.qp_type = IBV_QPT_RAW_PACKET;
+	ia.cap.max_send_wr = 40000;
+	TEST_ASSERT_NULL(swv_create_qp(d.pd, &ia), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "too many WRs");
+	ia.cap.max_send_wr = 16;
+	ia.cap.max_send_sge = 33;
+	TEST_ASSERT_NULL(swv_create_qp(d.pd, &ia), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "too many SGEs");
+	ia.cap.max_send_sge = 1;
+	qp = swv_create_qp(d.pd, &ia);
+	TEST_ASSERT_NOT_NULL(qp, "");
+	TEST_ASSERT_EQUAL(qp->state, IBV_QPS_RESET, "");
+	TEST_ASSERT(ia.cap.max_send_wr >= 16, "cap written back");
+	TEST_ASSERT_EQUAL(swv_destroy_cq(d.scq), EBUSY, "QPs use the CQ");
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	TEST_ASSERT_EQUAL(swv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL,
+			  "RESET -> RTR");
+	a.qp_state = IBV_QPS_INIT;
+	TEST_ASSERT_EQUAL(swv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL,
+			  "INIT needs the port");
+	a.port_num = 2;
+	TEST_ASSERT_EQUAL(swv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT),
+			  EINVAL, "port 2");
+	a.port_num = 1;
+	TEST_ASSERT_EQUAL(swv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT |
+					IBV_QP_PKEY_INDEX), EINVAL,
+			  "mask bit the transition does not allow");
+	TEST_ASSERT_SUCCESS(swv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT),
+			    "");
+	TEST_ASSERT_EQUAL(qp->state, IBV_QPS_INIT, "");
+	a.qp_state = IBV_QPS_RTS;
+	TEST_ASSERT_EQUAL(swv_modify_qp(qp, &a, IBV_QP_STATE), EINVAL,
+			  "INIT -> RTS");
+	a.qp_state = IBV_QPS_RTR;
+	TEST_ASSERT_EQUAL(swv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT),
+			  EINVAL, "INIT -> RTR with a port");
+	TEST_ASSERT_SUCCESS(swv_modify_qp(qp, &a, IBV_QP_STATE), "");
+	a.qp_state = IBV_QPS_RTS;
+	TEST_ASSERT_SUCCESS(swv_modify_qp(qp, &a, IBV_QP_STATE), "");
+	TEST_ASSERT_EQUAL(qp->state, IBV_QPS_RTS, "");
+	a.qp_state = IBV_QPS_INIT;
+	TEST_ASSERT_EQUAL(swv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT),
+			  EINVAL, "RTS -> INIT");
+	a.qp_state = IBV_QPS_ERR;
+	TEST_ASSERT_SUCCESS(swv_modify_qp(qp, &a, IBV_QP_STATE), "-> ERR");
+	a.qp_state = IBV_QPS_RESET;
+	TEST_ASSERT_SUCCESS(swv_modify_qp(qp, &a, IBV_QP_STATE), "-> RESET");
+	TEST_ASSERT_EQUAL(swv_modify_qp(qp, &a, 0), EINVAL, "no state");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(qp), "");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
+static int
+test_post_errors(void)
+{
+	struct ibv_send_wr wr[8], *bad;
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_sge sge[2];
+	struct ibv_mr *mr;
+	struct ibv_qp *qp, *txonly;
+	struct ibv_cq *cq1;
+	struct tdev d;
+	static uint8_t buf[256];
+	int i;
+
+	TEST_ASSERT_SUCCESS(t_setup(&d, "e0", "loop"), "setup");
+	mr = swv_reg_mr(d.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	cq1 = swv_create_cq(d.ctx, 1, NULL, NULL, 0);
+	TEST_ASSERT_NOT_NULL(cq1, "");
+	TEST_ASSERT_EQUAL(cq1->cqe, 1, "");
+	{
+		struct ibv_qp_init_attr ia = {
+			.send_cq = cq1, .qp_type = IBV_QPT_RAW_PACKET,
+			.sq_sig_all = 1,
+			.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+		};
+
+		qp = swv_create_qp(d.pd, &ia);
+	}
+	TEST_ASSERT_NOT_NULL(qp, "");
+	memset(wr, 0, sizeof(wr));
+	for (i = 0; i < 8; i++) {
+		sge[0] = (struct ibv_sge){ (uintptr_t)buf, 60, mr->lkey };
+		wr[i].wr_id = i;
+		wr[i].sg_list = sge;
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].next = i < 7 ? &wr[i + 1] : NULL;
+	}
+	bad = NULL;
+	TEST_ASSERT_EQUAL(ibv_post_send(qp, wr, &bad), EINVAL, "RESET");
+	TEST_ASSERT(bad == &wr[0], "bad_wr");
+	TEST_ASSERT_SUCCESS(t_qp_to(qp, IBV_QPS_RTS), "");
+	/* Nobody listens on this loop: frames are dropped, no match. */
+	wr[0].num_sge = 2;
+	TEST_ASSERT_EQUAL(ibv_post_send(qp, wr, &bad), EINVAL, "num_sge");
+	TEST_ASSERT(bad == &wr[0], "bad_wr");
+	wr[0].num_sge = 1;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	TEST_ASSERT_EQUAL(ibv_post_send(qp, wr, &bad), EINVAL, "opcode");
+	wr[0].opcode = IBV_WR_SEND;
+	/* The 4-slot ring takes 4, the engine at most 1 more (the QP's
+	 * 1-entry CQ then has no room for the next CQE): 8 cannot all fit.
+	 */
+	bad = NULL;
+	TEST_ASSERT_EQUAL(ibv_post_send(qp, wr, &bad), ENOMEM, "full ring");
+	TEST_ASSERT_NOT_NULL(bad, "");
+	TEST_ASSERT(bad - wr >= 4 && bad - wr <= 5, "%d posted",
+		    (int)(bad - wr));
+	/* Receive on a send-only QP. */
+	txonly = qp;
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.sg_list = sge;
+	rwr.num_sge = 1;
+	TEST_ASSERT_EQUAL(ibv_post_recv(txonly, &rwr, &rbad), EINVAL, "no RQ");
+	/* Receive ring full: 256 slots in the helper's receiver. */
+	for (i = 0; i < 256; i++)
+		TEST_ASSERT_SUCCESS(ibv_post_recv(d.rqp, &rwr, &rbad), "%d", i);
+	rbad = NULL;
+	TEST_ASSERT_EQUAL(ibv_post_recv(d.rqp, &rwr, &rbad), ENOMEM, "");
+	TEST_ASSERT(rbad == &rwr, "");
+	/* RESET discards, then the ring takes WQEs again. */
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+		TEST_ASSERT_SUCCESS(swv_modify_qp(d.rqp, &a, IBV_QP_STATE), "");
+		TEST_ASSERT_EQUAL(ibv_post_recv(d.rqp, &rwr, &rbad), EINVAL,
+				  "post_recv in RESET");
+		TEST_ASSERT_SUCCESS(t_qp_to(d.rqp, IBV_QPS_INIT), "");
+		TEST_ASSERT_SUCCESS(ibv_post_recv(d.rqp, &rwr, &rbad), "");
+	}
+	{
+		struct ibv_wc wc[8];
+		int n = 0;
+
+		/* Read completions one by one until all posted sends are in. */
+		while (t_poll(cq1, wc, 1, 200) == 1) {
+			TEST_ASSERT_EQUAL(wc[0].status, IBV_WC_SUCCESS, "");
+			TEST_ASSERT_EQUAL(wc[0].wr_id, n, "in order");
+			n++;
+		}
+		TEST_ASSERT_EQUAL(n, bad - wr, "one CQE per posted WQE");
+	}
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(qp), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(cq1), "");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(mr), "");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
+static int
+test_wq_ind_hash_flow_busy(void)
+{
+	struct ibv_rwq_ind_table_init_attr ta;
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_qp_init_attr_ex qa;
+	struct ibv_wq_init_attr wa;
+	struct ibv_wq_attr wm;
+	struct ibv_wq *wq[2];
+	struct ibv_flow *fl;
+	struct ibv_qp *hqp;
+	struct tdev d;
+	uint8_t key[40] = { 1 };
+	const uint8_t mac[6] = { 2, 0, 0, 0, 0, 1 };
+
+	TEST_ASSERT_SUCCESS(t_setup(&d, "w0", "loop"), "setup");
+	memset(&wa, 0, sizeof(wa));
+	wa.wq_type = IBV_WQT_RQ;
+	wa.max_wr = 64;
+	wa.max_sge = 1;
+	wa.pd = d.pd;
+	wa.cq = d.rcq;
+	wq[0] = swv_create_wq(d.ctx, &wa);
+	wq[1] = swv_create_wq(d.ctx, &wa);
+	TEST_ASSERT_NOT_NULL(wq[0], "");
+	TEST_ASSERT_NOT_NULL(wq[1], "");
+	TEST_ASSERT_EQUAL(wq[0]->state, IBV_WQS_RESET, "");
+	TEST_ASSERT(wq[0]->wq_num != wq[1]->wq_num, "");
+	wa.wq_type = IBV_WQT_RQ + 1;
+	TEST_ASSERT_NULL(swv_create_wq(d.ctx, &wa), "");
+	memset(&wm, 0, sizeof(wm));
+	wm.attr_mask = IBV_WQ_ATTR_STATE;
+	wm.wq_state = IBV_WQS_RDY;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(wq[0], &wm), "");
+	wm.wq_state = IBV_WQS_ERR;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(wq[0], &wm), "");
+	wm.wq_state = IBV_WQS_RDY;
+	TEST_ASSERT_EQUAL(swv_modify_wq(wq[0], &wm), EINVAL, "ERR -> RDY");
+	wm.wq_state = IBV_WQS_RESET;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(wq[0], &wm), "");
+
+	memset(&ta, 0, sizeof(ta));
+	ta.log_ind_tbl_size = 10;
+	ta.ind_tbl = wq;
+	TEST_ASSERT_NULL(swv_create_rwq_ind_table(d.ctx, &ta), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "over the limit");
+	ta.log_ind_tbl_size = 1;
+	tbl = swv_create_rwq_ind_table(d.ctx, &ta);
+	TEST_ASSERT_NOT_NULL(tbl, "");
+	TEST_ASSERT_EQUAL(swv_destroy_wq(wq[0]), EBUSY, "in a table");
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_RAW_PACKET;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+		       IBV_QP_INIT_ATTR_RX_HASH;
+	qa.pd = d.pd;
+	qa.rwq_ind_tbl = tbl;
+	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	qa.rx_hash_conf.rx_hash_key_len = 40;
+	qa.rx_hash_conf.rx_hash_key = key;
+	qa.rx_hash_conf.rx_hash_fields_mask = IBV_RX_HASH_IPSEC_SPI;
+	TEST_ASSERT_NULL(swv_create_qp_ex(d.ctx, &qa), "");
+	TEST_ASSERT_EQUAL(errno, EOPNOTSUPP, "SPI hashing");
+	qa.rx_hash_conf.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4;
+	qa.rx_hash_conf.rx_hash_key_len = 16;
+	TEST_ASSERT_NULL(swv_create_qp_ex(d.ctx, &qa), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "key length");
+	qa.rx_hash_conf.rx_hash_key_len = 40;
+	hqp = swv_create_qp_ex(d.ctx, &qa);
+	TEST_ASSERT_NOT_NULL(hqp, "");
+	TEST_ASSERT_EQUAL(swv_destroy_rwq_ind_table(tbl), EBUSY, "hash QP");
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT,
+					 .port_num = 1 };
+
+		TEST_ASSERT_EQUAL(swv_modify_qp(hqp, &a, IBV_QP_STATE |
+						IBV_QP_PORT), EINVAL,
+				  "hash QPs have no state machine");
+	}
+	fl = t_flow_eth(hqp, mac, 0);
+	TEST_ASSERT_NOT_NULL(fl, "");
+	TEST_ASSERT_EQUAL(swv_destroy_qp(hqp), EBUSY, "flow attached");
+	/* A send-only QP is no steering target. */
+	{
+		struct ibv_qp *tx = t_raw_qp(&d, 4, 0, 1, 0);
+
+		TEST_ASSERT_NULL(t_flow_eth(tx, mac, 0), "");
+		TEST_ASSERT_EQUAL(errno, EINVAL, "");
+		swv_destroy_qp(tx);
+	}
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(hqp), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_rwq_ind_table(tbl), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_wq(wq[0]), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_wq(wq[1]), "");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
+static int
+test_flow_attr_errors(void)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+		struct ibv_flow_spec_ipv4 ip;
+	} f;
+	struct ibv_flow *fl;
+	struct tdev d;
+
+	TEST_ASSERT_SUCCESS(t_setup(&d, "f0", "loop"), "setup");
+	memset(&f, 0, sizeof(f));
+	f.attr.type = IBV_FLOW_ATTR_NORMAL;
+	f.attr.size = sizeof(f.attr) + sizeof(f.eth);
+	f.attr.num_of_specs = 1;
+	f.attr.port = 1;
+	f.eth.type = IBV_FLOW_SPEC_ETH;
+	f.eth.size = sizeof(f.eth);
+	fl = swv_create_flow(d.rqp, &f.attr);
+	TEST_ASSERT_NOT_NULL(fl, "all-zero mask");
+	f.attr.port = 2;
+	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "port 2");
+	f.attr.port = 1;
+	f.eth.size = sizeof(f.eth) - 2;
+	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "spec size");
+	f.eth.size = sizeof(f.eth);
+	f.attr.size = sizeof(f.attr) + sizeof(f.eth) + 4;
+	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "attr size");
+	f.attr.size = sizeof(f.attr) + sizeof(f.eth);
+	f.attr.num_of_specs = 2;
+	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "num_of_specs");
+	f.attr.size = sizeof(f);
+	f.ip.type = IBV_FLOW_SPEC_IPV4;
+	f.ip.size = sizeof(f.ip);
+	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
+	TEST_ASSERT_EQUAL(errno, ENOTSUP, "IPv4 spec not implemented yet");
+	f.attr.num_of_specs = 1;
+	f.attr.size = sizeof(f.attr) + sizeof(f.eth);
+	f.attr.type = IBV_FLOW_ATTR_SNIFFER;
+	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
+	TEST_ASSERT_EQUAL(errno, ENOTSUP, "sniffer");
+	f.attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
+	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "default rule with specs");
+	f.attr.type = IBV_FLOW_ATTR_NORMAL;
+	f.attr.flags = IBV_FLOW_ATTR_FLAGS_EGRESS;
+	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
+	TEST_ASSERT_EQUAL(errno, ENOTSUP, "egress");
+	TEST_ASSERT_EQUAL(swv_destroy_qp(d.rqp), EBUSY, "flow on it");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
+static int
+test_async_pair(void)
+{
+	struct ibv_async_event ev;
+	struct ibv_context *ca;
+	struct ibv_port_attr p;
+	int fl;
+
+	TEST_ASSERT_SUCCESS(swv_device_create("aa", "pair:ev", NULL), "");
+	ca = t_open("aa");
+	TEST_ASSERT_NOT_NULL(ca, "");
+	TEST_ASSERT_SUCCESS(swv_query_port(ca, 1, &p), "");
+	TEST_ASSERT_EQUAL(p.state, IBV_PORT_DOWN, "alone on the cable");
+	fl = fcntl(ca->async_fd, F_GETFL);
+	fcntl(ca->async_fd, F_SETFL, fl | O_NONBLOCK);
+	TEST_ASSERT_EQUAL(swv_get_async_event(ca, &ev), -1, "");
+	TEST_ASSERT_EQUAL(errno, EAGAIN, "nothing yet");
+	fcntl(ca->async_fd, F_SETFL, fl);
+	TEST_ASSERT_SUCCESS(swv_device_create("ab", "pair:ev", NULL), "");
+	/* Blocking read: the engine notices within ~10 ms. */
+	TEST_ASSERT_SUCCESS(swv_get_async_event(ca, &ev), "");
+	TEST_ASSERT_EQUAL(ev.event_type, IBV_EVENT_PORT_ACTIVE, "");
+	TEST_ASSERT_EQUAL(ev.element.port_num, 1, "");
+	swv_ack_async_event(&ev);
+	TEST_ASSERT_SUCCESS(swv_query_port(ca, 1, &p), "");
+	TEST_ASSERT_EQUAL(p.state, IBV_PORT_ACTIVE, "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("ab"), "");
+	TEST_ASSERT_SUCCESS(swv_get_async_event(ca, &ev), "");
+	TEST_ASSERT_EQUAL(ev.event_type, IBV_EVENT_PORT_ERR, "");
+	swv_ack_async_event(&ev);
+	TEST_ASSERT_SUCCESS(swv_query_port(ca, 1, &p), "");
+	TEST_ASSERT_EQUAL(p.state, IBV_PORT_DOWN, "");
+	TEST_ASSERT_SUCCESS(swv_close_device(ca), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("aa"), "");
+	return TEST_SUCCESS;
+}
+
+static int
+test_engine_cpu(void)
+{
+	TEST_ASSERT_EQUAL(swv_set_engine_cpu(-2), EINVAL, "");
+	TEST_ASSERT_EQUAL(swv_set_engine_cpu(1 << 20), EINVAL, "");
+	TEST_ASSERT_SUCCESS(swv_set_engine_cpu(0), "");
+	TEST_ASSERT_SUCCESS(swv_set_engine_cpu(-1), "");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite = {
+	.name = "swverbs objects",
+	.cases = {
+		TEST_CASE(test_device_registry),
+		TEST_CASE(test_mac),
+		TEST_CASE(test_pair_ends),
+		TEST_CASE(test_query),
+		TEST_CASE(test_pd_mr_cq),
+		TEST_CASE(test_qp_states),
+		TEST_CASE(test_post_errors),
+		TEST_CASE(test_wq_ind_hash_flow_busy),
+		TEST_CASE(test_flow_attr_errors),
+		TEST_CASE(test_async_pair),
+		TEST_CASE(test_engine_cpu),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(void)
+{
+	return unit_test_suite_runner(&suite);
+}

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Completion queues: a ring of CQEs written by the engine (single producer)
+ * and read by one application thread, through ibv_poll_cq() or the extended
+ * ibv_start_poll() interface.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "swv_priv.h"
+
+#define SWV_WC_EX_SUPPORTED (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM | \
+			     IBV_WC_EX_WITH_FLOW_TAG | \
+			     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+
+uint64_t
+swv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+int
+swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
+{
+	struct swv_cq *cq = to_swv_cq(ibcq);
+	uint32_t tail = cq->tail;
+	uint32_t avail = SWV_LOAD_ACQ(&cq->head) - tail;
+	const struct swv_cqe *e;
+	int i;
+
+	if (n < 0)
+		return -1;
+	if ((uint32_t)n > avail)
+		n = (int)avail;
+	for (i = 0; i < n; i++) {
+		e = &cq->cqes[(tail + i) & cq->mask];
+		memset(&wc[i], 0, sizeof(wc[i]));
+		wc[i].wr_id = e->wr_id;
+		wc[i].status = (enum ibv_wc_status)e->status;
+		wc[i].opcode = (enum ibv_wc_opcode)e->opcode;
+		wc[i].byte_len = e->byte_len;
+		wc[i].qp_num = e->qp_num;
+	}
+	SWV_STORE_REL(&cq->tail, tail + n);
+	return n;
+}
+
+static inline const struct swv_cqe *
+cur_cqe(struct ibv_cq_ex *ibcq)
+{
+	struct swv_cq *cq = to_swv_cq_ex(ibcq);
+
+	return &cq->cqes[cq->cur & cq->mask];
+}
+
+static inline void
+load_cur(struct swv_cq *cq)
+{
+	const struct swv_cqe *e = &cq->cqes[cq->cur & cq->mask];
+
+	cq->ibv_cq.status = (enum ibv_wc_status)e->status;
+	cq->ibv_cq.wr_id = e->wr_id;
+}
+
+static int
+cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
+{
+	struct swv_cq *cq = to_swv_cq_ex(ibcq);
+
+	if (attr != NULL && attr->comp_mask != 0)
+		return EINVAL;
+	if (SWV_LOAD_ACQ(&cq->head) == cq->tail)
+		return ENOENT;
+	cq->cur = cq->tail;
+	load_cur(cq);
+	return 0;
+}
+
+static int
+cq_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct swv_cq *cq = to_swv_cq_ex(ibcq);
+
+	if (SWV_LOAD_ACQ(&cq->head) == cq->cur + 1)
+		return ENOENT;
+	cq->cur++;
+	load_cur(cq);
+	return 0;
+}
+
+static void
+cq_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct swv_cq *cq = to_swv_cq_ex(ibcq);
+
+	/* Everything up to the current CQE was read: hand the slots back. */
+	SWV_STORE_REL(&cq->tail, cq->cur + 1);
+}
+
+static enum ibv_wc_opcode
+cq_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return (enum ibv_wc_opcode)cur_cqe(ibcq)->opcode;
+}
+
+static uint32_t
+cq_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+static uint32_t
+cq_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return cur_cqe(ibcq)->byte_len;
+}
+
+static uint32_t
+cq_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return cur_cqe(ibcq)->qp_num;
+}
+
+static unsigned int
+cq_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;	/* no checksum offload, no immediate data */
+}
+
+static uint32_t
+cq_read_flow_tag(struct ibv_cq_ex *ibcq)
+{
+	return cur_cqe(ibcq)->flow_tag;
+}
+
+static uint64_t
+cq_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return cur_cqe(ibcq)->ts;
+}
+
+static struct swv_cq *
+cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
+{
+	struct swv_device *dev = swv_ctx_dev(context);
+	struct swv_cq *cq;
+	uint32_t size = 1;
+
+	if (cqe == 0 || cqe > SWV_MAX_CQE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	while (size < cqe)
+		size <<= 1;
+	cq = calloc(1, sizeof(*cq));
+	if (cq == NULL)
+		goto err_nomem;
+	cq->cqes = calloc(size, sizeof(*cq->cqes));
+	if (cq->cqes == NULL)
+		goto err_free;
+	cq->mask = size - 1;
+	cq->wc_flags = wc_flags;
+	cq->want_ts = (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) != 0;
+	cq->ibv_cq.context = context;
+	cq->ibv_cq.cqe = (int)size;
+	pthread_mutex_init(&cq->ibv_cq.mutex, NULL);
+	pthread_cond_init(&cq->ibv_cq.cond, NULL);
+	cq->ibv_cq.start_poll = cq_start_poll;
+	cq->ibv_cq.next_poll = cq_next_poll;
+	cq->ibv_cq.end_poll = cq_end_poll;
+	cq->ibv_cq.read_opcode = cq_read_opcode;
+	cq->ibv_cq.read_vendor_err = cq_read_vendor_err;
+	cq->ibv_cq.read_byte_len = cq_read_byte_len;
+	cq->ibv_cq.read_qp_num = cq_read_qp_num;
+	cq->ibv_cq.read_wc_flags = cq_read_wc_flags;
+	cq->ibv_cq.read_flow_tag = cq_read_flow_tag;
+	cq->ibv_cq.read_completion_ts = cq_read_completion_ts;
+
+	pthread_mutex_lock(&swv_lock);
+	if (dev->ncq >= SWV_MAX_CQ) {
+		pthread_mutex_unlock(&swv_lock);
+		free(cq->cqes);
+		goto err_free;
+	}
+	dev->ncq++;
+	cq->ibv_cq.handle = dev->ncq;
+	to_swv_ctx(context)->objs++;
+	pthread_mutex_unlock(&swv_lock);
+	return cq;
+
+err_free:
+	free(cq);
+err_nomem:
+	errno = ENOMEM;
+	return NULL;
+}
+
+struct ibv_cq *
+swv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct swv_cq *cq;
+
+	if (context == NULL || cqe <= 0 || comp_vector != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (channel != NULL) {
+		errno = EOPNOTSUPP;	/* no completion events */
+		return NULL;
+	}
+	cq = cq_alloc(context, (uint32_t)cqe, 0);
+	if (cq == NULL)
+		return NULL;
+	cq->ibv_cq.cq_context = cq_context;
+	return ibv_cq_ex_to_cq(&cq->ibv_cq);
+}
+
+struct ibv_cq_ex *
+swv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
+{
+	struct swv_cq *cq;
+
+	if (context == NULL || attr == NULL || attr->comp_vector != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0 ||
+	    attr->channel != NULL ||
+	    (attr->wc_flags & ~(uint64_t)SWV_WC_EX_SUPPORTED) != 0) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = cq_alloc(context, attr->cqe, attr->wc_flags);
+	if (cq == NULL)
+		return NULL;
+	cq->ibv_cq.cq_context = attr->cq_context;
+	return &cq->ibv_cq;
+}
+
+int
+swv_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct swv_cq *cq;
+
+	if (ibcq == NULL)
+		return EINVAL;
+	cq = to_swv_cq(ibcq);
+	pthread_mutex_lock(&swv_lock);
+	if (cq->refs > 0) {
+		pthread_mutex_unlock(&swv_lock);
+		return EBUSY;
+	}
+	swv_ctx_dev(ibcq->context)->ncq--;
+	to_swv_ctx(ibcq->context)->objs--;
+	pthread_mutex_unlock(&swv_lock);
+	pthread_mutex_destroy(&cq->ibv_cq.mutex);
+	pthread_cond_destroy(&cq->ibv_cq.cond);
+	free(cq->cqes);
+	free(cq);
+	return 0;
+}

@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Device registry, contexts, device and port queries, async events, port
+ * counters.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "swv_priv.h"
+
+pthread_mutex_t swv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static CDS_LIST_HEAD(swv_devices);
+
+static struct swv_device *
+device_find(const char *name)
+{
+	struct swv_device *dev;
+
+	cds_list_for_each_entry(dev, &swv_devices, reg_node)
+		if (strcmp(dev->name, name) == 0)
+			return dev;
+	return NULL;
+}
+
+static bool
+device_live(const struct ibv_device *ibdev)
+{
+	struct swv_device *dev;
+
+	cds_list_for_each_entry(dev, &swv_devices, reg_node)
+		if (&dev->ibv_dev == ibdev)
+			return true;
+	return false;
+}
+
+/* A locally administered unicast address from a hash of the name. */
+static void
+mac_from_name(const char *name, uint8_t mac[6])
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *p;
+	int i;
+
+	for (p = name; *p != '\0'; p++) {
+		h ^= (uint8_t)*p;
+		h *= 0x100000001b3ull;
+	}
+	mac[0] = 0x02;
+	for (i = 1; i < 6; i++)
+		mac[i] = (uint8_t)(h >> (8 * (i - 1)));
+}
+
+static int
+wire_open(struct swv_device *dev, const char *wire, const uint8_t *mac)
+{
+	uint8_t ifmac[6];
+	int ret;
+
+	if (strcmp(wire, "loop") == 0) {
+		ret = swv_wire_loop_open(dev, &dev->wire);
+	} else if (strncmp(wire, "pair:", 5) == 0) {
+		if (wire[5] == '\0')
+			return EINVAL;
+		ret = swv_wire_pair_open(dev, wire + 5, &dev->wire);
+	} else if (strncmp(wire, "af_packet:", 10) == 0) {
+		if (wire[10] == '\0')
+			return EINVAL;
+		ret = swv_wire_af_packet_open(dev, wire + 10, ifmac,
+					      &dev->wire);
+		if (ret == 0 && mac == NULL)
+			memcpy(dev->mac, ifmac, 6);
+		return ret;
+	} else {
+		return EINVAL;
+	}
+	if (ret == 0 && mac == NULL)
+		mac_from_name(dev->name, dev->mac);
+	return ret;
+}
+
+int
+swv_device_create(const char *name, const char *wire, const uint8_t *mac)
+{
+	struct swv_device *dev;
+	size_t len;
+	int ret;
+
+	if (name == NULL || wire == NULL)
+		return EINVAL;
+	len = strlen(name);
+	if (len == 0 || len >= SWV_NAME_MAX)
+		return EINVAL;
+	dev = calloc(1, sizeof(*dev));
+	if (dev == NULL)
+		return ENOMEM;
+	memcpy(dev->name, name, len + 1);
+	if (mac != NULL)
+		memcpy(dev->mac, mac, 6);
+	dev->ibv_dev.node_type = IBV_NODE_CA;
+	dev->ibv_dev.transport_type = IBV_TRANSPORT_IB;
+	snprintf(dev->ibv_dev.name, sizeof(dev->ibv_dev.name), "%s", name);
+	snprintf(dev->ibv_dev.dev_name, sizeof(dev->ibv_dev.dev_name),
+		 "swverbs");
+	CDS_INIT_LIST_HEAD(&dev->ctxs);
+	CDS_INIT_LIST_HEAD(&dev->qps);
+	CDS_INIT_LIST_HEAD(&dev->wqs);
+	CDS_INIT_LIST_HEAD(&dev->flows);
+	dev->next_qpn = 0x100;
+	dev->next_wqn = 0x100;
+
+	pthread_mutex_lock(&swv_lock);
+	if (device_find(name) != NULL) {
+		ret = EEXIST;
+		goto err_unlock;
+	}
+	ret = wire_open(dev, wire, mac);
+	if (ret != 0)
+		goto err_unlock;
+	/* Before the engine serves the device, nothing else drives the wire. */
+	dev->link = dev->wire->ops->link_up(dev->wire);
+	dev->speed = dev->wire->ops->speed_mbps(dev->wire);
+	ret = swv_engine_add(dev);
+	if (ret != 0)
+		goto err_wire;
+	cds_list_add_tail(&dev->reg_node, &swv_devices);
+	pthread_mutex_unlock(&swv_lock);
+	return 0;
+
+err_wire:
+	dev->wire->ops->close(dev->wire);
+err_unlock:
+	pthread_mutex_unlock(&swv_lock);
+	free(dev);
+	return ret;
+}
+
+int
+swv_device_destroy(const char *name)
+{
+	struct swv_device *dev;
+
+	if (name == NULL)
+		return ENOENT;
+	pthread_mutex_lock(&swv_lock);
+	dev = device_find(name);
+	if (dev == NULL) {
+		pthread_mutex_unlock(&swv_lock);
+		return ENOENT;
+	}
+	if (dev->nctx > 0) {
+		pthread_mutex_unlock(&swv_lock);
+		return EBUSY;
+	}
+	cds_list_del(&dev->reg_node);
+	swv_engine_del(dev);	/* waits until the engine lets go */
+	dev->wire->ops->close(dev->wire);
+	swv_steer_free(dev->steer);
+	pthread_mutex_unlock(&swv_lock);
+	free(dev);
+	return 0;
+}
+
+struct ibv_device **
+swv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list;
+	struct swv_device *dev;
+	int n = 0;
+
+	pthread_mutex_lock(&swv_lock);
+	cds_list_for_each_entry(dev, &swv_devices, reg_node)
+		n++;
+	list = calloc(n + 1, sizeof(*list));
+	if (list == NULL) {
+		pthread_mutex_unlock(&swv_lock);
+		errno = ENOMEM;
+		return NULL;
+	}
+	n = 0;
+	cds_list_for_each_entry(dev, &swv_devices, reg_node)
+		list[n++] = &dev->ibv_dev;
+	pthread_mutex_unlock(&swv_lock);
+	if (num_devices != NULL)
+		*num_devices = n;
+	return list;
+}
+
+void
+swv_free_device_list(struct ibv_device **list)
+{
+	free(list);
+}
+
+const char *
+swv_get_device_name(struct ibv_device *device)
+{
+	if (device == NULL)
+		return NULL;
+	return container_of(device, struct swv_device, ibv_dev)->name;
+}
+
+struct ibv_context *
+swv_open_device(struct ibv_device *device)
+{
+	struct swv_context *ctx;
+	struct swv_device *dev;
+	int fds[2];
+	int ret;
+
+	if (device == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dev = container_of(device, struct swv_device, ibv_dev);
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		ret = errno;
+		goto err_free;
+	}
+	/* The device never blocks on a full event pipe. */
+	if (fcntl(fds[1], F_SETFL, O_NONBLOCK) != 0) {
+		ret = errno;
+		goto err_pipe;
+	}
+	ctx->dev = dev;
+	ctx->event_wr = fds[1];
+	ctx->ibv_ctx.device = device;
+	ctx->ibv_ctx.cmd_fd = -1;
+	ctx->ibv_ctx.async_fd = fds[0];
+	ctx->ibv_ctx.num_comp_vectors = 1;
+	ctx->ibv_ctx.ops.post_send = swv_post_send;
+	ctx->ibv_ctx.ops.post_recv = swv_post_recv;
+	ctx->ibv_ctx.ops.poll_cq = swv_poll_cq;
+	pthread_mutex_init(&ctx->ibv_ctx.mutex, NULL);
+
+	pthread_mutex_lock(&swv_lock);
+	if (!device_live(device)) {
+		pthread_mutex_unlock(&swv_lock);
+		ret = ENODEV;
+		goto err_pipe;
+	}
+	dev->nctx++;
+	cds_list_add_tail_rcu(&ctx->node, &dev->ctxs);
+	pthread_mutex_unlock(&swv_lock);
+	return &ctx->ibv_ctx;
+
+err_pipe:
+	close(fds[0]);
+	close(fds[1]);
+err_free:
+	free(ctx);
+	errno = ret;
+	return NULL;
+}
+
+int
+swv_close_device(struct ibv_context *context)
+{
+	struct swv_context *ctx;
+
+	if (context == NULL)
+		return EINVAL;
+	ctx = to_swv_ctx(context);
+	pthread_mutex_lock(&swv_lock);
+	if (ctx->objs > 0) {
+		pthread_mutex_unlock(&swv_lock);
+		return EBUSY;
+	}
+	cds_list_del_rcu(&ctx->node);
+	ctx->dev->nctx--;
+	synchronize_rcu();
+	pthread_mutex_unlock(&swv_lock);
+	close(ctx->ibv_ctx.async_fd);
+	close(ctx->event_wr);
+	pthread_mutex_destroy(&ctx->ibv_ctx.mutex);
+	free(ctx);
+	return 0;
+}
+
+struct swv_device *
+swv_ctx_dev(struct ibv_context *ctx)
+{
+	return to_swv_ctx(ctx)->dev;
+}
+
+int
+swv_query_device_ex(struct ibv_context *context,
+		    const struct ibv_query_device_ex_input *input,
+		    struct ibv_device_attr_ex *attr)
+{
+	struct swv_device *dev;
+	struct ibv_device_attr *a;
+	uint64_t guid = 0;
+	int i;
+
+	if (context == NULL || attr == NULL)
+		return EINVAL;
+	if (input != NULL && input->comp_mask != 0)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	memset(attr, 0, sizeof(*attr));
+	a = &attr->orig_attr;
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "swverbs 0.1");
+	/* EUI-64 from the MAC, in network order as verbs keeps GUIDs. */
+	{
+		uint8_t eui[8] = { dev->mac[0] ^ 0x02, dev->mac[1],
+				   dev->mac[2], 0xff, 0xfe, dev->mac[3],
+				   dev->mac[4], dev->mac[5] };
+
+		for (i = 0; i < 8; i++)
+			((uint8_t *)&guid)[i] = eui[i];
+	}
+	a->node_guid = guid;
+	a->sys_image_guid = guid;
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 4096;
+	a->vendor_id = 0;
+	a->vendor_part_id = 0;
+	a->hw_ver = 1;
+	a->max_qp = SWV_MAX_QP;
+	a->max_qp_wr = SWV_MAX_QP_WR;
+	a->max_sge = SWV_MAX_SGE;
+	a->max_cq = SWV_MAX_CQ;
+	a->max_cqe = SWV_MAX_CQE;
+	a->max_mr = SWV_MAX_MR;
+	a->max_pd = SWV_MAX_PD;
+	a->phys_port_cnt = 1;
+	a->max_pkeys = 1;
+	a->atomic_cap = IBV_ATOMIC_NONE;
+	attr->device_cap_flags_ex = IBV_DEVICE_MANAGED_FLOW_STEERING;
+	a->device_cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING;
+	attr->completion_timestamp_mask = UINT64_MAX;
+	attr->hca_core_clock = 1000000;	/* kHz: one tick per nanosecond */
+	attr->rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
+	attr->rss_caps.max_rwq_indirection_tables = SWV_MAX_IND_TBL;
+	attr->rss_caps.max_rwq_indirection_table_size =
+		1u << SWV_LOG_MAX_IND_TBL;
+	attr->rss_caps.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
+		IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_SRC_IPV6 |
+		IBV_RX_HASH_DST_IPV6 | IBV_RX_HASH_SRC_PORT_TCP |
+		IBV_RX_HASH_DST_PORT_TCP | IBV_RX_HASH_SRC_PORT_UDP |
+		IBV_RX_HASH_DST_PORT_UDP;
+	attr->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	attr->max_wq_type_rq = SWV_MAX_WQ;
+	attr->raw_packet_caps = 0;	/* no VLAN strip, FCS, csum offload */
+	attr->phys_port_cnt_ex = 1;
+	return 0;
+}
+
+/*
+ * Link rate: speed_mbps as a width times a lane speed. Exact points of the
+ * table map to themselves; any other rate gets the largest entry below it.
+ */
+static const struct {
+	uint32_t mbps;
+	uint8_t width;	/* IB width code: 1 = 1X, 2 = 4X */
+	uint8_t speed;	/* IB speed code */
+} swv_rates[] = {
+	{ 0, 1, 1 },		/* 1X SDR (2.5 Gb/s): anything slower */
+	{ 10000, 1, 4 },	/* 1X QDR */
+	{ 25000, 1, 32 },	/* 1X EDR */
+	{ 40000, 2, 4 },	/* 4X QDR */
+	{ 50000, 1, 64 },	/* 1X HDR */
+	{ 100000, 2, 32 },	/* 4X EDR */
+	{ 200000, 2, 64 },	/* 4X HDR */
+	{ 400000, 2, 128 },	/* 4X NDR */
+};
+
+int
+swv_query_port(struct ibv_context *context, uint8_t port_num,
+	       struct ibv_port_attr *port_attr)
+{
+	struct swv_device *dev;
+	uint32_t speed;
+	unsigned int i, r = 0;
+	bool up;
+
+	if (context == NULL || port_attr == NULL || port_num != 1)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	up = SWV_LOAD(&dev->link) != 0;
+	speed = SWV_LOAD(&dev->speed);
+	for (i = 0; i < sizeof(swv_rates) / sizeof(swv_rates[0]); i++)
+		if (speed >= swv_rates[i].mbps)
+			r = i;
+	memset(port_attr, 0, sizeof(*port_attr));
+	port_attr->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	port_attr->phys_state = up ? 5 : 3;	/* LinkUp : Disabled */
+	port_attr->max_mtu = IBV_MTU_4096;
+	port_attr->active_mtu = IBV_MTU_4096;
+	port_attr->gid_tbl_len = 1;
+	port_attr->pkey_tbl_len = 1;
+	port_attr->max_msg_sz = SWV_MAX_FRAME;
+	port_attr->link_layer = IBV_LINK_LAYER_ETHERNET;
+	port_attr->active_width = swv_rates[r].width;
+	port_attr->active_speed = swv_rates[r].speed;
+	return 0;
+}
+
+int
+swv_query_port_mac(struct ibv_context *context, uint8_t mac[6])
+{
+	if (context == NULL || mac == NULL)
+		return EINVAL;
+	memcpy(mac, swv_ctx_dev(context)->mac, 6);
+	return 0;
+}
+
+int
+swv_query_port_counters(struct ibv_context *context,
+			struct swv_port_counters *c)
+{
+	const struct swv_port_counters *s;
+
+	if (context == NULL || c == NULL)
+		return EINVAL;
+	s = &swv_ctx_dev(context)->cnt;
+	/* Read the sum's parts before the total, so that a reader sees
+	 * rx_frames >= the parts it read.
+	 */
+	c->rx_delivered = SWV_LOAD(&s->rx_delivered);
+	c->rx_out_of_buffer = SWV_LOAD(&s->rx_out_of_buffer);
+	c->rx_no_match = SWV_LOAD(&s->rx_no_match);
+	c->rx_errors = SWV_LOAD(&s->rx_errors);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	c->rx_frames = SWV_LOAD(&s->rx_frames);
+	c->rx_bytes = SWV_LOAD(&s->rx_bytes);
+	c->tx_frames = SWV_LOAD(&s->tx_frames);
+	c->tx_bytes = SWV_LOAD(&s->tx_bytes);
+	c->tx_errors = SWV_LOAD(&s->tx_errors);
+	return 0;
+}
+
+void
+swv_device_event(struct swv_device *dev, enum ibv_event_type type)
+{
+	struct swv_context *ctx;
+	uint32_t ev = type;
+	ssize_t n;
+
+	cds_list_for_each_entry_rcu(ctx, &dev->ctxs, node) {
+		/* A full pipe drops the event: the reader is far behind. */
+		n = write(ctx->event_wr, &ev, sizeof(ev));
+		(void)n;
+	}
+}
+
+int
+swv_get_async_event(struct ibv_context *context,
+		    struct ibv_async_event *event)
+{
+	uint32_t ev;
+	ssize_t n;
+
+	if (context == NULL || event == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	n = read(context->async_fd, &ev, sizeof(ev));
+	if (n < 0)
+		return -1;
+	if (n != sizeof(ev)) {
+		errno = EIO;
+		return -1;
+	}
+	memset(event, 0, sizeof(*event));
+	event->event_type = (enum ibv_event_type)ev;
+	event->element.port_num = 1;
+	return 0;
+}
+
+void
+swv_ack_async_event(struct ibv_async_event *event)
+{
+	(void)event;
+}

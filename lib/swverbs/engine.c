@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The engine: the one thread per process that is the "NIC" of every swverbs
+ * device. Each loop, for each device: wire Rx (steering, scatter into posted
+ * receive WQEs, CQEs), send queue drain (gather, wire Tx, CQEs), wire Tx
+ * flush, and every ~10 ms a link check that raises async events.
+ *
+ * It busy-polls while it finds work; after SWV_IDLE_SPINS empty loops it
+ * sleeps in ppoll() on the wires' rx_fd()s with a timeout that doubles from
+ * 20 us to 1 ms, so an idle process costs ~no CPU and a posted WQE waits at
+ * most ~1 ms.
+ *
+ * The engine is the only RCU reader (QSBR): it reports a quiescent state
+ * every loop and is offline while it sleeps. The control path publishes with
+ * rcu_assign_pointer() / RCU lists and frees after synchronize_rcu().
+ */
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "swv_priv.h"
+
+#define SWV_RX_BUDGET 64
+#define SWV_TX_BUDGET 64
+#define SWV_IDLE_SPINS 256
+#define SWV_SLEEP_MIN_NS 20000ull
+#define SWV_SLEEP_MAX_NS 1000000ull
+#define SWV_LINK_CHECK_NS 10000000ull
+#define SWV_MAX_FDS 64
+
+static struct {
+	pthread_t thread;
+	bool running;
+	uint32_t stop;
+	int cpu;			/**< -1: not pinned */
+	unsigned int ndev;
+	struct cds_list_head devs;	/**< swv_device.eng_node (RCU) */
+} swv_engine = {
+	.cpu = -1,
+	.devs = CDS_LIST_HEAD_INIT(swv_engine.devs),
+};
+
+/*
+ * Receive.
+ */
+
+/* Copy @len bytes of the frame, from byte @off, to @dst. */
+static inline void
+iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
+	 uint32_t len)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && len > 0; i++) {
+		uint32_t l = (uint32_t)iov[i].iov_len;
+		uint32_t n;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		n = l - off < len ? l - off : len;
+		memcpy(dst, (const uint8_t *)iov[i].iov_base + off, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+static inline void
+rq_complete(struct swv_rq *rq, uint64_t wr_id, enum ibv_wc_status status,
+	    uint32_t len)
+{
+	struct swv_cq *cq = rq->cq;
+	struct swv_cqe c = {
+		.wr_id = wr_id,
+		.byte_len = len,
+		.qp_num = rq->num,
+		.status = (uint8_t)status,
+		.opcode = IBV_WC_RECV,
+	};
+
+	if (cq->want_ts)
+		c.ts = swv_now_ns();
+	swv_cq_push(cq, &c);
+}
+
+void
+swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
+	      uint32_t len)
+{
+	uint8_t hdr[SWV_HDR_COPY];
+	const struct swv_wqe *w;
+	struct swv_rq *rq;
+	struct swv_qp *qp;
+	struct swv_pkt pkt;
+	uint32_t i, tail, left, off, total;
+	uint64_t wr_id;
+
+	swv_cnt_add(&dev->cnt.rx_frames, 1);
+	swv_cnt_add(&dev->cnt.rx_bytes, len);
+	if (SWV_LIKELY(iovcnt >= 1 && iov[0].iov_len >= SWV_HDR_COPY)) {
+		memcpy(hdr, iov[0].iov_base, SWV_HDR_COPY);
+	} else {
+		iov_copy(hdr, iov, iovcnt, 0,
+			 len < SWV_HDR_COPY ? len : SWV_HDR_COPY);
+	}
+	swv_parse(&pkt, hdr, len < SWV_HDR_COPY ? len : SWV_HDR_COPY);
+	qp = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
+	if (SWV_UNLIKELY(qp == NULL)) {
+		swv_cnt_add(&dev->cnt.rx_no_match, 1);
+		return;
+	}
+	if (qp->is_hash) {
+		struct swv_ind_table *t = qp->ind;
+		uint32_t h = t->mask == 0 ? 0 : swv_rss_hash(qp, &pkt);
+
+		rq = &t->wqs[h & t->mask]->rq;
+	} else {
+		rq = &qp->rq;
+	}
+	tail = rq->ring.tail;
+	if (SWV_UNLIKELY(SWV_LOAD(&rq->state) != SWV_RQ_READY ||
+			 SWV_LOAD_ACQ(&rq->ring.head) == tail ||
+			 swv_cq_room(rq->cq) == 0)) {
+		swv_cnt_add(&dev->cnt.rx_out_of_buffer, 1);
+		return;
+	}
+	w = swv_ring_slot(&rq->ring, tail);
+	wr_id = w->wr_id;
+	/* Check every SGE before writing a byte. */
+	total = 0;
+	for (i = 0; i < w->num_sge; i++) {
+		if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], rq->pd, true) ==
+				 NULL)) {
+			SWV_STORE_REL(&rq->ring.tail, tail + 1);
+			rq_complete(rq, wr_id, IBV_WC_LOC_PROT_ERR, 0);
+			swv_cnt_add(&dev->cnt.rx_errors, 1);
+			rq->to_err(rq);
+			return;
+		}
+		total += w->sge[i].length;
+	}
+	if (SWV_UNLIKELY(total < len)) {
+		SWV_STORE_REL(&rq->ring.tail, tail + 1);
+		rq_complete(rq, wr_id, IBV_WC_LOC_LEN_ERR, 0);
+		swv_cnt_add(&dev->cnt.rx_errors, 1);
+		return;
+	}
+	/* Scatter. */
+	left = len;
+	off = 0;
+	for (i = 0; left > 0; i++) {
+		uint32_t n = w->sge[i].length < left ? w->sge[i].length : left;
+
+		iov_copy((uint8_t *)(uintptr_t)w->sge[i].addr, iov, iovcnt, off,
+			 n);
+		off += n;
+		left -= n;
+	}
+	SWV_STORE_REL(&rq->ring.tail, tail + 1);
+	rq_complete(rq, wr_id, IBV_WC_SUCCESS, len);
+	swv_cnt_add(&dev->cnt.rx_delivered, 1);
+}
+
+unsigned int
+swv_rq_flush(struct swv_rq *rq)
+{
+	uint32_t tail = rq->ring.tail;
+	uint32_t head = SWV_LOAD_ACQ(&rq->ring.head);
+	unsigned int n = 0;
+
+	while (tail != head && swv_cq_room(rq->cq) > 0) {
+		rq_complete(rq, swv_ring_slot(&rq->ring, tail)->wr_id,
+			    IBV_WC_WR_FLUSH_ERR, 0);
+		tail++;
+		n++;
+	}
+	SWV_STORE_REL(&rq->ring.tail, tail);
+	return n;
+}
+
+/*
+ * Send.
+ */
+static inline void
+sq_complete(struct swv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
+	    uint32_t len)
+{
+	struct swv_cqe c = {
+		.wr_id = wr_id,
+		.byte_len = len,
+		.qp_num = qp->ibv_qp.qp_num,
+		.status = (uint8_t)status,
+		.opcode = IBV_WC_SEND,
+	};
+
+	if (qp->scq->want_ts)
+		c.ts = swv_now_ns();
+	swv_cq_push(qp->scq, &c);
+}
+
+static void
+qp_to_err(struct swv_qp *qp)
+{
+	SWV_STORE(&qp->state, IBV_QPS_ERR);
+	SWV_STORE(&qp->ibv_qp.state, IBV_QPS_ERR);
+	if (qp->has_rq)
+		SWV_STORE(&qp->rq.state, SWV_RQ_ERR);
+}
+
+static unsigned int
+sq_flush(struct swv_qp *qp)
+{
+	struct swv_wq_ring *r = &qp->sq;
+	uint32_t tail = r->tail;
+	uint32_t head = SWV_LOAD_ACQ(&r->head);
+	unsigned int n = 0;
+
+	while (tail != head && swv_cq_room(qp->scq) > 0) {
+		sq_complete(qp, swv_ring_slot(r, tail)->wr_id,
+			    IBV_WC_WR_FLUSH_ERR, 0);
+		tail++;
+		n++;
+	}
+	SWV_STORE_REL(&r->tail, tail);
+	return n;
+}
+
+unsigned int
+swv_qp_process(struct swv_qp *qp, unsigned int budget)
+{
+	struct swv_device *dev = qp->dev;
+	struct swv_wire *wire = dev->wire;
+	struct swv_wq_ring *r = &qp->sq;
+	struct iovec iov[SWV_MAX_SGE];
+	const struct swv_wqe *w;
+	uint32_t tail, head, i, len;
+	unsigned int n = 0;
+	uint32_t state = SWV_LOAD(&qp->state);
+	enum ibv_wc_status st;
+	uint64_t wr_id;
+	uint32_t flags;
+	int ret;
+
+	if (state == IBV_QPS_ERR) {
+		n = sq_flush(qp);
+		if (qp->has_rq)
+			n += swv_rq_flush(&qp->rq);
+		return n;
+	}
+	if (state != IBV_QPS_RTS)
+		return 0;
+	tail = r->tail;
+	head = SWV_LOAD_ACQ(&r->head);
+	while (tail != head && n < budget) {
+		w = swv_ring_slot(r, tail);
+		/* Keep room for the CQE this WQE may need. */
+		if (swv_cq_room(qp->scq) == 0)
+			break;
+		wr_id = w->wr_id;
+		flags = w->flags;
+		st = IBV_WC_SUCCESS;
+		len = 0;
+		for (i = 0; i < w->num_sge; i++) {
+			if (swv_sge_check(&w->sge[i], qp->ibv_qp.pd, false) ==
+			    NULL) {
+				st = IBV_WC_LOC_PROT_ERR;
+				break;
+			}
+			iov[i].iov_base = (void *)(uintptr_t)w->sge[i].addr;
+			iov[i].iov_len = w->sge[i].length;
+			len += w->sge[i].length;
+		}
+		if (st == IBV_WC_SUCCESS && (len == 0 || len > SWV_MAX_FRAME))
+			st = IBV_WC_LOC_LEN_ERR;
+		if (st == IBV_WC_SUCCESS) {
+			ret = wire->ops->tx(wire, iov, (int)w->num_sge, len);
+			if (ret == EAGAIN)
+				break;	/* retried on a later loop */
+			if (ret == 0) {
+				swv_cnt_add(&dev->cnt.tx_frames, 1);
+				swv_cnt_add(&dev->cnt.tx_bytes, len);
+			} else {
+				st = IBV_WC_GENERAL_ERR;
+			}
+		}
+		tail++;
+		n++;
+		SWV_STORE_REL(&r->tail, tail);
+		if (st != IBV_WC_SUCCESS) {
+			swv_cnt_add(&dev->cnt.tx_errors, 1);
+			sq_complete(qp, wr_id, st, 0);
+			if (st == IBV_WC_LOC_PROT_ERR ||
+			    st == IBV_WC_LOC_LEN_ERR) {
+				/* A local error moves the QP to ERR. */
+				qp_to_err(qp);
+				break;
+			}
+		} else if (flags & SWV_WQE_SIGNALED) {
+			sq_complete(qp, wr_id, IBV_WC_SUCCESS, len);
+		}
+	}
+	return n;
+}
+
+/*
+ * The loop.
+ */
+static void
+link_check(struct swv_device *dev, uint64_t now)
+{
+	uint32_t up;
+
+	dev->next_link_check = now + SWV_LINK_CHECK_NS;
+	up = dev->wire->ops->link_up(dev->wire) ? 1 : 0;
+	SWV_STORE(&dev->speed, dev->wire->ops->speed_mbps(dev->wire));
+	if (up != SWV_LOAD(&dev->link)) {
+		SWV_STORE(&dev->link, up);
+		swv_device_event(dev, up ? IBV_EVENT_PORT_ACTIVE :
+				 IBV_EVENT_PORT_ERR);
+	}
+}
+
+static unsigned int
+device_work(struct swv_device *dev, uint64_t now)
+{
+	struct swv_wire *wire = dev->wire;
+	struct swv_qp *qp;
+	struct swv_wq *wq;
+	unsigned int n;
+
+	n = wire->ops->rx_burst(wire, SWV_RX_BUDGET);
+	cds_list_for_each_entry_rcu(qp, &dev->qps, node)
+		n += swv_qp_process(qp, SWV_TX_BUDGET);
+	cds_list_for_each_entry_rcu(wq, &dev->wqs, node)
+		if (SWV_UNLIKELY(SWV_LOAD(&wq->rq.state) == SWV_RQ_ERR))
+			n += swv_rq_flush(&wq->rq);
+	wire->ops->tx_flush(wire);
+	if (now >= dev->next_link_check)
+		link_check(dev, now);
+	return n;
+}
+
+static void
+engine_sleep(uint64_t ns)
+{
+	struct pollfd fds[SWV_MAX_FDS];
+	struct swv_device *dev;
+	struct timespec ts;
+	nfds_t n = 0;
+	int fd;
+
+	cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node) {
+		fd = dev->wire->ops->rx_fd(dev->wire);
+		if (fd >= 0 && n < SWV_MAX_FDS) {
+			fds[n].fd = fd;
+			fds[n].events = POLLIN;
+			fds[n].revents = 0;
+			n++;
+		}
+	}
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)ns;
+	rcu_thread_offline();
+	ppoll(fds, n, &ts, NULL);
+	rcu_thread_online();
+}
+
+static void *
+engine_main(void *arg)
+{
+	struct swv_device *dev;
+	unsigned int work, idle = 0;
+	uint64_t sleep_ns = SWV_SLEEP_MIN_NS, now;
+
+	(void)arg;
+	/* Short sleeps must stay short. */
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	rcu_register_thread();
+	while (!SWV_LOAD_ACQ(&swv_engine.stop)) {
+		work = 0;
+		now = swv_now_ns();
+		cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node)
+			work += device_work(dev, now);
+		rcu_quiescent_state();
+		if (work > 0) {
+			idle = 0;
+			sleep_ns = SWV_SLEEP_MIN_NS;
+			continue;
+		}
+		if (++idle < SWV_IDLE_SPINS)
+			continue;
+		engine_sleep(sleep_ns);
+		if (sleep_ns < SWV_SLEEP_MAX_NS)
+			sleep_ns *= 2;
+		if (sleep_ns > SWV_SLEEP_MAX_NS)
+			sleep_ns = SWV_SLEEP_MAX_NS;
+	}
+	rcu_unregister_thread();
+	return NULL;
+}
+
+static int
+engine_start(void)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int ret;
+
+	pthread_attr_init(&attr);
+	if (swv_engine.cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(swv_engine.cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	SWV_STORE(&swv_engine.stop, 0);
+	ret = pthread_create(&swv_engine.thread, &attr, engine_main, NULL);
+	pthread_attr_destroy(&attr);
+	if (ret != 0)
+		return ret;
+	pthread_setname_np(swv_engine.thread, "swv-engine");
+	swv_engine.running = true;
+	return 0;
+}
+
+int
+swv_engine_add(struct swv_device *dev)
+{
+	int ret;
+
+	if (swv_engine.ndev == 0 && !swv_engine.running) {
+		ret = engine_start();
+		if (ret != 0)
+			return ret;
+	}
+	swv_engine.ndev++;
+	dev->next_link_check = 0;
+	cds_list_add_tail_rcu(&dev->eng_node, &swv_engine.devs);
+	return 0;
+}
+
+void
+swv_engine_del(struct swv_device *dev)
+{
+	cds_list_del_rcu(&dev->eng_node);
+	synchronize_rcu();
+	swv_engine.ndev--;
+	if (swv_engine.ndev == 0 && swv_engine.running) {
+		SWV_STORE_REL(&swv_engine.stop, 1);
+		pthread_join(swv_engine.thread, NULL);
+		swv_engine.running = false;
+	}
+}
+
+int
+swv_set_engine_cpu(int cpu)
+{
+	cpu_set_t set, allowed;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (cpu < -1 || (cpu >= 0 && (cpu >= CPU_SETSIZE || cpu >= ncpu)))
+		return EINVAL;
+	if (cpu >= 0 && (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
+			 !CPU_ISSET(cpu, &allowed)))
+		return EINVAL;
+	pthread_mutex_lock(&swv_lock);
+	swv_engine.cpu = cpu;
+	if (swv_engine.running) {
+		CPU_ZERO(&set);
+		if (cpu >= 0) {
+			CPU_SET(cpu, &set);
+		} else {
+			int i;
+
+			for (i = 0; i < ncpu && i < CPU_SETSIZE; i++)
+				CPU_SET(i, &set);
+		}
+		pthread_setaffinity_np(swv_engine.thread, sizeof(set), &set);
+	}
+	pthread_mutex_unlock(&swv_lock);
+	return 0;
+}

@@ -1,0 +1,482 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Queue pairs: RAW_PACKET QPs (send queue, optional receive queue, the QP
+ * state machine, post_send/post_recv) and hash (RSS) QPs.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swv_priv.h"
+
+int
+swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
+{
+	uint32_t size = 1;
+
+	while (size < max_wr)
+		size <<= 1;
+	memset(r, 0, sizeof(*r));
+	r->mask = size - 1;
+	r->max_sge = max_sge;
+	r->stride = sizeof(struct swv_wqe) + max_sge * sizeof(struct ibv_sge);
+	r->slots = calloc(size, r->stride);
+	return r->slots == NULL ? ENOMEM : 0;
+}
+
+void
+swv_ring_fini(struct swv_wq_ring *r)
+{
+	free(r->slots);
+	r->slots = NULL;
+}
+
+int
+swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	uint32_t head = r->head;
+	uint32_t tail = SWV_LOAD_ACQ(&r->tail);
+	struct swv_wqe *w;
+	int ret = 0;
+
+	for (; wr != NULL; wr = wr->next) {
+		if (SWV_UNLIKELY(wr->num_sge < 0 ||
+				 (uint32_t)wr->num_sge > r->max_sge)) {
+			ret = EINVAL;
+			break;
+		}
+		if (SWV_UNLIKELY(head - tail > r->mask)) {
+			ret = ENOMEM;
+			break;
+		}
+		w = swv_ring_slot(r, head);
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		w->flags = 0;
+		memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * wr->num_sge);
+		head++;
+	}
+	SWV_STORE_REL(&r->head, head);
+	if (ret != 0 && bad_wr != NULL)
+		*bad_wr = wr;
+	return ret;
+}
+
+int
+swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+	      struct ibv_send_wr **bad_wr)
+{
+	struct swv_qp *qp = to_swv_qp(ibqp);
+	struct swv_wq_ring *r = &qp->sq;
+	uint32_t head, tail;
+	struct swv_wqe *w;
+	int ret = 0;
+
+	if (SWV_UNLIKELY(qp->is_hash ||
+			 SWV_LOAD(&qp->state) != IBV_QPS_RTS)) {
+		/* mlx5 takes no send WQE before RTS either. */
+		if (bad_wr != NULL)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	head = r->head;
+	tail = SWV_LOAD_ACQ(&r->tail);
+	for (; wr != NULL; wr = wr->next) {
+		if (SWV_UNLIKELY(wr->opcode != IBV_WR_SEND ||
+				 wr->num_sge < 0 ||
+				 (uint32_t)wr->num_sge > r->max_sge ||
+				 (wr->send_flags & IBV_SEND_INLINE))) {
+			ret = EINVAL;
+			break;
+		}
+		if (SWV_UNLIKELY(head - tail > r->mask)) {
+			ret = ENOMEM;
+			break;
+		}
+		w = swv_ring_slot(r, head);
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		w->flags = (qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
+			   ? SWV_WQE_SIGNALED : 0;
+		memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * wr->num_sge);
+		head++;
+	}
+	SWV_STORE_REL(&r->head, head);
+	if (ret != 0 && bad_wr != NULL)
+		*bad_wr = wr;
+	return ret;
+}
+
+int
+swv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+	      struct ibv_recv_wr **bad_wr)
+{
+	struct swv_qp *qp = to_swv_qp(ibqp);
+
+	if (SWV_UNLIKELY(!qp->has_rq || SWV_LOAD(&qp->state) == IBV_QPS_RESET)) {
+		if (bad_wr != NULL)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	return swv_ring_post_recv(&qp->rq.ring, wr, bad_wr);
+}
+
+static void
+qp_rq_to_err(struct swv_rq *rq)
+{
+	struct swv_qp *qp = container_of(rq, struct swv_qp, rq);
+
+	SWV_STORE(&qp->state, IBV_QPS_ERR);
+	SWV_STORE(&qp->ibv_qp.state, IBV_QPS_ERR);
+	SWV_STORE(&rq->state, SWV_RQ_ERR);
+}
+
+static struct swv_qp *
+qp_alloc(struct ibv_context *context, struct ibv_pd *pd)
+{
+	struct swv_qp *qp;
+
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->dev = swv_ctx_dev(context);
+	qp->ibv_qp.context = context;
+	qp->ibv_qp.pd = pd;
+	qp->ibv_qp.qp_type = IBV_QPT_RAW_PACKET;
+	pthread_mutex_init(&qp->ibv_qp.mutex, NULL);
+	pthread_cond_init(&qp->ibv_qp.cond, NULL);
+	return qp;
+}
+
+static void
+qp_free(struct swv_qp *qp)
+{
+	swv_ring_fini(&qp->sq);
+	swv_ring_fini(&qp->rq.ring);
+	pthread_mutex_destroy(&qp->ibv_qp.mutex);
+	pthread_cond_destroy(&qp->ibv_qp.cond);
+	free(qp);
+}
+
+/* Register a new QP with its device and context (swv_lock held). */
+static int
+qp_register(struct swv_qp *qp)
+{
+	struct swv_device *dev = qp->dev;
+
+	if (dev->nqp >= SWV_MAX_QP)
+		return ENOMEM;
+	dev->nqp++;
+	qp->ibv_qp.qp_num = dev->next_qpn++ & 0xffffff;
+	qp->ibv_qp.handle = qp->ibv_qp.qp_num;
+	qp->rq.num = qp->ibv_qp.qp_num;
+	to_swv_ctx(qp->ibv_qp.context)->objs++;
+	to_swv_pd(qp->ibv_qp.pd)->refs++;
+	return 0;
+}
+
+static struct ibv_qp *
+create_raw_qp(struct ibv_context *context, struct ibv_pd *pd,
+	      struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_cap *cap = &attr->cap;
+	struct swv_qp *qp;
+	int ret;
+
+	if (attr->qp_type != IBV_QPT_RAW_PACKET) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (attr->srq != NULL || attr->send_cq == NULL ||
+	    (cap->max_recv_wr > 0 && attr->recv_cq == NULL) ||
+	    cap->max_send_wr > SWV_MAX_QP_WR ||
+	    cap->max_recv_wr > SWV_MAX_QP_WR ||
+	    cap->max_send_sge > SWV_MAX_SGE ||
+	    cap->max_recv_sge > SWV_MAX_SGE || cap->max_inline_data > 0 ||
+	    attr->send_cq->context != context ||
+	    (attr->recv_cq != NULL && attr->recv_cq->context != context) ||
+	    pd->context != context) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = qp_alloc(context, pd);
+	if (qp == NULL)
+		return NULL;
+	qp->ibv_qp.qp_context = attr->qp_context;
+	qp->ibv_qp.send_cq = attr->send_cq;
+	qp->ibv_qp.recv_cq = attr->recv_cq;
+	qp->ibv_qp.state = IBV_QPS_RESET;
+	qp->state = IBV_QPS_RESET;
+	qp->sig_all = attr->sq_sig_all != 0;
+	qp->scq = to_swv_cq(attr->send_cq);
+	ret = swv_ring_init(&qp->sq, cap->max_send_wr > 0 ? cap->max_send_wr : 1,
+			    cap->max_send_sge > 0 ? cap->max_send_sge : 1);
+	if (ret != 0)
+		goto err;
+	if (cap->max_recv_wr > 0) {
+		qp->has_rq = true;
+		ret = swv_ring_init(&qp->rq.ring, cap->max_recv_wr,
+				    cap->max_recv_sge > 0 ?
+				    cap->max_recv_sge : 1);
+		if (ret != 0)
+			goto err;
+		qp->rq.cq = to_swv_cq(attr->recv_cq);
+		qp->rq.pd = pd;
+		qp->rq.state = SWV_RQ_OFF;
+		qp->rq.to_err = qp_rq_to_err;
+	}
+	cap->max_send_wr = cap->max_send_wr > 0 ? qp->sq.mask + 1 : 0;
+	cap->max_send_sge = qp->sq.max_sge;
+	if (qp->has_rq) {
+		cap->max_recv_wr = qp->rq.ring.mask + 1;
+		cap->max_recv_sge = qp->rq.ring.max_sge;
+	}
+	cap->max_inline_data = 0;
+	qp->cap = *cap;
+
+	pthread_mutex_lock(&swv_lock);
+	ret = qp_register(qp);
+	if (ret != 0) {
+		pthread_mutex_unlock(&swv_lock);
+		goto err;
+	}
+	qp->scq->refs++;
+	if (qp->has_rq)
+		qp->rq.cq->refs++;
+	cds_list_add_tail_rcu(&qp->node, &qp->dev->qps);
+	pthread_mutex_unlock(&swv_lock);
+	return &qp->ibv_qp;
+err:
+	qp_free(qp);
+	errno = ret;
+	return NULL;
+}
+
+struct ibv_qp *
+swv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
+{
+	if (pd == NULL || attr == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create_raw_qp(pd->context, pd, attr);
+}
+
+#define SWV_HASH_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
+			 IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 | \
+			 IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP | \
+			 IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+
+static struct ibv_qp *
+create_hash_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_rx_hash_conf *h = &attr->rx_hash_conf;
+	struct swv_qp *qp;
+	int ret;
+
+	if (attr->rwq_ind_tbl == NULL || attr->pd == NULL ||
+	    attr->qp_type != IBV_QPT_RAW_PACKET ||
+	    attr->rwq_ind_tbl->context != context ||
+	    attr->pd->context != context || attr->srq != NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (h->rx_hash_function != IBV_RX_HASH_FUNC_TOEPLITZ ||
+	    (h->rx_hash_fields_mask & ~(uint64_t)SWV_HASH_FIELDS) != 0) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (h->rx_hash_fields_mask != 0 &&
+	    (h->rx_hash_key_len != SWV_HASH_KEY_LEN || h->rx_hash_key == NULL)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = qp_alloc(context, attr->pd);
+	if (qp == NULL)
+		return NULL;
+	qp->is_hash = true;
+	qp->ibv_qp.qp_context = attr->qp_context;
+	/* A hash QP has no state machine; it receives once a flow is on it. */
+	qp->ibv_qp.state = IBV_QPS_RTR;
+	qp->state = IBV_QPS_RTR;
+	qp->ind = to_swv_ind_table(attr->rwq_ind_tbl);
+	qp->hash_fields = h->rx_hash_fields_mask;
+	if (h->rx_hash_fields_mask != 0)
+		memcpy(qp->hash_key, h->rx_hash_key, SWV_HASH_KEY_LEN);
+	pthread_mutex_lock(&swv_lock);
+	ret = qp_register(qp);
+	if (ret != 0) {
+		pthread_mutex_unlock(&swv_lock);
+		qp_free(qp);
+		errno = ret;
+		return NULL;
+	}
+	qp->ind->refs++;
+	pthread_mutex_unlock(&swv_lock);
+	return &qp->ibv_qp;
+}
+
+struct ibv_qp *
+swv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp *qp;
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			 IBV_QP_INIT_ATTR_RX_HASH |
+			 IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	uint32_t rss = IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH;
+
+	if (context == NULL || attr == NULL ||
+	    !(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & ~known) != 0 ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags != 0)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((attr->comp_mask & rss) == rss)
+		return create_hash_qp(context, attr);
+	if ((attr->comp_mask & rss) != 0 || attr->pd == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memset(&init, 0, sizeof(init));
+	init.qp_context = attr->qp_context;
+	init.send_cq = attr->send_cq;
+	init.recv_cq = attr->recv_cq;
+	init.srq = attr->srq;
+	init.cap = attr->cap;
+	init.qp_type = attr->qp_type;
+	init.sq_sig_all = attr->sq_sig_all;
+	qp = create_raw_qp(context, attr->pd, &init);
+	if (qp != NULL)
+		attr->cap = init.cap;
+	return qp;
+}
+
+/* Empty both queues of a QP the engine no longer touches. */
+static void
+qp_discard(struct swv_qp *qp)
+{
+	SWV_STORE(&qp->sq.tail, qp->sq.head);
+	if (qp->has_rq)
+		SWV_STORE(&qp->rq.ring.tail, qp->rq.ring.head);
+}
+
+int
+swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
+{
+	struct swv_qp *qp;
+	enum ibv_qp_state cur, next;
+	int allowed = IBV_QP_STATE | IBV_QP_CUR_STATE;
+	int ret = 0;
+
+	if (ibqp == NULL || attr == NULL)
+		return EINVAL;
+	qp = to_swv_qp(ibqp);
+	if (qp->is_hash || !(attr_mask & IBV_QP_STATE))
+		return EINVAL;
+	pthread_mutex_lock(&swv_lock);
+	cur = (enum ibv_qp_state)SWV_LOAD(&qp->state);
+	next = attr->qp_state;
+	if ((attr_mask & IBV_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ret = EINVAL;
+		goto out;
+	}
+	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR) {
+		/* from any state */
+	} else if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT) {
+		allowed |= IBV_QP_PORT;
+		if (!(attr_mask & IBV_QP_PORT) || attr->port_num != 1) {
+			ret = EINVAL;
+			goto out;
+		}
+	} else if (!(cur == IBV_QPS_INIT && next == IBV_QPS_RTR) &&
+		   !(cur == IBV_QPS_RTR && next == IBV_QPS_RTS)) {
+		ret = EINVAL;
+		goto out;
+	}
+	if ((attr_mask & ~allowed) != 0) {
+		ret = EINVAL;
+		goto out;
+	}
+	SWV_STORE(&qp->state, next);
+	SWV_STORE(&qp->ibv_qp.state, next);
+	if (qp->has_rq)
+		SWV_STORE(&qp->rq.state,
+			  next == IBV_QPS_RTR || next == IBV_QPS_RTS ?
+			  SWV_RQ_READY : next == IBV_QPS_ERR ?
+			  SWV_RQ_ERR : SWV_RQ_OFF);
+	if (next == IBV_QPS_RESET) {
+		synchronize_rcu();	/* the engine is out of the queues */
+		qp_discard(qp);
+	}
+out:
+	pthread_mutex_unlock(&swv_lock);
+	return ret;
+}
+
+int
+swv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
+	     struct ibv_qp_init_attr *init_attr)
+{
+	struct swv_qp *qp;
+
+	(void)attr_mask;
+	if (ibqp == NULL || attr == NULL || init_attr == NULL)
+		return EINVAL;
+	qp = to_swv_qp(ibqp);
+	memset(attr, 0, sizeof(*attr));
+	memset(init_attr, 0, sizeof(*init_attr));
+	attr->qp_state = (enum ibv_qp_state)SWV_LOAD(&qp->state);
+	attr->cur_qp_state = attr->qp_state;
+	attr->port_num = 1;
+	attr->path_mtu = IBV_MTU_4096;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+	init_attr->qp_context = ibqp->qp_context;
+	init_attr->send_cq = ibqp->send_cq;
+	init_attr->recv_cq = ibqp->recv_cq;
+	init_attr->cap = qp->cap;
+	init_attr->qp_type = IBV_QPT_RAW_PACKET;
+	init_attr->sq_sig_all = qp->sig_all;
+	return 0;
+}
+
+int
+swv_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct swv_qp *qp;
+
+	if (ibqp == NULL)
+		return EINVAL;
+	qp = to_swv_qp(ibqp);
+	pthread_mutex_lock(&swv_lock);
+	if (qp->flows > 0) {
+		pthread_mutex_unlock(&swv_lock);
+		return EBUSY;
+	}
+	if (qp->is_hash) {
+		qp->ind->refs--;
+	} else {
+		cds_list_del_rcu(&qp->node);
+		synchronize_rcu();
+		qp->scq->refs--;
+		if (qp->has_rq)
+			qp->rq.cq->refs--;
+	}
+	qp->dev->nqp--;
+	to_swv_pd(ibqp->pd)->refs--;
+	to_swv_ctx(ibqp->context)->objs--;
+	pthread_mutex_unlock(&swv_lock);
+	qp_free(qp);
+	return 0;
+}

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * swverbs internals: the objects behind the verbs structs, the rings shared
+ * with the engine, the steering table. Private to lib/swverbs.
+ *
+ * Threads: the application threads run the control path (serialized by
+ * swv_lock) and the datapath (lock-free, one producer and one consumer per
+ * ring); the engine thread (engine.c) is the device. Everything the engine
+ * reads is published with RCU (liburcu QSBR: only the engine is a reader) and
+ * freed after synchronize_rcu().
+ */
+
+#ifndef SWV_PRIV_H
+#define SWV_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <urcu-qsbr.h>
+#include <urcu/list.h>
+#include <urcu/rculist.h>
+
+#include "swverbs.h"
+#include "swv_wire.h"
+
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+#define SWV_LIKELY(x) __builtin_expect(!!(x), 1)
+#define SWV_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Device limits, reported by swv_query_device_ex() and enforced. */
+#define SWV_MAX_QP 16384	/**< QPs (raw and hash) per device */
+#define SWV_MAX_QP_WR 32768	/**< WQEs per send or receive queue */
+#define SWV_MAX_SGE 32		/**< SGEs per WQE */
+#define SWV_MAX_CQ 16384	/**< CQs per device */
+#define SWV_MAX_CQE 65536	/**< CQEs per CQ */
+#define SWV_MAX_PD 16384	/**< PDs per device */
+#define SWV_MR_BITS 16
+#define SWV_MAX_MR ((1u << SWV_MR_BITS) - 1) /**< MRs per process */
+#define SWV_MAX_WQ 16384	/**< WQs per device */
+#define SWV_MAX_IND_TBL 1024	/**< indirection tables per device */
+#define SWV_LOG_MAX_IND_TBL 9	/**< 512 entries */
+#define SWV_MAX_FLOWS 65536	/**< steering rules per device */
+#define SWV_HASH_KEY_LEN 40	/**< Toeplitz key length */
+
+#define SWV_HDR_COPY 128	/**< bytes of a frame the parser looks at */
+
+/* Atomics (GCC builtins, also in clang). */
+#define SWV_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define SWV_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define SWV_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define SWV_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/* The control-path lock (registry and every object create/destroy). */
+extern pthread_mutex_t swv_lock;
+
+/*
+ * Work queue slots: a header and max_sge SGEs, copied from an ibv_*_wr.
+ */
+struct swv_wqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t flags;		/**< SWV_WQE_SIGNALED */
+	struct ibv_sge sge[];
+};
+
+#define SWV_WQE_SIGNALED 1u
+
+/**
+ * A single-producer single-consumer ring of WQEs. The application thread
+ * produces (head), the engine consumes (tail). Indexes run free; the slot is
+ * index & mask.
+ */
+struct swv_wq_ring {
+	uint32_t head;		/**< next slot the poster fills */
+	uint32_t pad0[15];
+	uint32_t tail;		/**< next slot the engine takes */
+	uint32_t pad1[15];
+	uint32_t mask;		/**< slots - 1 */
+	uint32_t max_sge;
+	uint32_t stride;	/**< bytes per slot */
+	uint8_t *slots;
+};
+
+static inline struct swv_wqe *
+swv_ring_slot(const struct swv_wq_ring *r, uint32_t idx)
+{
+	return (struct swv_wqe *)(r->slots + (size_t)(idx & r->mask) *
+				  r->stride);
+}
+
+int swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge);
+void swv_ring_fini(struct swv_wq_ring *r);
+/** Copy a receive WR list into the ring (lock-free producer side). */
+int swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
+
+/*
+ * Completion queue.
+ */
+struct swv_cqe {
+	uint64_t wr_id;
+	uint64_t ts;		/**< ns, CLOCK_MONOTONIC */
+	uint32_t byte_len;
+	uint32_t qp_num;
+	uint32_t flow_tag;
+	uint8_t status;		/**< enum ibv_wc_status */
+	uint8_t opcode;		/**< enum ibv_wc_opcode */
+	uint16_t rsvd;
+};
+
+struct swv_cq {
+	struct ibv_cq_ex ibv_cq;	/**< handed to the application */
+	uint32_t head;		/**< next CQE the engine writes */
+	uint32_t pad0[15];
+	uint32_t tail;		/**< next CQE the application reads */
+	uint32_t cur;		/**< CQE under an ibv_start_poll() batch */
+	uint32_t pad1[14];
+	uint32_t mask;
+	uint64_t wc_flags;	/**< IBV_WC_EX_WITH_* asked for */
+	bool want_ts;
+	struct swv_cqe *cqes;
+	unsigned int refs;	/**< QPs and WQs using it (swv_lock) */
+};
+
+static inline struct swv_cq *
+to_swv_cq(struct ibv_cq *cq)
+{
+	return container_of((struct ibv_cq_ex *)cq, struct swv_cq, ibv_cq);
+}
+
+static inline struct swv_cq *
+to_swv_cq_ex(struct ibv_cq_ex *cq)
+{
+	return container_of(cq, struct swv_cq, ibv_cq);
+}
+
+/** Free CQE slots, as seen by the engine. */
+static inline uint32_t
+swv_cq_room(const struct swv_cq *cq)
+{
+	return cq->mask + 1 - (cq->head - SWV_LOAD_ACQ(&cq->tail));
+}
+
+/** Write one CQE (engine only; the caller checked swv_cq_room()). */
+static inline void
+swv_cq_push(struct swv_cq *cq, const struct swv_cqe *cqe)
+{
+	cq->cqes[cq->head & cq->mask] = *cqe;
+	SWV_STORE_REL(&cq->head, cq->head + 1);
+}
+
+uint64_t swv_now_ns(void);
+
+/*
+ * Receive queue: of a WQ, or the receive side of a RAW_PACKET QP.
+ */
+enum swv_rq_state {
+	SWV_RQ_OFF,		/**< not receiving (RESET, INIT) */
+	SWV_RQ_READY,		/**< RDY, or QP in RTR/RTS */
+	SWV_RQ_ERR,		/**< error: posted WQEs are flushed */
+};
+
+struct swv_rq {
+	struct swv_wq_ring ring;
+	struct swv_cq *cq;
+	struct ibv_pd *pd;
+	uint32_t num;		/**< qp_num or wq_num, for CQEs */
+	uint32_t state;		/**< enum swv_rq_state, atomic */
+	/** Called by the engine on an SGE protection error. */
+	void (*to_err)(struct swv_rq *rq);
+};
+
+/*
+ * Memory regions: a process-wide table indexed by the low bits of the lkey.
+ */
+struct swv_mr {
+	struct ibv_mr ibv_mr;
+	uintptr_t start;
+	uintptr_t end;		/**< one past the last byte */
+	int access;
+};
+
+static inline struct swv_mr *
+to_swv_mr(struct ibv_mr *mr)
+{
+	return container_of(mr, struct swv_mr, ibv_mr);
+}
+
+extern struct swv_mr *swv_mr_table[1u << SWV_MR_BITS];
+
+/**
+ * The MR an SGE may use, or NULL when the lkey names no live MR of @pd or
+ * the range is outside it, or (@write) the MR lacks IBV_ACCESS_LOCAL_WRITE.
+ */
+static inline const struct swv_mr *
+swv_sge_check(const struct ibv_sge *sge, const struct ibv_pd *pd, bool write)
+{
+	const struct swv_mr *mr;
+	uintptr_t a = (uintptr_t)sge->addr;
+
+	mr = rcu_dereference(swv_mr_table[sge->lkey &
+					   ((1u << SWV_MR_BITS) - 1)]);
+	if (SWV_UNLIKELY(mr == NULL || mr->ibv_mr.lkey != sge->lkey ||
+			 mr->ibv_mr.pd != pd))
+		return NULL;
+	if (SWV_UNLIKELY(a < mr->start || a > mr->end ||
+			 sge->length > mr->end - a))
+		return NULL;
+	if (write && SWV_UNLIKELY(!(mr->access & IBV_ACCESS_LOCAL_WRITE)))
+		return NULL;
+	return mr;
+}
+
+/*
+ * Protection domain.
+ */
+struct swv_pd {
+	struct ibv_pd ibv_pd;
+	unsigned int refs;	/**< MRs, QPs, WQs (swv_lock) */
+};
+
+static inline struct swv_pd *
+to_swv_pd(struct ibv_pd *pd)
+{
+	return container_of(pd, struct swv_pd, ibv_pd);
+}
+
+/*
+ * Work queue and indirection table.
+ */
+struct swv_wq {
+	struct ibv_wq ibv_wq;
+	struct swv_rq rq;
+	struct swv_device *dev;
+	struct cds_list_head node;	/**< in dev->wqs (RCU) */
+	unsigned int refs;		/**< indirection table entries */
+};
+
+static inline struct swv_wq *
+to_swv_wq(struct ibv_wq *wq)
+{
+	return container_of(wq, struct swv_wq, ibv_wq);
+}
+
+struct swv_ind_table {
+	struct ibv_rwq_ind_table ibv_tbl;
+	uint32_t mask;			/**< entries - 1 */
+	unsigned int refs;		/**< hash QPs using it */
+	struct swv_wq **wqs;
+};
+
+static inline struct swv_ind_table *
+to_swv_ind_table(struct ibv_rwq_ind_table *t)
+{
+	return container_of(t, struct swv_ind_table, ibv_tbl);
+}
+
+/*
+ * Queue pair: RAW_PACKET (send queue and optional receive queue) or hash.
+ */
+struct swv_qp {
+	struct ibv_qp ibv_qp;
+	struct swv_device *dev;
+	struct cds_list_head node;	/**< in dev->qps (RCU), raw QPs only */
+	bool is_hash;
+	bool has_rq;
+	bool sig_all;
+	uint32_t state;			/**< enum ibv_qp_state, atomic */
+	struct ibv_qp_cap cap;
+	/* raw */
+	struct swv_wq_ring sq;
+	struct swv_cq *scq;
+	struct swv_rq rq;
+	/* hash */
+	struct swv_ind_table *ind;
+	uint64_t hash_fields;
+	uint8_t hash_key[SWV_HASH_KEY_LEN];
+	unsigned int flows;		/**< flows attached (swv_lock) */
+};
+
+static inline struct swv_qp *
+to_swv_qp(struct ibv_qp *qp)
+{
+	return container_of(qp, struct swv_qp, ibv_qp);
+}
+
+/*
+ * Steering. A parsed frame is a key; a rule is a value and a mask over the
+ * key. The ETH spec fills the first words; later specs (IP, L4, tunnels)
+ * extend the key. Rules are grouped by mask into subtables (tuple space
+ * search); a table is immutable and replaced as a whole under RCU.
+ */
+struct swv_flow_key {
+	uint8_t dmac[6];
+	uint16_t vlan_tag;	/**< TCI, network order; 0 untagged */
+	uint8_t smac[6];
+	uint16_t ether_type;	/**< after the VLAN tag, network order */
+};
+
+#define SWV_KEY_WORDS (sizeof(struct swv_flow_key) / sizeof(uint64_t))
+
+union swv_key {
+	struct swv_flow_key k;
+	uint64_t w[SWV_KEY_WORDS];
+};
+
+/** What the parser learns from the first bytes of a frame. */
+struct swv_pkt {
+	union swv_key key;
+	uint8_t l3;		/**< 4, 6 or 0 */
+	uint8_t l4;		/**< IPPROTO_TCP, IPPROTO_UDP or 0 */
+	const uint8_t *src_ip;	/**< into the header copy */
+	const uint8_t *dst_ip;
+	const uint8_t *ports;	/**< src port, dst port; NULL if none */
+};
+
+void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
+
+struct swv_rule_slot {
+	union swv_key key;	/**< masked value */
+	uint64_t rank;		/**< lower wins */
+	struct swv_qp *qp;	/**< NULL: empty slot */
+};
+
+struct swv_subtable {
+	union swv_key mask;
+	uint64_t best_rank;
+	uint32_t slot_mask;
+	struct swv_rule_slot *slots;
+};
+
+struct swv_steer {
+	unsigned int nsub;
+	struct swv_subtable sub[];	/**< by best_rank, ascending */
+};
+
+struct swv_flow {
+	struct ibv_flow ibv_flow;
+	struct swv_qp *qp;
+	struct cds_list_head node;	/**< in dev->flows (swv_lock) */
+	union swv_key value;
+	union swv_key mask;
+	uint64_t rank;
+};
+
+/** The steering target of a frame, or NULL. */
+struct swv_qp *swv_steer_lookup(const struct swv_steer *st,
+				const struct swv_pkt *pkt);
+/** Rebuild and publish dev's table (swv_lock held). 0 or ENOMEM. */
+int swv_steer_rebuild(struct swv_device *dev);
+void swv_steer_free(struct swv_steer *st);
+
+/** Toeplitz hash of @len bytes with a @key of at least len + 4 bytes. */
+uint32_t swv_toeplitz(const uint8_t *key, const uint8_t *data,
+		      unsigned int len);
+/** The RSS hash of a parsed frame for a hash QP. */
+uint32_t swv_rss_hash(const struct swv_qp *qp, const struct swv_pkt *pkt);
+
+/*
+ * Device and context.
+ */
+struct swv_context {
+	struct ibv_context ibv_ctx;
+	struct swv_device *dev;
+	struct cds_list_head node;	/**< in dev->ctxs (RCU) */
+	int event_wr;			/**< write end of the async pipe */
+	unsigned int objs;		/**< objects created on it (swv_lock) */
+};
+
+static inline struct swv_context *
+to_swv_ctx(struct ibv_context *ctx)
+{
+	return container_of(ctx, struct swv_context, ibv_ctx);
+}
+
+struct swv_device {
+	struct ibv_device ibv_dev;
+	char name[SWV_NAME_MAX];
+	uint8_t mac[6];
+	struct swv_wire *wire;
+	struct cds_list_head reg_node;	/**< registry (swv_lock) */
+	struct cds_list_head eng_node;	/**< engine list (RCU) */
+	struct cds_list_head ctxs;	/**< swv_context (RCU) */
+	struct cds_list_head qps;	/**< raw swv_qp (RCU) */
+	struct cds_list_head wqs;	/**< swv_wq (RCU) */
+	struct cds_list_head flows;	/**< swv_flow by creation (swv_lock) */
+	struct swv_steer *steer;	/**< RCU pointer */
+	uint32_t link;			/**< port up, engine-written */
+	uint32_t speed;			/**< Mbit/s */
+	uint64_t next_link_check;	/**< ns (engine) */
+	uint32_t next_qpn;
+	uint32_t next_wqn;
+	uint32_t flow_seq;
+	unsigned int nctx;
+	unsigned int nqp, ncq, npd, nwq, nind, nflows;
+	struct swv_port_counters cnt;	/**< engine-written, relaxed */
+};
+
+static inline void
+swv_cnt_add(uint64_t *c, uint64_t v)
+{
+	SWV_STORE(c, SWV_LOAD(c) + v);
+}
+
+/* device.c */
+struct swv_device *swv_ctx_dev(struct ibv_context *ctx);
+/** Queue an async event on every context of dev (engine thread). */
+void swv_device_event(struct swv_device *dev, enum ibv_event_type type);
+
+/* engine.c */
+int swv_engine_add(struct swv_device *dev);
+void swv_engine_del(struct swv_device *dev);
+
+/* qp.c */
+int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		  struct ibv_send_wr **bad_wr);
+int swv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr);
+/** Drain up to budget send WQEs of an RTS QP; flush an ERR QP. */
+unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
+/** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR. */
+unsigned int swv_rq_flush(struct swv_rq *rq);
+
+/* cq.c */
+int swv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+
+#endif /* SWV_PRIV_H */

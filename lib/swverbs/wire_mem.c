@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * In-memory wires.
+ *
+ * loop: a frame sent is received by the same device.
+ * pair:<cable>: two devices joined by a named cable. A frame sent by one end
+ * is received by the other, synchronously, on the engine thread (one engine
+ * serves every device of the process, so this never crosses threads). The
+ * link is up while both ends exist.
+ *
+ * Both push frames from tx(); rx_burst() has nothing to poll.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swv_priv.h"
+
+#define SWV_MEM_SPEED 100000	/* Mbit/s */
+
+static void
+mem_tx_flush(struct swv_wire *wire)
+{
+	(void)wire;
+}
+
+static unsigned int
+mem_rx_burst(struct swv_wire *wire, unsigned int budget)
+{
+	(void)wire;
+	(void)budget;
+	return 0;
+}
+
+static uint32_t
+mem_speed(struct swv_wire *wire)
+{
+	(void)wire;
+	return SWV_MEM_SPEED;
+}
+
+static int
+mem_rx_fd(struct swv_wire *wire)
+{
+	(void)wire;
+	return -1;
+}
+
+/*
+ * loop
+ */
+static int
+loop_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
+	uint32_t len)
+{
+	swv_device_rx(wire->dev, iov, iovcnt, len);
+	return 0;
+}
+
+static bool
+loop_link_up(struct swv_wire *wire)
+{
+	(void)wire;
+	return true;
+}
+
+static void
+loop_close(struct swv_wire *wire)
+{
+	free(wire);
+}
+
+static const struct swv_wire_ops loop_ops = {
+	.tx = loop_tx,
+	.tx_flush = mem_tx_flush,
+	.rx_burst = mem_rx_burst,
+	.link_up = loop_link_up,
+	.speed_mbps = mem_speed,
+	.rx_fd = mem_rx_fd,
+	.close = loop_close,
+};
+
+int
+swv_wire_loop_open(struct swv_device *dev, struct swv_wire **out)
+{
+	struct swv_wire *w = calloc(1, sizeof(*w));
+
+	if (w == NULL)
+		return ENOMEM;
+	w->ops = &loop_ops;
+	w->dev = dev;
+	*out = w;
+	return 0;
+}
+
+/*
+ * pair
+ *
+ * Cables live in a process-wide list guarded by swv_lock (wires are opened
+ * and closed under it). An end's device pointer is read by the other end's
+ * tx() on the engine thread, so it is published and withdrawn under RCU.
+ */
+struct swv_cable;
+
+struct swv_pair_end {
+	struct swv_wire wire;
+	struct swv_cable *cable;
+	unsigned int side;
+};
+
+struct swv_cable {
+	struct cds_list_head node;
+	char name[SWV_NAME_MAX];
+	struct swv_pair_end *end[2];	/**< RCU */
+};
+
+static CDS_LIST_HEAD(swv_cables);
+
+static int
+pair_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
+	uint32_t len)
+{
+	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
+	struct swv_pair_end *peer;
+
+	peer = rcu_dereference(e->cable->end[e->side ^ 1]);
+	/* No peer: the frame leaves into an unplugged cable. */
+	if (peer != NULL)
+		swv_device_rx(peer->wire.dev, iov, iovcnt, len);
+	return 0;
+}
+
+static bool
+pair_link_up(struct swv_wire *wire)
+{
+	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
+
+	return rcu_dereference(e->cable->end[e->side ^ 1]) != NULL;
+}
+
+static void
+pair_close(struct swv_wire *wire)
+{
+	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
+	struct swv_cable *c = e->cable;
+
+	rcu_assign_pointer(c->end[e->side], NULL);
+	synchronize_rcu();	/* the peer's tx() no longer reaches us */
+	if (c->end[e->side ^ 1] == NULL) {
+		cds_list_del(&c->node);
+		free(c);
+	}
+	free(e);
+}
+
+static const struct swv_wire_ops pair_ops = {
+	.tx = pair_tx,
+	.tx_flush = mem_tx_flush,
+	.rx_burst = mem_rx_burst,
+	.link_up = pair_link_up,
+	.speed_mbps = mem_speed,
+	.rx_fd = mem_rx_fd,
+	.close = pair_close,
+};
+
+int
+swv_wire_pair_open(struct swv_device *dev, const char *cable,
+		   struct swv_wire **out)
+{
+	struct swv_cable *c;
+	struct swv_pair_end *e;
+	unsigned int side;
+
+	if (strlen(cable) >= SWV_NAME_MAX)
+		return EINVAL;
+	cds_list_for_each_entry(c, &swv_cables, node)
+		if (strcmp(c->name, cable) == 0)
+			break;
+	if (&c->node == &swv_cables) {
+		c = calloc(1, sizeof(*c));
+		if (c == NULL)
+			return ENOMEM;
+		strcpy(c->name, cable);
+		cds_list_add_tail(&c->node, &swv_cables);
+	}
+	if (c->end[0] == NULL)
+		side = 0;
+	else if (c->end[1] == NULL)
+		side = 1;
+	else
+		return EBUSY;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL) {
+		if (c->end[side ^ 1] == NULL) {
+			cds_list_del(&c->node);
+			free(c);
+		}
+		return ENOMEM;
+	}
+	e->wire.ops = &pair_ops;
+	e->wire.dev = dev;
+	e->cable = c;
+	e->side = side;
+	rcu_assign_pointer(c->end[side], e);
+	*out = &e->wire;
+	return 0;
+}
