@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Drive stock dpdk-testpmd in interactive mode through a pipe.
+
+testpmd's cmdline echoes every command it reads and prints the prompt
+"testpmd> " again once the command is done; stdout runs line-buffered
+(stdbuf -oL) so that what a command prints comes before the next prompt.
+cmd() sends one command and returns what it printed.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+PROMPT = "testpmd> "
+SKIP = 77
+
+
+def find_testpmd():
+    return shutil.which("dpdk-testpmd")
+
+
+def eal_args(tag, pmd, lcores="0-1"):
+    """EAL options for a test process: no hugepages, no shared files."""
+    prefix = f"vbr-{tag}-{os.getpid()}"
+    args = ["-l", lcores, "--no-huge", "-m", "512", "--no-shconf",
+            "--file-prefix", prefix, "--no-pci", "--log-level", "pmd.net.vbr:info"]
+    if pmd:
+        args += ["-d", pmd]
+    return args, prefix
+
+
+class TestPmd:
+    """One interactive testpmd process."""
+
+    def __init__(self, eal, app, prefix=None, log=sys.stdout):
+        self.prefix = prefix
+        self.log = log
+        self.out = ""
+        self.lock = threading.Condition()
+        argv = ["stdbuf", "-oL", find_testpmd()] + eal + ["--"] + ["-i"] + app
+        print("+ " + " ".join(argv), file=log, flush=True)
+        self.proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, bufsize=0)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        while True:
+            chunk = self.proc.stdout.read1(65536) if hasattr(
+                self.proc.stdout, "read1") else os.read(
+                    self.proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            text = chunk.decode("utf-8", "replace")
+            self.log.write(text)
+            self.log.flush()
+            with self.lock:
+                self.out += text
+                self.lock.notify_all()
+        with self.lock:
+            self.lock.notify_all()
+
+    def _wait(self, pred, timeout):
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while not pred():
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and
+                                 not self.reader.is_alive()):
+                    return pred()
+                self.lock.wait(min(left, 0.2))
+            return True
+
+    def wait_prompt(self, timeout=60):
+        """Wait for the first prompt (start-up done)."""
+        if not self._wait(lambda: PROMPT in self.out, timeout):
+            raise RuntimeError("testpmd did not reach its prompt:\n" +
+                               self.out[-3000:])
+
+    def cmd(self, line, timeout=30):
+        """Send one command, return its output (echo and prompt excluded)."""
+        with self.lock:
+            start = len(self.out)
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+
+        def done():
+            tail = self.out[start:]
+            # the echo of the command, its output, then a fresh prompt
+            i = tail.find(line)
+            return i >= 0 and tail.endswith(PROMPT) and \
+                tail.rfind(PROMPT) > i
+        if not self._wait(done, timeout):
+            raise RuntimeError(f"no prompt after '{line}':\n" +
+                               self.out[start:][-3000:])
+        tail = self.out[start:]
+        tail = tail[tail.find(line) + len(line):]
+        return tail[:tail.rfind(PROMPT)]
+
+    def quit(self, timeout=30):
+        """Send quit, wait for exit; return the exit code."""
+        try:
+            self.proc.stdin.write(b"quit\n")
+            self.proc.stdin.flush()
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            rc = -9
+        self.reader.join(5)
+        self.cleanup()
+        return rc
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.cleanup()
+
+    def cleanup(self):
+        if self.prefix and "/" not in self.prefix:
+            shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
+
+
+def port_stats(text, port):
+    """Parse 'show port stats' output: dict of counters for one port."""
+    m = re.search(r"NIC statistics for port %d\s+#+(.*?)#{10,}" % port,
+                  text, re.S)
+    if not m:
+        return None
+    return {k: int(v) for k, v in re.findall(r"([A-Za-z-]+):\s+(\d+)",
+                                             m.group(1))}
+
+
+def fwd_stats(text):
+    """Parse the per-port 'Forward statistics' blocks 'stop' prints."""
+    stats = {}
+    for m in re.finditer(r"Forward statistics for port (\d+)\s+-+(.*?)-{10,}",
+                         text, re.S):
+        stats[int(m.group(1))] = {
+            k: int(v) for k, v in re.findall(r"([A-Z][A-Za-z-]+):\s+(\d+)",
+                                             m.group(2))}
+    return stats
+
+
+class Checker:
+    """Collects check results; exit status 1 when any failed."""
+
+    def __init__(self):
+        self.failed = 0
+
+    def check(self, cond, what):
+        print(("PASS: " if cond else "FAIL: ") + what, flush=True)
+        if not cond:
+            self.failed += 1
+        return cond

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Forwarding benchmark, stock dpdk-testpmd, 64-byte packets, one forwarding
+# core, fixed time, repetitions interleaved so that drift hits every case:
+#
+#   vbr-pair      two vbr ports on an in-memory pair wire, io fwd, tx_first
+#   memif         net_memif server + client in the same process, same test
+#   vbr-afp-tx    vbr on af_packet:<veth>, txonly (peer in a netns drops)
+#   afpacket-tx   net_af_packet on the same veth, txonly
+#   afxdp-tx      net_af_xdp on the same veth, txonly (when it starts)
+#
+# and the CPU an idle started vbr port costs (forwarding stopped, 5 s).
+#
+# Mpps = packets counted by testpmd (RX for io, TX for txonly) / wall time
+# between start and stop. Two cycles/packet columns: testpmd's
+# --record-core-cycles figure (the forwarding lcore only) and the whole
+# process's CPU time (all threads, so the swverbs engine too) times the TSC
+# rate, divided by the packets.
+#
+# Core layout: -l 0,1: main lcore 0, forwarding lcore 1; the swverbs engine
+# thread unpinned, or pinned with VBR_ENGINE_CPU=N (devarg engine_cpu=N).
+#
+# usage: bench-fwd.sh [seconds per run (5)] [repetitions (3)]
+# Environment: VBR_BUILD_DIR (default build), VBR_ENGINE_CPU, BENCH_CASES
+# (comma-separated subset of the case names above).
+# Needs root for the veth cases (skipped otherwise). Not a test: no pass/fail.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export VBR_ROOT=$ROOT
+export VBR_PMD=$ROOT/${VBR_BUILD_DIR:-build}/drivers/librte_net_vbr.so
+export BENCH_SECS=${1:-5}
+export BENCH_REPS=${2:-3}
+export BENCH_CASES=${BENCH_CASES:-}
+[ -f "$VBR_PMD" ] || [[ -n "$BENCH_CASES" && "$BENCH_CASES" != *vbr* ]] || { echo "bench-fwd.sh: build first ($VBR_PMD)" >&2; exit 1; }
+
+exec /usr/bin/python3 - <<'EOF'
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.environ["VBR_ROOT"]
+sys.path.insert(0, os.path.join(ROOT, "app", "test", "scripts"))
+import testpmd_driver as tp  # noqa: E402
+
+PMD = os.environ["VBR_PMD"]
+SECS = float(os.environ["BENCH_SECS"])
+REPS = int(os.environ["BENCH_REPS"])
+ENGINE = os.environ.get("VBR_ENGINE_CPU", "")
+VETH = "vbrbn"
+SOCK = "/run/vbr-bench.sock"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+QUIET = open(os.devnull, "w")
+
+
+def vbr(idx, wire):
+    arg = f"net_vbr{idx},wire={wire}"
+    return arg + (f",engine_cpu={ENGINE}" if ENGINE else "")
+
+
+CASES = {
+    "vbr-pair": ("io", [vbr(0, "pair:bench"), vbr(1, "pair:bench")]),
+    "memif": ("io", [f"net_memif0,role=server,socket={SOCK}",
+                     f"net_memif1,role=client,socket={SOCK}"]),
+    "vbr-afp-tx": ("txonly", [vbr(0, f"af_packet:{VETH}0")]),
+    "afpacket-tx": ("txonly", [f"net_af_packet0,iface={VETH}0"]),
+    "afxdp-tx": ("txonly", [f"net_af_xdp0,iface={VETH}0,start_queue=0"]),
+}
+
+
+def cpu_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def start(case):
+    mode, vdevs = CASES[case]
+    eal, prefix = tp.eal_args("bench", PMD if "vbr" in case else None, "0,1")
+    for v in vdevs:
+        eal += ["--vdev", v]
+    t = tp.TestPmd(eal, [f"--forward-mode={mode}", "--total-num-mbufs=16384",
+                         "--record-core-cycles", "--txpkts=64",
+                         "--burst=32"], prefix, log=QUIET)
+    t.wait_prompt()
+    return t
+
+
+def one_run(case):
+    mode = CASES[case][0]
+    t = start(case)
+    try:
+        t.cmd("set txpkts 64")
+        pid = t.proc.pid
+        # stdbuf exec()s testpmd: the pid is testpmd's
+        c0, w0 = cpu_ticks(pid), time.monotonic()
+        t.cmd("start tx_first" if mode == "io" else "start")
+        time.sleep(SECS)
+        out = t.cmd("stop")
+        w1, c1 = time.monotonic(), cpu_ticks(pid)
+        st = tp.fwd_stats(out)
+        key = "TX-packets" if mode == "txonly" else "RX-packets"
+        pkts = sum(s.get(key, 0) for s in st.values())
+        m = re.search(r"CPU cycles/packet=([\d.]+).* at (\d+) MHz", out)
+        fwd_cpp = float(m.group(1)) if m else float("nan")
+        mhz = int(m.group(2)) if m else 0
+        proc_cpp = ((c1 - c0) / CLK_TCK * mhz * 1e6 / pkts) if pkts else float("nan")
+        t.quit()
+        return pkts / (w1 - w0) / 1e6, fwd_cpp, proc_cpp
+    except RuntimeError as e:
+        print(f"  {case}: {str(e).splitlines()[0]}", file=sys.stderr)
+        t.kill()
+        return None
+    finally:
+        t.kill()
+        if os.path.exists(SOCK):
+            os.unlink(SOCK)
+
+
+def idle_cpu():
+    t = start("vbr-pair")
+    try:
+        t.cmd("start tx_first")
+        time.sleep(1)
+        t.cmd("stop")
+        time.sleep(1)
+        pid = t.proc.pid
+        c0, w0 = cpu_ticks(pid), time.monotonic()
+        time.sleep(5)
+        c1, w1 = cpu_ticks(pid), time.monotonic()
+        t.quit()
+        return 100.0 * (c1 - c0) / CLK_TCK / (w1 - w0)
+    finally:
+        t.kill()
+
+
+def main():
+    cases = ["vbr-pair", "memif"]
+    root = os.geteuid() == 0
+    veth_up = False
+    script = os.path.join(ROOT, "devtools", "netns-veth.sh")
+    if root and os.path.exists(script):
+        subprocess.run(["bash", script, "up", VETH], check=True, stdout=QUIET)
+        veth_up = True
+        cases += ["vbr-afp-tx", "afpacket-tx", "afxdp-tx"]
+    else:
+        print("(not root or no netns-veth.sh: veth cases skipped)")
+    only = [c for c in os.environ.get("BENCH_CASES", "").split(",") if c]
+    if only:
+        cases = [c for c in cases if c in only]
+    res = {c: [] for c in cases}
+    try:
+        for rep in range(REPS):
+            for c in cases:
+                r = one_run(c)
+                print(f"rep {rep + 1}/{REPS} {c:12s} " +
+                      (f"{r[0]:7.3f} Mpps" if r else "failed"), flush=True)
+                if r:
+                    res[c].append(r)
+        idle = idle_cpu() if "vbr-pair" in cases else None
+    finally:
+        if veth_up:
+            subprocess.run(["bash", script, "down", VETH], stdout=QUIET)
+
+    print()
+    print(f"64 B, {SECS:g} s x {REPS} interleaved runs, median shown; "
+          f"-l 0,1 (main 0, fwd 1), swverbs engine "
+          f"{'on cpu ' + ENGINE if ENGINE else 'unpinned'}")
+    print(f"{'case':12s} {'Mpps':>8s} {'fwd-core cyc/pkt':>17s} "
+          f"{'process cyc/pkt':>16s}  runs")
+
+    def med(vals):
+        vals = sorted(vals)
+        return vals[len(vals) // 2] if vals else float("nan")
+    rows = {}
+    for c in cases:
+        if not res[c]:
+            print(f"{c:12s} {'n/a':>8s}")
+            continue
+        rows[c] = [med([r[i] for r in res[c]]) for i in range(3)]
+        mpps, fcpp, pcpp = rows[c]
+        print(f"{c:12s} {mpps:8.3f} {fcpp:17.1f} {pcpp:16.1f}  "
+              + " ".join(f"{r[0]:.3f}" for r in res[c]))
+    print()
+    for a, b in (("vbr-pair", "memif"), ("vbr-afp-tx", "afpacket-tx"),
+                 ("vbr-afp-tx", "afxdp-tx")):
+        if a in rows and b in rows:
+            print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
+                  f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")
+    if idle is not None:
+        print(f"idle vbr pair process (started, forwarding stopped): "
+              f"{idle:.1f}% of one CPU over 5 s")
+
+
+main()
+EOF
