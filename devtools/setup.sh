@@ -29,6 +29,7 @@ iproute2 dpkg-dev liburcu-dev clang-format xz-utils"
 # The driver-SDK headers, as paths inside DPDK's source tree.
 SDK_HEADERS="lib/eal/include/bus_driver.h lib/eal/include/dev_driver.h
 lib/ethdev/ethdev_driver.h lib/ethdev/ethdev_vdev.h lib/ethdev/ethdev_pci.h
+lib/ethdev/rte_flow_driver.h
 drivers/bus/vdev/bus_vdev_driver.h"
 
 export DEBIAN_FRONTEND=noninteractive

@@ -217,6 +217,7 @@ vbr_release(struct vbr_priv *priv)
 	int ret;
 
 	vbr_intr_uninstall(priv);
+	vbr_flow_release(priv);
 	vbr_mr_release(priv);
 	if (priv->pd != NULL) {
 		ret = priv->glue->dealloc_pd(priv->pd);
@@ -293,6 +294,10 @@ vbr_probe(struct rte_vdev_device *vdev)
 	rte_spinlock_init(&priv->mr_lock);
 	TAILQ_INIT(&priv->mrs);
 	SLIST_INIT(&priv->mr_retired);
+	TAILQ_INIT(&priv->flows);
+	LIST_INIT(&priv->rss_objs);
+	pthread_mutex_init(&priv->flow_lock, NULL);
+	priv->flow_lock_init = 1;
 	if (args.wire != NULL) {
 		priv->glue = &vbr_glue_swverbs;
 		snprintf(priv->ibdev_name, sizeof(priv->ibdev_name), "%s", name);
@@ -353,7 +358,8 @@ vbr_probe(struct rte_vdev_device *vdev)
 	dev->dev_ops = &vbr_dev_ops;
 	dev->rx_pkt_burst = vbr_rx_burst;
 	dev->tx_pkt_burst = vbr_tx_burst;
-	dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC;
+	dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC |
+				RTE_ETH_DEV_FLOW_OPS_THREAD_SAFE;
 	vbr_link_update(dev, 0);
 	rte_eth_dev_probing_finish(dev);
 	VBR_LOG(INFO, "%s: port %u on %s device %s, MAC "

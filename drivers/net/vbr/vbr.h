@@ -3,6 +3,7 @@
 #ifndef VBR_H
 #define VBR_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/queue.h>
 
@@ -12,6 +13,7 @@
 #include <rte_interrupts.h>
 #include <rte_spinlock.h>
 
+#include "vbr_flow.h"
 #include "vbr_glue.h"
 #include "vbr_rxtx.h"
 
@@ -68,6 +70,14 @@ struct vbr_priv {
 	struct rte_ether_addr mc_addrs[VBR_MAX_MC_ADDRS]; /**< mc list */
 	uint32_t nb_mc_addrs;		/**< entries of mc_addrs */
 	uint8_t rss_key[VBR_RSS_KEY_LEN]; /**< Toeplitz key in use */
+	/* rte_flow. */
+	pthread_mutex_t flow_lock;	/**< serialises the flow ops */
+	TAILQ_HEAD(, rte_flow) flows;	/**< user rules, oldest first */
+	LIST_HEAD(, vbr_rss) rss_objs;	/**< hash QPs shared by rules */
+	uint32_t flow_seq;		/**< number of the next user rule */
+	uint32_t flow_tag_rules;	/**< rules with MARK/FLAG (Rx reads) */
+	unsigned int isolated:1;	/**< rte_flow_isolate(): no defaults */
+	unsigned int flow_lock_init:1;	/**< flow_lock initialised */
 	/* Memory registration. */
 	rte_spinlock_t mr_lock;		/**< serialises MR updates */
 	TAILQ_HEAD(, vbr_mr) mrs;	/**< registered MRs */

@@ -2,7 +2,8 @@
 
 /*
  * ethdev operations: configure, info, start/stop, link, MAC filters and
- * steering rules, MTU, promiscuous and allmulticast modes, stats.
+ * the default steering rules (internal rules built by vbr_flow_ops.c), MTU,
+ * promiscuous and allmulticast modes, stats.
  */
 
 #include <errno.h>
@@ -14,60 +15,6 @@
 
 #include "vbr.h"
 #include "vbr_utils.h"
-
-/** A NORMAL rule matching one destination MAC. */
-struct vbr_eth_rule {
-	struct ibv_flow_attr attr;
-	struct ibv_flow_spec_eth eth;
-};
-
-static_assert(offsetof(struct vbr_eth_rule, eth) ==
-	      sizeof(struct ibv_flow_attr), "specs must follow the attr");
-
-static struct ibv_flow *
-vbr_flow_mac(struct vbr_priv *priv, const struct rte_ether_addr *mac)
-{
-	struct vbr_eth_rule rule = {
-		.attr = {
-			.type = IBV_FLOW_ATTR_NORMAL,
-			.size = sizeof(rule),
-			.num_of_specs = 1,
-			.port = VBR_PORT_NUM,
-		},
-		.eth = {
-			.type = IBV_FLOW_SPEC_ETH,
-			.size = sizeof(struct ibv_flow_spec_eth),
-		},
-	};
-	struct ibv_flow *flow;
-
-	memcpy(rule.eth.val.dst_mac, mac->addr_bytes, RTE_ETHER_ADDR_LEN);
-	memset(rule.eth.mask.dst_mac, 0xff, RTE_ETHER_ADDR_LEN);
-	flow = priv->glue->create_flow(priv->hash_qp, &rule.attr);
-	if (flow == NULL)
-		VBR_LOG(ERR, "port %u: rule for " RTE_ETHER_ADDR_PRT_FMT ": %s",
-			priv->dev->data->port_id, RTE_ETHER_ADDR_BYTES(mac),
-			strerror(errno));
-	return flow;
-}
-
-static struct ibv_flow *
-vbr_flow_default(struct vbr_priv *priv, enum ibv_flow_attr_type type)
-{
-	struct ibv_flow_attr attr = {
-		.type = type,
-		.size = sizeof(attr),
-		.port = VBR_PORT_NUM,
-	};
-	struct ibv_flow *flow;
-
-	flow = priv->glue->create_flow(priv->hash_qp, &attr);
-	if (flow == NULL)
-		VBR_LOG(ERR, "port %u: %s rule: %s", priv->dev->data->port_id,
-			type == IBV_FLOW_ATTR_ALL_DEFAULT ? "promiscuous" :
-			"allmulticast", strerror(errno));
-	return flow;
-}
 
 static void
 vbr_flow_destroy(struct vbr_priv *priv, struct ibv_flow **flow)
@@ -109,7 +56,7 @@ vbr_flows_sync_mac(struct vbr_priv *priv)
 	unsigned int i;
 
 	vbr_flows_remove_mac(priv);
-	if (priv->hash_qp == NULL)
+	if (priv->hash_qp == NULL || priv->isolated)
 		return 0;
 	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++) {
 		unsigned int j;
@@ -121,7 +68,7 @@ vbr_flows_sync_mac(struct vbr_priv *priv)
 				break;
 		if (j < i)
 			continue;
-		priv->mac_flows[i] = vbr_flow_mac(priv, &macs[i]);
+		priv->mac_flows[i] = vbr_flow_internal_mac(priv, &macs[i]);
 		if (priv->mac_flows[i] == NULL)
 			return -errno;
 	}
@@ -134,10 +81,11 @@ vbr_flows_sync_mc(struct vbr_priv *priv)
 	unsigned int i;
 
 	vbr_flows_remove_mc(priv);
-	if (priv->hash_qp == NULL)
+	if (priv->hash_qp == NULL || priv->isolated)
 		return 0;
 	for (i = 0; i < priv->nb_mc_addrs; i++) {
-		priv->mc_flows[i] = vbr_flow_mac(priv, &priv->mc_addrs[i]);
+		priv->mc_flows[i] = vbr_flow_internal_mac(priv,
+							   &priv->mc_addrs[i]);
 		if (priv->mc_flows[i] == NULL)
 			return -errno;
 	}
@@ -155,7 +103,10 @@ vbr_flows_remove(struct vbr_priv *priv)
 	vbr_flow_destroy(priv, &priv->allmulti_flow);
 }
 
-/** Create the steering rules the port's configuration asks for. */
+/**
+ * Create the default steering rules the port's configuration asks for:
+ * internal rules at the lowest priority, none in isolated mode.
+ */
 int
 vbr_flows_sync(struct vbr_priv *priv)
 {
@@ -163,6 +114,8 @@ vbr_flows_sync(struct vbr_priv *priv)
 	int ret;
 
 	vbr_flows_remove(priv);
+	if (priv->isolated)
+		return 0;
 	ret = vbr_flows_sync_mac(priv);
 	if (ret == 0)
 		ret = vbr_flows_sync_mc(priv);
@@ -170,18 +123,18 @@ vbr_flows_sync(struct vbr_priv *priv)
 		struct rte_ether_addr bcast;
 
 		memset(&bcast, 0xff, sizeof(bcast));
-		priv->bcast_flow = vbr_flow_mac(priv, &bcast);
+		priv->bcast_flow = vbr_flow_internal_mac(priv, &bcast);
 		if (priv->bcast_flow == NULL)
 			ret = -errno;
 	}
 	if (ret == 0 && data->promiscuous) {
-		priv->promisc_flow = vbr_flow_default(priv,
+		priv->promisc_flow = vbr_flow_internal_default(priv,
 						      IBV_FLOW_ATTR_ALL_DEFAULT);
 		if (priv->promisc_flow == NULL)
 			ret = -errno;
 	}
 	if (ret == 0 && data->all_multicast) {
-		priv->allmulti_flow = vbr_flow_default(priv,
+		priv->allmulti_flow = vbr_flow_internal_default(priv,
 						       IBV_FLOW_ATTR_MC_DEFAULT);
 		if (priv->allmulti_flow == NULL)
 			ret = -errno;
@@ -244,6 +197,7 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->hash_key_size = VBR_RSS_KEY_LEN;
 	info->reta_size = 1u << log;
 	info->speed_capa = RTE_ETH_LINK_SPEED_FIXED;
+	info->dev_capa = RTE_ETH_DEV_CAPA_FLOW_RULE_KEEP;
 	info->default_rxportconf.ring_size = 1024;
 	info->default_txportconf.ring_size = 1024;
 	info->default_rxportconf.nb_queues = 1;
@@ -342,6 +296,9 @@ vbr_dev_start(struct rte_eth_dev *dev)
 	ret = vbr_flows_sync(priv);
 	if (ret != 0)
 		goto error_rss;
+	ret = vbr_flow_start(priv);
+	if (ret != 0)
+		goto error_flows;
 	priv->started = 1;
 	for (i = 0; i < dev->data->nb_rx_queues; i++)
 		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
@@ -349,6 +306,8 @@ vbr_dev_start(struct rte_eth_dev *dev)
 		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
 	vbr_link_update(dev, 0);
 	return 0;
+error_flows:
+	vbr_flows_remove(priv);
 error_rss:
 	vbr_rss_teardown(priv);
 error:
@@ -366,6 +325,7 @@ vbr_dev_stop(struct rte_eth_dev *dev)
 	if (!priv->started)
 		return 0;
 	priv->started = 0;
+	vbr_flow_stop(priv);
 	vbr_flows_remove(priv);
 	vbr_rss_teardown(priv);
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
@@ -411,9 +371,10 @@ vbr_promiscuous_enable(struct rte_eth_dev *dev)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 
-	if (priv->hash_qp == NULL || priv->promisc_flow != NULL)
+	if (priv->hash_qp == NULL || priv->isolated ||
+	    priv->promisc_flow != NULL)
 		return 0;
-	priv->promisc_flow = vbr_flow_default(priv, IBV_FLOW_ATTR_ALL_DEFAULT);
+	priv->promisc_flow = vbr_flow_internal_default(priv, IBV_FLOW_ATTR_ALL_DEFAULT);
 	return priv->promisc_flow == NULL ? -errno : 0;
 }
 
@@ -431,9 +392,10 @@ vbr_allmulticast_enable(struct rte_eth_dev *dev)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 
-	if (priv->hash_qp == NULL || priv->allmulti_flow != NULL)
+	if (priv->hash_qp == NULL || priv->isolated ||
+	    priv->allmulti_flow != NULL)
 		return 0;
-	priv->allmulti_flow = vbr_flow_default(priv, IBV_FLOW_ATTR_MC_DEFAULT);
+	priv->allmulti_flow = vbr_flow_internal_default(priv, IBV_FLOW_ATTR_MC_DEFAULT);
 	return priv->allmulti_flow == NULL ? -errno : 0;
 }
 
@@ -609,4 +571,5 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.rx_queue_release = vbr_rx_queue_release,
 	.tx_queue_setup = vbr_tx_queue_setup,
 	.tx_queue_release = vbr_tx_queue_release,
+	.flow_ops_get = vbr_flow_ops_get,
 };

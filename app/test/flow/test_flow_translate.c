@@ -1,0 +1,676 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Table-driven tests of the rte_flow to verbs translation (vbr_flow.c, built
+ * into this program; no device, no EAL): for each accepted rule the exact
+ * verbs attr bytes and the fate, for each rejected rule the error type and a
+ * substring of the message. Both the validate pass (no output) and the fill
+ * pass are checked.
+ */
+
+#include <stdlib.h>
+
+#include <rte_byteorder.h>
+#include <rte_flow.h>
+
+#include "test.h"
+#include "vbr_flow.h"
+
+/* A pattern or action list, END added. */
+#define P(...) ((const struct rte_flow_item []){ __VA_ARGS__, \
+	{ .type = RTE_FLOW_ITEM_TYPE_END } })
+#define A(...) ((const struct rte_flow_action []){ __VA_ARGS__, \
+	{ .type = RTE_FLOW_ACTION_TYPE_END } })
+#define I(t, s, m) { .type = RTE_FLOW_ITEM_TYPE_ ## t, .spec = s, .mask = m }
+#define IL(t, s, l, m) { .type = RTE_FLOW_ITEM_TYPE_ ## t, .spec = s, \
+	.last = l, .mask = m }
+#define ACT(t, c) { .type = RTE_FLOW_ACTION_TYPE_ ## t, .conf = c }
+#define C(st, ...) (&(const st){ __VA_ARGS__ })
+
+/* An expected verbs spec. */
+struct exp_spec {
+	const void *p;
+	size_t n;
+};
+#define S(st, ...) { &(const st){ __VA_ARGS__ }, sizeof(st) }
+#define SPEC(st, t, ...) S(st, .type = t, .size = sizeof(st), __VA_ARGS__)
+#define SPECS(...) ((const struct exp_spec []){ __VA_ARGS__, { NULL, 0 } })
+
+#define ING .attr = { .ingress = 1 }
+#define Q(n) C(struct rte_flow_action_queue, .index = n)
+
+static const uint8_t key40[40] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+
+struct ok_case {
+	const char *name;
+	struct rte_flow_attr attr;
+	const struct rte_flow_item *pattern;
+	const struct rte_flow_action *actions;
+	uint16_t nb_rx_queues;
+	unsigned int internal;
+	uint16_t prio;			/* verbs priority */
+	const struct exp_spec *specs;
+	enum vbr_flow_fate fate;
+	uint16_t nb_queues;
+	uint16_t queues[8];
+	uint64_t fields;
+	uint32_t tag;
+	unsigned int has_key;
+};
+
+#define UDP_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
+		    IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+#define IP_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
+		   IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6)
+#define ETH struct ibv_flow_spec_eth
+#define IP4 struct ibv_flow_spec_ipv4_ext
+#define IP6 struct ibv_flow_spec_ipv6
+#define L4 struct ibv_flow_spec_tcp_udp
+#define TUN struct ibv_flow_spec_tunnel
+#define INNER(t) ((enum ibv_flow_spec_type)((t) | IBV_FLOW_SPEC_INNER))
+#define MAC1 { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 }
+#define MACFF { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
+
+static const struct ok_case ok_cases[] = {
+{
+	.name = "eth type -> drop",
+	ING,
+	.pattern = P(I(ETH, C(struct rte_flow_item_eth,
+			      .type = RTE_BE16(0x88f7)),
+		       C(struct rte_flow_item_eth, .type = RTE_BE16(0xffff)))),
+	.actions = A(ACT(DROP, NULL)),
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH,
+			    .val.ether_type = RTE_BE16(0x88f7),
+			    .mask.ether_type = RTE_BE16(0xffff)),
+		       SPEC(struct ibv_flow_spec_action_drop,
+			    IBV_FLOW_SPEC_ACTION_DROP)),
+	.fate = VBR_FLOW_FATE_DROP,
+},
+{
+	.name = "eth dst -> queue 1",
+	ING,
+	.pattern = P(I(ETH, C(struct rte_flow_item_eth, .dst.addr_bytes = MAC1),
+		       C(struct rte_flow_item_eth, .dst.addr_bytes = MACFF))),
+	.actions = A(ACT(QUEUE, Q(1))),
+	.nb_rx_queues = 4,
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.dst_mac = MAC1,
+			    .mask.dst_mac = MACFF)),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1, .queues = { 1 },
+},
+{
+	.name = "priority 1 eth / ipv6 / tcp dst 443 -> queue 2",
+	.attr = { .ingress = 1, .priority = 1 },
+	.pattern = P(I(ETH, NULL, NULL), I(IPV6, NULL, NULL),
+		     I(TCP, C(struct rte_flow_item_tcp,
+			      .hdr.dst_port = RTE_BE16(443)),
+		       C(struct rte_flow_item_tcp,
+			 .hdr.dst_port = RTE_BE16(0xffff)))),
+	.actions = A(ACT(QUEUE, Q(2))),
+	.prio = 1,
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
+		       SPEC(IP6, IBV_FLOW_SPEC_IPV6, .val.next_hdr = 0),
+		       SPEC(L4, IBV_FLOW_SPEC_TCP,
+			    .val.dst_port = RTE_BE16(443),
+			    .mask.dst_port = RTE_BE16(0xffff))),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1, .queues = { 2 },
+},
+{
+	.name = "vxlan, inner eth/ipv4 -> rss 0-3 ipv4-udp, mark 7",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL),
+		     I(IPV4, C(struct rte_flow_item_ipv4,
+			       .hdr.dst_addr = RTE_BE32(0x0a000002)),
+		       C(struct rte_flow_item_ipv4,
+			 .hdr.dst_addr = RTE_BE32(0xffffffff))),
+		     I(UDP, C(struct rte_flow_item_udp,
+			      .hdr.dst_port = RTE_BE16(4789)),
+		       C(struct rte_flow_item_udp,
+			 .hdr.dst_port = RTE_BE16(0xffff))),
+		     I(VXLAN, C(struct rte_flow_item_vxlan,
+				.vni = { 0, 0, 42 }), NULL),
+		     I(ETH, NULL, NULL), I(IPV4, NULL, NULL)),
+	.actions = A(ACT(RSS, C(struct rte_flow_action_rss,
+				.types = RTE_ETH_RSS_NONFRAG_IPV4_UDP,
+				.queue_num = 4,
+				.queue = (const uint16_t []){ 0, 1, 2, 3 })),
+		     ACT(MARK, C(struct rte_flow_action_mark, .id = 7))),
+	.nb_rx_queues = 4,
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT,
+			    .val.dst_ip = RTE_BE32(0x0a000002),
+			    .mask.dst_ip = RTE_BE32(0xffffffff)),
+		       SPEC(L4, IBV_FLOW_SPEC_UDP,
+			    .val.dst_port = RTE_BE16(4789),
+			    .mask.dst_port = RTE_BE16(0xffff)),
+		       SPEC(TUN, IBV_FLOW_SPEC_VXLAN_TUNNEL,
+			    .val.tunnel_id = RTE_BE32(42),
+			    .mask.tunnel_id = RTE_BE32(0xffffff)),
+		       SPEC(ETH, INNER(IBV_FLOW_SPEC_ETH), .val.vlan_tag = 0),
+		       SPEC(IP4, INNER(IBV_FLOW_SPEC_IPV4_EXT), .val.tos = 0),
+		       SPEC(struct ibv_flow_spec_action_tag,
+			    IBV_FLOW_SPEC_ACTION_TAG, .tag_id = 8)),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 4, .queues = { 0, 1, 2, 3 },
+	.fields = UDP_FIELDS, .tag = 8,
+},
+{
+	.name = "eth / vlan tci 10 inner_type ipv4 -> queue 0",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL),
+		     I(VLAN, C(struct rte_flow_item_vlan, .tci = RTE_BE16(10),
+			       .inner_type = RTE_BE16(0x0800)),
+		       C(struct rte_flow_item_vlan, .tci = RTE_BE16(0x0fff),
+			 .inner_type = RTE_BE16(0xffff)))),
+	.actions = A(ACT(QUEUE, Q(0))),
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH,
+			    .val.vlan_tag = RTE_BE16(10),
+			    .mask.vlan_tag = RTE_BE16(0x0fff),
+			    .val.ether_type = RTE_BE16(0x0800),
+			    .mask.ether_type = RTE_BE16(0xffff))),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1,
+},
+{
+	.name = "ipv6 traffic class, flow label, hop limit",
+	ING,
+	.pattern = P(I(IPV6, C(struct rte_flow_item_ipv6,
+			       .hdr.vtc_flow = RTE_BE32(0x612abcde),
+			       .hdr.hop_limits = 64, .hdr.proto = 17),
+		       C(struct rte_flow_item_ipv6,
+			 .hdr.vtc_flow = RTE_BE32(0x0fffffff),
+			 .hdr.hop_limits = 0xff, .hdr.proto = 0xff))),
+	.actions = A(ACT(DROP, NULL)),
+	.specs = SPECS(SPEC(IP6, IBV_FLOW_SPEC_IPV6,
+			    .val.traffic_class = 0x12,
+			    .mask.traffic_class = 0xff,
+			    .val.flow_label = RTE_BE32(0xabcde),
+			    .mask.flow_label = RTE_BE32(0xfffff),
+			    .val.hop_limit = 64, .mask.hop_limit = 0xff,
+			    .val.next_hdr = 17, .mask.next_hdr = 0xff),
+		       SPEC(struct ibv_flow_spec_action_drop,
+			    IBV_FLOW_SPEC_ACTION_DROP)),
+	.fate = VBR_FLOW_FATE_DROP,
+},
+{
+	.name = "ipv4 partial mask src 10/8, tos, ttl -> queue",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL),
+		     I(IPV4, C(struct rte_flow_item_ipv4,
+			       .hdr.src_addr = RTE_BE32(0x0a010203),
+			       .hdr.type_of_service = 0x2e,
+			       .hdr.time_to_live = 9),
+		       C(struct rte_flow_item_ipv4,
+			 .hdr.src_addr = RTE_BE32(0xff000000),
+			 .hdr.type_of_service = 0xfc,
+			 .hdr.time_to_live = 0xff))),
+	.actions = A(ACT(QUEUE, Q(0))),
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT,
+			    .val.src_ip = RTE_BE32(0x0a000000),
+			    .mask.src_ip = RTE_BE32(0xff000000),
+			    .val.tos = 0x2c, .mask.tos = 0xfc,
+			    .val.ttl = 9, .mask.ttl = 0xff)),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1,
+},
+{
+	.name = "gre K bit, protocol, inner ipv4",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL), I(IPV4, NULL, NULL),
+		     I(GRE, C(struct rte_flow_item_gre,
+			      .c_rsvd0_ver = RTE_BE16(0x2000),
+			      .protocol = RTE_BE16(0x0800)),
+		       C(struct rte_flow_item_gre,
+			 .c_rsvd0_ver = RTE_BE16(0xb000),
+			 .protocol = RTE_BE16(0xffff))),
+		     I(IPV4, NULL, NULL)),
+	.actions = A(ACT(QUEUE, Q(0))),
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.tos = 0),
+		       SPEC(struct ibv_flow_spec_gre, IBV_FLOW_SPEC_GRE,
+			    .val.c_ks_res0_ver = RTE_BE16(0x2000),
+			    .mask.c_ks_res0_ver = RTE_BE16(0xb000),
+			    .val.protocol = RTE_BE16(0x0800),
+			    .mask.protocol = RTE_BE16(0xffff)),
+		       SPEC(IP4, INNER(IBV_FLOW_SPEC_IPV4_EXT), .val.tos = 0)),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1,
+},
+{
+	.name = "udp / mpls label (default mask) / inner ipv4",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL), I(IPV4, NULL, NULL),
+		     I(UDP, C(struct rte_flow_item_udp,
+			      .hdr.dst_port = RTE_BE16(6635)),
+		       C(struct rte_flow_item_udp,
+			 .hdr.dst_port = RTE_BE16(0xffff))),
+		     I(MPLS, C(struct rte_flow_item_mpls,
+			       .label_tc_s = { 0x00, 0x01, 0x31 }), NULL),
+		     I(IPV4, NULL, NULL)),
+	.actions = A(ACT(QUEUE, Q(0))),
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.tos = 0),
+		       SPEC(L4, IBV_FLOW_SPEC_UDP,
+			    .val.dst_port = RTE_BE16(6635),
+			    .mask.dst_port = RTE_BE16(0xffff)),
+		       SPEC(struct ibv_flow_spec_mpls, IBV_FLOW_SPEC_MPLS,
+			    .val.label = RTE_BE32(0x00013000),
+			    .mask.label = RTE_BE32(0xfffff000)),
+		       SPEC(IP4, INNER(IBV_FLOW_SPEC_IPV4_EXT), .val.tos = 0)),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1,
+},
+{
+	.name = "esp spi -> drop",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL), I(IPV4, NULL, NULL),
+		     I(ESP, C(struct rte_flow_item_esp,
+			      .hdr.spi = RTE_BE32(0x1000)), NULL)),
+	.actions = A(ACT(DROP, NULL)),
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.tos = 0),
+		       SPEC(struct ibv_flow_spec_esp, IBV_FLOW_SPEC_ESP,
+			    .val.spi = RTE_BE32(0x1000),
+			    .mask.spi = RTE_BE32(0xffffffff)),
+		       SPEC(struct ibv_flow_spec_action_drop,
+			    IBV_FLOW_SPEC_ACTION_DROP)),
+	.fate = VBR_FLOW_FATE_DROP,
+},
+{
+	.name = "flag, void, passthru, jump group 0 -> queue 3",
+	ING,
+	.pattern = P(I(VOID, NULL, NULL), I(ETH, NULL, NULL)),
+	.actions = A(ACT(VOID, NULL), ACT(FLAG, NULL), ACT(PASSTHRU, NULL),
+		     ACT(JUMP, C(struct rte_flow_action_jump, .group = 0)),
+		     ACT(QUEUE, Q(3))),
+	.nb_rx_queues = 4,
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
+		       SPEC(struct ibv_flow_spec_action_tag,
+			    IBV_FLOW_SPEC_ACTION_TAG,
+			    .tag_id = VBR_FLOW_TAG_FLAG)),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1, .queues = { 3 },
+	.tag = VBR_FLOW_TAG_FLAG,
+},
+{
+	.name = "rss over 3 queues 0 2 5, default types, own key",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL)),
+	.actions = A(ACT(RSS, C(struct rte_flow_action_rss,
+				.func = RTE_ETH_HASH_FUNCTION_TOEPLITZ,
+				.level = 1, .key_len = 40, .key = key40,
+				.queue_num = 3,
+				.queue = (const uint16_t []){ 0, 2, 5 }))),
+	.nb_rx_queues = 6,
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0)),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 3, .queues = { 0, 2, 5 },
+	.fields = IP_FIELDS, .has_key = 1,
+},
+{
+	.name = "rss l3-src-only l4-dst-only tcp",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL)),
+	.actions = A(ACT(RSS, C(struct rte_flow_action_rss,
+				.types = RTE_ETH_RSS_NONFRAG_IPV6_TCP |
+					 RTE_ETH_RSS_L3_SRC_ONLY |
+					 RTE_ETH_RSS_L4_DST_ONLY,
+				.queue_num = 2,
+				.queue = (const uint16_t []){ 1, 0 }))),
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0)),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 1, 0 },
+	.fields = IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_PORT_TCP,
+},
+{
+	.name = "internal rule: lowest priority, no fate",
+	ING,
+	.pattern = P(I(ETH, C(struct rte_flow_item_eth, .dst.addr_bytes = MAC1),
+		       C(struct rte_flow_item_eth, .dst.addr_bytes = MACFF))),
+	.actions = A(ACT(VOID, NULL)),
+	.internal = 1,
+	.prio = VBR_FLOW_PRIO_INTERNAL,
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.dst_mac = MAC1,
+			    .mask.dst_mac = MACFF)),
+	.fate = VBR_FLOW_FATE_NONE,
+},
+};
+
+struct bad_case {
+	const char *name;
+	struct rte_flow_attr attr;
+	const struct rte_flow_item *pattern;
+	const struct rte_flow_action *actions;
+	uint16_t nb_rx_queues;
+	enum rte_flow_error_type type;
+	const char *msg;
+};
+
+#define ETH_ANY I(ETH, NULL, NULL)
+#define QUEUE0 ACT(QUEUE, Q(0))
+
+static const struct bad_case bad_cases[] = {
+{ "egress", { .egress = 1 }, P(ETH_ANY), A(QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ATTR_EGRESS, "egress rules are not supported" },
+{ "transfer", { .ingress = 1, .transfer = 1 }, P(ETH_ANY), A(QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ATTR_TRANSFER, "transfer rules are not supported" },
+{ "no direction", { .priority = 0 }, P(ETH_ANY), A(QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ATTR_INGRESS, "must be ingress" },
+{ "group 1", { .ingress = 1, .group = 1 }, P(ETH_ANY), A(QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ATTR_GROUP, "group 0 is the only group" },
+{ "priority 16", { .ingress = 1, .priority = 16 }, P(ETH_ANY), A(QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ATTR_PRIORITY, "priority 16: levels are 0 to 15" },
+{ "no fate", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(MARK, C(struct rte_flow_action_mark, .id = 1))), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION_NUM,
+	"vbr: a fate action (queue, rss or drop) is required" },
+{ "two fates", { .ingress = 1 }, P(ETH_ANY),
+	A(QUEUE0, ACT(DROP, NULL)), 0, RTE_FLOW_ERROR_TYPE_ACTION,
+	"drop action: the rule already has a queue action; a rule has exactly "
+	"one fate" },
+{ "vlan without VID", { .ingress = 1 }, P(ETH_ANY, I(VLAN, NULL, NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM, "vlan item: give a non-zero VID" },
+{ "vlan VID 0 (priority tag)", { .ingress = 1 },
+	P(ETH_ANY, I(VLAN, C(struct rte_flow_item_vlan, .tci = RTE_BE16(0xe000)),
+	       C(struct rte_flow_item_vlan, .tci = RTE_BE16(0xefff)))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM, "vlan item: give a non-zero VID" },
+{ "eth type before vlan", { .ingress = 1 },
+	P(I(ETH, C(struct rte_flow_item_eth, .type = RTE_BE16(0x8100)),
+	    C(struct rte_flow_item_eth, .type = RTE_BE16(0xffff))),
+	  I(VLAN, C(struct rte_flow_item_vlan, .tci = RTE_BE16(5)), NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"vlan item: the eth item before it must not match a type" },
+{ "eth has_vlan", { .ingress = 1 },
+	P(I(ETH, C(struct rte_flow_item_eth, .has_vlan = 1),
+	    C(struct rte_flow_item_eth, .has_vlan = 1))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"eth item: field has_vlan cannot be matched (verbs matches: dst, src, "
+	"type)" },
+{ "ipv4 version_ihl", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, C(struct rte_flow_item_ipv4, .hdr.version_ihl = 0x45),
+	       C(struct rte_flow_item_ipv4, .hdr.version_ihl = 0xff))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"ipv4 item: field version_ihl cannot be matched" },
+{ "ipv6 version", { .ingress = 1 },
+	P(I(IPV6, C(struct rte_flow_item_ipv6, .hdr.vtc_flow = RTE_BE32(6u << 28)),
+	    C(struct rte_flow_item_ipv6, .hdr.vtc_flow = RTE_BE32(0xf0000000)))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"ipv6 item: field vtc_flow (version) cannot be matched" },
+{ "tcp flags", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, NULL, NULL),
+	  I(TCP, C(struct rte_flow_item_tcp, .hdr.tcp_flags = 2),
+	    C(struct rte_flow_item_tcp, .hdr.tcp_flags = 0xff))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"tcp item: field flags cannot be matched (verbs matches: src, dst)" },
+{ "gre version", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, NULL, NULL),
+	  I(GRE, C(struct rte_flow_item_gre, .c_rsvd0_ver = RTE_BE16(1)),
+	    C(struct rte_flow_item_gre, .c_rsvd0_ver = RTE_BE16(7)))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"only the C, K and S bits may be masked" },
+{ "mpls ttl", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, NULL, NULL), I(UDP, NULL, NULL),
+	  I(MPLS, C(struct rte_flow_item_mpls, .ttl = 3),
+	    C(struct rte_flow_item_mpls, .ttl = 0xff))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"mpls item: field ttl cannot be matched" },
+{ "udp port range", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, NULL, NULL),
+	  IL(UDP, C(struct rte_flow_item_udp, .hdr.dst_port = RTE_BE16(1)),
+	     C(struct rte_flow_item_udp, .hdr.dst_port = RTE_BE16(100)), NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_LAST,
+	"udp item: ranges (last) cannot be matched" },
+{ "icmp item", { .ingress = 1 }, P(ETH_ANY, I(IPV4, NULL, NULL),
+				   I(ICMP, NULL, NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM, "vbr: item icmp is not supported" },
+{ "tcp after eth", { .ingress = 1 }, P(ETH_ANY, I(TCP, NULL, NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM, "tcp item cannot follow eth" },
+{ "vxlan first", { .ingress = 1 }, P(I(VXLAN, NULL, NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"vxlan item cannot follow the start of the pattern" },
+{ "two tunnels", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, NULL, NULL), I(UDP, NULL, NULL), I(VXLAN, NULL, NULL),
+	  ETH_ANY, I(IPV4, NULL, NULL), I(UDP, NULL, NULL), I(VXLAN, NULL, NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"vxlan item: only one tunnel level" },
+{ "queue out of range", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(QUEUE, Q(4))), 4, RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+	"queue action: queue 4 is not below the 4 Rx queues configured" },
+{ "rss queue out of range", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(RSS, C(struct rte_flow_action_rss, .queue_num = 2,
+	       .queue = (const uint16_t []){ 0, 9 }))), 4,
+	RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+	"rss action: queue 9 is not below the 4 Rx queues" },
+{ "rss key 20", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(RSS, C(struct rte_flow_action_rss, .key_len = 20, .key = key40,
+	       .queue_num = 1, .queue = (const uint16_t []){ 0 }))), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION_CONF, "rss action: key of 20 bytes: must be 40" },
+{ "rss level 2", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(RSS, C(struct rte_flow_action_rss, .level = 2,
+	       .queue_num = 1, .queue = (const uint16_t []){ 0 }))), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION_CONF, "rss action: level 0 or 1 only" },
+{ "rss xor", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(RSS, C(struct rte_flow_action_rss,
+	       .func = RTE_ETH_HASH_FUNCTION_SIMPLE_XOR,
+	       .queue_num = 1, .queue = (const uint16_t []){ 0 }))), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION_CONF, "only the Toeplitz hash function" },
+{ "rss sctp", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(RSS, C(struct rte_flow_action_rss, .types = RTE_ETH_RSS_SCTP,
+	       .queue_num = 1, .queue = (const uint16_t []){ 0 }))), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION_CONF, "cannot be hashed" },
+{ "rss no queue", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(RSS, C(struct rte_flow_action_rss, .queue_num = 0))), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION_CONF, "rss action: no queue" },
+{ "mark too large", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(MARK, C(struct rte_flow_action_mark, .id = 0xfffffe)), QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION_CONF, "mark action: id above the maximum" },
+{ "mark and flag", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(MARK, C(struct rte_flow_action_mark, .id = 1)), ACT(FLAG, NULL),
+	  QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ACTION, "one mark or flag action" },
+{ "mark on drop", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(MARK, C(struct rte_flow_action_mark, .id = 1)), ACT(DROP, NULL)), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION, "mark or flag on a drop rule" },
+{ "jump group 1", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(JUMP, C(struct rte_flow_action_jump, .group = 1)), QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ACTION_CONF, "jump action: group 0 is the only group" },
+{ "count action", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(COUNT, NULL), QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ACTION,
+	"vbr: action count is not supported" },
+};
+
+/* Expected attr bytes of an ok case. */
+static size_t
+build_expected(const struct ok_case *c, uint8_t *buf, size_t room)
+{
+	struct ibv_flow_attr *attr = (struct ibv_flow_attr *)buf;
+	const struct exp_spec *s;
+	size_t off = sizeof(*attr);
+
+	memset(buf, 0, room);
+	attr->type = IBV_FLOW_ATTR_NORMAL;
+	attr->priority = c->prio;
+	attr->port = 1;
+	for (s = c->specs; s->p != NULL; s++) {
+		if (off + s->n > room)
+			return 0;
+		memcpy(buf + off, s->p, s->n);
+		off += s->n;
+		attr->num_of_specs++;
+	}
+	attr->size = off;
+	return off;
+}
+
+static void
+hexdump(const char *what, const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	printf("%s (%zu bytes):", what, n);
+	for (i = 0; i < n; i++)
+		printf("%s%02x", i % 20 == 0 ? "\n  " : " ", p[i]);
+	printf("\n");
+}
+
+static int
+test_accepted(void)
+{
+	static struct vbr_flow_desc d;
+	static uint8_t exp[VBR_FLOW_BUF_SIZE];
+	unsigned int i, q;
+
+	for (i = 0; i < RTE_DIM(ok_cases); i++) {
+		const struct ok_case *c = &ok_cases[i];
+		struct vbr_flow_caps caps = {
+			.nb_rx_queues = c->nb_rx_queues,
+			.internal = c->internal,
+		};
+		struct rte_flow_error err;
+		size_t n;
+		int ret;
+
+		printf("  ok: %s\n", c->name);
+		memset(&err, 0x5a, sizeof(err));
+		ret = vbr_flow_prepare(&caps, &c->attr, c->pattern, c->actions,
+				       NULL, &err);
+		TEST_ASSERT_SUCCESS(ret, "%s: validate: %s", c->name,
+				    ret != 0 ? err.message : "");
+		memset(&d, 0xa5, sizeof(d));
+		ret = vbr_flow_prepare(&caps, &c->attr, c->pattern, c->actions,
+				       &d, &err);
+		TEST_ASSERT_SUCCESS(ret, "%s: prepare: %s", c->name,
+				    ret != 0 ? err.message : "");
+		n = build_expected(c, exp, sizeof(exp));
+		TEST_ASSERT(n != 0, "%s: expected too large", c->name);
+		if (d.attr_size != n || memcmp(d.u.buf, exp, n) != 0) {
+			hexdump("got", d.u.buf, d.attr_size);
+			hexdump("expected", exp, n);
+			vbr_flow_dump_attr(stdout, &d.u.attr);
+			TEST_ASSERT(0, "%s: verbs attr bytes differ", c->name);
+		}
+		TEST_ASSERT_EQUAL(d.fate, c->fate, "%s: fate", c->name);
+		TEST_ASSERT_EQUAL(d.tag, c->tag, "%s: tag", c->name);
+		TEST_ASSERT_EQUAL(d.has_key, c->has_key, "%s: key", c->name);
+		if (c->has_key)
+			TEST_ASSERT(memcmp(d.rss_key, key40, 40) == 0,
+				    "%s: key bytes", c->name);
+		if (c->fate == VBR_FLOW_FATE_RSS)
+			TEST_ASSERT_EQUAL(d.hash_fields, c->fields,
+					  "%s: hash fields", c->name);
+		TEST_ASSERT_EQUAL(d.nb_queues, c->nb_queues, "%s: queues",
+				  c->name);
+		for (q = 0; q < c->nb_queues; q++)
+			TEST_ASSERT_EQUAL(d.queues[q], c->queues[q],
+					  "%s: queue %u", c->name, q);
+	}
+	return TEST_SUCCESS;
+}
+
+static int
+test_rejected(void)
+{
+	static struct vbr_flow_desc d;
+	unsigned int i, pass;
+
+	for (i = 0; i < RTE_DIM(bad_cases); i++) {
+		const struct bad_case *c = &bad_cases[i];
+		struct vbr_flow_caps caps = {
+			.nb_rx_queues = c->nb_rx_queues,
+		};
+
+		printf("  bad: %s\n", c->name);
+		for (pass = 0; pass < 2; pass++) {
+			struct rte_flow_error err;
+			int ret;
+
+			/* poisoned, as testpmd does */
+			memset(&err, 0x5a, sizeof(err));
+			rte_errno = 0;
+			ret = vbr_flow_prepare(&caps, &c->attr, c->pattern,
+					       c->actions, pass ? &d : NULL,
+					       &err);
+			TEST_ASSERT(ret < 0, "%s: accepted", c->name);
+			TEST_ASSERT_EQUAL(ret, -rte_errno, "%s: ret/rte_errno",
+					  c->name);
+			TEST_ASSERT_EQUAL(err.type, c->type,
+					  "%s: error type (message: %s)",
+					  c->name, err.message);
+			TEST_ASSERT(strstr(err.message, c->msg) != NULL,
+				    "%s: message '%s' lacks '%s'", c->name,
+				    err.message, c->msg);
+			TEST_ASSERT(strncmp(err.message, "vbr: ", 5) == 0,
+				    "%s: message '%s' not prefixed", c->name,
+				    err.message);
+		}
+	}
+	return TEST_SUCCESS;
+}
+
+/* The cause pointer names the offending item or action. */
+static int
+test_error_cause(void)
+{
+	const struct rte_flow_item pattern[] = {
+		I(ETH, NULL, NULL), I(IPV4, NULL, NULL), I(SCTP, NULL, NULL),
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_action actions[] = {
+		QUEUE0, ACT(RSS, NULL), { .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct rte_flow_item good[] = {
+		I(ETH, NULL, NULL), { .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_attr attr = { .ingress = 1 };
+	struct vbr_flow_caps caps = { 0 };
+	struct rte_flow_error err;
+
+	memset(&err, 0x5a, sizeof(err));
+	TEST_ASSERT(vbr_flow_prepare(&caps, &attr, pattern, actions, NULL,
+				     &err) < 0, "sctp accepted");
+	TEST_ASSERT(err.cause == &pattern[2], "cause is not the sctp item");
+	memset(&err, 0x5a, sizeof(err));
+	TEST_ASSERT(vbr_flow_prepare(&caps, &attr, good, actions, NULL,
+				     &err) < 0, "two fates accepted");
+	TEST_ASSERT(err.cause == &actions[1], "cause is not the rss action");
+	memset(&err, 0x5a, sizeof(err));
+	TEST_ASSERT(vbr_flow_prepare(&caps, &attr, NULL, actions, NULL,
+				     &err) < 0, "no pattern accepted");
+	TEST_ASSERT_EQUAL(err.type, RTE_FLOW_ERROR_TYPE_ITEM_NUM, "type");
+	return TEST_SUCCESS;
+}
+
+/* The MARK mapping: id + 1, the top id, and FLAG's reserved tag. */
+static int
+test_mark_mapping(void)
+{
+	const struct rte_flow_item pattern[] = {
+		I(ETH, NULL, NULL), { .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_attr attr = { .ingress = 1 };
+	struct vbr_flow_caps caps = { 0 };
+	static struct vbr_flow_desc d;
+	struct rte_flow_action_mark mark = { .id = VBR_FLOW_MARK_MAX };
+	const struct rte_flow_action actions[] = {
+		ACT(MARK, &mark), QUEUE0, { .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	struct rte_flow_error err;
+
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern, actions,
+					     &d, &err), "top id");
+	TEST_ASSERT_EQUAL(d.tag, VBR_FLOW_MARK_MAX + 1, "top id tag");
+	TEST_ASSERT(d.tag != VBR_FLOW_TAG_FLAG && d.tag != 0, "tag clash");
+	mark.id = 0;
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern, actions,
+					     &d, &err), "id 0");
+	TEST_ASSERT_EQUAL(d.tag, 1, "id 0 is tag 1 (0 means no tag)");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite = {
+	.name = "vbr flow translation",
+	.cases = {
+		TEST_CASE(test_accepted),
+		TEST_CASE(test_rejected),
+		TEST_CASE(test_error_cause),
+		TEST_CASE(test_mark_mapping),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(void)
+{
+	return unit_test_suite_runner(&suite);
+}

@@ -1,0 +1,1210 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * rte_flow to verbs: the translation of one rule into an ibv_flow_attr and
+ * its specs, and a readable dump of the result.
+ *
+ * Items are walked along a graph (each item lists the items that may follow
+ * it). Every item type has a table entry: the fields verbs can match
+ * (mask_support), the mask used when the rule gives none (mask_default), the
+ * size of the verbs spec it adds (dst_sz, 0 when it folds into an earlier
+ * spec) and a merge function that writes value and mask, both in network
+ * order. A mask bit outside mask_support, a range (last), a VLAN match that
+ * would also accept untagged frames: each is an error naming the item and
+ * field, never a wider rule. This file calls no device: vbr_flow_prepare()
+ * is a pure function.
+ */
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_flow.h>
+
+#include "vbr_flow.h"
+
+/** State of one translation. */
+struct vbr_flow_parse {
+	struct vbr_flow_desc *d;		/**< output */
+	uint8_t *pos;				/**< where the next spec goes */
+	struct ibv_flow_spec_eth *eth;		/**< last eth spec, for vlan */
+	unsigned int inner:1;			/**< after a tunnel item */
+	unsigned int prev_tunnel:1;		/**< previous item a tunnel */
+};
+
+/** One field of an rte_flow item, to name it in an error. */
+struct vbr_flow_field {
+	const char *name;	/**< as testpmd spells it, NULL: end */
+	uint16_t off;		/**< byte offset in the item struct */
+	uint16_t len;		/**< bytes */
+};
+
+typedef int (vbr_flow_merge_t)(struct vbr_flow_parse *p, const void *spec,
+			       const void *mask,
+			       const struct rte_flow_item *item,
+			       struct rte_flow_error *error);
+
+/** Everything the translation knows of one item type. */
+struct vbr_flow_item_info {
+	const char *name;			/**< item name in messages */
+	const enum rte_flow_item_type *next;	/**< may follow, END-ended */
+	const void *mask_support;		/**< bits verbs can match */
+	const void *mask_default;		/**< mask when none is given */
+	uint16_t mask_sz;			/**< size of the item struct */
+	uint16_t dst_sz;			/**< verbs spec bytes added */
+	enum ibv_flow_spec_type spec_type;	/**< verbs spec type */
+	unsigned int tunnel:1;			/**< a tunnel header */
+	const struct vbr_flow_field *fields;	/**< for error messages */
+	const char *matchable;			/**< what may be masked */
+	vbr_flow_merge_t *merge;		/**< write value and mask */
+};
+
+#define FIELD(st, n, m) { n, offsetof(st, m), sizeof(((st *)0)->m) }
+
+static const enum rte_flow_item_type vbr_next_start[] = {
+	RTE_FLOW_ITEM_TYPE_ETH,
+	RTE_FLOW_ITEM_TYPE_IPV4,
+	RTE_FLOW_ITEM_TYPE_IPV6,
+	RTE_FLOW_ITEM_TYPE_END,
+};
+static const enum rte_flow_item_type vbr_next_eth[] = {
+	RTE_FLOW_ITEM_TYPE_VLAN,
+	RTE_FLOW_ITEM_TYPE_IPV4,
+	RTE_FLOW_ITEM_TYPE_IPV6,
+	RTE_FLOW_ITEM_TYPE_END,
+};
+static const enum rte_flow_item_type vbr_next_vlan[] = {
+	RTE_FLOW_ITEM_TYPE_IPV4,
+	RTE_FLOW_ITEM_TYPE_IPV6,
+	RTE_FLOW_ITEM_TYPE_END,
+};
+static const enum rte_flow_item_type vbr_next_ip[] = {
+	RTE_FLOW_ITEM_TYPE_TCP,
+	RTE_FLOW_ITEM_TYPE_UDP,
+	RTE_FLOW_ITEM_TYPE_GRE,
+	RTE_FLOW_ITEM_TYPE_ESP,
+	RTE_FLOW_ITEM_TYPE_END,
+};
+static const enum rte_flow_item_type vbr_next_udp[] = {
+	RTE_FLOW_ITEM_TYPE_VXLAN,
+	RTE_FLOW_ITEM_TYPE_MPLS,
+	RTE_FLOW_ITEM_TYPE_END,
+};
+static const enum rte_flow_item_type vbr_next_none[] = {
+	RTE_FLOW_ITEM_TYPE_END,
+};
+static const enum rte_flow_item_type vbr_next_vxlan[] = {
+	RTE_FLOW_ITEM_TYPE_ETH,
+	RTE_FLOW_ITEM_TYPE_END,
+};
+static const enum rte_flow_item_type vbr_next_gre[] = {
+	RTE_FLOW_ITEM_TYPE_ETH,
+	RTE_FLOW_ITEM_TYPE_IPV4,
+	RTE_FLOW_ITEM_TYPE_IPV6,
+	RTE_FLOW_ITEM_TYPE_MPLS,
+	RTE_FLOW_ITEM_TYPE_END,
+};
+static const enum rte_flow_item_type vbr_next_mpls[] = {
+	RTE_FLOW_ITEM_TYPE_ETH,
+	RTE_FLOW_ITEM_TYPE_IPV4,
+	RTE_FLOW_ITEM_TYPE_IPV6,
+	RTE_FLOW_ITEM_TYPE_END,
+};
+
+/* Copy value and mask, the value reduced to the mask. */
+static void
+vbr_flow_set(void *val, void *msk, const void *v, const void *m, size_t n)
+{
+	uint8_t *dv = val, *dm = msk;
+	const uint8_t *sv = v, *sm = m;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		dm[i] = sm[i];
+		dv[i] = sv[i] & sm[i];
+	}
+}
+
+static int
+vbr_flow_merge_eth(struct vbr_flow_parse *p, const void *spec,
+		   const void *mask, const struct rte_flow_item *item,
+		   struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_eth *eth = (struct ibv_flow_spec_eth *)p->pos;
+	const struct rte_flow_item_eth *s = spec, *m = mask;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	p->eth = eth;
+	if (s == NULL)
+		return 0;
+	vbr_flow_set(eth->val.dst_mac, eth->mask.dst_mac, s->dst.addr_bytes,
+		     m->dst.addr_bytes, RTE_ETHER_ADDR_LEN);
+	vbr_flow_set(eth->val.src_mac, eth->mask.src_mac, s->src.addr_bytes,
+		     m->src.addr_bytes, RTE_ETHER_ADDR_LEN);
+	vbr_flow_set(&eth->val.ether_type, &eth->mask.ether_type, &s->type,
+		     &m->type, sizeof(s->type));
+	return 0;
+}
+
+/*
+ * A VLAN item folds into the eth spec before it. Verbs matches the EtherType
+ * after the tag, and it has no "tagged" bit: a tag can only be told apart from
+ * no tag by a non-zero VID under the mask.
+ */
+static int
+vbr_flow_merge_vlan(struct vbr_flow_parse *p, const void *spec,
+		    const void *mask, const struct rte_flow_item *item,
+		    struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_eth *eth = p->eth;
+	const struct rte_flow_item_vlan *s = spec, *m = mask;
+
+	if (eth->mask.ether_type != 0)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM, item,
+			"vbr: vlan item: the eth item before it must not match "
+			"a type (verbs matches the type after the tag: use "
+			"vlan inner_type)");
+	if (s == NULL || (s->tci & m->tci & RTE_BE16(0x0fff)) == 0)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM, item,
+			"vbr: vlan item: give a non-zero VID under the tci "
+			"mask (verbs cannot tell a tag with VID 0 or any VID "
+			"from no tag)");
+	vbr_flow_set(&eth->val.vlan_tag, &eth->mask.vlan_tag, &s->tci,
+		     &m->tci, sizeof(s->tci));
+	vbr_flow_set(&eth->val.ether_type, &eth->mask.ether_type,
+		     &s->inner_type, &m->inner_type, sizeof(s->inner_type));
+	return 0;
+}
+
+static int
+vbr_flow_merge_ipv4(struct vbr_flow_parse *p, const void *spec,
+		    const void *mask, const struct rte_flow_item *item,
+		    struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_ipv4_ext *ip =
+		(struct ibv_flow_spec_ipv4_ext *)p->pos;
+	const struct rte_flow_item_ipv4 *s = spec, *m = mask;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	if (s == NULL)
+		return 0;
+	vbr_flow_set(&ip->val.src_ip, &ip->mask.src_ip, &s->hdr.src_addr,
+		     &m->hdr.src_addr, 4);
+	vbr_flow_set(&ip->val.dst_ip, &ip->mask.dst_ip, &s->hdr.dst_addr,
+		     &m->hdr.dst_addr, 4);
+	vbr_flow_set(&ip->val.proto, &ip->mask.proto, &s->hdr.next_proto_id,
+		     &m->hdr.next_proto_id, 1);
+	vbr_flow_set(&ip->val.tos, &ip->mask.tos, &s->hdr.type_of_service,
+		     &m->hdr.type_of_service, 1);
+	vbr_flow_set(&ip->val.ttl, &ip->mask.ttl, &s->hdr.time_to_live,
+		     &m->hdr.time_to_live, 1);
+	return 0;
+}
+
+static int
+vbr_flow_merge_ipv6(struct vbr_flow_parse *p, const void *spec,
+		    const void *mask, const struct rte_flow_item *item,
+		    struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_ipv6 *ip = (struct ibv_flow_spec_ipv6 *)p->pos;
+	const struct rte_flow_item_ipv6 *s = spec, *m = mask;
+	uint32_t vs, vm;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	if (s == NULL)
+		return 0;
+	vbr_flow_set(ip->val.src_ip, ip->mask.src_ip, s->hdr.src_addr,
+		     m->hdr.src_addr, 16);
+	vbr_flow_set(ip->val.dst_ip, ip->mask.dst_ip, s->hdr.dst_addr,
+		     m->hdr.dst_addr, 16);
+	vbr_flow_set(&ip->val.next_hdr, &ip->mask.next_hdr, &s->hdr.proto,
+		     &m->hdr.proto, 1);
+	vbr_flow_set(&ip->val.hop_limit, &ip->mask.hop_limit,
+		     &s->hdr.hop_limits, &m->hdr.hop_limits, 1);
+	/* vtc_flow: version (4 bits), traffic class (8), flow label (20). */
+	vm = rte_be_to_cpu_32(m->hdr.vtc_flow);
+	vs = rte_be_to_cpu_32(s->hdr.vtc_flow) & vm;
+	ip->mask.traffic_class = (vm >> 20) & 0xff;
+	ip->val.traffic_class = (vs >> 20) & 0xff;
+	ip->mask.flow_label = rte_cpu_to_be_32(vm & 0xfffff);
+	ip->val.flow_label = rte_cpu_to_be_32(vs & 0xfffff);
+	return 0;
+}
+
+static int
+vbr_flow_merge_tcp(struct vbr_flow_parse *p, const void *spec,
+		   const void *mask, const struct rte_flow_item *item,
+		   struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_tcp_udp *l4 =
+		(struct ibv_flow_spec_tcp_udp *)p->pos;
+	const struct rte_flow_item_tcp *s = spec, *m = mask;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	if (s == NULL)
+		return 0;
+	vbr_flow_set(&l4->val.src_port, &l4->mask.src_port, &s->hdr.src_port,
+		     &m->hdr.src_port, 2);
+	vbr_flow_set(&l4->val.dst_port, &l4->mask.dst_port, &s->hdr.dst_port,
+		     &m->hdr.dst_port, 2);
+	return 0;
+}
+
+static int
+vbr_flow_merge_udp(struct vbr_flow_parse *p, const void *spec,
+		   const void *mask, const struct rte_flow_item *item,
+		   struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_tcp_udp *l4 =
+		(struct ibv_flow_spec_tcp_udp *)p->pos;
+	const struct rte_flow_item_udp *s = spec, *m = mask;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	if (s == NULL)
+		return 0;
+	vbr_flow_set(&l4->val.src_port, &l4->mask.src_port, &s->hdr.src_port,
+		     &m->hdr.src_port, 2);
+	vbr_flow_set(&l4->val.dst_port, &l4->mask.dst_port, &s->hdr.dst_port,
+		     &m->hdr.dst_port, 2);
+	return 0;
+}
+
+/* tunnel_id: the 24-bit VNI in network order, in the low three bytes. */
+static int
+vbr_flow_merge_vxlan(struct vbr_flow_parse *p, const void *spec,
+		     const void *mask, const struct rte_flow_item *item,
+		     struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_tunnel *t = (struct ibv_flow_spec_tunnel *)p->pos;
+	const struct rte_flow_item_vxlan *s = spec, *m = mask;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	if (s == NULL)
+		return 0;
+	vbr_flow_set((uint8_t *)&t->val.tunnel_id + 1,
+		     (uint8_t *)&t->mask.tunnel_id + 1, s->vni, m->vni, 3);
+	return 0;
+}
+
+static int
+vbr_flow_merge_gre(struct vbr_flow_parse *p, const void *spec,
+		   const void *mask, const struct rte_flow_item *item,
+		   struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_gre *g = (struct ibv_flow_spec_gre *)p->pos;
+	const struct rte_flow_item_gre *s = spec, *m = mask;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	if (s == NULL)
+		return 0;
+	vbr_flow_set(&g->val.c_ks_res0_ver, &g->mask.c_ks_res0_ver,
+		     &s->c_rsvd0_ver, &m->c_rsvd0_ver, 2);
+	vbr_flow_set(&g->val.protocol, &g->mask.protocol, &s->protocol,
+		     &m->protocol, 2);
+	return 0;
+}
+
+/* label: the 32-bit MPLS header in network order; TTL is not matched. */
+static int
+vbr_flow_merge_mpls(struct vbr_flow_parse *p, const void *spec,
+		    const void *mask, const struct rte_flow_item *item,
+		    struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_mpls *l = (struct ibv_flow_spec_mpls *)p->pos;
+	const struct rte_flow_item_mpls *s = spec, *m = mask;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	if (s == NULL)
+		return 0;
+	vbr_flow_set(&l->val.label, &l->mask.label, s->label_tc_s,
+		     m->label_tc_s, 3);
+	return 0;
+}
+
+static int
+vbr_flow_merge_esp(struct vbr_flow_parse *p, const void *spec,
+		   const void *mask, const struct rte_flow_item *item,
+		   struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_esp *e = (struct ibv_flow_spec_esp *)p->pos;
+	const struct rte_flow_item_esp *s = spec, *m = mask;
+
+	RTE_SET_USED(item);
+	RTE_SET_USED(error);
+	if (s == NULL)
+		return 0;
+	vbr_flow_set(&e->val.spi, &e->mask.spi, &s->hdr.spi, &m->hdr.spi, 4);
+	return 0;
+}
+
+/* Masks of what verbs can match, per item. */
+static const struct rte_flow_item_eth vbr_mask_eth = {
+	.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	.src.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	.type = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_vlan vbr_mask_vlan = {
+	.tci = RTE_BE16(0xffff),
+	.inner_type = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_ipv4 vbr_mask_ipv4 = {
+	.hdr = {
+		.src_addr = RTE_BE32(0xffffffff),
+		.dst_addr = RTE_BE32(0xffffffff),
+		.next_proto_id = 0xff,
+		.type_of_service = 0xff,
+		.time_to_live = 0xff,
+	},
+};
+static const struct rte_flow_item_ipv6 vbr_mask_ipv6 = {
+	.hdr = {
+		.vtc_flow = RTE_BE32(0x0fffffff),
+		.proto = 0xff,
+		.hop_limits = 0xff,
+		.src_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
+			    "\xff\xff\xff\xff\xff\xff\xff\xff",
+		.dst_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
+			    "\xff\xff\xff\xff\xff\xff\xff\xff",
+	},
+};
+static const struct rte_flow_item_tcp vbr_mask_tcp = {
+	.hdr = {
+		.src_port = RTE_BE16(0xffff),
+		.dst_port = RTE_BE16(0xffff),
+	},
+};
+static const struct rte_flow_item_udp vbr_mask_udp = {
+	.hdr = {
+		.src_port = RTE_BE16(0xffff),
+		.dst_port = RTE_BE16(0xffff),
+	},
+};
+static const struct rte_flow_item_vxlan vbr_mask_vxlan = {
+	.vni = { 0xff, 0xff, 0xff },
+};
+/* C, K and S bits; not the version, not the reserved bits. */
+static const struct rte_flow_item_gre vbr_mask_gre = {
+	.c_rsvd0_ver = RTE_BE16(0xb000),
+	.protocol = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_mpls vbr_mask_mpls = {
+	.label_tc_s = { 0xff, 0xff, 0xff },
+};
+static const struct rte_flow_item_esp vbr_mask_esp = {
+	.hdr.spi = RTE_BE32(0xffffffff),
+};
+
+static const struct vbr_flow_field vbr_fields_eth[] = {
+	FIELD(struct rte_flow_item_eth, "dst", dst),
+	FIELD(struct rte_flow_item_eth, "src", src),
+	FIELD(struct rte_flow_item_eth, "type", type),
+	{ "has_vlan", offsetof(struct rte_flow_item_eth, type) + 2, 4 },
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_vlan[] = {
+	FIELD(struct rte_flow_item_vlan, "tci", tci),
+	FIELD(struct rte_flow_item_vlan, "inner_type", inner_type),
+	{ "has_more_vlan", offsetof(struct rte_flow_item_vlan, inner_type) + 2,
+	  4 },
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_ipv4[] = {
+	FIELD(struct rte_flow_item_ipv4, "version_ihl", hdr.version_ihl),
+	FIELD(struct rte_flow_item_ipv4, "tos", hdr.type_of_service),
+	FIELD(struct rte_flow_item_ipv4, "total_length", hdr.total_length),
+	FIELD(struct rte_flow_item_ipv4, "packet_id", hdr.packet_id),
+	FIELD(struct rte_flow_item_ipv4, "fragment_offset",
+	      hdr.fragment_offset),
+	FIELD(struct rte_flow_item_ipv4, "ttl", hdr.time_to_live),
+	FIELD(struct rte_flow_item_ipv4, "proto", hdr.next_proto_id),
+	FIELD(struct rte_flow_item_ipv4, "hdr_checksum", hdr.hdr_checksum),
+	FIELD(struct rte_flow_item_ipv4, "src", hdr.src_addr),
+	FIELD(struct rte_flow_item_ipv4, "dst", hdr.dst_addr),
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_ipv6[] = {
+	FIELD(struct rte_flow_item_ipv6, "vtc_flow (version)", hdr.vtc_flow),
+	FIELD(struct rte_flow_item_ipv6, "payload_len", hdr.payload_len),
+	FIELD(struct rte_flow_item_ipv6, "proto", hdr.proto),
+	FIELD(struct rte_flow_item_ipv6, "hop", hdr.hop_limits),
+	FIELD(struct rte_flow_item_ipv6, "src", hdr.src_addr),
+	FIELD(struct rte_flow_item_ipv6, "dst", hdr.dst_addr),
+	{ "has_frag_ext and the other flags",
+	  sizeof(struct rte_ipv6_hdr), 4 },
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_tcp[] = {
+	FIELD(struct rte_flow_item_tcp, "src", hdr.src_port),
+	FIELD(struct rte_flow_item_tcp, "dst", hdr.dst_port),
+	FIELD(struct rte_flow_item_tcp, "sent_seq", hdr.sent_seq),
+	FIELD(struct rte_flow_item_tcp, "recv_ack", hdr.recv_ack),
+	FIELD(struct rte_flow_item_tcp, "data_off", hdr.data_off),
+	FIELD(struct rte_flow_item_tcp, "flags", hdr.tcp_flags),
+	FIELD(struct rte_flow_item_tcp, "rx_win", hdr.rx_win),
+	FIELD(struct rte_flow_item_tcp, "cksum", hdr.cksum),
+	FIELD(struct rte_flow_item_tcp, "urp", hdr.tcp_urp),
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_udp[] = {
+	FIELD(struct rte_flow_item_udp, "src", hdr.src_port),
+	FIELD(struct rte_flow_item_udp, "dst", hdr.dst_port),
+	FIELD(struct rte_flow_item_udp, "dgram_len", hdr.dgram_len),
+	FIELD(struct rte_flow_item_udp, "dgram_cksum", hdr.dgram_cksum),
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_vxlan[] = {
+	FIELD(struct rte_flow_item_vxlan, "flags", flags),
+	FIELD(struct rte_flow_item_vxlan, "rsvd0", rsvd0),
+	FIELD(struct rte_flow_item_vxlan, "vni", vni),
+	FIELD(struct rte_flow_item_vxlan, "rsvd1", rsvd1),
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_gre[] = {
+	FIELD(struct rte_flow_item_gre, "c_rsvd0_ver (only the C, K and S "
+	      "bits may be masked)", c_rsvd0_ver),
+	FIELD(struct rte_flow_item_gre, "protocol", protocol),
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_mpls[] = {
+	FIELD(struct rte_flow_item_mpls, "label_tc_s", label_tc_s),
+	FIELD(struct rte_flow_item_mpls, "ttl", ttl),
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_esp[] = {
+	FIELD(struct rte_flow_item_esp, "spi", hdr.spi),
+	FIELD(struct rte_flow_item_esp, "seq", hdr.seq),
+	{ NULL, 0, 0 },
+};
+
+#define INFO(t, n, nx, ms, md, st, sz, tun, f, what, fn) \
+	[t] = { \
+		.name = n, .next = nx, .mask_support = ms, \
+		.mask_default = md, .mask_sz = sizeof(*(ms)), \
+		.spec_type = st, .dst_sz = sz, .tunnel = tun, .fields = f, \
+		.matchable = what, .merge = fn, \
+	}
+
+static const struct vbr_flow_item_info vbr_flow_items[] = {
+	INFO(RTE_FLOW_ITEM_TYPE_ETH,
+	     "eth", vbr_next_eth, &vbr_mask_eth, &rte_flow_item_eth_mask,
+	     IBV_FLOW_SPEC_ETH, sizeof(struct ibv_flow_spec_eth), 0,
+	     vbr_fields_eth, "dst, src, type", vbr_flow_merge_eth),
+	INFO(RTE_FLOW_ITEM_TYPE_VLAN,
+	     "vlan", vbr_next_vlan, &vbr_mask_vlan,
+	     &rte_flow_item_vlan_mask, IBV_FLOW_SPEC_ETH, 0, 0,
+	     vbr_fields_vlan, "tci, inner_type", vbr_flow_merge_vlan),
+	INFO(RTE_FLOW_ITEM_TYPE_IPV4,
+	     "ipv4", vbr_next_ip, &vbr_mask_ipv4,
+	     &rte_flow_item_ipv4_mask, IBV_FLOW_SPEC_IPV4_EXT,
+	     sizeof(struct ibv_flow_spec_ipv4_ext), 0, vbr_fields_ipv4,
+	     "src, dst, proto, tos, ttl", vbr_flow_merge_ipv4),
+	INFO(RTE_FLOW_ITEM_TYPE_IPV6,
+	     "ipv6", vbr_next_ip, &vbr_mask_ipv6,
+	     &rte_flow_item_ipv6_mask, IBV_FLOW_SPEC_IPV6,
+	     sizeof(struct ibv_flow_spec_ipv6), 0, vbr_fields_ipv6,
+	     "src, dst, proto, hop, tc, flow label", vbr_flow_merge_ipv6),
+	INFO(RTE_FLOW_ITEM_TYPE_TCP,
+	     "tcp", vbr_next_none, &vbr_mask_tcp,
+	     &rte_flow_item_tcp_mask, IBV_FLOW_SPEC_TCP,
+	     sizeof(struct ibv_flow_spec_tcp_udp), 0, vbr_fields_tcp,
+	     "src, dst", vbr_flow_merge_tcp),
+	INFO(RTE_FLOW_ITEM_TYPE_UDP,
+	     "udp", vbr_next_udp, &vbr_mask_udp,
+	     &rte_flow_item_udp_mask, IBV_FLOW_SPEC_UDP,
+	     sizeof(struct ibv_flow_spec_tcp_udp), 0, vbr_fields_udp,
+	     "src, dst", vbr_flow_merge_udp),
+	INFO(RTE_FLOW_ITEM_TYPE_VXLAN,
+	     "vxlan", vbr_next_vxlan, &vbr_mask_vxlan,
+	     &rte_flow_item_vxlan_mask, IBV_FLOW_SPEC_VXLAN_TUNNEL,
+	     sizeof(struct ibv_flow_spec_tunnel), 1, vbr_fields_vxlan,
+	     "vni", vbr_flow_merge_vxlan),
+	INFO(RTE_FLOW_ITEM_TYPE_GRE,
+	     "gre", vbr_next_gre, &vbr_mask_gre,
+	     &rte_flow_item_gre_mask, IBV_FLOW_SPEC_GRE,
+	     sizeof(struct ibv_flow_spec_gre), 1, vbr_fields_gre,
+	     "c_rsvd0_ver C/K/S bits, protocol", vbr_flow_merge_gre),
+	INFO(RTE_FLOW_ITEM_TYPE_MPLS,
+	     "mpls", vbr_next_mpls, &vbr_mask_mpls,
+	     &rte_flow_item_mpls_mask, IBV_FLOW_SPEC_MPLS,
+	     sizeof(struct ibv_flow_spec_mpls), 1, vbr_fields_mpls,
+	     "label_tc_s", vbr_flow_merge_mpls),
+	INFO(RTE_FLOW_ITEM_TYPE_ESP,
+	     "esp", vbr_next_none, &vbr_mask_esp,
+	     &rte_flow_item_esp_mask, IBV_FLOW_SPEC_ESP,
+	     sizeof(struct ibv_flow_spec_esp), 0, vbr_fields_esp,
+	     "spi", vbr_flow_merge_esp),
+};
+
+static const struct vbr_flow_item_info *
+vbr_flow_item_info(enum rte_flow_item_type type)
+{
+	if ((unsigned int)type >= RTE_DIM(vbr_flow_items) ||
+	    vbr_flow_items[type].name == NULL)
+		return NULL;
+	return &vbr_flow_items[type];
+}
+
+/* Lower-case name of an item or action type, as testpmd spells it. */
+static const char *
+vbr_flow_lower(char *buf, size_t size, const char *name)
+{
+	size_t i;
+
+	if (name == NULL)
+		name = "unknown";
+	for (i = 0; i + 1 < size && name[i] != '\0'; i++)
+		buf[i] = tolower((unsigned char)name[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
+#define VBR_NAME_LEN 32
+
+static const char *
+vbr_flow_item_name(char *buf, enum rte_flow_item_type type)
+{
+	const char *name = NULL;
+
+	if (rte_flow_conv(RTE_FLOW_CONV_OP_ITEM_NAME_PTR, &name, sizeof(name),
+			  (void *)(uintptr_t)type, NULL) <= 0)
+		name = NULL;
+	return vbr_flow_lower(buf, VBR_NAME_LEN, name);
+}
+
+static const char *
+vbr_flow_action_name(char *buf, enum rte_flow_action_type type)
+{
+	const char *name = NULL;
+
+	if (rte_flow_conv(RTE_FLOW_CONV_OP_ACTION_NAME_PTR, &name,
+			  sizeof(name), (void *)(uintptr_t)type, NULL) <= 0)
+		name = NULL;
+	return vbr_flow_lower(buf, VBR_NAME_LEN, name);
+}
+
+/* Message buffer for errors that name a field (rte_flow_error keeps a
+ * pointer: the text must outlive the call; one per thread).
+ */
+static RTE_DEFINE_PER_LCORE(char, vbr_flow_msg[256]);
+
+/**
+ * rte_flow_error_set() with a formatted message, kept in a per-thread buffer
+ * until the next call. Return -code.
+ */
+int
+vbr_flow_error(struct rte_flow_error *error, int code,
+	       enum rte_flow_error_type type, const void *cause,
+	       const char *fmt, ...)
+{
+	char *msg = RTE_PER_LCORE(vbr_flow_msg);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(RTE_PER_LCORE(vbr_flow_msg)), fmt, ap);
+	va_end(ap);
+	return rte_flow_error_set(error, code, type, cause, msg);
+}
+
+/* Check the mask against what verbs matches; name the first bad field. */
+static int
+vbr_flow_check_mask(const struct vbr_flow_item_info *info,
+		    const struct rte_flow_item *item, const uint8_t *mask,
+		    struct rte_flow_error *error)
+{
+	const uint8_t *sup = info->mask_support;
+	const struct vbr_flow_field *f;
+	unsigned int i;
+
+	for (i = 0; i < info->mask_sz; i++)
+		if (mask[i] & ~sup[i])
+			break;
+	if (i == info->mask_sz)
+		return 0;
+	for (f = info->fields; f->name != NULL; f++)
+		if (i >= f->off && i < (unsigned int)f->off + f->len)
+			break;
+	return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+			      item, "vbr: %s item: field %s cannot be matched "
+			      "(verbs matches: %s)", info->name,
+			      f->name != NULL ? f->name : "?",
+			      info->matchable);
+}
+
+static int
+vbr_flow_parse_items(struct vbr_flow_parse *p,
+		     const struct rte_flow_item *item,
+		     struct rte_flow_error *error)
+{
+	const enum rte_flow_item_type *next = vbr_next_start;
+	const char *prev = "the start of the pattern";
+	struct ibv_flow_attr *attr = &p->d->u.attr;
+	uint8_t *end = p->d->u.buf + sizeof(p->d->u.buf);
+
+	for (; item->type != RTE_FLOW_ITEM_TYPE_END; item++) {
+		const struct vbr_flow_item_info *info;
+		char n1[VBR_NAME_LEN];
+		struct ibv_flow_spec *spec;
+		const void *mask;
+		unsigned int i;
+		int ret;
+
+		if (item->type == RTE_FLOW_ITEM_TYPE_VOID)
+			continue;
+		info = vbr_flow_item_info(item->type);
+		if (info == NULL)
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_ITEM, item,
+				"vbr: item %s is not supported",
+				vbr_flow_item_name(n1, item->type));
+		for (i = 0; next[i] != RTE_FLOW_ITEM_TYPE_END; i++)
+			if (next[i] == item->type)
+				break;
+		if (next[i] == RTE_FLOW_ITEM_TYPE_END)
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_ITEM, item,
+				"vbr: %s item cannot follow %s", info->name,
+				prev);
+		if (info->tunnel && p->inner && !p->prev_tunnel)
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_ITEM, item,
+				"vbr: %s item: only one tunnel level can be "
+				"matched", info->name);
+		mask = item->mask != NULL ? item->mask : info->mask_default;
+		if (item->spec != NULL) {
+			ret = vbr_flow_check_mask(info, item, mask, error);
+			if (ret != 0)
+				return ret;
+		}
+		if (item->last != NULL) {
+			const uint8_t *l = item->last, *s = item->spec;
+			const uint8_t *m = mask;
+
+			for (i = 0; s != NULL && i < info->mask_sz; i++)
+				if ((l[i] & m[i]) != (s[i] & m[i]))
+					break;
+			if (s == NULL || i < info->mask_sz)
+				return vbr_flow_error(error, ENOTSUP,
+					RTE_FLOW_ERROR_TYPE_ITEM_LAST, item,
+					"vbr: %s item: ranges (last) cannot "
+					"be matched by verbs", info->name);
+		}
+		if (info->dst_sz != 0) {
+			if (p->pos + info->dst_sz > end ||
+			    attr->num_of_specs == UINT8_MAX)
+				return vbr_flow_error(error, E2BIG,
+					RTE_FLOW_ERROR_TYPE_ITEM, item,
+					"vbr: %s item: too many items for "
+					"one verbs rule", info->name);
+			spec = (struct ibv_flow_spec *)p->pos;
+			memset(spec, 0, info->dst_sz);
+			spec->hdr.type = info->spec_type;
+			if (p->inner && !info->tunnel)
+				spec->hdr.type |= IBV_FLOW_SPEC_INNER;
+			spec->hdr.size = info->dst_sz;
+		}
+		ret = info->merge(p, item->spec, mask, item, error);
+		if (ret != 0)
+			return ret;
+		if (info->dst_sz != 0) {
+			p->pos += info->dst_sz;
+			attr->num_of_specs++;
+		}
+		p->prev_tunnel = info->tunnel;
+		if (info->tunnel)
+			p->inner = 1;
+		next = info->next;
+		prev = info->name;
+	}
+	return 0;
+}
+
+/* RSS types the hash QP can honour. */
+#define VBR_FLOW_RSS_L3 (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_FRAG_IPV4 | \
+			 RTE_ETH_RSS_NONFRAG_IPV4_OTHER | RTE_ETH_RSS_IPV6 | \
+			 RTE_ETH_RSS_FRAG_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_OTHER | \
+			 RTE_ETH_RSS_IPV6_EX)
+#define VBR_FLOW_RSS_TCP (RTE_ETH_RSS_NONFRAG_IPV4_TCP | \
+			  RTE_ETH_RSS_NONFRAG_IPV6_TCP | RTE_ETH_RSS_IPV6_TCP_EX)
+#define VBR_FLOW_RSS_UDP (RTE_ETH_RSS_NONFRAG_IPV4_UDP | \
+			  RTE_ETH_RSS_NONFRAG_IPV6_UDP | RTE_ETH_RSS_IPV6_UDP_EX)
+#define VBR_FLOW_RSS_ONLY (RTE_ETH_RSS_L3_SRC_ONLY | RTE_ETH_RSS_L3_DST_ONLY | \
+			   RTE_ETH_RSS_L4_SRC_ONLY | RTE_ETH_RSS_L4_DST_ONLY)
+#define VBR_FLOW_RSS_TYPES (VBR_FLOW_RSS_L3 | VBR_FLOW_RSS_TCP | \
+			    VBR_FLOW_RSS_UDP | VBR_FLOW_RSS_ONLY)
+
+/**
+ * IBV_RX_HASH_* fields of RSS types (RTE_ETH_RSS_*). Verbs hashes fields,
+ * not packet types: ipv4-udp hashes the IPv4 addresses and the UDP ports of
+ * every packet that has them; the IPv6 _EX types hash the addresses of the
+ * fixed IPv6 header. Bits outside VBR_FLOW_RSS_TYPES are ignored:
+ * the caller checks them.
+ */
+uint64_t
+vbr_flow_rss_fields(uint64_t types)
+{
+	uint64_t f = 0, l3 = 0, l4;
+
+	if (types & (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_FRAG_IPV4 |
+		     RTE_ETH_RSS_NONFRAG_IPV4_OTHER | RTE_ETH_RSS_NONFRAG_IPV4_TCP |
+		     RTE_ETH_RSS_NONFRAG_IPV4_UDP))
+		l3 |= IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4;
+	if (types & (RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_FRAG_IPV6 |
+		     RTE_ETH_RSS_NONFRAG_IPV6_OTHER | RTE_ETH_RSS_NONFRAG_IPV6_TCP |
+		     RTE_ETH_RSS_NONFRAG_IPV6_UDP | RTE_ETH_RSS_IPV6_EX |
+		     RTE_ETH_RSS_IPV6_TCP_EX | RTE_ETH_RSS_IPV6_UDP_EX))
+		l3 |= IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6;
+	if (types & RTE_ETH_RSS_L3_SRC_ONLY)
+		l3 &= IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_SRC_IPV6;
+	else if (types & RTE_ETH_RSS_L3_DST_ONLY)
+		l3 &= IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_DST_IPV6;
+	f |= l3;
+	l4 = 0;
+	if (types & VBR_FLOW_RSS_TCP)
+		l4 |= IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP;
+	if (types & VBR_FLOW_RSS_UDP)
+		l4 |= IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP;
+	if (types & RTE_ETH_RSS_L4_SRC_ONLY)
+		l4 &= IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_SRC_PORT_UDP;
+	else if (types & RTE_ETH_RSS_L4_DST_ONLY)
+		l4 &= IBV_RX_HASH_DST_PORT_TCP | IBV_RX_HASH_DST_PORT_UDP;
+	return f | l4;
+}
+
+static int
+vbr_flow_check_queue(const struct vbr_flow_caps *caps,
+		     const struct rte_flow_action *action, uint16_t queue,
+		     struct rte_flow_error *error)
+{
+	char n1[VBR_NAME_LEN];
+
+	if (caps->nb_rx_queues != 0 && queue >= caps->nb_rx_queues)
+		return vbr_flow_error(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: %s action: queue %u is not below the %u Rx "
+			"queues configured",
+			vbr_flow_action_name(n1, action->type), queue,
+			caps->nb_rx_queues);
+	return 0;
+}
+
+static int
+vbr_flow_rss(const struct vbr_flow_caps *caps,
+	     const struct rte_flow_action *action, struct vbr_flow_desc *d,
+	     struct rte_flow_error *error)
+{
+	const struct rte_flow_action_rss *rss = action->conf;
+	uint64_t types;
+	unsigned int i;
+	int ret;
+
+	if (rss == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: rss action: no configuration");
+	if (rss->func != RTE_ETH_HASH_FUNCTION_DEFAULT &&
+	    rss->func != RTE_ETH_HASH_FUNCTION_TOEPLITZ)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: rss action: only the Toeplitz hash function");
+	if (rss->level > 1)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: rss action: level 0 or 1 only (verbs hashes the "
+			"outer headers)");
+	if (rss->key_len != 0 && rss->key_len != VBR_FLOW_RSS_KEY_LEN)
+		return vbr_flow_error(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: rss action: key of %u bytes: must be %u (or none "
+			"for the port's key)", rss->key_len,
+			VBR_FLOW_RSS_KEY_LEN);
+	if (rss->key_len != 0 && rss->key == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: rss action: key_len set but no key");
+	types = rss->types != 0 ? rss->types : RTE_ETH_RSS_IP;
+	if (types & ~(uint64_t)VBR_FLOW_RSS_TYPES)
+		return vbr_flow_error(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: rss action: types 0x%" PRIx64 " cannot be "
+			"hashed (verbs hashes IPv4/IPv6 addresses and TCP/UDP "
+			"ports)", types & ~(uint64_t)VBR_FLOW_RSS_TYPES);
+	if (rss->queue_num == 0 || rss->queue == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: rss action: no queue");
+	if (rss->queue_num > VBR_FLOW_MAX_QUEUES)
+		return vbr_flow_error(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: rss action: %u queues, at most %u",
+			rss->queue_num, VBR_FLOW_MAX_QUEUES);
+	for (i = 0; i < rss->queue_num; i++) {
+		ret = vbr_flow_check_queue(caps, action, rss->queue[i], error);
+		if (ret != 0)
+			return ret;
+		d->queues[i] = rss->queue[i];
+	}
+	d->nb_queues = rss->queue_num;
+	d->hash_fields = vbr_flow_rss_fields(types);
+	if (rss->key_len != 0) {
+		memcpy(d->rss_key, rss->key, VBR_FLOW_RSS_KEY_LEN);
+		d->has_key = 1;
+	}
+	d->fate = VBR_FLOW_FATE_RSS;
+	return 0;
+}
+
+static int
+vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
+		       struct vbr_flow_parse *p,
+		       const struct rte_flow_action *action,
+		       struct rte_flow_error *error)
+{
+	struct vbr_flow_desc *d = p->d;
+	const struct rte_flow_action *fate = NULL, *tag = NULL;
+	char n1[VBR_NAME_LEN], n2[VBR_NAME_LEN];
+	int ret;
+
+	for (; action->type != RTE_FLOW_ACTION_TYPE_END; action++) {
+		switch (action->type) {
+		case RTE_FLOW_ACTION_TYPE_VOID:
+		case RTE_FLOW_ACTION_TYPE_PASSTHRU:
+			continue;
+		case RTE_FLOW_ACTION_TYPE_JUMP: {
+			const struct rte_flow_action_jump *j = action->conf;
+
+			if (j == NULL || j->group != 0)
+				return rte_flow_error_set(error, ENOTSUP,
+					RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+					action, "vbr: jump action: group 0 "
+					"is the only group");
+			continue;
+		}
+		case RTE_FLOW_ACTION_TYPE_MARK:
+		case RTE_FLOW_ACTION_TYPE_FLAG:
+			if (tag != NULL)
+				return rte_flow_error_set(error, ENOTSUP,
+					RTE_FLOW_ERROR_TYPE_ACTION, action,
+					"vbr: one mark or flag action per "
+					"rule");
+			tag = action;
+			if (action->type == RTE_FLOW_ACTION_TYPE_FLAG) {
+				d->tag = VBR_FLOW_TAG_FLAG;
+				continue;
+			}
+			if (action->conf == NULL)
+				return rte_flow_error_set(error, EINVAL,
+					RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+					action, "vbr: mark action: no id");
+			if (((const struct rte_flow_action_mark *)
+			     action->conf)->id > VBR_FLOW_MARK_MAX)
+				return vbr_flow_error(error, ENOTSUP,
+					RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+					action, "vbr: mark action: id above "
+					"the maximum %u", VBR_FLOW_MARK_MAX);
+			d->tag = ((const struct rte_flow_action_mark *)
+				  action->conf)->id + 1;
+			continue;
+		case RTE_FLOW_ACTION_TYPE_QUEUE:
+		case RTE_FLOW_ACTION_TYPE_RSS:
+		case RTE_FLOW_ACTION_TYPE_DROP:
+			break;
+		default:
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_ACTION, action,
+				"vbr: action %s is not supported",
+				vbr_flow_action_name(n1, action->type));
+		}
+		if (fate != NULL)
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_ACTION, action,
+				"vbr: %s action: the rule already has a %s "
+				"action; a rule has exactly one fate (queue, "
+				"rss or drop)",
+				vbr_flow_action_name(n1, action->type),
+				vbr_flow_action_name(n2, fate->type));
+		fate = action;
+		if (action->type == RTE_FLOW_ACTION_TYPE_QUEUE) {
+			const struct rte_flow_action_queue *q = action->conf;
+
+			if (q == NULL)
+				return rte_flow_error_set(error, EINVAL,
+					RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+					action, "vbr: queue action: no index");
+			ret = vbr_flow_check_queue(caps, action, q->index,
+						   error);
+			if (ret != 0)
+				return ret;
+			d->fate = VBR_FLOW_FATE_QUEUE;
+			d->queues[0] = q->index;
+			d->nb_queues = 1;
+		} else if (action->type == RTE_FLOW_ACTION_TYPE_RSS) {
+			ret = vbr_flow_rss(caps, action, d, error);
+			if (ret != 0)
+				return ret;
+		} else {
+			d->fate = VBR_FLOW_FATE_DROP;
+		}
+	}
+	if (caps->internal)
+		return 0;
+	if (fate == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_NUM, NULL,
+			"vbr: a fate action (queue, rss or drop) is required");
+	if (tag != NULL && d->fate == VBR_FLOW_FATE_DROP)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, tag,
+			"vbr: mark or flag on a drop rule: nothing to mark");
+	/* Action specs follow the item specs. */
+	if (d->tag != 0) {
+		struct ibv_flow_spec_action_tag *t =
+			(struct ibv_flow_spec_action_tag *)p->pos;
+
+		memset(t, 0, sizeof(*t));
+		t->type = IBV_FLOW_SPEC_ACTION_TAG;
+		t->size = sizeof(*t);
+		t->tag_id = d->tag;
+		p->pos += sizeof(*t);
+		d->u.attr.num_of_specs++;
+	}
+	if (d->fate == VBR_FLOW_FATE_DROP) {
+		struct ibv_flow_spec_action_drop *t =
+			(struct ibv_flow_spec_action_drop *)p->pos;
+
+		memset(t, 0, sizeof(*t));
+		t->type = IBV_FLOW_SPEC_ACTION_DROP;
+		t->size = sizeof(*t);
+		p->pos += sizeof(*t);
+		d->u.attr.num_of_specs++;
+	}
+	return 0;
+}
+
+static int
+vbr_flow_attr(const struct vbr_flow_caps *caps,
+	      const struct rte_flow_attr *attr, struct rte_flow_error *error)
+{
+	if (attr == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ATTR, NULL,
+			"vbr: no attributes");
+	if (attr->transfer)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ATTR_TRANSFER, attr,
+			"vbr: transfer rules are not supported: the port has "
+			"no switch domain");
+	if (attr->egress)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ATTR_EGRESS, attr,
+			"vbr: egress rules are not supported: verbs steering "
+			"here is for received traffic");
+	if (!attr->ingress)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ATTR_INGRESS, attr,
+			"vbr: the rule must be ingress");
+	if (attr->group != 0)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ATTR_GROUP, attr,
+			"vbr: group 0 is the only group");
+	if (!caps->internal && attr->priority >= VBR_FLOW_PRIO_LEVELS)
+		return vbr_flow_error(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ATTR_PRIORITY, attr,
+			"vbr: priority %u: levels are 0 to %u",
+			attr->priority, VBR_FLOW_PRIO_LEVELS - 1);
+	return 0;
+}
+
+/**
+ * Translate a rule. Return 0 and fill *out (when not NULL), or a negative
+ * errno with *error set. Validation is the same call with out NULL.
+ */
+int
+vbr_flow_prepare(const struct vbr_flow_caps *caps,
+		 const struct rte_flow_attr *attr,
+		 const struct rte_flow_item pattern[],
+		 const struct rte_flow_action actions[],
+		 struct vbr_flow_desc *out, struct rte_flow_error *error)
+{
+	struct vbr_flow_desc scratch;
+	struct vbr_flow_parse p = { 0 };
+	struct vbr_flow_desc *d = out != NULL ? out : &scratch;
+	int ret;
+
+	ret = vbr_flow_attr(caps, attr, error);
+	if (ret != 0)
+		return -rte_errno;
+	if (pattern == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ITEM_NUM, NULL,
+			"vbr: no pattern");
+	if (actions == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_NUM, NULL,
+			"vbr: no actions");
+	d->fate = VBR_FLOW_FATE_NONE;
+	d->tag = 0;
+	d->hash_fields = 0;
+	d->has_key = 0;
+	d->nb_queues = 0;
+	memset(&d->u, 0, sizeof(d->u));
+	d->u.attr.type = IBV_FLOW_ATTR_NORMAL;
+	d->u.attr.priority = caps->internal ? VBR_FLOW_PRIO_INTERNAL :
+			     attr->priority;
+	d->u.attr.port = 1;
+	p.d = d;
+	p.pos = d->u.buf + sizeof(d->u.attr);
+	ret = vbr_flow_parse_items(&p, pattern, error);
+	if (ret == 0)
+		ret = vbr_flow_parse_actions(caps, &p, actions, error);
+	if (ret != 0)
+		return -rte_errno;
+	d->attr_size = p.pos - d->u.buf;
+	d->u.attr.size = d->attr_size;
+	return 0;
+}
+
+/*
+ * Dump.
+ */
+static void
+vbr_flow_dump_bytes(FILE *f, const char *name, const void *val,
+		    const void *mask, size_t n)
+{
+	const uint8_t *v = val, *m = mask;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (m[i] != 0)
+			break;
+	if (i == n)
+		return;
+	fprintf(f, " %s ", name);
+	for (i = 0; i < n; i++)
+		fprintf(f, "%02x", v[i]);
+	fprintf(f, "/");
+	for (i = 0; i < n; i++)
+		fprintf(f, "%02x", m[i]);
+}
+
+#define DUMP(f, n, s, fld) \
+	vbr_flow_dump_bytes(f, n, &(s)->val.fld, &(s)->mask.fld, \
+			    sizeof((s)->val.fld))
+
+static const char *
+vbr_flow_attr_type_name(enum ibv_flow_attr_type type)
+{
+	switch (type) {
+	case IBV_FLOW_ATTR_NORMAL: return "NORMAL";
+	case IBV_FLOW_ATTR_ALL_DEFAULT: return "ALL_DEFAULT";
+	case IBV_FLOW_ATTR_MC_DEFAULT: return "MC_DEFAULT";
+	case IBV_FLOW_ATTR_SNIFFER: return "SNIFFER";
+	default: return "?";
+	}
+}
+
+/** Print a verbs attr and its specs, one spec a line (values/masks hex). */
+void
+vbr_flow_dump_attr(FILE *f, const struct ibv_flow_attr *attr)
+{
+	const uint8_t *pos = (const uint8_t *)(attr + 1);
+	const uint8_t *end = (const uint8_t *)attr + attr->size;
+	unsigned int i;
+
+	fprintf(f, "  verbs attr: type %s priority %u num_of_specs %u size %u "
+		"port %u flags 0x%x\n", vbr_flow_attr_type_name(attr->type),
+		attr->priority, attr->num_of_specs, attr->size, attr->port,
+		attr->flags);
+	for (i = 0; i < attr->num_of_specs; i++) {
+		const struct ibv_flow_spec *s = (const void *)pos;
+		uint32_t type;
+
+		if (pos + sizeof(s->hdr) > end || s->hdr.size == 0 ||
+		    pos + s->hdr.size > end) {
+			fprintf(f, "    (truncated)\n");
+			return;
+		}
+		type = s->hdr.type & ~(uint32_t)IBV_FLOW_SPEC_INNER;
+		fprintf(f, "    spec 0x%x size %u%s:", (unsigned int)s->hdr.type,
+			s->hdr.size,
+			(s->hdr.type & IBV_FLOW_SPEC_INNER) ? " inner" : "");
+		switch (type) {
+		case IBV_FLOW_SPEC_ETH:
+			fprintf(f, " eth");
+			DUMP(f, "dst", &s->eth, dst_mac);
+			DUMP(f, "src", &s->eth, src_mac);
+			DUMP(f, "ether_type", &s->eth, ether_type);
+			DUMP(f, "vlan_tag", &s->eth, vlan_tag);
+			break;
+		case IBV_FLOW_SPEC_IPV4_EXT:
+			fprintf(f, " ipv4_ext");
+			DUMP(f, "src", &s->ipv4_ext, src_ip);
+			DUMP(f, "dst", &s->ipv4_ext, dst_ip);
+			DUMP(f, "proto", &s->ipv4_ext, proto);
+			DUMP(f, "tos", &s->ipv4_ext, tos);
+			DUMP(f, "ttl", &s->ipv4_ext, ttl);
+			break;
+		case IBV_FLOW_SPEC_IPV6:
+			fprintf(f, " ipv6");
+			DUMP(f, "src", &s->ipv6, src_ip);
+			DUMP(f, "dst", &s->ipv6, dst_ip);
+			DUMP(f, "flow_label", &s->ipv6, flow_label);
+			DUMP(f, "next_hdr", &s->ipv6, next_hdr);
+			DUMP(f, "traffic_class", &s->ipv6, traffic_class);
+			DUMP(f, "hop_limit", &s->ipv6, hop_limit);
+			break;
+		case IBV_FLOW_SPEC_TCP:
+		case IBV_FLOW_SPEC_UDP:
+			fprintf(f, " %s", type == IBV_FLOW_SPEC_TCP ?
+				"tcp" : "udp");
+			DUMP(f, "src_port", &s->tcp_udp, src_port);
+			DUMP(f, "dst_port", &s->tcp_udp, dst_port);
+			break;
+		case IBV_FLOW_SPEC_VXLAN_TUNNEL:
+			fprintf(f, " vxlan");
+			DUMP(f, "tunnel_id", &s->tunnel, tunnel_id);
+			break;
+		case IBV_FLOW_SPEC_GRE:
+			fprintf(f, " gre");
+			DUMP(f, "c_ks_res0_ver", &s->gre, c_ks_res0_ver);
+			DUMP(f, "protocol", &s->gre, protocol);
+			DUMP(f, "key", &s->gre, key);
+			break;
+		case IBV_FLOW_SPEC_MPLS:
+			fprintf(f, " mpls");
+			DUMP(f, "label", &s->mpls, label);
+			break;
+		case IBV_FLOW_SPEC_ESP:
+			fprintf(f, " esp");
+			DUMP(f, "spi", &s->esp, spi);
+			DUMP(f, "seq", &s->esp, seq);
+			break;
+		case IBV_FLOW_SPEC_ACTION_TAG:
+			fprintf(f, " action tag %u", s->flow_tag.tag_id);
+			break;
+		case IBV_FLOW_SPEC_ACTION_DROP:
+			fprintf(f, " action drop");
+			break;
+		default:
+			fprintf(f, " ?");
+			break;
+		}
+		fprintf(f, "\n");
+		pos += s->hdr.size;
+	}
+}

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * rte_flow operations and the port's rule list.
+ *
+ * A rule is translated once (vbr_flow.c) and kept with its verbs attr. It is
+ * on the device only while the port is started: dev_start creates every
+ * rule, dev_stop removes them, so rules survive stop/start and queue
+ * reconfiguration (RTE_ETH_DEV_CAPA_FLOW_RULE_KEEP). A rule whose queue is
+ * gone at start fails the start with a message naming it. QUEUE and RSS
+ * rules point at the shared hash QPs of vbr_rss.c; DROP rules and the
+ * internal default rules (MAC, broadcast, multicast, promiscuous,
+ * allmulticast) at the port's hash QP. All flow ops hold flow_lock.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_flow_driver.h>
+#include <rte_malloc.h>
+
+#include "vbr.h"
+#include "vbr_utils.h"
+
+/** A user rule. */
+struct rte_flow {
+	TAILQ_ENTRY(rte_flow) next;	/**< in vbr_priv.flows */
+	uint32_t id;			/**< vbr rule number, for messages */
+	struct vbr_rss *rss;		/**< hash QP of a QUEUE/RSS fate */
+	struct ibv_flow *ibv_flow;	/**< on the device, when started */
+	struct vbr_flow_desc desc;	/**< translation */
+};
+
+static const char *
+vbr_flow_fate_name(enum vbr_flow_fate fate)
+{
+	switch (fate) {
+	case VBR_FLOW_FATE_QUEUE: return "queue";
+	case VBR_FLOW_FATE_RSS: return "rss";
+	case VBR_FLOW_FATE_DROP: return "drop";
+	default: return "port";
+	}
+}
+
+static void
+vbr_flow_caps_get(struct vbr_priv *priv, struct vbr_flow_caps *caps)
+{
+	memset(caps, 0, sizeof(*caps));
+	caps->nb_rx_queues = priv->dev->data->nb_rx_queues;
+}
+
+/* Remove a rule from the device (it stays in the list). */
+static void
+vbr_flow_off(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	int ret;
+
+	if (flow->ibv_flow != NULL) {
+		ret = priv->glue->destroy_flow(flow->ibv_flow);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: rule %u: destroy_flow: %s",
+				priv->dev->data->port_id, flow->id,
+				strerror(ret));
+		flow->ibv_flow = NULL;
+	}
+	vbr_rss_put(priv, flow->rss);
+	flow->rss = NULL;
+}
+
+/* Create a rule on the device. */
+static int
+vbr_flow_on(struct vbr_priv *priv, struct rte_flow *flow,
+	    struct rte_flow_error *error)
+{
+	struct rte_eth_dev_data *data = priv->dev->data;
+	const struct vbr_flow_desc *d = &flow->desc;
+	struct ibv_qp *qp = priv->hash_qp;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < d->nb_queues; i++) {
+		if (d->queues[i] < data->nb_rx_queues &&
+		    data->rx_queues[d->queues[i]] != NULL)
+			continue;
+		VBR_LOG(ERR, "port %u: rule %u (%s fate) targets Rx queue %u, "
+			"which is not configured (%u Rx queues): destroy the "
+			"rule or configure the queue", data->port_id, flow->id,
+			vbr_flow_fate_name(d->fate), d->queues[i],
+			data->nb_rx_queues);
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
+			"vbr: the rule targets an Rx queue that is not "
+			"configured");
+	}
+	if (d->fate == VBR_FLOW_FATE_QUEUE || d->fate == VBR_FLOW_FATE_RSS) {
+		flow->rss = vbr_rss_get(priv, d->queues, d->nb_queues,
+					d->has_key ? d->rss_key : priv->rss_key,
+					d->hash_fields);
+		if (flow->rss == NULL) {
+			err = errno;
+			return rte_flow_error_set(error, err,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				"vbr: cannot create the hash QP of the rule's "
+				"queues (see the log)");
+		}
+		qp = vbr_rss_qp(flow->rss);
+	}
+	if (qp == NULL)
+		return rte_flow_error_set(error, EIO,
+			RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+			"vbr: the port has no hash QP");
+	flow->ibv_flow = priv->glue->create_flow(qp,
+				(struct ibv_flow_attr *)&d->u.attr);
+	if (flow->ibv_flow == NULL) {
+		err = errno != 0 ? errno : EIO;
+		vbr_rss_put(priv, flow->rss);
+		flow->rss = NULL;
+		VBR_LOG(ERR, "port %u: rule %u: ibv_create_flow: %s",
+			data->port_id, flow->id, strerror(err));
+		return vbr_flow_error(error, err, RTE_FLOW_ERROR_TYPE_HANDLE,
+			NULL, "vbr: ibv_create_flow: %s (errno %d%s)",
+			strerror(err), err, err == ENOTSUP ? ": the device "
+			"does not support a spec or action of the rule" : "");
+	}
+	return 0;
+}
+
+static void
+vbr_flow_free(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	vbr_flow_off(priv, flow);
+	TAILQ_REMOVE(&priv->flows, flow, next);
+	if (flow->desc.tag != 0)
+		__atomic_store_n(&priv->flow_tag_rules,
+				 priv->flow_tag_rules - 1, __ATOMIC_RELEASE);
+	rte_free(flow);
+}
+
+static int
+vbr_flow_validate(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
+		  const struct rte_flow_item pattern[],
+		  const struct rte_flow_action actions[],
+		  struct rte_flow_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_flow_caps caps;
+	int ret;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	vbr_flow_caps_get(priv, &caps);
+	ret = vbr_flow_prepare(&caps, attr, pattern, actions, NULL, error);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+static struct rte_flow *
+vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
+		const struct rte_flow_item pattern[],
+		const struct rte_flow_action actions[],
+		struct rte_flow_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_flow_caps caps;
+	struct rte_flow *flow;
+	int ret;
+
+	flow = rte_zmalloc("vbr_flow", sizeof(*flow), 0);
+	if (flow == NULL) {
+		rte_flow_error_set(error, ENOMEM, RTE_FLOW_ERROR_TYPE_HANDLE,
+				   NULL, "vbr: no memory for the rule");
+		return NULL;
+	}
+	pthread_mutex_lock(&priv->flow_lock);
+	vbr_flow_caps_get(priv, &caps);
+	ret = vbr_flow_prepare(&caps, attr, pattern, actions, &flow->desc,
+			       error);
+	if (ret != 0)
+		goto error;
+	flow->id = priv->flow_seq++;
+	if (priv->started) {
+		ret = vbr_flow_on(priv, flow, error);
+		if (ret != 0)
+			goto error;
+	}
+	TAILQ_INSERT_TAIL(&priv->flows, flow, next);
+	if (flow->desc.tag != 0)
+		__atomic_store_n(&priv->flow_tag_rules,
+				 priv->flow_tag_rules + 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return flow;
+error:
+	pthread_mutex_unlock(&priv->flow_lock);
+	rte_free(flow);
+	return NULL;
+}
+
+static struct rte_flow *
+vbr_flow_find(struct vbr_priv *priv, const struct rte_flow *flow)
+{
+	struct rte_flow *f;
+
+	TAILQ_FOREACH(f, &priv->flows, next)
+		if (f == flow)
+			return f;
+	return NULL;
+}
+
+static int
+vbr_flow_destroy(struct rte_eth_dev *dev, struct rte_flow *flow,
+		 struct rte_flow_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct rte_flow *f;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	f = vbr_flow_find(priv, flow);
+	if (f == NULL) {
+		pthread_mutex_unlock(&priv->flow_lock);
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_HANDLE, flow,
+			"vbr: no such rule on this port");
+	}
+	vbr_flow_free(priv, f);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+static int
+vbr_flow_flush(struct rte_eth_dev *dev, struct rte_flow_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	RTE_SET_USED(error);
+	pthread_mutex_lock(&priv->flow_lock);
+	while (!TAILQ_EMPTY(&priv->flows))
+		vbr_flow_free(priv, TAILQ_FIRST(&priv->flows));
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+/*
+ * Isolated mode: only the user rules receive traffic. The default rules are
+ * made at start, so the mode can change only while the port is stopped.
+ */
+static int
+vbr_flow_isolate(struct rte_eth_dev *dev, int enable,
+		 struct rte_flow_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	int ret = 0;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	if (priv->started && !!enable != priv->isolated)
+		ret = rte_flow_error_set(error, EBUSY,
+			RTE_FLOW_ERROR_TYPE_UNSPECIFIED, NULL,
+			"vbr: stop the port to change isolated mode");
+	else
+		priv->isolated = !!enable;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+static void
+vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
+		  FILE *file)
+{
+	const struct vbr_flow_desc *d = &flow->desc;
+	unsigned int i;
+
+	fprintf(file, "port %u vbr rule %u: %s", priv->dev->data->port_id,
+		flow->id, vbr_flow_fate_name(d->fate));
+	for (i = 0; i < d->nb_queues; i++)
+		fprintf(file, " %u", d->queues[i]);
+	if (d->fate == VBR_FLOW_FATE_RSS)
+		fprintf(file, " fields 0x%" PRIx64 " key %s", d->hash_fields,
+			d->has_key ? "own" : "port");
+	if (d->tag == VBR_FLOW_TAG_FLAG)
+		fprintf(file, ", flag");
+	else if (d->tag != 0)
+		fprintf(file, ", mark %u", d->tag - 1);
+	fprintf(file, ", %s\n", flow->ibv_flow != NULL ? "on the device" :
+		"not on the device (port stopped)");
+	vbr_flow_dump_attr(file, &d->u.attr);
+}
+
+static int
+vbr_flow_dev_dump(struct rte_eth_dev *dev, struct rte_flow *flow, FILE *file,
+		  struct rte_flow_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct rte_flow *f;
+	int ret = 0;
+
+	if (file == NULL)
+		file = stdout;
+	pthread_mutex_lock(&priv->flow_lock);
+	if (flow != NULL) {
+		f = vbr_flow_find(priv, flow);
+		if (f == NULL)
+			ret = rte_flow_error_set(error, EINVAL,
+				RTE_FLOW_ERROR_TYPE_HANDLE, flow,
+				"vbr: no such rule on this port");
+		else
+			vbr_flow_dump_one(priv, f, file);
+	} else {
+		fprintf(file, "port %u: %s, %u vbr rules\n",
+			dev->data->port_id, priv->isolated ? "isolated" :
+			"not isolated", (unsigned int)priv->flow_seq);
+		TAILQ_FOREACH(f, &priv->flows, next)
+			vbr_flow_dump_one(priv, f, file);
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	fflush(file);
+	return ret;
+}
+
+const struct rte_flow_ops vbr_flow_ops = {
+	.validate = vbr_flow_validate,
+	.create = vbr_flow_create,
+	.destroy = vbr_flow_destroy,
+	.flush = vbr_flow_flush,
+	.isolate = vbr_flow_isolate,
+	.dev_dump = vbr_flow_dev_dump,
+};
+
+int
+vbr_flow_ops_get(struct rte_eth_dev *dev, const struct rte_flow_ops **ops)
+{
+	RTE_SET_USED(dev);
+	*ops = &vbr_flow_ops;
+	return 0;
+}
+
+/** At dev_start, after the port's hash QP: put every rule on the device. */
+int
+vbr_flow_start(struct vbr_priv *priv)
+{
+	struct rte_flow_error error;
+	struct rte_flow *flow;
+	int ret = 0;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		ret = vbr_flow_on(priv, flow, &error);
+		if (ret != 0) {
+			VBR_LOG(ERR, "port %u: cannot start with rule %u: %s",
+				priv->dev->data->port_id, flow->id,
+				error.message != NULL ? error.message : "?");
+			break;
+		}
+	}
+	if (ret != 0)
+		TAILQ_FOREACH(flow, &priv->flows, next)
+			vbr_flow_off(priv, flow);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+/** At dev_stop: take every rule off the device; the list stays. */
+void
+vbr_flow_stop(struct vbr_priv *priv)
+{
+	struct rte_flow *flow;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	TAILQ_FOREACH(flow, &priv->flows, next)
+		vbr_flow_off(priv, flow);
+	pthread_mutex_unlock(&priv->flow_lock);
+}
+
+/** At close: free every rule. */
+void
+vbr_flow_release(struct vbr_priv *priv)
+{
+	if (!priv->flow_lock_init)
+		return;
+	vbr_flow_flush(priv->dev, NULL);
+	pthread_mutex_destroy(&priv->flow_lock);
+	priv->flow_lock_init = 0;
+}
+
+/**
+ * Internal rule: frames to one destination MAC go to the port's hash QP, at
+ * the lowest priority. Return NULL with errno set on failure.
+ */
+struct ibv_flow *
+vbr_flow_internal_mac(struct vbr_priv *priv, const struct rte_ether_addr *mac)
+{
+	static const struct rte_flow_attr attr = { .ingress = 1 };
+	struct rte_flow_item_eth spec = { .dst = *mac };
+	struct rte_flow_item_eth mask = {
+		.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	};
+	const struct rte_flow_item pattern[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH, .spec = &spec, .mask = &mask },
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	static const struct rte_flow_action actions[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	static const struct vbr_flow_caps caps = { .internal = 1 };
+	struct rte_flow_error error;
+	struct vbr_flow_desc *d;
+	struct ibv_flow *flow = NULL;
+	int err;
+
+	d = malloc(sizeof(*d));
+	if (d == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (vbr_flow_prepare(&caps, &attr, pattern, actions, d, &error) != 0) {
+		err = rte_errno;
+		VBR_LOG(ERR, "port %u: internal rule: %s",
+			priv->dev->data->port_id, error.message);
+		goto out;
+	}
+	flow = priv->glue->create_flow(priv->hash_qp, &d->u.attr);
+	err = errno;
+	if (flow == NULL)
+		VBR_LOG(ERR, "port %u: rule for " RTE_ETHER_ADDR_PRT_FMT ": %s",
+			priv->dev->data->port_id, RTE_ETHER_ADDR_BYTES(mac),
+			strerror(err));
+out:
+	free(d);
+	errno = err;
+	return flow;
+}
+
+/** Internal ALL_DEFAULT (promiscuous) or MC_DEFAULT (allmulticast) rule. */
+struct ibv_flow *
+vbr_flow_internal_default(struct vbr_priv *priv, enum ibv_flow_attr_type type)
+{
+	struct ibv_flow_attr attr = {
+		.type = type,
+		.size = sizeof(attr),
+		.priority = VBR_FLOW_PRIO_INTERNAL,
+		.port = VBR_PORT_NUM,
+	};
+	struct ibv_flow *flow;
+	int err;
+
+	flow = priv->glue->create_flow(priv->hash_qp, &attr);
+	err = errno;
+	if (flow == NULL)
+		VBR_LOG(ERR, "port %u: %s rule: %s", priv->dev->data->port_id,
+			type == IBV_FLOW_ATTR_ALL_DEFAULT ? "promiscuous" :
+			"allmulticast", strerror(err));
+	errno = err;
+	return flow;
+}
