@@ -13,6 +13,9 @@
 
 #include "swv_priv.h"
 
+/* CQEs whose lines start_poll prefetches (2 CQEs a line). */
+#define SWV_CQ_PREFETCH 32
+
 #define SWV_WC_EX_SUPPORTED (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM | \
 			     IBV_WC_EX_WITH_FLOW_TAG | \
 			     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
@@ -31,12 +34,16 @@ swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct swv_cq *cq = to_swv_cq(ibcq);
 	uint32_t tail = cq->tail;
-	uint32_t avail = SWV_LOAD_ACQ(&cq->head) - tail;
+	uint32_t avail = cq->ahead - tail;
 	const struct swv_cqe *e;
 	int i;
 
 	if (n < 0)
 		return -1;
+	if ((uint32_t)n > avail) {
+		cq->ahead = SWV_LOAD_ACQ(&cq->head);
+		avail = cq->ahead - tail;
+	}
 	if ((uint32_t)n > avail)
 		n = (int)avail;
 	for (i = 0; i < n; i++) {
@@ -65,6 +72,13 @@ load_cur(struct swv_cq *cq)
 {
 	const struct swv_cqe *e = &cq->cqes[cq->cur & cq->mask];
 
+	/*
+	 * Keep fetching ahead, but only CQEs already published: a line the
+	 * engine is about to write must stay on its core.
+	 */
+	if ((int32_t)(cq->ahead - (cq->cur + SWV_CQ_PREFETCH)) > 0)
+		__builtin_prefetch(&cq->cqes[(cq->cur + SWV_CQ_PREFETCH) &
+					     cq->mask]);
 	cq->ibv_cq.status = (enum ibv_wc_status)e->status;
 	cq->ibv_cq.wr_id = e->wr_id;
 }
@@ -74,10 +88,26 @@ cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 {
 	struct swv_cq *cq = to_swv_cq_ex(ibcq);
 
-	if (attr != NULL && attr->comp_mask != 0)
+	if (SWV_UNLIKELY(attr != NULL && attr->comp_mask != 0))
 		return EINVAL;
-	if (SWV_LOAD_ACQ(&cq->head) == cq->tail)
-		return ENOENT;
+	/* The shared head is read only when the copy says empty. */
+	if (cq->ahead == cq->tail) {
+		uint32_t i, n;
+
+		cq->ahead = SWV_LOAD_ACQ(&cq->head);
+		n = cq->ahead - cq->tail;
+		if (n == 0)
+			return ENOENT;
+		/*
+		 * The new CQEs come from the engine's core: ask for all their
+		 * lines at once rather than one miss after the other.
+		 */
+		if (n > SWV_CQ_PREFETCH)
+			n = SWV_CQ_PREFETCH;
+		for (i = 2; i < n; i += 2)
+			__builtin_prefetch(&cq->cqes[(cq->tail + i) &
+						     cq->mask]);
+	}
 	cq->cur = cq->tail;
 	load_cur(cq);
 	return 0;
@@ -88,8 +118,11 @@ cq_next_poll(struct ibv_cq_ex *ibcq)
 {
 	struct swv_cq *cq = to_swv_cq_ex(ibcq);
 
-	if (SWV_LOAD_ACQ(&cq->head) == cq->cur + 1)
-		return ENOENT;
+	if (cq->ahead == cq->cur + 1) {
+		cq->ahead = SWV_LOAD_ACQ(&cq->head);
+		if (cq->ahead == cq->cur + 1)
+			return ENOENT;
+	}
 	cq->cur++;
 	load_cur(cq);
 	return 0;
@@ -161,7 +194,7 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
 	}
 	while (size < cqe)
 		size <<= 1;
-	cq = calloc(1, sizeof(*cq));
+	cq = swv_zalloc_aligned(sizeof(*cq));
 	if (cq == NULL)
 		goto err_nomem;
 	cq->cqes = calloc(size, sizeof(*cq->cqes));

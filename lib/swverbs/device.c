@@ -97,7 +97,7 @@ swv_device_create(const char *name, const char *wire, const uint8_t *mac)
 	len = strlen(name);
 	if (len == 0 || len >= SWV_NAME_MAX)
 		return EINVAL;
-	dev = calloc(1, sizeof(*dev));
+	dev = swv_zalloc_aligned(sizeof(*dev));
 	if (dev == NULL)
 		return ENOMEM;
 	memcpy(dev->name, name, len + 1);

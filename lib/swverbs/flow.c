@@ -38,11 +38,44 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 	uint32_t off = 14, l4off;
 	uint16_t type;
 
-	memset(pkt, 0, sizeof(*pkt));
+	pkt->l3 = 0;
+	pkt->l4 = 0;
+	pkt->src_ip = NULL;
+	pkt->dst_ip = NULL;
+	pkt->ports = NULL;
 	if (SWV_UNLIKELY(len < 14)) {
+		memset(&pkt->key, 0, sizeof(pkt->key));
 		memcpy(pkt->key.k.dmac, buf, len < 6 ? len : 6);
 		return;
 	}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	{
+		/*
+		 * Build the key words in registers: narrow stores into the
+		 * key followed by the lookup's 8-byte loads would defeat
+		 * store-to-load forwarding.
+		 */
+		const uint64_t m48 = (1ull << 48) - 1;
+
+		_Static_assert(SWV_KEY_WORDS == 2, "key layout");
+		uint64_t a, b, vlan = 0;
+
+		memcpy(&a, buf, 8);		/* dmac, smac[0..1] */
+		memcpy(&b, buf + 6, 8);		/* smac, type */
+		type = (uint16_t)(b >> 48);
+		if ((type == htons(0x8100) || type == htons(0x88a8)) &&
+		    len >= 18) {
+			uint16_t tci;
+
+			memcpy(&tci, buf + 14, 2);
+			memcpy(&type, buf + 16, 2);
+			vlan = tci;
+			off = 18;
+		}
+		pkt->key.w[0] = (a & m48) | (vlan << 48);
+		pkt->key.w[1] = (b & m48) | ((uint64_t)type << 48);
+	}
+#else
 	memcpy(pkt->key.k.dmac, buf, 6);
 	memcpy(pkt->key.k.smac, buf + 6, 6);
 	memcpy(&type, buf + 12, 2);
@@ -52,6 +85,7 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 		off = 18;
 	}
 	pkt->key.k.ether_type = type;
+#endif
 	if (type == htons(0x0800) && len >= off + 20) {
 		const uint8_t *ip = buf + off;
 		uint32_t ihl = (ip[0] & 0xf) * 4u;
@@ -167,15 +201,13 @@ swv_rss_hash(const struct swv_qp *qp, const struct swv_pkt *pkt)
 static inline uint64_t
 key_hash(const union swv_key *k)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull;
+	uint64_t h = 0;
 	unsigned int i;
 
-	for (i = 0; i < SWV_KEY_WORDS; i++) {
-		h ^= k->w[i];
-		h *= 0xff51afd7ed558ccdull;
-		h ^= h >> 33;
-	}
-	return h;
+	/* The key is a few words: one multiply each, one final mix. */
+	for (i = 0; i < SWV_KEY_WORDS; i++)
+		h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 32);
 }
 
 static inline void
@@ -216,6 +248,14 @@ swv_steer_lookup(const struct swv_steer *st, const struct swv_pkt *pkt)
 		if (sub->best_rank >= best)
 			break;
 		key_and(&mk, &pkt->key, &sub->mask);
+		if (SWV_LIKELY(sub->nrules == 1)) {
+			/* One value: no hashing. Its rank is best_rank. */
+			if (key_eq(&sub->one.key, &mk)) {
+				best = sub->one.rank;
+				best_qp = sub->one.qp;
+			}
+			continue;
+		}
 		for (h = (uint32_t)key_hash(&mk);; h++) {
 			s = &sub->slots[h & sub->slot_mask];
 			if (s->qp == NULL)
@@ -323,6 +363,18 @@ swv_steer_rebuild(struct swv_device *dev)
 			if (key_eq(&st->sub[i].mask, &f->mask))
 				break;
 		sub_insert(&st->sub[i], f);
+	}
+	/* Subtables that hold a single value are compared directly. */
+	for (i = 0; i < nsub; i++) {
+		struct swv_subtable *sub = &st->sub[i];
+		uint32_t j;
+
+		for (j = 0; j <= sub->slot_mask; j++) {
+			if (sub->slots[j].qp == NULL)
+				continue;
+			if (sub->nrules++ == 0)
+				sub->one = sub->slots[j];
+		}
 	}
 	qsort(st->sub, nsub, sizeof(st->sub[0]), sub_cmp);
 	free(count);

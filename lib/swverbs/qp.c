@@ -11,6 +11,9 @@
 
 #include "swv_priv.h"
 
+/* WQE slots ahead of the one being written that a post prefetches. */
+#define SWV_POST_PREFETCH 8
+
 int
 swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
 {
@@ -18,7 +21,12 @@ swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
 
 	while (size < max_wr)
 		size <<= 1;
-	memset(r, 0, sizeof(*r));
+	r->head = 0;
+	r->ptail = 0;
+	r->tail = 0;
+	r->ctail = 0;
+	r->chead = 0;
+	r->dirty = false;
 	r->mask = size - 1;
 	r->max_sge = max_sge;
 	r->stride = sizeof(struct swv_wqe) + max_sge * sizeof(struct ibv_sge);
@@ -33,12 +41,44 @@ swv_ring_fini(struct swv_wq_ring *r)
 	r->slots = NULL;
 }
 
+void
+swv_ring_discard(struct swv_wq_ring *r)
+{
+	uint32_t head = SWV_LOAD(&r->head);
+
+	/* The engine published everything before its quiescent state. */
+	SWV_STORE(&r->ctail, head);
+	SWV_STORE(&r->chead, head);
+	SWV_STORE_REL(&r->tail, head);
+}
+
+void *
+swv_zalloc_aligned(size_t size)
+{
+	void *p;
+
+	size = (size + SWV_CACHE_LINE - 1) & ~(size_t)(SWV_CACHE_LINE - 1);
+	if (posix_memalign(&p, SWV_CACHE_LINE, size) != 0)
+		return NULL;
+	memset(p, 0, size);
+	return p;
+}
+
+/* Room for one more WQE, re-reading the engine's tail only when full. */
+static inline bool
+ring_has_room(struct swv_wq_ring *r, uint32_t head)
+{
+	if (SWV_LIKELY(head - r->ptail <= r->mask))
+		return true;
+	r->ptail = SWV_LOAD_ACQ(&r->tail);
+	return head - r->ptail <= r->mask;
+}
+
 int
 swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	uint32_t head = r->head;
-	uint32_t tail = SWV_LOAD_ACQ(&r->tail);
 	struct swv_wqe *w;
 	int ret = 0;
 
@@ -48,15 +88,20 @@ swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 			ret = EINVAL;
 			break;
 		}
-		if (SWV_UNLIKELY(head - tail > r->mask)) {
+		if (SWV_UNLIKELY(!ring_has_room(r, head))) {
 			ret = ENOMEM;
 			break;
 		}
 		w = swv_ring_slot(r, head);
+		SWV_PREFETCH_W(swv_ring_slot(r, head + SWV_POST_PREFETCH));
 		w->wr_id = wr->wr_id;
 		w->num_sge = (uint32_t)wr->num_sge;
 		w->flags = 0;
-		memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * wr->num_sge);
+		if (SWV_LIKELY(wr->num_sge == 1))
+			w->sge[0] = wr->sg_list[0];
+		else
+			memcpy(w->sge, wr->sg_list,
+			       sizeof(w->sge[0]) * wr->num_sge);
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);
@@ -71,7 +116,7 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 {
 	struct swv_qp *qp = to_swv_qp(ibqp);
 	struct swv_wq_ring *r = &qp->sq;
-	uint32_t head, tail;
+	uint32_t head;
 	struct swv_wqe *w;
 	int ret = 0;
 
@@ -83,7 +128,6 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 	head = r->head;
-	tail = SWV_LOAD_ACQ(&r->tail);
 	for (; wr != NULL; wr = wr->next) {
 		if (SWV_UNLIKELY(wr->opcode != IBV_WR_SEND ||
 				 wr->num_sge < 0 ||
@@ -92,16 +136,21 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = EINVAL;
 			break;
 		}
-		if (SWV_UNLIKELY(head - tail > r->mask)) {
+		if (SWV_UNLIKELY(!ring_has_room(r, head))) {
 			ret = ENOMEM;
 			break;
 		}
 		w = swv_ring_slot(r, head);
+		SWV_PREFETCH_W(swv_ring_slot(r, head + SWV_POST_PREFETCH));
 		w->wr_id = wr->wr_id;
 		w->num_sge = (uint32_t)wr->num_sge;
 		w->flags = (qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
 			   ? SWV_WQE_SIGNALED : 0;
-		memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * wr->num_sge);
+		if (SWV_LIKELY(wr->num_sge == 1))
+			w->sge[0] = wr->sg_list[0];
+		else
+			memcpy(w->sge, wr->sg_list,
+			       sizeof(w->sge[0]) * wr->num_sge);
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);
@@ -139,7 +188,7 @@ qp_alloc(struct ibv_context *context, struct ibv_pd *pd)
 {
 	struct swv_qp *qp;
 
-	qp = calloc(1, sizeof(*qp));
+	qp = swv_zalloc_aligned(sizeof(*qp));
 	if (qp == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -366,9 +415,9 @@ swv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 static void
 qp_discard(struct swv_qp *qp)
 {
-	SWV_STORE(&qp->sq.tail, qp->sq.head);
+	swv_ring_discard(&qp->sq);
 	if (qp->has_rq)
-		SWV_STORE(&qp->rq.ring.tail, qp->rq.ring.head);
+		swv_ring_discard(&qp->rq.ring);
 }
 
 int

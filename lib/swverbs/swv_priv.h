@@ -19,6 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Inline RCU read side (rcu_dereference() is a call otherwise). */
+#ifndef _LGPL_SOURCE
+#define _LGPL_SOURCE
+#endif
 #include <urcu-qsbr.h>
 #include <urcu/list.h>
 #include <urcu/rculist.h>
@@ -51,6 +55,19 @@
 
 #define SWV_HDR_COPY 128	/**< bytes of a frame the parser looks at */
 
+/*
+ * Prefetch a line the caller is about to write. Where the compiler would
+ * turn a write hint into a plain read prefetch (x86-64 without -mprfchw),
+ * issue PREFETCHW, which also takes the line from the other core in the
+ * exclusive state (a hint: never faults, a no-op where unsupported).
+ */
+#if defined(__x86_64__) && !defined(__PRFCHW__)
+#define SWV_PREFETCH_W(p) \
+	__asm__ volatile("prefetchw %0" : : "m"(*(const char *)(p)))
+#else
+#define SWV_PREFETCH_W(p) __builtin_prefetch((p), 1)
+#endif
+
 /* Atomics (GCC builtins, also in clang). */
 #define SWV_LOAD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define SWV_STORE_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
@@ -72,17 +89,32 @@ struct swv_wqe {
 
 #define SWV_WQE_SIGNALED 1u
 
+#define SWV_CACHE_LINE 64
+#define SWV_ALIGNED __attribute__((aligned(SWV_CACHE_LINE)))
+
 /**
  * A single-producer single-consumer ring of WQEs. The application thread
  * produces (head), the engine consumes (tail). Indexes run free; the slot is
  * index & mask.
+ *
+ * Each side writes only its own cache line and keeps a private copy of the
+ * other side's index, which it re-reads only when that copy says the ring is
+ * full (producer) or empty (engine). The producer publishes head once per
+ * posted WR list; the engine works on ctail and publishes it as tail once
+ * per loop (swv_publish()), so the shared lines move once per batch, not per
+ * WQE. Objects holding a ring are allocated cache-line aligned.
  */
 struct swv_wq_ring {
-	uint32_t head;		/**< next slot the poster fills */
-	uint32_t pad0[15];
-	uint32_t tail;		/**< next slot the engine takes */
-	uint32_t pad1[15];
-	uint32_t mask;		/**< slots - 1 */
+	/* application line */
+	uint32_t head SWV_ALIGNED;	/**< next slot the poster fills */
+	uint32_t ptail;			/**< producer's copy of tail */
+	/* engine line */
+	uint32_t tail SWV_ALIGNED;	/**< published: slots given back */
+	uint32_t ctail;			/**< next slot the engine takes */
+	uint32_t chead;			/**< engine's copy of head */
+	bool dirty;			/**< ctail not published yet */
+	/* read-mostly line */
+	uint32_t mask SWV_ALIGNED;	/**< slots - 1 */
 	uint32_t max_sge;
 	uint32_t stride;	/**< bytes per slot */
 	uint8_t *slots;
@@ -97,6 +129,12 @@ swv_ring_slot(const struct swv_wq_ring *r, uint32_t idx)
 
 int swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge);
 void swv_ring_fini(struct swv_wq_ring *r);
+/** Empty a ring the engine does not use now (control path, after a grace
+ * period with the queue out of the ready state).
+ */
+void swv_ring_discard(struct swv_wq_ring *r);
+/** Zeroed memory aligned to a cache line (free() it), or NULL. */
+void *swv_zalloc_aligned(size_t size);
 /** Copy a receive WR list into the ring (lock-free producer side). */
 int swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
@@ -116,13 +154,18 @@ struct swv_cqe {
 };
 
 struct swv_cq {
+	/* application lines: the ibv_cq_ex fields start/next_poll write */
 	struct ibv_cq_ex ibv_cq;	/**< handed to the application */
-	uint32_t head;		/**< next CQE the engine writes */
-	uint32_t pad0[15];
 	uint32_t tail;		/**< next CQE the application reads */
 	uint32_t cur;		/**< CQE under an ibv_start_poll() batch */
-	uint32_t pad1[14];
-	uint32_t mask;
+	uint32_t ahead;		/**< application's copy of head */
+	/* engine line */
+	uint32_t head SWV_ALIGNED;	/**< published: CQEs written */
+	uint32_t ehead;		/**< next CQE the engine writes */
+	uint32_t etail;		/**< engine's copy of tail */
+	bool dirty;		/**< ehead not published yet */
+	/* read-mostly line */
+	uint32_t mask SWV_ALIGNED;
 	uint64_t wc_flags;	/**< IBV_WC_EX_WITH_* asked for */
 	bool want_ts;
 	struct swv_cqe *cqes;
@@ -141,22 +184,105 @@ to_swv_cq_ex(struct ibv_cq_ex *cq)
 	return container_of(cq, struct swv_cq, ibv_cq);
 }
 
+/*
+ * What the engine has done but not yet made visible: CQ heads, ring tails,
+ * port counters. It is published once per device pass by swv_publish()
+ * (counters first, then the CQ heads with release ordering), and always
+ * before the engine reports a quiescent state or sleeps. Engine thread only.
+ */
+#define SWV_PENDING_MAX 64
+
+struct swv_pending {
+	unsigned int ncq;
+	unsigned int nring;
+	unsigned int ndev;
+	uint64_t ts;		/**< completion timestamp of this pass, or 0 */
+	struct swv_cq *cq[SWV_PENDING_MAX];
+	struct swv_wq_ring *ring[SWV_PENDING_MAX];
+	struct swv_device *dev[SWV_PENDING_MAX];
+};
+
+extern struct swv_pending swv_pend;
+
+/** Make everything pending visible (engine thread). */
+void swv_publish(void);
+
 /** Free CQE slots, as seen by the engine. */
 static inline uint32_t
-swv_cq_room(const struct swv_cq *cq)
+swv_cq_room(struct swv_cq *cq)
 {
-	return cq->mask + 1 - (cq->head - SWV_LOAD_ACQ(&cq->tail));
+	uint32_t room = cq->mask + 1 - (cq->ehead - cq->etail);
+
+	if (SWV_UNLIKELY(room == 0)) {
+		cq->etail = SWV_LOAD_ACQ(&cq->tail);
+		room = cq->mask + 1 - (cq->ehead - cq->etail);
+	}
+	return room;
+}
+
+/** The slot of the next CQE (engine only; the caller checked room). */
+static inline struct swv_cqe *
+swv_cq_slot(struct swv_cq *cq)
+{
+	return &cq->cqes[cq->ehead & cq->mask];
+}
+
+/** Account the CQE written at swv_cq_slot() (published later). */
+static inline void
+swv_cq_commit(struct swv_cq *cq)
+{
+	cq->ehead++;
+	if (SWV_UNLIKELY(!cq->dirty)) {
+		if (SWV_UNLIKELY(swv_pend.ncq == SWV_PENDING_MAX))
+			swv_publish();
+		cq->dirty = true;
+		swv_pend.cq[swv_pend.ncq++] = cq;
+	}
 }
 
 /** Write one CQE (engine only; the caller checked swv_cq_room()). */
 static inline void
 swv_cq_push(struct swv_cq *cq, const struct swv_cqe *cqe)
 {
-	cq->cqes[cq->head & cq->mask] = *cqe;
-	SWV_STORE_REL(&cq->head, cq->head + 1);
+	*swv_cq_slot(cq) = *cqe;
+	swv_cq_commit(cq);
+}
+
+/** WQEs the engine may take from a ring. */
+static inline uint32_t
+swv_ring_avail(struct swv_wq_ring *r)
+{
+	uint32_t n = r->chead - r->ctail;
+
+	if (n == 0) {
+		r->chead = SWV_LOAD_ACQ(&r->head);
+		n = r->chead - r->ctail;
+	}
+	return n;
+}
+
+/** The engine took WQEs up to ctail: publish later. */
+static inline void
+swv_ring_consumed(struct swv_wq_ring *r)
+{
+	if (SWV_UNLIKELY(!r->dirty)) {
+		if (SWV_UNLIKELY(swv_pend.nring == SWV_PENDING_MAX))
+			swv_publish();
+		r->dirty = true;
+		swv_pend.ring[swv_pend.nring++] = r;
+	}
 }
 
 uint64_t swv_now_ns(void);
+
+/** Completion timestamp: one clock read per engine pass. */
+static inline uint64_t
+swv_cq_ts(void)
+{
+	if (swv_pend.ts == 0)
+		swv_pend.ts = swv_now_ns();
+	return swv_pend.ts;
+}
 
 /*
  * Receive queue: of a WQ, or the receive side of a RAW_PACKET QP.
@@ -333,7 +459,9 @@ struct swv_subtable {
 	union swv_key mask;
 	uint64_t best_rank;
 	uint32_t slot_mask;
+	uint32_t nrules;	/**< distinct values: 1 is compared directly */
 	struct swv_rule_slot *slots;
+	struct swv_rule_slot one;	/**< the rule, when nrules == 1 */
 };
 
 struct swv_steer {
@@ -400,13 +528,23 @@ struct swv_device {
 	uint32_t flow_seq;
 	unsigned int nctx;
 	unsigned int nqp, ncq, npd, nwq, nind, nflows;
-	struct swv_port_counters cnt;	/**< engine-written, relaxed */
+	/** Published counters: engine-written (relaxed), any reader. */
+	struct swv_port_counters cnt SWV_ALIGNED;
+	/** Engine-private increments not yet published. */
+	struct swv_port_counters acc SWV_ALIGNED;
+	bool acc_dirty;
 };
 
+/** Note that dev->acc changed (engine thread). */
 static inline void
-swv_cnt_add(uint64_t *c, uint64_t v)
+swv_dev_dirty(struct swv_device *dev)
 {
-	SWV_STORE(c, SWV_LOAD(c) + v);
+	if (SWV_UNLIKELY(!dev->acc_dirty)) {
+		if (SWV_UNLIKELY(swv_pend.ndev == SWV_PENDING_MAX))
+			swv_publish();
+		dev->acc_dirty = true;
+		swv_pend.dev[swv_pend.ndev++] = dev;
+	}
 }
 
 /* device.c */

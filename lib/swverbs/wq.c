@@ -48,7 +48,7 @@ swv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
 		return NULL;
 	}
 	dev = swv_ctx_dev(context);
-	wq = calloc(1, sizeof(*wq));
+	wq = swv_zalloc_aligned(sizeof(*wq));
 	if (wq == NULL) {
 		errno = ENOMEM;
 		return NULL;
@@ -138,7 +138,7 @@ swv_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 		  next == IBV_WQS_ERR ? SWV_RQ_ERR : SWV_RQ_OFF);
 	if (next == IBV_WQS_RESET) {
 		synchronize_rcu();	/* the engine is out of the ring */
-		SWV_STORE(&wq->rq.ring.tail, wq->rq.ring.head);
+		swv_ring_discard(&wq->rq.ring);
 	}
 out:
 	pthread_mutex_unlock(&swv_lock);

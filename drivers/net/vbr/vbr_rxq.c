@@ -46,6 +46,8 @@ vbr_rxq_free(struct vbr_rxq *rxq)
 		for (i = 0; i < (unsigned int)rxq->desc * rxq->segs; i++)
 			if (rxq->elts[i] != NULL)
 				rte_pktmbuf_free_seg(rxq->elts[i]);
+	for (i = 0; i < rxq->nstash; i++)
+		rte_pktmbuf_free_seg(rxq->stash[i]);
 	rte_free(rxq->elts);
 	rte_free(rxq->wrs);
 	rte_free(rxq->sges);
@@ -204,8 +206,8 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	uint64_t offloads = conf->offloads | dev->data->dev_conf.rxmode.offloads;
 	struct ibv_cq_init_attr_ex cq_attr = {
 		.cqe = desc,
-		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_FLOW_TAG |
-			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+		/* No Rx timestamp offload: no completion timestamps. */
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_FLOW_TAG,
 	};
 	struct ibv_wq_init_attr wq_attr = { .wq_type = IBV_WQT_RQ };
 	struct ibv_wq_attr wq_mod = {
@@ -236,6 +238,7 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	rxq->mp = mp;
 	rxq->desc = desc;
 	rxq->segs = segs;
+	rxq->room = rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM;
 	rxq->port_id = dev->data->port_id;
 	rxq->queue_id = idx;
 	rxq->socket = socket;

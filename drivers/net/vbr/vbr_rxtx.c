@@ -12,6 +12,7 @@
 #include <rte_branch_prediction.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_prefetch.h>
 
 #include "vbr.h"
 #include "vbr_rxtx.h"
@@ -82,86 +83,187 @@ vbr_rxq_fill_slot(struct vbr_rxq *rxq, uint32_t slot)
 	return 0;
 }
 
+/*
+ * Take n fresh mbufs from the queue's stash, refilling it with one bulk
+ * allocation when it runs short. 0 or -1 (pool empty).
+ */
+static inline int
+vbr_rxq_take(struct vbr_rxq *rxq, struct rte_mbuf **out, uint16_t n)
+{
+	uint16_t i;
+
+	if (unlikely(rxq->nstash < n)) {
+		uint16_t want = VBR_RX_STASH - rxq->nstash;
+
+		if (rte_pktmbuf_alloc_bulk(rxq->mp, &rxq->stash[rxq->nstash],
+					   want) == 0) {
+			rxq->nstash += want;
+		} else {
+			want = n - rxq->nstash;
+			if (rte_pktmbuf_alloc_bulk(rxq->mp,
+						   &rxq->stash[rxq->nstash],
+						   want) != 0)
+				return -1;
+			rxq->nstash += want;
+		}
+	}
+	for (i = 0; i < n; i++)
+		out[i] = rxq->stash[--rxq->nstash];
+	return 0;
+}
+
+/* Start fetching the mbuf header of the slot some frames ahead. */
+static inline void
+vbr_rxq_prefetch(const struct vbr_rxq *rxq, uint32_t slot)
+{
+	slot += VBR_RX_PREFETCH;
+	if (slot >= rxq->desc)
+		slot -= rxq->desc;
+	if (likely(slot < rxq->desc))
+		rte_prefetch0_write(rxq->elts[slot * rxq->segs]);
+}
+
+/* One frame of one buffer: the common case, no chain. */
+static inline int
+vbr_rx_one(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
+	   struct rte_mbuf **out)
+{
+	struct rte_mbuf **bufs = &rxq->elts[slot];
+	struct ibv_sge *sge = &rxq->sges[slot];
+	struct rte_mbuf *m = bufs[0], *fresh;
+
+	if (unlikely(len > rxq->room)) {
+		rxq->ierrors++;
+		return -1;
+	}
+	if (unlikely(vbr_rxq_take(rxq, &fresh, 1) != 0)) {
+		rxq->rx_nombuf++;
+		return -1;
+	}
+	/* Fresh from the pool: nb_segs 1, next NULL, data_off headroom. */
+	m->pkt_len = len;
+	m->data_len = (uint16_t)len;
+	m->port = rxq->port_id;
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	*out = m;
+	bufs[0] = fresh;
+	sge->addr = rte_pktmbuf_mtod(fresh, uintptr_t);
+	sge->length = rxq->room;
+	if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache, sge->addr,
+				   sge->length, &sge->lkey) != 0)) {
+		/* Unregistered mempool: cannot happen after setup. */
+		rxq->ierrors++;
+		return -2;
+	}
+	return 0;
+}
+
+/* A frame over one or more buffers, handed out as a chain. */
+static inline int
+vbr_rx_chain(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
+	     struct rte_mbuf **out)
+{
+	struct rte_mbuf **bufs = &rxq->elts[slot * rxq->segs];
+	struct rte_mbuf *fresh[rxq->segs];
+	struct rte_mbuf *m, *prev;
+	uint32_t left;
+	uint16_t used, i;
+
+	/* Buffers the frame occupies. */
+	left = len;
+	used = 0;
+	do {
+		uint32_t room = rte_pktmbuf_tailroom(bufs[used]);
+
+		left -= RTE_MIN(left, room);
+		used++;
+	} while (left > 0 && used < rxq->segs);
+	if (unlikely(left > 0)) {
+		rxq->ierrors++;
+		return -1;
+	}
+	if (unlikely(vbr_rxq_take(rxq, fresh, used) != 0)) {
+		rxq->rx_nombuf++;
+		return -1;
+	}
+	/* Hand out the used buffers as a chain; keep the rest. */
+	m = bufs[0];
+	m->pkt_len = len;
+	m->nb_segs = used;
+	m->port = rxq->port_id;
+	m->ol_flags = 0;
+	m->packet_type = 0;
+	left = len;
+	prev = NULL;
+	for (i = 0; i < used; i++) {
+		struct rte_mbuf *seg = bufs[i];
+		uint32_t room = rte_pktmbuf_tailroom(seg);
+
+		seg->data_len = RTE_MIN(left, room);
+		left -= seg->data_len;
+		if (prev != NULL)
+			prev->next = seg;
+		prev = seg;
+		bufs[i] = fresh[i];
+	}
+	prev->next = NULL;
+	*out = m;
+	if (unlikely(vbr_rxq_fill_slot(rxq, slot) != 0)) {
+		/* Unregistered mempool: cannot happen after setup. */
+		rxq->ierrors++;
+		return -2;
+	}
+	return 0;
+}
+
 uint16_t
 vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
 	struct vbr_rxq *rxq = q;
+	struct ibv_cq_ex *cq = rxq->cq;
 	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
 	struct ibv_recv_wr *head = NULL, **link = &head, *bad;
-	struct rte_mbuf *fresh[rxq->segs];
 	uint64_t bytes = 0;
 	uint16_t n = 0;
 	int ret;
 
 	if (nb_pkts == 0)
 		return 0;
-	ret = ibv_start_poll(rxq->cq, &attr);
+	ret = ibv_start_poll(cq, &attr);
 	if (ret != 0)
 		return 0;
 	do {
-		uint32_t slot = (uint32_t)rxq->cq->wr_id;
-		struct rte_mbuf **bufs = &rxq->elts[slot * rxq->segs];
+		uint32_t slot = (uint32_t)cq->wr_id;
 		struct ibv_recv_wr *wr = &rxq->wrs[slot];
-		struct rte_mbuf *m, *prev;
-		uint32_t len, left;
-		uint16_t used, i;
+		uint32_t len;
 
-		if (unlikely(rxq->cq->status != IBV_WC_SUCCESS)) {
+		vbr_rxq_prefetch(rxq, slot);
+		if (unlikely(cq->status != IBV_WC_SUCCESS)) {
 			rxq->ierrors++;
 			goto repost;
 		}
-		len = ibv_wc_read_byte_len(rxq->cq);
-		/* Buffers the frame occupies. */
-		left = len;
-		used = 0;
-		do {
-			uint32_t room = rte_pktmbuf_tailroom(bufs[used]);
-
-			left -= RTE_MIN(left, room);
-			used++;
-		} while (left > 0 && used < rxq->segs);
-		if (unlikely(left > 0)) {
-			rxq->ierrors++;
+		len = ibv_wc_read_byte_len(cq);
+		if (likely(rxq->segs == 1))
+			ret = vbr_rx_one(rxq, slot, len, &pkts[n]);
+		else
+			ret = vbr_rx_chain(rxq, slot, len, &pkts[n]);
+		if (unlikely(ret != 0)) {
+			if (ret == -2) {
+				/* Delivered, but the slot cannot be reposted. */
+				bytes += len;
+				n++;
+				continue;
+			}
 			goto repost;
 		}
-		if (unlikely(rte_pktmbuf_alloc_bulk(rxq->mp, fresh,
-						    used) != 0)) {
-			rxq->rx_nombuf++;
-			goto repost;
-		}
-		/* Hand out the used buffers as a chain; keep the rest. */
-		m = bufs[0];
-		m->pkt_len = len;
-		m->nb_segs = used;
-		m->port = rxq->port_id;
-		m->ol_flags = 0;
-		m->packet_type = 0;
-		left = len;
-		prev = NULL;
-		for (i = 0; i < used; i++) {
-			struct rte_mbuf *seg = bufs[i];
-			uint32_t room = rte_pktmbuf_tailroom(seg);
-
-			seg->data_len = RTE_MIN(left, room);
-			left -= seg->data_len;
-			if (prev != NULL)
-				prev->next = seg;
-			prev = seg;
-			bufs[i] = fresh[i];
-		}
-		prev->next = NULL;
-		pkts[n++] = m;
+		n++;
 		bytes += len;
-		if (unlikely(vbr_rxq_fill_slot(rxq, slot) != 0)) {
-			/* Unregistered mempool: cannot happen after setup. */
-			rxq->ierrors++;
-			continue;
-		}
 repost:
 		*link = wr;
 		link = &wr->next;
-	} while (n < nb_pkts && ibv_next_poll(rxq->cq) == 0);
-	ibv_end_poll(rxq->cq);
+	} while (n < nb_pkts && ibv_next_poll(cq) == 0);
+	ibv_end_poll(cq);
 	*link = NULL;
 	if (head != NULL)
 		ibv_post_wq_recv(rxq->wq, head, &bad);
@@ -174,17 +276,26 @@ repost:
 static inline void
 vbr_txq_free_upto(struct vbr_txq *txq, uint32_t last)
 {
-	uint32_t mask = txq->desc;
+	struct rte_mbuf *batch[VBR_TX_SIGNAL_INTERVAL * 2];
+	uint32_t mask = txq->mask;
+	unsigned int nb = 0;
 
 	while (txq->tail != last + 1 && txq->tail != txq->head) {
-		uint32_t idx = txq->tail % mask;
+		uint32_t idx = txq->tail & mask;
+		struct rte_mbuf *m = txq->elts[idx];
 
-		if (txq->elts[idx] != NULL) {
-			rte_pktmbuf_free(txq->elts[idx]);
+		if (m != NULL) {
+			batch[nb++] = m;
 			txq->elts[idx] = NULL;
+			if (nb == RTE_DIM(batch)) {
+				rte_pktmbuf_free_bulk(batch, nb);
+				nb = 0;
+			}
 		}
 		txq->tail++;
 	}
+	if (nb > 0)
+		rte_pktmbuf_free_bulk(batch, nb);
 }
 
 void
@@ -220,7 +331,7 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	for (n = 0; n < nb_pkts; n++) {
 		struct rte_mbuf *m = pkts[n], *seg;
 		uint32_t free_slots = txq->desc - (txq->head - txq->tail);
-		uint32_t idx = txq->head % txq->desc;
+		uint32_t idx = txq->head & txq->mask;
 		struct ibv_send_wr *wr = &txq->wrs[idx];
 		struct ibv_sge *sge = &txq->sges[idx * txq->max_sge];
 		uint16_t i;
@@ -276,7 +387,7 @@ drop:
 		txq->head = (uint32_t)bad->wr_id;
 
 		for (wr = bad; wr != NULL; wr = wr->next) {
-			uint32_t idx = (uint32_t)wr->wr_id % txq->desc;
+			uint32_t idx = (uint32_t)wr->wr_id & txq->mask;
 			struct rte_mbuf *m = txq->elts[idx];
 
 			bytes -= m->pkt_len;

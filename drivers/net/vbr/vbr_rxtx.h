@@ -12,6 +12,10 @@ struct vbr_priv;
 
 /** Entries of the per-queue cache of recent MR lookups. */
 #define VBR_MR_CACHE_SIZE 4
+/** Fresh mbufs an Rx queue keeps at hand, allocated in one bulk call. */
+#define VBR_RX_STASH 64
+/** Rx slots ahead of the current one whose mbuf header is prefetched. */
+#define VBR_RX_PREFETCH 8
 /** A Tx WQE asks for a completion at least once every this many WQEs. */
 #define VBR_TX_SIGNAL_INTERVAL 32
 
@@ -51,6 +55,9 @@ struct vbr_rxq {
 	unsigned int socket;		/**< NUMA socket of the setup */
 	uint64_t offloads;		/**< offloads of the setup */
 	struct vbr_mr_cache mr_cache;	/**< recent lkey lookups */
+	uint32_t room;			/**< data room of one fresh buffer */
+	uint16_t nstash;		/**< mbufs in stash */
+	struct rte_mbuf *stash[VBR_RX_STASH]; /**< fresh, for refills */
 	uint64_t ipackets;		/**< packets received */
 	uint64_t ibytes;		/**< bytes received */
 	uint64_t ierrors;		/**< error completions */
@@ -62,12 +69,13 @@ struct vbr_txq {
 	struct vbr_priv *priv;		/**< port private data */
 	struct ibv_qp *qp;		/**< send queue */
 	struct ibv_cq_ex *cq;		/**< completion queue */
-	struct rte_mbuf **elts;		/**< mbufs in flight, by ring index */
-	struct ibv_send_wr *wrs;	/**< one WR per ring index */
-	struct ibv_sge *sges;		/**< desc * max_sge SGEs */
+	struct rte_mbuf **elts;		/**< mbufs in flight, by index & mask */
+	struct ibv_send_wr *wrs;	/**< one WR per ring slot */
+	struct ibv_sge *sges;		/**< (mask + 1) * max_sge SGEs */
 	uint32_t head;			/**< next ring index to fill (free run) */
 	uint32_t tail;			/**< oldest index not completed */
-	uint16_t desc;			/**< ring size */
+	uint32_t mask;			/**< ring slots (power of 2) - 1 */
+	uint16_t desc;			/**< WQEs in flight at most */
 	uint16_t max_sge;		/**< segments per packet */
 	uint16_t signal_interval;	/**< signal at least every so many */
 	uint16_t since_signal;		/**< WQEs posted since last signal */

@@ -19,14 +19,14 @@ static void
 vbr_txq_flush(struct vbr_txq *txq)
 {
 	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
-	uint16_t i;
+	uint32_t i;
 
 	if (ibv_start_poll(txq->cq, &attr) == 0) {
 		while (ibv_next_poll(txq->cq) == 0)
 			;
 		ibv_end_poll(txq->cq);
 	}
-	for (i = 0; i < txq->desc; i++) {
+	for (i = 0; i <= txq->mask; i++) {
 		if (txq->elts[i] != NULL) {
 			rte_pktmbuf_free(txq->elts[i]);
 			txq->elts[i] = NULL;
@@ -97,6 +97,8 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 		return -ENOMEM;
 	txq->priv = priv;
 	txq->desc = desc;
+	/* Slots by index & mask; at most desc of them in use. */
+	txq->mask = rte_align32pow2(desc) - 1;
 	txq->max_sge = 1;
 	if (offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		txq->max_sge = RTE_MIN(VBR_TX_MAX_SEGS,
@@ -105,12 +107,12 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 				       RTE_MAX(desc / 4, 1));
 	txq->port_id = dev->data->port_id;
 	txq->queue_id = idx;
-	txq->elts = rte_calloc_socket("vbr_txq_elts", desc, sizeof(*txq->elts),
-				      0, socket);
-	txq->wrs = rte_calloc_socket("vbr_txq_wrs", desc, sizeof(*txq->wrs),
-				     0, socket);
+	txq->elts = rte_calloc_socket("vbr_txq_elts", txq->mask + 1,
+				      sizeof(*txq->elts), 0, socket);
+	txq->wrs = rte_calloc_socket("vbr_txq_wrs", txq->mask + 1,
+				     sizeof(*txq->wrs), 0, socket);
 	txq->sges = rte_calloc_socket("vbr_txq_sges",
-				      (size_t)desc * txq->max_sge,
+				      (size_t)(txq->mask + 1) * txq->max_sge,
 				      sizeof(*txq->sges), 0, socket);
 	if (txq->elts == NULL || txq->wrs == NULL || txq->sges == NULL) {
 		ret = -ENOMEM;
