@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@
 #define SWV_SLEEP_MIN_NS 20000ull
 #define SWV_SLEEP_MAX_NS 1000000ull
 #define SWV_LINK_CHECK_NS 10000000ull
+#define SWV_DEEP_SLEEP_NS 100000000ull	/* link checks while asleep */
 #define SWV_CLOCK_LOOPS 64	/* power of 2 */
 #define SWV_MAX_FDS 64
 /* Prefetch distances, in WQEs or CQEs ahead of the current one. */
@@ -39,8 +41,11 @@
 #define SWV_PF_BUF 4
 #define SWV_PF_CQE 16
 
+uint32_t swv_engine_asleep;
+
 static struct {
 	pthread_t thread;
+	int bell_fd;			/**< eventfd: doorbell while asleep */
 	bool running;
 	uint32_t stop;
 	int cpu;			/**< -1: not pinned */
@@ -48,6 +53,7 @@ static struct {
 	struct cds_list_head devs;	/**< swv_device.eng_node (RCU) */
 } swv_engine = {
 	.cpu = -1,
+	.bell_fd = -1,
 	.devs = CDS_LIST_HEAD_INIT(swv_engine.devs),
 };
 
@@ -478,11 +484,12 @@ device_work(struct swv_device *dev, uint64_t now)
 }
 
 static void
-engine_sleep(uint64_t ns)
+engine_sleep(uint64_t ns, bool bell)
 {
-	struct pollfd fds[SWV_MAX_FDS];
+	struct pollfd fds[SWV_MAX_FDS + 1];
 	struct swv_device *dev;
 	struct timespec ts;
+	uint64_t rings;
 	nfds_t n = 0;
 	int fd;
 
@@ -495,11 +502,32 @@ engine_sleep(uint64_t ns)
 			n++;
 		}
 	}
-	ts.tv_sec = 0;
-	ts.tv_nsec = (long)ns;
+	if (bell) {
+		fds[n].fd = swv_engine.bell_fd;
+		fds[n].events = POLLIN;
+		fds[n].revents = 0;
+		n++;
+	}
+	ts.tv_sec = (time_t)(ns / 1000000000ull);
+	ts.tv_nsec = (long)(ns % 1000000000ull);
 	rcu_thread_offline();
 	ppoll(fds, n, &ts, NULL);
 	rcu_thread_online();
+	if (bell) {
+		SWV_STORE(&swv_engine_asleep, 0);
+		if (read(swv_engine.bell_fd, &rings, sizeof(rings)) < 0)
+			rings = 0;	/* nothing rang: EAGAIN */
+	}
+}
+
+void
+swv_engine_wake(void)
+{
+	uint64_t one = 1;
+
+	if (__atomic_exchange_n(&swv_engine_asleep, 0, __ATOMIC_ACQ_REL) != 0 &&
+	    write(swv_engine.bell_fd, &one, sizeof(one)) < 0)
+		return;	/* the counter is full: the engine is woken anyway */
 }
 
 static void *
@@ -532,11 +560,33 @@ engine_main(void *arg)
 		}
 		if (++idle < SWV_IDLE_SPINS)
 			continue;
-		engine_sleep(sleep_ns);
-		if (sleep_ns < SWV_SLEEP_MAX_NS)
+		if (sleep_ns < SWV_SLEEP_MAX_NS) {
+			engine_sleep(sleep_ns, false);
 			sleep_ns *= 2;
-		if (sleep_ns > SWV_SLEEP_MAX_NS)
-			sleep_ns = SWV_SLEEP_MAX_NS;
+			if (sleep_ns > SWV_SLEEP_MAX_NS)
+				sleep_ns = SWV_SLEEP_MAX_NS;
+			continue;
+		}
+		/*
+		 * Idle for over a millisecond: ask posters for a doorbell,
+		 * look once more (a post may have raced with the flag), then
+		 * sleep until the doorbell, a wire's fd or the next link check.
+		 */
+		SWV_STORE(&swv_engine_asleep, 1);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (SWV_LOAD_ACQ(&swv_engine.stop))
+			break;
+		now = swv_now_ns();
+		cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node)
+			work += device_work(dev, now);
+		if (work > 0) {
+			SWV_STORE(&swv_engine_asleep, 0);
+			idle = 0;
+			sleep_ns = SWV_SLEEP_MIN_NS;
+			continue;
+		}
+		rcu_quiescent_state();
+		engine_sleep(SWV_DEEP_SLEEP_NS, true);
 	}
 	rcu_unregister_thread();
 	return NULL;
@@ -549,6 +599,9 @@ engine_start(void)
 	cpu_set_t set;
 	int ret;
 
+	swv_engine.bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (swv_engine.bell_fd < 0)
+		return errno;
 	pthread_attr_init(&attr);
 	if (swv_engine.cpu >= 0) {
 		CPU_ZERO(&set);
@@ -558,8 +611,11 @@ engine_start(void)
 	SWV_STORE(&swv_engine.stop, 0);
 	ret = pthread_create(&swv_engine.thread, &attr, engine_main, NULL);
 	pthread_attr_destroy(&attr);
-	if (ret != 0)
+	if (ret != 0) {
+		close(swv_engine.bell_fd);
+		swv_engine.bell_fd = -1;
 		return ret;
+	}
 	pthread_setname_np(swv_engine.thread, "swv-engine");
 	swv_engine.running = true;
 	return 0;
@@ -578,6 +634,8 @@ swv_engine_add(struct swv_device *dev)
 	swv_engine.ndev++;
 	dev->next_link_check = 0;
 	cds_list_add_tail_rcu(&dev->eng_node, &swv_engine.devs);
+	/* A new wire fd to sleep on, a pair peer's link to raise. */
+	swv_engine_wake();
 	return 0;
 }
 
@@ -585,12 +643,16 @@ void
 swv_engine_del(struct swv_device *dev)
 {
 	cds_list_del_rcu(&dev->eng_node);
+	swv_engine_wake();
 	synchronize_rcu();
 	swv_engine.ndev--;
 	if (swv_engine.ndev == 0 && swv_engine.running) {
 		SWV_STORE_REL(&swv_engine.stop, 1);
+		swv_engine_wake();
 		pthread_join(swv_engine.thread, NULL);
 		swv_engine.running = false;
+		close(swv_engine.bell_fd);
+		swv_engine.bell_fd = -1;
 	}
 }
 

@@ -555,6 +555,27 @@ void swv_device_event(struct swv_device *dev, enum ibv_event_type type);
 /* engine.c */
 int swv_engine_add(struct swv_device *dev);
 void swv_engine_del(struct swv_device *dev);
+/** Non-zero while the engine sleeps and wants a doorbell for new work. */
+extern uint32_t swv_engine_asleep;
+/** Wake the engine if it sleeps (one eventfd write). */
+void swv_engine_wake(void);
+
+/**
+ * Ring the engine's doorbell after publishing work it must pick up (a send
+ * queue head). Under load the engine never sleeps and this is one fence and
+ * one load of a line that stays shared; only the first post after the engine
+ * fell asleep (idle for over a millisecond) makes a system call. The fence
+ * pairs with the one in engine_main(): either the engine sees the new head,
+ * or this sees its flag.
+ */
+static inline void
+swv_doorbell(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (SWV_UNLIKELY(__atomic_load_n(&swv_engine_asleep,
+					 __ATOMIC_RELAXED) != 0))
+		swv_engine_wake();
+}
 
 /* qp.c */
 int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,

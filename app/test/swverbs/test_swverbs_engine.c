@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The engine's sleep and doorbell: a device idle for long enough sleeps until
+ * a doorbell, a wire fd or a link check (every 100 ms); a send posted to a
+ * sleeping engine rings the doorbell and completes at once, not at the next
+ * link check. And destroying the last device stops a sleeping engine at once.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "swv_test_util.h"
+#include "test.h"
+
+/* Far below the 100 ms deep-sleep timeout, far above a wakeup. */
+#define WAKE_BOUND_MS 40
+
+static int
+test_doorbell_wakes_sleeping_engine(void)
+{
+	static uint8_t tbuf[256], rbuf[2048];
+	struct ibv_mr *tmr, *rmr;
+	struct ibv_flow *fl;
+	struct ibv_wc wc;
+	struct tdev d;
+	uint64_t t0, worst = 0;
+	int round;
+
+	TEST_ASSERT_SUCCESS(t_setup(&d, "bell", "loop"), "");
+	tmr = swv_reg_mr(d.pd, tbuf, sizeof(tbuf), 0);
+	rmr = swv_reg_mr(d.pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT(tmr != NULL && rmr != NULL, "reg_mr: %d", errno);
+	fl = t_flow_eth(d.rqp, d.mac, 0);
+	TEST_ASSERT_NOT_NULL(fl, "flow: %d", errno);
+	t_frame(tbuf, 64, d.mac, d.mac, 1);
+	for (round = 0; round < 5; round++) {
+		/* Let the engine fall into its deep sleep. */
+		usleep(30000);
+		TEST_ASSERT_SUCCESS(t_recv(d.rqp, rmr, rbuf, sizeof(rbuf), 1),
+				    "");
+		t0 = t_now_ms();
+		TEST_ASSERT_SUCCESS(t_send(d.sqp, tmr, tbuf, 64, 2), "");
+		TEST_ASSERT_EQUAL(t_poll(d.rcq, &wc, 1, 1000), 1,
+				  "frame received");
+		TEST_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS, "");
+		TEST_ASSERT_EQUAL(wc.byte_len, 64, "");
+		TEST_ASSERT_EQUAL(t_poll(d.scq, &wc, 1, 1000), 1,
+				  "send completion");
+		if (t_now_ms() - t0 > worst)
+			worst = t_now_ms() - t0;
+	}
+	printf("    worst wake-up to completion: %" PRIu64 " ms\n", worst);
+	TEST_ASSERT(worst < WAKE_BOUND_MS,
+		    "a post to a sleeping engine waited for its timeout");
+	swv_destroy_flow(fl);
+	swv_dereg_mr(tmr);
+	swv_dereg_mr(rmr);
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
+static int
+test_sleeping_engine_stops_at_once(void)
+{
+	struct tdev d;
+	uint64_t t0;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		TEST_ASSERT_SUCCESS(t_setup(&d, "stop", "loop"), "");
+		usleep(20000);
+		t0 = t_now_ms();
+		t_teardown(&d);
+		TEST_ASSERT(t_now_ms() - t0 < WAKE_BOUND_MS,
+			    "destroy waited for the engine's timeout");
+	}
+	return TEST_SUCCESS;
+}
+
+static struct unit_test_suite engine_suite = {
+	.name = "swverbs engine",
+	.cases = {
+		TEST_CASE(test_doorbell_wakes_sleeping_engine),
+		TEST_CASE(test_sleeping_engine_stops_at_once),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(void)
+{
+	return unit_test_suite_runner(&engine_suite);
+}
