@@ -86,7 +86,7 @@ iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
 
 static inline void
 rq_complete(struct swv_rq *rq, uint64_t wr_id, enum ibv_wc_status status,
-	    uint32_t len)
+	    uint32_t len, uint32_t tag)
 {
 	struct swv_cq *cq = rq->cq;
 	struct swv_cqe *c = swv_cq_slot(cq);
@@ -95,7 +95,7 @@ rq_complete(struct swv_rq *rq, uint64_t wr_id, enum ibv_wc_status status,
 	c->ts = cq->want_ts ? swv_cq_ts() : 0;
 	c->byte_len = len;
 	c->qp_num = rq->num;
-	c->flow_tag = 0;
+	c->flow_tag = tag;
 	c->status = (uint8_t)status;
 	c->opcode = IBV_WC_RECV;
 	c->rsvd = 0;
@@ -113,46 +113,35 @@ rq_take(struct swv_rq *rq)
 /*
  * Count a received frame and its outcome, before its CQE (if any) is
  * written: a publication never shows a completion without its count.
+ * SNIFFER copies (count false) are not counted.
  */
 static inline void
-rx_count(struct swv_device *dev, uint32_t len, uint64_t *outcome)
+rx_count(struct swv_device *dev, uint32_t len, uint64_t *outcome, bool count)
 {
+	if (!count)
+		return;
 	dev->acc.rx_frames++;
 	dev->acc.rx_bytes += len;
 	(*outcome)++;
 	swv_dev_dirty(dev);
 }
 
-void
-swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
-	      uint32_t len)
+/* Scatter a frame into the next WQE of qp's receive queue (or, for a hash
+ * QP, of the WQ its RSS hash selects), and complete it with tag.
+ */
+static inline void
+rx_deliver(struct swv_device *dev, struct swv_qp *qp,
+	   const struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
+	   uint32_t len, uint32_t tag, bool count)
 {
-	uint8_t hbuf[SWV_HDR_COPY];
-	const uint8_t *hdr;
 	const struct swv_wqe *w;
 	struct swv_rq *rq;
-	struct swv_qp *qp;
-	struct swv_pkt pkt;
-	uint32_t i, tail, left, off, total, hlen;
+	uint32_t i, tail, left, off, total;
 	uint64_t wr_id;
 
-	hlen = len < SWV_HDR_COPY ? len : SWV_HDR_COPY;
-	if (SWV_LIKELY(iovcnt >= 1 && iov[0].iov_len >= hlen)) {
-		/* Parse in place: the frame outlives this call. */
-		hdr = iov[0].iov_base;
-	} else {
-		iov_copy(hbuf, iov, iovcnt, 0, hlen);
-		hdr = hbuf;
-	}
-	swv_parse(&pkt, hdr, hlen);
-	qp = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
-	if (SWV_UNLIKELY(qp == NULL)) {
-		rx_count(dev, len, &dev->acc.rx_no_match);
-		return;
-	}
 	if (qp->is_hash) {
 		struct swv_ind_table *t = qp->ind;
-		uint32_t h = t->mask == 0 ? 0 : swv_rss_hash(qp, &pkt);
+		uint32_t h = t->mask == 0 ? 0 : swv_rss_hash(qp, pkt);
 
 		rq = &t->wqs[h & t->mask]->rq;
 	} else {
@@ -161,7 +150,7 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	if (SWV_UNLIKELY(SWV_LOAD(&rq->state) != SWV_RQ_READY ||
 			 swv_ring_avail(&rq->ring) == 0 ||
 			 swv_cq_room(rq->cq) == 0)) {
-		rx_count(dev, len, &dev->acc.rx_out_of_buffer);
+		rx_count(dev, len, &dev->acc.rx_out_of_buffer, count);
 		return;
 	}
 	tail = rq->ring.ctail;
@@ -187,18 +176,18 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	for (i = 0; i < w->num_sge; i++) {
 		if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], rq->pd, true) ==
 				 NULL)) {
-			rx_count(dev, len, &dev->acc.rx_errors);
+			rx_count(dev, len, &dev->acc.rx_errors, count);
 			rq_take(rq);
-			rq_complete(rq, wr_id, IBV_WC_LOC_PROT_ERR, 0);
+			rq_complete(rq, wr_id, IBV_WC_LOC_PROT_ERR, 0, 0);
 			rq->to_err(rq);
 			return;
 		}
 		total += w->sge[i].length;
 	}
 	if (SWV_UNLIKELY(total < len)) {
-		rx_count(dev, len, &dev->acc.rx_errors);
+		rx_count(dev, len, &dev->acc.rx_errors, count);
 		rq_take(rq);
-		rq_complete(rq, wr_id, IBV_WC_LOC_LEN_ERR, 0);
+		rq_complete(rq, wr_id, IBV_WC_LOC_LEN_ERR, 0, 0);
 		return;
 	}
 	/* Scatter. */
@@ -218,9 +207,56 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 			left -= n;
 		}
 	}
-	rx_count(dev, len, &dev->acc.rx_delivered);
+	rx_count(dev, len, &dev->acc.rx_delivered, count);
 	rq_take(rq);
-	rq_complete(rq, wr_id, IBV_WC_SUCCESS, len);
+	rq_complete(rq, wr_id, IBV_WC_SUCCESS, len, tag);
+}
+
+/* A copy of the frame for each SNIFFER rule's QP. */
+static void
+rx_sniff(struct swv_device *dev, const struct swv_sniff *sn,
+	 const struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
+	 uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < sn->n; i++)
+		rx_deliver(dev, sn->qp[i], pkt, iov, iovcnt, len, 0, false);
+}
+
+void
+swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
+	      uint32_t len)
+{
+	uint8_t hbuf[SWV_HDR_COPY];
+	const struct swv_flow *f;
+	const struct swv_sniff *sn;
+	const uint8_t *hdr;
+	struct swv_pkt pkt;
+	uint32_t hlen;
+
+	hlen = len < SWV_HDR_COPY ? len : SWV_HDR_COPY;
+	if (SWV_LIKELY(iovcnt >= 1 && iov[0].iov_len >= hlen)) {
+		/* Parse in place: the frame outlives this call. */
+		hdr = iov[0].iov_base;
+	} else {
+		iov_copy(hbuf, iov, iovcnt, 0, hlen);
+		hdr = hbuf;
+	}
+	swv_parse(&pkt, hdr, hlen);
+	sn = rcu_dereference(dev->sniff);
+	if (SWV_UNLIKELY(sn != NULL))
+		rx_sniff(dev, sn, &pkt, iov, iovcnt, len);
+	f = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
+	if (SWV_UNLIKELY(f == NULL)) {
+		rx_count(dev, len, &dev->acc.rx_no_match, true);
+		return;
+	}
+	if (SWV_UNLIKELY(f->actions & SWV_ACT_DROP)) {
+		rx_count(dev, len, &dev->acc.rx_dropped, true);
+		return;
+	}
+	rx_deliver(dev, f->qp, &pkt, iov, iovcnt, len, f->tag, true);
 }
 
 unsigned int
@@ -231,7 +267,7 @@ swv_rq_flush(struct swv_rq *rq)
 	while (swv_ring_avail(&rq->ring) > 0 && swv_cq_room(rq->cq) > 0) {
 		rq_complete(rq, swv_ring_slot(&rq->ring,
 					      rq->ring.ctail)->wr_id,
-			    IBV_WC_WR_FLUSH_ERR, 0);
+			    IBV_WC_WR_FLUSH_ERR, 0, 0);
 		rq_take(rq);
 		n++;
 	}
@@ -414,6 +450,7 @@ publish_counters(struct swv_device *dev)
 		  c->rx_out_of_buffer + a->rx_out_of_buffer);
 	SWV_STORE(&c->rx_no_match, c->rx_no_match + a->rx_no_match);
 	SWV_STORE(&c->rx_errors, c->rx_errors + a->rx_errors);
+	SWV_STORE(&c->rx_dropped, c->rx_dropped + a->rx_dropped);
 	memset(a, 0, sizeof(*a));
 	dev->acc_dirty = false;
 }

@@ -3,18 +3,32 @@
 /*
  * Flow steering and RSS.
  *
- * A rule is a value and a mask over the parsed-header key (struct
- * swv_flow_key) and a rank: (class, priority, creation order), lower wins;
- * NORMAL rules come before MC_DEFAULT, MC_DEFAULT before ALL_DEFAULT. Rules
- * are grouped by mask into subtables (tuple space search), each an
- * open-addressing hash of masked values that keeps the best-ranked rule per
- * value. Subtables are sorted by their best rank, so a lookup stops at the
- * first subtable that cannot beat what it found: its cost grows with the
- * number of distinct masks, not of rules.
+ * Parser: one pass over the first SWV_HDR_COPY bytes of a frame builds a
+ * struct swv_flow_key (outer Ethernet with up to two VLAN tags, IPv4/IPv6,
+ * TCP/UDP ports, VXLAN, GRE, MPLS, ESP, and the inner Ethernet/IP/L4 after a
+ * tunnel). The common words are built in registers and stored whole; only
+ * the words that say which headers are present are always written, the
+ * others hold junk unless their presence byte says otherwise (every rule
+ * that looks at a field also matches its presence byte).
  *
- * The table is immutable: every create or destroy builds a new one, publishes
- * it with rcu_assign_pointer() and frees the old one after a grace period,
- * so the engine never waits for the control path.
+ * Table (tuple space search): a rule is a mask and a masked value over the
+ * key, and a rank (class, priority, creation sequence), lower wins; NORMAL
+ * rules come before MC_DEFAULT, MC_DEFAULT before ALL_DEFAULT. Rules are
+ * grouped by mask into subtables; a subtable keeps only the key words its
+ * mask touches and an open-addressing hash (linear probing) of the masked
+ * values. Rules with the same mask and value form a list sorted by rank whose
+ * head sits in the hash. The published array of subtables (struct
+ * swv_steer) is sorted by the best (class, priority) of each; a lookup walks
+ * it and stops at the first subtable that cannot beat the match it has, so
+ * its cost grows with the number of distinct masks, not of rules.
+ *
+ * Updates are incremental and lock-free for the engine (the only reader):
+ * slots are written with single pointer stores (a new head, or a
+ * tombstone), a grown or cleaned hash and a changed subtable array are
+ * built aside and published with rcu_assign_pointer(). What the engine may
+ * still see (removed rules, old hashes and arrays) goes to a retire list
+ * that is freed in batches after one synchronize_rcu(), never one grace
+ * period per update.
  */
 
 #include <errno.h>
@@ -28,96 +42,325 @@
 #define SWV_CLASS_NORMAL 0ull
 #define SWV_CLASS_MC 1ull
 #define SWV_CLASS_ALL 2ull
+#define SWV_RANK_CLASS_SHIFT 62
+#define SWV_RANK_PRIO_SHIFT 46
+#define SWV_RANK_SEQ_MASK ((1ull << SWV_RANK_PRIO_SHIFT) - 1)
+
+/* Objects retired before a batched grace period. */
+#define SWV_RETIRE_BATCH 4096
+
+#define SWV_VXLAN_PORT 4789
+#define SWV_MPLS_UDP_PORT 6635
+#define SWV_MPLS_MAX_LABELS 8
 
 /*
  * Parser.
  */
+
+/* Bytes at offset i of a key word, for either byte order. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define SWV_B8(v, i) ((uint64_t)(uint8_t)(v) << (8 * (i)))
+#define SWV_B16(v, i) ((uint64_t)(uint16_t)(v) << (8 * (i)))
+#define SWV_B32(v, i) ((uint64_t)(uint32_t)(v) << (8 * (i)))
+#define SWV_M48 ((1ull << 48) - 1)
+#else
+#define SWV_B8(v, i) ((uint64_t)(uint8_t)(v) << (56 - 8 * (i)))
+#define SWV_B16(v, i) ((uint64_t)(uint16_t)(v) << (48 - 8 * (i)))
+#define SWV_B32(v, i) ((uint64_t)(uint32_t)(v) << (32 - 8 * (i)))
+#define SWV_M48 (~0ull << 16)
+#endif
+
+/* Word offsets of a header level in the key. */
+#define SWV_KW_OUTER 0
+#define SWV_KW_INNER 12
+
+static inline uint16_t
+ld16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
+static inline uint32_t
+ld32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static inline uint64_t
+ld64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static inline bool
+is_vlan(uint16_t type)
+{
+	return type == htons(0x8100) || type == htons(0x88a8);
+}
+
+/*
+ * Ethernet at buf[0] with up to two VLAN tags (the first TCI is matched) into
+ * key words w and w + 1. The caller checked len >= 14. Return the offset of
+ * the payload; *type is its ether type.
+ */
+static inline uint32_t
+parse_eth(union swv_key *k, unsigned int w, const uint8_t *buf, uint32_t len,
+	  uint16_t *type)
+{
+	uint64_t a = ld64(buf), b = ld64(buf + 6);
+	uint16_t t = ld16(buf + 12), vlan = 0;
+	uint32_t off = 14;
+
+	if (SWV_UNLIKELY(is_vlan(t)) && len >= 18) {
+		vlan = ld16(buf + 14);
+		t = ld16(buf + 16);
+		off = 18;
+		if (is_vlan(t) && len >= 22) {
+			t = ld16(buf + 20);
+			off = 22;
+		}
+	}
+	k->w[w] = (a & SWV_M48) | SWV_B16(vlan, 6);
+	k->w[w + 1] = (b & SWV_M48) | SWV_B16(t, 6);
+	*type = t;
+	return off;
+}
+
+/*
+ * IPv4 at buf[off] into the header level at key word w (eth: whether it
+ * came with an Ethernet header). Return the offset of the L4 header, or 0
+ * when there is none to look at (short, not IPv4, a non-first fragment).
+ */
+static inline uint32_t
+parse_ipv4(union swv_key *k, unsigned int w, const uint8_t *buf,
+	   uint32_t off, uint32_t len, uint8_t eth)
+{
+	const uint8_t *ip = buf + off;
+	uint32_t ihl, l4off, ports = 0;
+	uint8_t l4 = 0;
+	bool first;
+
+	if (SWV_UNLIKELY(len < off + 20))
+		return 0;
+	ihl = (ip[0] & 0xf) * 4u;
+	if (SWV_UNLIKELY((ip[0] >> 4) != 4 || ihl < 20 || len < off + ihl))
+		return 0;
+	l4off = off + ihl;
+	first = ((ip[6] & 0x1f) | ip[7]) == 0;
+	if (SWV_LIKELY(first && (ip[9] == IPPROTO_UDP ||
+				 ip[9] == IPPROTO_TCP) &&
+		       len >= l4off + 4)) {
+		l4 = ip[9];
+		ports = ld32(buf + l4off);
+	}
+	k->w[w + 2] = SWV_B8(4, 0) | SWV_B8(ip[9], 1) | SWV_B8(ip[1], 2) |
+		      SWV_B8(ip[8], 3) | SWV_B8(ip[6] >> 5, 4) |
+		      SWV_B8(l4, 5) | SWV_B8(eth, 6);
+	k->w[w + 3] = SWV_B32(ports, 0);
+	k->w[w + 4] = SWV_B32(ld32(ip + 12), 0);
+	k->w[w + 6] = SWV_B32(ld32(ip + 16), 0);
+	return first ? l4off : 0;
+}
+
+/* IPv6, as parse_ipv4(). Extension headers are not walked. */
+static inline uint32_t
+parse_ipv6(union swv_key *k, unsigned int w, const uint8_t *buf,
+	   uint32_t off, uint32_t len, uint8_t eth)
+{
+	const uint8_t *ip = buf + off;
+	uint32_t l4off = off + 40, ports = 0, vtc;
+	uint8_t l4 = 0, tc;
+
+	if (SWV_UNLIKELY(len < l4off || (ip[0] >> 4) != 6))
+		return 0;
+	if ((ip[6] == IPPROTO_UDP || ip[6] == IPPROTO_TCP) &&
+	    len >= l4off + 4) {
+		l4 = ip[6];
+		ports = ld32(buf + l4off);
+	}
+	vtc = ld32(ip);
+	tc = (uint8_t)((ip[0] << 4) | (ip[1] >> 4));
+	k->w[w + 2] = SWV_B8(6, 0) | SWV_B8(ip[6], 1) | SWV_B8(tc, 2) |
+		      SWV_B8(ip[7], 3) | SWV_B8(l4, 5) | SWV_B8(eth, 6);
+	k->w[w + 3] = SWV_B32(ports, 0) |
+		      SWV_B32(vtc & htonl(0xfffff), 4);
+	k->w[w + 4] = ld64(ip + 8);
+	k->w[w + 5] = ld64(ip + 16);
+	k->w[w + 6] = ld64(ip + 24);
+	k->w[w + 7] = ld64(ip + 32);
+	return l4off;
+}
+
+/* IPv4 or IPv6 by ether type (0: neither). */
+static inline uint32_t
+parse_ip(union swv_key *k, unsigned int w, const uint8_t *buf, uint32_t off,
+	 uint32_t len, uint16_t type, uint8_t eth)
+{
+	if (type == htons(0x0800))
+		return parse_ipv4(k, w, buf, off, len, eth);
+	if (type == htons(0x86dd))
+		return parse_ipv6(k, w, buf, off, len, eth);
+	return 0;
+}
+
+/* The headers after a tunnel, from an inner Ethernet header. */
+static void
+parse_inner_eth(union swv_key *k, const uint8_t *buf, uint32_t off,
+		uint32_t len)
+{
+	uint16_t type;
+	uint32_t o;
+
+	if (len < off + 14)
+		return;
+	o = off + parse_eth(k, SWV_KW_INNER, buf + off, len - off, &type);
+	k->w[SWV_KW_INNER + 2] = SWV_B8(1, 6);
+	parse_ip(k, SWV_KW_INNER, buf, o, len, type, 1);
+}
+
+/* IP with no Ethernet header, told by its version nibble. */
+static void
+parse_inner_ip(union swv_key *k, const uint8_t *buf, uint32_t off,
+	       uint32_t len)
+{
+	if (len < off + 1)
+		return;
+	if ((buf[off] >> 4) == 4)
+		parse_ipv4(k, SWV_KW_INNER, buf, off, len, 0);
+	else if ((buf[off] >> 4) == 6)
+		parse_ipv6(k, SWV_KW_INNER, buf, off, len, 0);
+}
+
+/* An MPLS label stack: the top entry is matched, IP follows the bottom. */
+static void
+parse_mpls(union swv_key *k, const uint8_t *buf, uint32_t off, uint32_t len)
+{
+	unsigned int i;
+
+	if (len < off + 4)
+		return;
+	k->k.tun |= SWV_TUN_MPLS;
+	k->k.mpls = ld32(buf + off);
+	for (i = 0; i < SWV_MPLS_MAX_LABELS && len >= off + 4; i++) {
+		bool bos = (buf[off + 2] & 1) != 0;
+
+		off += 4;
+		if (bos) {
+			parse_inner_ip(k, buf, off, len);
+			return;
+		}
+	}
+}
+
+/* GRE at buf[off]: flags, protocol, key; then what it carries. */
+static void
+parse_gre(union swv_key *k, const uint8_t *buf, uint32_t off, uint32_t len)
+{
+	uint16_t flags, proto;
+	uint32_t o = off + 4;
+
+	if (len < o)
+		return;
+	flags = ld16(buf + off);
+	proto = ld16(buf + off + 2);
+	k->k.tun |= SWV_TUN_GRE;
+	k->k.gre_flags = flags;
+	k->k.gre_proto = proto;
+	k->k.gre_key = 0;
+	if (flags & htons(0x8000))
+		o += 4;
+	if (flags & htons(0x2000)) {
+		if (len < o + 4)
+			return;
+		k->k.gre_key = ld32(buf + o);
+		o += 4;
+	}
+	if (flags & htons(0x1000))
+		o += 4;
+	if (proto == htons(0x6558))
+		parse_inner_eth(k, buf, o, len);
+	else if (proto == htons(0x0800) || proto == htons(0x86dd))
+		parse_inner_ip(k, buf, o, len);
+	else if (proto == htons(0x8847))
+		parse_mpls(k, buf, o, len);
+}
+
+/* The rare headers after the outer L3/L4: tunnels and ESP. */
+static void
+parse_tunnel(union swv_key *k, const uint8_t *buf, uint32_t l4off,
+	     uint32_t len)
+{
+	uint8_t proto = k->k.outer.proto;
+	uint8_t *t;
+
+	if (k->k.outer.l4 == IPPROTO_UDP) {
+		if (k->k.outer.dport == htons(SWV_VXLAN_PORT)) {
+			if (len < l4off + 16)
+				return;
+			k->k.tun = SWV_TUN_VXLAN;
+			t = (uint8_t *)&k->k.tunnel_id;
+			t[0] = 0;
+			memcpy(t + 1, buf + l4off + 12, 3);
+			parse_inner_eth(k, buf, l4off + 16, len);
+		} else if (k->k.outer.dport == htons(SWV_MPLS_UDP_PORT)) {
+			parse_mpls(k, buf, l4off + 8, len);
+		}
+	} else if (proto == IPPROTO_GRE) {
+		parse_gre(k, buf, l4off, len);
+	} else if (proto == IPPROTO_ESP && len >= l4off + 8) {
+		k->k.tun = SWV_TUN_ESP;
+		k->k.esp_spi = ld32(buf + l4off);
+		k->k.esp_seq = ld32(buf + l4off + 4);
+	}
+}
+
 void
 swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 {
-	uint32_t off = 14, l4off;
+	union swv_key *k = &pkt->key;
+	uint32_t off, l4off;
 	uint16_t type;
 
-	pkt->l3 = 0;
-	pkt->l4 = 0;
-	pkt->src_ip = NULL;
-	pkt->dst_ip = NULL;
-	pkt->ports = NULL;
+	/* The presence words: everything else is junk unless they say. */
+	k->w[SWV_KW_OUTER_L3] = 0;
+	k->w[SWV_KW_TUN] = 0;
+	k->w[SWV_KW_INNER_L3] = 0;
 	if (SWV_UNLIKELY(len < 14)) {
-		memset(&pkt->key, 0, sizeof(pkt->key));
-		memcpy(pkt->key.k.dmac, buf, len < 6 ? len : 6);
+		k->w[0] = 0;
+		k->w[1] = 0;
+		memcpy(k->k.outer.dmac, buf, len < 6 ? len : 6);
 		return;
 	}
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	{
-		/*
-		 * Build the key words in registers: narrow stores into the
-		 * key followed by the lookup's 8-byte loads would defeat
-		 * store-to-load forwarding.
-		 */
-		const uint64_t m48 = (1ull << 48) - 1;
-
-		_Static_assert(SWV_KEY_WORDS == 2, "key layout");
-		uint64_t a, b, vlan = 0;
-
-		memcpy(&a, buf, 8);		/* dmac, smac[0..1] */
-		memcpy(&b, buf + 6, 8);		/* smac, type */
-		type = (uint16_t)(b >> 48);
-		if ((type == htons(0x8100) || type == htons(0x88a8)) &&
-		    len >= 18) {
-			uint16_t tci;
-
-			memcpy(&tci, buf + 14, 2);
-			memcpy(&type, buf + 16, 2);
-			vlan = tci;
-			off = 18;
-		}
-		pkt->key.w[0] = (a & m48) | (vlan << 48);
-		pkt->key.w[1] = (b & m48) | ((uint64_t)type << 48);
-	}
-#else
-	memcpy(pkt->key.k.dmac, buf, 6);
-	memcpy(pkt->key.k.smac, buf + 6, 6);
-	memcpy(&type, buf + 12, 2);
-	if ((type == htons(0x8100) || type == htons(0x88a8)) && len >= 18) {
-		memcpy(&pkt->key.k.vlan_tag, buf + 14, 2);
-		memcpy(&type, buf + 16, 2);
-		off = 18;
-	}
-	pkt->key.k.ether_type = type;
-#endif
-	if (type == htons(0x0800) && len >= off + 20) {
-		const uint8_t *ip = buf + off;
-		uint32_t ihl = (ip[0] & 0xf) * 4u;
-
-		if ((ip[0] >> 4) != 4 || ihl < 20)
-			return;
-		pkt->l3 = 4;
-		pkt->src_ip = ip + 12;
-		pkt->dst_ip = ip + 16;
-		/* Ports only in the first fragment. */
-		if (((ip[6] & 0x1f) | ip[7]) != 0)
-			return;
-		pkt->l4 = ip[9];
-		l4off = off + ihl;
-	} else if (type == htons(0x86dd) && len >= off + 40) {
-		const uint8_t *ip = buf + off;
-
-		if ((ip[0] >> 4) != 6)
-			return;
-		pkt->l3 = 6;
-		pkt->src_ip = ip + 8;
-		pkt->dst_ip = ip + 24;
-		pkt->l4 = ip[6];
-		l4off = off + 40;
+	off = parse_eth(k, SWV_KW_OUTER, buf, len, &type);
+	if (SWV_LIKELY(type == htons(0x0800))) {
+		l4off = parse_ipv4(k, SWV_KW_OUTER, buf, off, len, 1);
+	} else if (type == htons(0x86dd)) {
+		l4off = parse_ipv6(k, SWV_KW_OUTER, buf, off, len, 1);
 	} else {
+		if (type == htons(0x8847))
+			parse_mpls(k, buf, off, len);
 		return;
 	}
-	if ((pkt->l4 == IPPROTO_TCP || pkt->l4 == IPPROTO_UDP) &&
-	    len >= l4off + 4)
-		pkt->ports = buf + l4off;
-	else
-		pkt->l4 = 0;
+	if (SWV_UNLIKELY(l4off == 0))
+		return;
+	if (k->k.outer.l4 == IPPROTO_UDP) {
+		if (SWV_UNLIKELY(k->k.outer.dport == htons(SWV_VXLAN_PORT) ||
+				 k->k.outer.dport ==
+				 htons(SWV_MPLS_UDP_PORT)))
+			parse_tunnel(k, buf, l4off, len);
+	} else if (SWV_UNLIKELY(k->k.outer.proto == IPPROTO_GRE ||
+				k->k.outer.proto == IPPROTO_ESP)) {
+		parse_tunnel(k, buf, l4off, len);
+	}
 }
 
 /*
@@ -150,43 +393,44 @@ swv_toeplitz(const uint8_t *key, const uint8_t *data, unsigned int len)
 uint32_t
 swv_rss_hash(const struct swv_qp *qp, const struct swv_pkt *pkt)
 {
+	const struct swv_hdr_key *h = &pkt->key.k.outer;
 	uint64_t f = qp->hash_fields;
 	uint8_t in[36];
 	unsigned int n = 0, alen;
 
-	if (pkt->l3 == 4) {
+	if (h->l3 == 4) {
 		alen = 4;
 		f &= ~(uint64_t)(IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6);
-	} else if (pkt->l3 == 6) {
+	} else if (h->l3 == 6) {
 		alen = 16;
 		f &= ~(uint64_t)(IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4);
 	} else {
 		return 0;
 	}
 	if (f & (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_SRC_IPV6)) {
-		memcpy(in + n, pkt->src_ip, alen);
+		memcpy(in + n, h->src, alen);
 		n += alen;
 	}
 	if (f & (IBV_RX_HASH_DST_IPV4 | IBV_RX_HASH_DST_IPV6)) {
-		memcpy(in + n, pkt->dst_ip, alen);
+		memcpy(in + n, h->dst, alen);
 		n += alen;
 	}
-	if (pkt->l4 == IPPROTO_TCP) {
+	if (h->l4 == IPPROTO_TCP) {
 		if (f & IBV_RX_HASH_SRC_PORT_TCP) {
-			memcpy(in + n, pkt->ports, 2);
+			memcpy(in + n, &h->sport, 2);
 			n += 2;
 		}
 		if (f & IBV_RX_HASH_DST_PORT_TCP) {
-			memcpy(in + n, pkt->ports + 2, 2);
+			memcpy(in + n, &h->dport, 2);
 			n += 2;
 		}
-	} else if (pkt->l4 == IPPROTO_UDP) {
+	} else if (h->l4 == IPPROTO_UDP) {
 		if (f & IBV_RX_HASH_SRC_PORT_UDP) {
-			memcpy(in + n, pkt->ports, 2);
+			memcpy(in + n, &h->sport, 2);
 			n += 2;
 		}
 		if (f & IBV_RX_HASH_DST_PORT_UDP) {
-			memcpy(in + n, pkt->ports + 2, 2);
+			memcpy(in + n, &h->dport, 2);
 			n += 2;
 		}
 	}
@@ -198,246 +442,806 @@ swv_rss_hash(const struct swv_qp *qp, const struct swv_pkt *pkt)
 /*
  * Steering table.
  */
-static inline uint64_t
-key_hash(const union swv_key *k)
+#define SWV_HASH_MUL 0x9e3779b97f4a7c15ull
+
+static inline uint32_t
+hash_fin(uint64_t h)
+{
+	h ^= h >> 29;
+	h *= SWV_HASH_MUL;
+	return (uint32_t)(h >> 32);
+}
+
+static uint32_t
+words_hash(const uint64_t *w, unsigned int n)
 {
 	uint64_t h = 0;
 	unsigned int i;
 
-	/* The key is a few words: one multiply each, one final mix. */
-	for (i = 0; i < SWV_KEY_WORDS; i++)
-		h = (h ^ k->w[i]) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 32);
-}
-
-static inline void
-key_and(union swv_key *out, const union swv_key *a, const union swv_key *m)
-{
-	unsigned int i;
-
-	for (i = 0; i < SWV_KEY_WORDS; i++)
-		out->w[i] = a->w[i] & m->w[i];
+	for (i = 0; i < n; i++)
+		h = (h ^ w[i]) * SWV_HASH_MUL;
+	return hash_fin(h);
 }
 
 static inline bool
-key_eq(const union swv_key *a, const union swv_key *b)
+words_eq(const uint64_t *a, const uint64_t *b, unsigned int n)
 {
 	unsigned int i;
 
-	for (i = 0; i < SWV_KEY_WORDS; i++)
-		if (a->w[i] != b->w[i])
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
 			return false;
 	return true;
 }
 
-struct swv_qp *
+const struct swv_flow *
 swv_steer_lookup(const struct swv_steer *st, const struct swv_pkt *pkt)
 {
+	const struct swv_flow *best = NULL, *f;
 	const struct swv_subtable *sub;
-	const struct swv_rule_slot *s;
-	struct swv_qp *best_qp = NULL;
-	uint64_t best = UINT64_MAX;
-	union swv_key mk;
-	uint32_t h;
-	unsigned int i;
+	const struct swv_slots *sl;
+	uint64_t best_rank = UINT64_MAX, mk[SWV_KEY_WORDS], h;
+	uint32_t i, j, nw, h32;
 
 	if (st == NULL)
 		return NULL;
 	for (i = 0; i < st->nsub; i++) {
-		sub = &st->sub[i];
-		if (sub->best_rank >= best)
+		if (st->sub[i].base > best_rank)
 			break;
-		key_and(&mk, &pkt->key, &sub->mask);
-		if (SWV_LIKELY(sub->nrules == 1)) {
-			/* One value: no hashing. Its rank is best_rank. */
-			if (key_eq(&sub->one.key, &mk)) {
-				best = sub->one.rank;
-				best_qp = sub->one.qp;
-			}
-			continue;
+		sub = st->sub[i].sub;
+		nw = sub->nw;
+		h = 0;
+		for (j = 0; j < nw; j++) {
+			mk[j] = pkt->key.w[sub->idx[j]] & sub->mask[j];
+			h = (h ^ mk[j]) * SWV_HASH_MUL;
 		}
-		for (h = (uint32_t)key_hash(&mk);; h++) {
-			s = &sub->slots[h & sub->slot_mask];
-			if (s->qp == NULL)
+		h32 = hash_fin(h);
+		sl = rcu_dereference(sub->slots);
+		for (j = h32;; j++) {
+			f = rcu_dereference(sl->slot[j & sl->mask]);
+			if (f == NULL)
 				break;
-			if (key_eq(&s->key, &mk)) {
-				if (s->rank < best) {
-					best = s->rank;
-					best_qp = s->qp;
-				}
-				break;
+			if (f == SWV_SLOT_TOMB || f->hash != h32 ||
+			    !words_eq(f->key, mk, nw))
+				continue;
+			if (f->rank < best_rank) {
+				best_rank = f->rank;
+				best = f;
 			}
+			break;
 		}
 	}
-	return best_qp;
+	return best;
+}
+
+/* Retired objects, freed after the next grace period (swv_lock). */
+static void **swv_retired;
+static size_t swv_nretired, swv_retired_cap;
+
+static void
+retire_flush(void)
+{
+	size_t i;
+
+	if (swv_nretired == 0)
+		return;
+	synchronize_rcu();
+	for (i = 0; i < swv_nretired; i++)
+		free(swv_retired[i]);
+	swv_nretired = 0;
+}
+
+/* Free p once the engine cannot see it any more. */
+static void
+retire(void *p)
+{
+	if (p == NULL)
+		return;
+	if (swv_nretired == swv_retired_cap) {
+		size_t cap = swv_retired_cap ? swv_retired_cap * 2 : 256;
+		void **n = realloc(swv_retired, cap * sizeof(*n));
+
+		if (n == NULL) {
+			/* No room to defer: pay a grace period now. */
+			retire_flush();
+			synchronize_rcu();
+			free(p);
+			return;
+		}
+		swv_retired = n;
+		swv_retired_cap = cap;
+	}
+	swv_retired[swv_nretired++] = p;
+	if (swv_nretired >= SWV_RETIRE_BATCH)
+		retire_flush();
+}
+
+static struct swv_slots *
+slots_alloc(uint32_t n)
+{
+	struct swv_slots *sl;
+
+	sl = calloc(1, sizeof(*sl) + (size_t)n * sizeof(sl->slot[0]));
+	if (sl != NULL)
+		sl->mask = n - 1;
+	return sl;
+}
+
+/* Put a head in a table with no tombstone and no equal key. */
+static void
+slots_put(struct swv_slots *sl, struct swv_flow *f)
+{
+	uint32_t j;
+
+	for (j = f->hash; sl->slot[j & sl->mask] != NULL; j++)
+		;
+	sl->slot[j & sl->mask] = f;
+	sl->used++;
+}
+
+/* Rebuild the hash with room for @want keys; publish it. 0 or ENOMEM. */
+static int
+sub_rehash(struct swv_subtable *sub, uint32_t want)
+{
+	struct swv_slots *old = sub->slots, *sl;
+	uint32_t n = 8, j;
+
+	while (n < want * 2)
+		n <<= 1;
+	sl = slots_alloc(n);
+	if (sl == NULL)
+		return ENOMEM;
+	for (j = 0; j <= old->mask; j++)
+		if (old->slot[j] != NULL && old->slot[j] != SWV_SLOT_TOMB)
+			slots_put(sl, old->slot[j]);
+	rcu_assign_pointer(sub->slots, sl);
+	retire(old);
+	return 0;
+}
+
+/* The slot index holding f's key, or -1. */
+static int64_t
+sub_find(const struct swv_subtable *sub, const struct swv_flow *f,
+	 int64_t *tomb)
+{
+	const struct swv_slots *sl = sub->slots;
+	struct swv_flow *s;
+	uint32_t j;
+
+	if (tomb != NULL)
+		*tomb = -1;
+	for (j = f->hash;; j++) {
+		s = sl->slot[j & sl->mask];
+		if (s == NULL)
+			return -1;
+		if (s == SWV_SLOT_TOMB) {
+			if (tomb != NULL && *tomb < 0)
+				*tomb = j & sl->mask;
+			continue;
+		}
+		if (s->hash == f->hash && words_eq(s->key, f->key, sub->nw))
+			return j & sl->mask;
+	}
+}
+
+/* Insert f (sub, key, hash, rank set). 0 or ENOMEM. */
+static int
+sub_insert(struct swv_subtable *sub, struct swv_flow *f)
+{
+	struct swv_slots *sl;
+	struct swv_flow *h, **pp;
+	int64_t at, tomb;
+	uint32_t j;
+
+	at = sub_find(sub, f, &tomb);
+	if (at >= 0) {
+		sl = sub->slots;
+		h = sl->slot[at];
+		if (f->rank < h->rank) {
+			f->same = h;
+			rcu_assign_pointer(sl->slot[at], f);
+			return 0;
+		}
+		/* Not the head: the engine never sees it until it is. */
+		for (pp = &h->same; *pp != NULL && (*pp)->rank < f->rank;
+		     pp = &(*pp)->same)
+			;
+		f->same = *pp;
+		*pp = f;
+		return 0;
+	}
+	sl = sub->slots;
+	if (tomb < 0 && (sl->used + 1) * 4 > (sl->mask + 1) * 3) {
+		if (sub_rehash(sub, sub->nkeys + 1) != 0)
+			return ENOMEM;
+		sl = sub->slots;
+		for (j = f->hash; sl->slot[j & sl->mask] != NULL; j++)
+			;
+		tomb = -1;
+		at = j & sl->mask;
+	} else if (tomb < 0) {
+		for (j = f->hash; sl->slot[j & sl->mask] != NULL; j++)
+			;
+		at = j & sl->mask;
+	}
+	f->same = NULL;
+	if (tomb >= 0) {
+		rcu_assign_pointer(sl->slot[tomb], f);
+	} else {
+		rcu_assign_pointer(sl->slot[at], f);
+		sl->used++;
+	}
+	sub->nkeys++;
+	return 0;
+}
+
+/* Remove f from its subtable; f itself is retired by the caller. */
+static void
+sub_remove(struct swv_subtable *sub, struct swv_flow *f)
+{
+	struct swv_slots *sl = sub->slots;
+	struct swv_flow *h, **pp;
+	int64_t at;
+
+	at = sub_find(sub, f, NULL);
+	if (at < 0)
+		return;		/* cannot happen */
+	h = sl->slot[at];
+	if (h == f) {
+		if (f->same != NULL) {
+			rcu_assign_pointer(sl->slot[at], f->same);
+			return;
+		}
+		rcu_assign_pointer(sl->slot[at], SWV_SLOT_TOMB);
+		sub->nkeys--;
+		/* Too many tombstones make misses long: clean up. */
+		if (sl->used > 16 && sl->used > sub->nkeys * 2 +
+		    (sl->mask + 1) / 8)
+			sub_rehash(sub, sub->nkeys);
+		return;
+	}
+	for (pp = &h->same; *pp != NULL && *pp != f; pp = &(*pp)->same)
+		;
+	if (*pp == f)
+		*pp = f->same;
+}
+
+/* Count a rule's priority in its subtable; return the best base. */
+static int
+sub_prio_add(struct swv_subtable *sub, uint64_t base)
+{
+	struct swv_prio_count *p;
+	uint32_t i;
+
+	for (i = 0; i < sub->nprio && sub->prio[i].base < base; i++)
+		;
+	if (i < sub->nprio && sub->prio[i].base == base) {
+		sub->prio[i].n++;
+		return 0;
+	}
+	p = realloc(sub->prio, (sub->nprio + 1) * sizeof(*p));
+	if (p == NULL)
+		return ENOMEM;
+	sub->prio = p;
+	memmove(&p[i + 1], &p[i], (sub->nprio - i) * sizeof(*p));
+	p[i].base = base;
+	p[i].n = 1;
+	sub->nprio++;
+	return 0;
+}
+
+static void
+sub_prio_del(struct swv_subtable *sub, uint64_t base)
+{
+	uint32_t i;
+
+	for (i = 0; i < sub->nprio && sub->prio[i].base != base; i++)
+		;
+	if (i == sub->nprio)
+		return;
+	if (--sub->prio[i].n == 0) {
+		memmove(&sub->prio[i], &sub->prio[i + 1],
+			(sub->nprio - i - 1) * sizeof(sub->prio[0]));
+		sub->nprio--;
+	}
+}
+
+static void
+sub_free(struct swv_subtable *sub)
+{
+	free(sub->slots);
+	free(sub->prio);
+	free(sub);
 }
 
 void
 swv_steer_free(struct swv_steer *st)
 {
-	unsigned int i;
+	uint32_t i;
 
+	retire_flush();
 	if (st == NULL)
 		return;
 	for (i = 0; i < st->nsub; i++)
-		free(st->sub[i].slots);
+		sub_free(st->sub[i].sub);
 	free(st);
 }
 
 static int
-sub_cmp(const void *a, const void *b)
+ent_cmp(const void *a, const void *b)
 {
-	const struct swv_subtable *x = a, *y = b;
+	const struct swv_steer_ent *x = a, *y = b;
 
-	return x->best_rank < y->best_rank ? -1 :
-	       x->best_rank > y->best_rank ? 1 : 0;
+	return x->base < y->base ? -1 : x->base > y->base ? 1 : 0;
 }
 
-static void
-sub_insert(struct swv_subtable *sub, const struct swv_flow *f)
+/*
+ * Publish dev's subtable array with: sub's base refreshed (or sub added when
+ * absent), and drop (when not NULL) left out. 0 or ENOMEM.
+ */
+static int
+steer_publish(struct swv_device *dev, struct swv_subtable *sub,
+	      struct swv_subtable *drop)
 {
-	struct swv_rule_slot *s;
-	uint32_t h;
+	struct swv_steer *old = dev->steer, *st;
+	uint32_t i, n = 0, nold = old == NULL ? 0 : old->nsub;
+	bool found = false;
 
-	for (h = (uint32_t)key_hash(&f->value);; h++) {
-		s = &sub->slots[h & sub->slot_mask];
-		if (s->qp == NULL) {
-			s->key = f->value;
-			s->rank = f->rank;
-			s->qp = f->qp;
-			break;
-		}
-		if (key_eq(&s->key, &f->value)) {
-			if (f->rank < s->rank) {
-				s->rank = f->rank;
-				s->qp = f->qp;
-			}
-			break;
-		}
+	st = malloc(sizeof(*st) + (nold + 1) * sizeof(st->sub[0]));
+	if (st == NULL)
+		return ENOMEM;
+	for (i = 0; i < nold; i++) {
+		struct swv_subtable *s = old->sub[i].sub;
+
+		if (s == drop)
+			continue;
+		st->sub[n].sub = s;
+		st->sub[n].base = s->prio[0].base;
+		found |= s == sub;
+		n++;
 	}
-	if (f->rank < sub->best_rank)
-		sub->best_rank = f->rank;
+	if (sub != NULL && !found) {
+		st->sub[n].sub = sub;
+		st->sub[n].base = sub->prio[0].base;
+		n++;
+	}
+	st->nsub = n;
+	qsort(st->sub, n, sizeof(st->sub[0]), ent_cmp);
+	if (n == 0) {
+		free(st);
+		st = NULL;
+	}
+	rcu_assign_pointer(dev->steer, st);
+	retire(old);
+	return 0;
 }
 
-int
-swv_steer_rebuild(struct swv_device *dev)
+/* The subtable of a mask, or NULL. */
+static struct swv_subtable *
+steer_find_sub(const struct swv_device *dev, uint32_t nw, const uint8_t *idx,
+	       const uint64_t *mask)
 {
-	struct swv_steer *st, *old;
-	struct swv_flow *f;
-	unsigned int nsub = 0, i, nflows = 0;
-	uint32_t *count;
+	const struct swv_steer *st = dev->steer;
+	uint32_t i;
 
-	cds_list_for_each_entry(f, &dev->flows, node)
-		nflows++;
-	st = calloc(1, sizeof(*st) + nflows * sizeof(st->sub[0]));
-	count = calloc(nflows + 1, sizeof(*count));
-	if (st == NULL || count == NULL)
+	if (st == NULL)
+		return NULL;
+	for (i = 0; i < st->nsub; i++) {
+		struct swv_subtable *s = st->sub[i].sub;
+
+		if (s->nw == nw && memcmp(s->idx, idx, nw) == 0 &&
+		    words_eq(s->mask, mask, nw))
+			return s;
+	}
+	return NULL;
+}
+
+/* Add f (key and hash set) to dev's table (swv_lock). 0 or ENOMEM. */
+static int
+steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
+	  const uint8_t *idx, const uint64_t *mask)
+{
+	struct swv_subtable *sub;
+	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best;
+	bool fresh = false;
+	int ret;
+
+	sub = steer_find_sub(dev, nw, idx, mask);
+	if (sub == NULL) {
+		sub = calloc(1, sizeof(*sub));
+		if (sub == NULL)
+			return ENOMEM;
+		sub->slots = slots_alloc(8);
+		if (sub->slots == NULL) {
+			free(sub);
+			return ENOMEM;
+		}
+		sub->nw = nw;
+		memcpy(sub->idx, idx, nw);
+		memcpy(sub->mask, mask, nw * sizeof(mask[0]));
+		fresh = true;
+	}
+	best = sub->nprio > 0 ? sub->prio[0].base : UINT64_MAX;
+	ret = sub_prio_add(sub, base);
+	if (ret != 0)
 		goto err;
-	/* Distinct masks, and how many rules each has. */
-	cds_list_for_each_entry(f, &dev->flows, node) {
-		for (i = 0; i < nsub; i++)
-			if (key_eq(&st->sub[i].mask, &f->mask))
-				break;
-		if (i == nsub) {
-			st->sub[nsub].mask = f->mask;
-			st->sub[nsub].best_rank = UINT64_MAX;
-			nsub++;
-		}
-		count[i]++;
-	}
-	for (i = 0; i < nsub; i++) {
-		uint32_t size = 2;
-
-		while (size < count[i] * 2)
-			size <<= 1;
-		st->sub[i].slot_mask = size - 1;
-		st->sub[i].slots = calloc(size, sizeof(struct swv_rule_slot));
-		if (st->sub[i].slots == NULL) {
-			st->nsub = nsub;
+	f->sub = sub;
+	/* A better best first: the engine must not stop before sub. */
+	if (fresh || base < best) {
+		ret = steer_publish(dev, sub, NULL);
+		if (ret != 0) {
+			sub_prio_del(sub, base);
 			goto err;
 		}
 	}
-	st->nsub = nsub;
-	cds_list_for_each_entry(f, &dev->flows, node) {
-		for (i = 0; i < nsub; i++)
-			if (key_eq(&st->sub[i].mask, &f->mask))
-				break;
-		sub_insert(&st->sub[i], f);
-	}
-	/* Subtables that hold a single value are compared directly. */
-	for (i = 0; i < nsub; i++) {
-		struct swv_subtable *sub = &st->sub[i];
-		uint32_t j;
-
-		for (j = 0; j <= sub->slot_mask; j++) {
-			if (sub->slots[j].qp == NULL)
-				continue;
-			if (sub->nrules++ == 0)
-				sub->one = sub->slots[j];
+	ret = sub_insert(sub, f);
+	if (ret != 0) {
+		sub_prio_del(sub, base);
+		if (fresh) {
+			/* Not in a published array yet when it fails... */
+			steer_publish(dev, NULL, sub);
+			retire(sub->slots);
+			free(sub->prio);
+			retire(sub);
+		} else if (base < best) {
+			steer_publish(dev, sub, NULL);
 		}
+		return ret;
 	}
-	qsort(st->sub, nsub, sizeof(st->sub[0]), sub_cmp);
-	free(count);
-	old = dev->steer;
-	rcu_assign_pointer(dev->steer, st);
-	synchronize_rcu();
-	swv_steer_free(old);
 	return 0;
 err:
-	free(count);
-	swv_steer_free(st);
-	return ENOMEM;
+	if (fresh)
+		sub_free(sub);
+	return ret;
+}
+
+/* Remove f from dev's table (swv_lock); f is retired by the caller. */
+static void
+steer_del(struct swv_device *dev, struct swv_flow *f)
+{
+	struct swv_subtable *sub = f->sub;
+	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best;
+
+	sub_remove(sub, f);
+	best = sub->prio[0].base;
+	sub_prio_del(sub, base);
+	if (sub->nprio == 0) {
+		/* Empty: out of the array, then gone after a grace period. */
+		if (steer_publish(dev, NULL, sub) != 0) {
+			/* Keep it (empty) rather than fail a destroy. */
+			return;
+		}
+		retire(sub->slots);
+		free(sub->prio);
+		retire(sub);
+	} else if (sub->prio[0].base != best) {
+		/* A worse best: harmless if this fails (the walk goes on). */
+		steer_publish(dev, sub, NULL);
+	}
 }
 
 /*
  * ibv_create_flow / ibv_destroy_flow.
  */
 
+/* What one rule's specs have set, to refuse duplicates. */
+#define SEEN_ETH 0x1u
+#define SEEN_L3 0x2u
+#define SEEN_L4 0x4u
+#define SEEN_INNER_SHIFT 4
+#define SEEN_VXLAN 0x100u
+#define SEEN_GRE 0x200u
+#define SEEN_MPLS 0x400u
+#define SEEN_ESP 0x800u
+#define SEEN_TAG 0x1000u
+#define SEEN_DROP 0x2000u
+
+struct flow_build {
+	union swv_key v;	/**< value */
+	union swv_key m;	/**< mask */
+	unsigned int seen;
+	uint32_t tag;
+	uint8_t actions;
+};
+
+/* dst = src (bytes), with a mask and a value. */
+static inline void
+set_field(void *vdst, void *mdst, const void *v, const void *m, size_t n)
+{
+	memcpy(vdst, v, n);
+	memcpy(mdst, m, n);
+}
+
+static int
+spec_seen(struct flow_build *b, unsigned int bit)
+{
+	if (b->seen & bit)
+		return EINVAL;
+	b->seen |= bit;
+	return 0;
+}
+
 /* Fold one spec into the rule. 0, EINVAL or ENOTSUP. */
 static int
-flow_add_spec(struct swv_flow *f, const struct ibv_flow_spec *spec,
-	      unsigned int *seen)
+flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 {
-	const struct ibv_flow_spec_eth *eth;
-	union swv_key v, m;
+	uint32_t type = spec->hdr.type & ~(uint32_t)IBV_FLOW_SPEC_INNER;
+	bool inner = (spec->hdr.type & IBV_FLOW_SPEC_INNER) != 0;
+	struct swv_hdr_key *hv = inner ? &b->v.k.inner : &b->v.k.outer;
+	struct swv_hdr_key *hm = inner ? &b->m.k.inner : &b->m.k.outer;
+	unsigned int sh = inner ? SEEN_INNER_SHIFT : 0;
+	size_t size;
+	uint8_t l4;
+	int ret;
 
-	switch (spec->hdr.type) {
+	switch (type) {
 	case IBV_FLOW_SPEC_ETH:
-		if (spec->hdr.size != sizeof(struct ibv_flow_spec_eth))
+		size = sizeof(struct ibv_flow_spec_eth);
+		break;
+	case IBV_FLOW_SPEC_IPV4:
+		size = sizeof(struct ibv_flow_spec_ipv4);
+		break;
+	case IBV_FLOW_SPEC_IPV4_EXT:
+		size = sizeof(struct ibv_flow_spec_ipv4_ext);
+		break;
+	case IBV_FLOW_SPEC_IPV6:
+		size = sizeof(struct ibv_flow_spec_ipv6);
+		break;
+	case IBV_FLOW_SPEC_TCP:
+	case IBV_FLOW_SPEC_UDP:
+		size = sizeof(struct ibv_flow_spec_tcp_udp);
+		break;
+	case IBV_FLOW_SPEC_VXLAN_TUNNEL:
+		size = sizeof(struct ibv_flow_spec_tunnel);
+		break;
+	case IBV_FLOW_SPEC_GRE:
+		size = sizeof(struct ibv_flow_spec_gre);
+		break;
+	case IBV_FLOW_SPEC_MPLS:
+		size = sizeof(struct ibv_flow_spec_mpls);
+		break;
+	case IBV_FLOW_SPEC_ESP:
+		size = sizeof(struct ibv_flow_spec_esp);
+		break;
+	case IBV_FLOW_SPEC_ACTION_TAG:
+		size = sizeof(struct ibv_flow_spec_action_tag);
+		break;
+	case IBV_FLOW_SPEC_ACTION_DROP:
+		size = sizeof(struct ibv_flow_spec_action_drop);
+		break;
+	case IBV_FLOW_SPEC_ACTION_HANDLE:
+		size = sizeof(struct ibv_flow_spec_action_handle);
+		break;
+	case IBV_FLOW_SPEC_ACTION_COUNT:
+		size = sizeof(struct ibv_flow_spec_counter_action);
+		break;
+	default:
+		return EINVAL;
+	}
+	if (spec->hdr.size != size)
+		return EINVAL;
+	if (inner && type >= IBV_FLOW_SPEC_ACTION_TAG)
+		return EINVAL;		/* actions have no inner form */
+	switch (type) {
+	case IBV_FLOW_SPEC_ETH: {
+		const struct ibv_flow_spec_eth *e = &spec->eth;
+
+		ret = spec_seen(b, SEEN_ETH << sh);
+		if (ret != 0)
+			return ret;
+		set_field(hv->dmac, hm->dmac, e->val.dst_mac,
+			  e->mask.dst_mac, 6);
+		set_field(hv->smac, hm->smac, e->val.src_mac,
+			  e->mask.src_mac, 6);
+		set_field(&hv->ether_type, &hm->ether_type,
+			  &e->val.ether_type, &e->mask.ether_type, 2);
+		set_field(&hv->vlan_tag, &hm->vlan_tag, &e->val.vlan_tag,
+			  &e->mask.vlan_tag, 2);
+		if (inner) {
+			hv->eth = 1;
+			hm->eth = 0xff;
+		}
+		return 0;
+	}
+	case IBV_FLOW_SPEC_IPV4:
+	case IBV_FLOW_SPEC_IPV4_EXT: {
+		const struct ibv_flow_spec_ipv4_ext *ip = &spec->ipv4_ext;
+
+		ret = spec_seen(b, SEEN_L3 << sh);
+		if (ret != 0)
+			return ret;
+		hv->l3 = 4;
+		hm->l3 = 0xff;
+		if (type == IBV_FLOW_SPEC_IPV4) {
+			const struct ibv_flow_spec_ipv4 *p4 = &spec->ipv4;
+
+			set_field(hv->src, hm->src, &p4->val.src_ip,
+				  &p4->mask.src_ip, 4);
+			set_field(hv->dst, hm->dst, &p4->val.dst_ip,
+				  &p4->mask.dst_ip, 4);
+			return 0;
+		}
+		set_field(hv->src, hm->src, &ip->val.src_ip,
+			  &ip->mask.src_ip, 4);
+		set_field(hv->dst, hm->dst, &ip->val.dst_ip,
+			  &ip->mask.dst_ip, 4);
+		set_field(&hv->proto, &hm->proto, &ip->val.proto,
+			  &ip->mask.proto, 1);
+		set_field(&hv->tos, &hm->tos, &ip->val.tos, &ip->mask.tos, 1);
+		set_field(&hv->ttl, &hm->ttl, &ip->val.ttl, &ip->mask.ttl, 1);
+		hv->ipflags = ip->val.flags & 7;
+		hm->ipflags = ip->mask.flags & 7;
+		return 0;
+	}
+	case IBV_FLOW_SPEC_IPV6: {
+		const struct ibv_flow_spec_ipv6 *ip = &spec->ipv6;
+
+		ret = spec_seen(b, SEEN_L3 << sh);
+		if (ret != 0)
+			return ret;
+		hv->l3 = 6;
+		hm->l3 = 0xff;
+		set_field(hv->src, hm->src, ip->val.src_ip, ip->mask.src_ip,
+			  16);
+		set_field(hv->dst, hm->dst, ip->val.dst_ip, ip->mask.dst_ip,
+			  16);
+		hv->flow_label = ip->val.flow_label & htonl(0xfffff);
+		hm->flow_label = ip->mask.flow_label & htonl(0xfffff);
+		set_field(&hv->proto, &hm->proto, &ip->val.next_hdr,
+			  &ip->mask.next_hdr, 1);
+		set_field(&hv->tos, &hm->tos, &ip->val.traffic_class,
+			  &ip->mask.traffic_class, 1);
+		set_field(&hv->ttl, &hm->ttl, &ip->val.hop_limit,
+			  &ip->mask.hop_limit, 1);
+		return 0;
+	}
+	case IBV_FLOW_SPEC_TCP:
+	case IBV_FLOW_SPEC_UDP: {
+		const struct ibv_flow_spec_tcp_udp *t = &spec->tcp_udp;
+
+		ret = spec_seen(b, SEEN_L4 << sh);
+		if (ret != 0)
+			return ret;
+		l4 = type == IBV_FLOW_SPEC_TCP ? IPPROTO_TCP : IPPROTO_UDP;
+		hv->l4 = l4;
+		hm->l4 = 0xff;
+		set_field(&hv->sport, &hm->sport, &t->val.src_port,
+			  &t->mask.src_port, 2);
+		set_field(&hv->dport, &hm->dport, &t->val.dst_port,
+			  &t->mask.dst_port, 2);
+		return 0;
+	}
+	case IBV_FLOW_SPEC_VXLAN_TUNNEL:
+	case IBV_FLOW_SPEC_GRE:
+	case IBV_FLOW_SPEC_MPLS:
+	case IBV_FLOW_SPEC_ESP:
+		/* One level of tunnel: no tunnel headers inside one. */
+		if (inner)
+			return ENOTSUP;
+		break;
+	case IBV_FLOW_SPEC_ACTION_TAG:
+		ret = spec_seen(b, SEEN_TAG);
+		if (ret != 0)
+			return ret;
+		/* 24 bits, as on mlx5; 0 reads as "no tag". */
+		if (spec->flow_tag.tag_id > 0xffffff)
 			return EINVAL;
-		if (*seen & 1)
-			return EINVAL;
-		*seen |= 1;
-		eth = &spec->eth;
-		memset(&v, 0, sizeof(v));
-		memset(&m, 0, sizeof(m));
-		memcpy(v.k.dmac, eth->val.dst_mac, 6);
-		memcpy(v.k.smac, eth->val.src_mac, 6);
-		v.k.ether_type = eth->val.ether_type;
-		v.k.vlan_tag = eth->val.vlan_tag;
-		memcpy(m.k.dmac, eth->mask.dst_mac, 6);
-		memcpy(m.k.smac, eth->mask.src_mac, 6);
-		m.k.ether_type = eth->mask.ether_type;
-		m.k.vlan_tag = eth->mask.vlan_tag;
-		key_and(&v, &v, &m);
-		f->value = v;
-		f->mask = m;
+		b->tag = spec->flow_tag.tag_id;
+		return 0;
+	case IBV_FLOW_SPEC_ACTION_DROP:
+		ret = spec_seen(b, SEEN_DROP);
+		if (ret != 0)
+			return ret;
+		b->actions |= SWV_ACT_DROP;
 		return 0;
 	default:
-		/* IP, L4, tunnel and action specs are not implemented yet. */
+		/* COUNT and HANDLE: no counters or action objects yet. */
 		return ENOTSUP;
 	}
+	switch (type) {
+	case IBV_FLOW_SPEC_VXLAN_TUNNEL: {
+		const struct ibv_flow_spec_tunnel *t = &spec->tunnel;
+
+		ret = spec_seen(b, SEEN_VXLAN);
+		if (ret != 0)
+			return ret;
+		b->v.k.tun |= SWV_TUN_VXLAN;
+		b->m.k.tun |= SWV_TUN_VXLAN;
+		/* The VNI: the low 24 bits of the big-endian tunnel_id. */
+		set_field(&b->v.k.tunnel_id, &b->m.k.tunnel_id,
+			  &t->val.tunnel_id, &t->mask.tunnel_id, 4);
+		b->v.k.tunnel_id &= htonl(0xffffff);
+		b->m.k.tunnel_id &= htonl(0xffffff);
+		return 0;
+	}
+	case IBV_FLOW_SPEC_GRE: {
+		const struct ibv_flow_spec_gre *g = &spec->gre;
+
+		ret = spec_seen(b, SEEN_GRE);
+		if (ret != 0)
+			return ret;
+		b->v.k.tun |= SWV_TUN_GRE;
+		b->m.k.tun |= SWV_TUN_GRE;
+		set_field(&b->v.k.gre_flags, &b->m.k.gre_flags,
+			  &g->val.c_ks_res0_ver, &g->mask.c_ks_res0_ver, 2);
+		set_field(&b->v.k.gre_proto, &b->m.k.gre_proto,
+			  &g->val.protocol, &g->mask.protocol, 2);
+		set_field(&b->v.k.gre_key, &b->m.k.gre_key, &g->val.key,
+			  &g->mask.key, 4);
+		return 0;
+	}
+	case IBV_FLOW_SPEC_MPLS: {
+		const struct ibv_flow_spec_mpls *l = &spec->mpls;
+
+		ret = spec_seen(b, SEEN_MPLS);
+		if (ret != 0)
+			return ret;
+		b->v.k.tun |= SWV_TUN_MPLS;
+		b->m.k.tun |= SWV_TUN_MPLS;
+		set_field(&b->v.k.mpls, &b->m.k.mpls, &l->val.label,
+			  &l->mask.label, 4);
+		return 0;
+	}
+	default: {
+		const struct ibv_flow_spec_esp *e = &spec->esp;
+
+		ret = spec_seen(b, SEEN_ESP);
+		if (ret != 0)
+			return ret;
+		b->v.k.tun |= SWV_TUN_ESP;
+		b->m.k.tun |= SWV_TUN_ESP;
+		set_field(&b->v.k.esp_spi, &b->m.k.esp_spi, &e->val.spi,
+			  &e->mask.spi, 4);
+		set_field(&b->v.k.esp_seq, &b->m.k.esp_seq, &e->val.seq,
+			  &e->mask.seq, 4);
+		return 0;
+	}
+	}
+}
+
+/* Publish dev's sniffer list with qp added, or one qp removed. */
+static int
+sniff_update(struct swv_device *dev, struct swv_qp *qp, bool add)
+{
+	struct swv_sniff *old = dev->sniff, *sn;
+	uint32_t n = old == NULL ? 0 : old->n, i, j = 0;
+	bool removed = false;
+
+	sn = malloc(sizeof(*sn) + (n + 1) * sizeof(sn->qp[0]));
+	if (sn == NULL)
+		return ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (!add && !removed && old->qp[i] == qp) {
+			removed = true;
+			continue;
+		}
+		sn->qp[j++] = old->qp[i];
+	}
+	if (add)
+		sn->qp[j++] = qp;
+	sn->n = j;
+	if (j == 0) {
+		free(sn);
+		sn = NULL;
+	}
+	rcu_assign_pointer(dev->sniff, sn);
+	retire(old);
+	return 0;
 }
 
 struct ibv_flow *
 swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 {
+	uint8_t idx[SWV_KEY_WORDS];
+	uint64_t mask[SWV_KEY_WORDS];
 	const uint8_t *p, *end;
+	struct flow_build b;
 	struct swv_device *dev;
 	struct swv_flow *f;
 	struct swv_qp *qp;
-	unsigned int i, seen = 0;
-	uint64_t cls;
+	unsigned int i, nw;
+	uint64_t cls = 0;
+	bool sniffer = false;
 	int ret;
 
 	if (ibqp == NULL || attr == NULL || attr->comp_mask != 0 ||
@@ -461,8 +1265,8 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		cls = SWV_CLASS_ALL;
 		break;
 	case IBV_FLOW_ATTR_SNIFFER:
-		errno = ENOTSUP;
-		return NULL;
+		sniffer = true;
+		break;
 	default:
 		errno = EINVAL;
 		return NULL;
@@ -473,18 +1277,10 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 			? EINVAL : ENOTSUP;
 		return NULL;
 	}
-	if (cls != SWV_CLASS_NORMAL && attr->num_of_specs != 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	f = calloc(1, sizeof(*f));
-	if (f == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	memset(&b, 0, sizeof(b));
 	if (cls == SWV_CLASS_MC) {
-		f->mask.k.dmac[0] = 0x01;
-		f->value.k.dmac[0] = 0x01;
+		b.m.k.outer.dmac[0] = 0x01;
+		b.v.k.outer.dmac[0] = 0x01;
 	}
 	/* Walk the specs; their sizes must add up to attr->size exactly. */
 	p = (const uint8_t *)(attr + 1);
@@ -496,44 +1292,78 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		if ((size_t)(end - p) < sizeof(spec->hdr) ||
 		    spec->hdr.size < sizeof(spec->hdr) ||
 		    spec->hdr.size > (size_t)(end - p)) {
-			ret = EINVAL;
-			goto err;
+			errno = EINVAL;
+			return NULL;
 		}
-		ret = flow_add_spec(f, spec, &seen);
-		if (ret != 0)
-			goto err;
+		ret = flow_add_spec(&b, spec);
+		if (ret != 0) {
+			errno = ret;
+			return NULL;
+		}
 		p += spec->hdr.size;
 	}
 	if (p != end) {
-		ret = EINVAL;
-		goto err;
+		errno = EINVAL;
+		return NULL;
 	}
+	/* Default and sniffer rules match on nothing and take no action. */
+	if ((cls != SWV_CLASS_NORMAL || sniffer) &&
+	    (b.seen & ~(SEEN_TAG | SEEN_DROP)) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (sniffer && (b.seen & (SEEN_TAG | SEEN_DROP)) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* The mask's words, and the value under them. */
+	nw = 0;
+	for (i = 0; i < SWV_KEY_WORDS; i++) {
+		if (b.m.w[i] == 0)
+			continue;
+		idx[nw] = (uint8_t)i;
+		mask[nw] = b.m.w[i];
+		nw++;
+	}
+	f = malloc(sizeof(*f) + nw * sizeof(f->key[0]));
+	if (f == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(f, 0, sizeof(*f));
+	for (i = 0; i < nw; i++)
+		f->key[i] = b.v.w[idx[i]] & mask[i];
+	f->nw = (uint8_t)nw;
+	f->hash = words_hash(f->key, nw);
+	f->tag = b.tag;
+	f->actions = b.actions;
 	f->qp = qp;
 	f->ibv_flow.context = ibqp->context;
 	dev = qp->dev;
 
 	pthread_mutex_lock(&swv_lock);
 	if (dev->nflows >= SWV_MAX_FLOWS) {
-		pthread_mutex_unlock(&swv_lock);
 		ret = ENOMEM;
 		goto err;
 	}
-	f->rank = (cls << 56) | ((uint64_t)attr->priority << 32) |
-		  dev->flow_seq++;
-	cds_list_add_tail(&f->node, &dev->flows);
-	ret = swv_steer_rebuild(dev);
-	if (ret != 0) {
-		cds_list_del(&f->node);
-		pthread_mutex_unlock(&swv_lock);
-		goto err;
+	f->ibv_flow.handle = (uint32_t)++dev->flow_seq;
+	if (sniffer) {
+		ret = sniff_update(dev, qp, true);
+	} else {
+		f->rank = (cls << SWV_RANK_CLASS_SHIFT) |
+			  ((uint64_t)attr->priority << SWV_RANK_PRIO_SHIFT) |
+			  (dev->flow_seq & SWV_RANK_SEQ_MASK);
+		ret = steer_add(dev, f, nw, idx, mask);
 	}
+	if (ret != 0)
+		goto err;
 	dev->nflows++;
-	f->ibv_flow.handle = dev->flow_seq;
 	qp->flows++;
 	to_swv_ctx(ibqp->context)->objs++;
 	pthread_mutex_unlock(&swv_lock);
 	return &f->ibv_flow;
 err:
+	pthread_mutex_unlock(&swv_lock);
 	free(f);
 	errno = ret;
 	return NULL;
@@ -542,27 +1372,30 @@ err:
 int
 swv_destroy_flow(struct ibv_flow *ibflow)
 {
-	struct swv_flow *f;
 	struct swv_device *dev;
-	int ret;
+	struct swv_flow *f;
+	int ret = 0;
 
 	if (ibflow == NULL)
 		return EINVAL;
 	f = container_of(ibflow, struct swv_flow, ibv_flow);
 	dev = f->qp->dev;
 	pthread_mutex_lock(&swv_lock);
-	cds_list_del(&f->node);
-	ret = swv_steer_rebuild(dev);
+	if (f->sub == NULL)
+		ret = sniff_update(dev, f->qp, false);
+	else
+		steer_del(dev, f);
 	if (ret != 0) {
-		/* Put it back: the rank, not the list order, decides. */
-		cds_list_add_tail(&f->node, &dev->flows);
 		pthread_mutex_unlock(&swv_lock);
 		return ret;
 	}
 	dev->nflows--;
 	f->qp->flows--;
 	to_swv_ctx(ibflow->context)->objs--;
+	retire(f);
+	/* No rule left on the device: nothing it retired is needed. */
+	if (dev->nflows == 0)
+		retire_flush();
 	pthread_mutex_unlock(&swv_lock);
-	free(f);
 	return 0;
 }

@@ -50,10 +50,10 @@
 #define SWV_MAX_WQ 16384	/**< WQs per device */
 #define SWV_MAX_IND_TBL 1024	/**< indirection tables per device */
 #define SWV_LOG_MAX_IND_TBL 9	/**< 512 entries */
-#define SWV_MAX_FLOWS 65536	/**< steering rules per device */
+#define SWV_MAX_FLOWS (1u << 22) /**< steering rules per device */
 #define SWV_HASH_KEY_LEN 40	/**< Toeplitz key length */
 
-#define SWV_HDR_COPY 128	/**< bytes of a frame the parser looks at */
+#define SWV_HDR_COPY 192	/**< bytes of a frame the parser looks at */
 
 /*
  * Prefetch a line the caller is about to write. Where the compiler would
@@ -418,19 +418,67 @@ to_swv_qp(struct ibv_qp *qp)
 }
 
 /*
- * Steering. A parsed frame is a key; a rule is a value and a mask over the
- * key. The ETH spec fills the first words; later specs (IP, L4, tunnels)
- * extend the key. Rules are grouped by mask into subtables (tuple space
- * search); a table is immutable and replaced as a whole under RCU.
+ * Steering. A parsed frame is a key (struct swv_flow_key); a rule is a mask
+ * and a masked value over it. Rules are grouped by mask into subtables
+ * (tuple space search), each a lock-free open-addressing hash of the masked
+ * values; see flow.c.
  */
-struct swv_flow_key {
+
+/** One level of headers: the outer ones, or those after a tunnel. */
+struct swv_hdr_key {
+	/* word 0 */
 	uint8_t dmac[6];
-	uint16_t vlan_tag;	/**< TCI, network order; 0 untagged */
+	uint16_t vlan_tag;	/**< first TCI, network order; 0 untagged */
+	/* word 1 */
 	uint8_t smac[6];
-	uint16_t ether_type;	/**< after the VLAN tag, network order */
+	uint16_t ether_type;	/**< after the VLAN tags, network order */
+	/* word 2: presence and small IP fields */
+	uint8_t l3;		/**< 4, 6, or 0: the fields below are junk */
+	uint8_t proto;		/**< IPv4 protocol, IPv6 next header */
+	uint8_t tos;		/**< IPv4 TOS, IPv6 traffic class */
+	uint8_t ttl;		/**< IPv4 TTL, IPv6 hop limit */
+	uint8_t ipflags;	/**< IPv4 flags: 4 reserved, 2 DF, 1 MF */
+	uint8_t l4;		/**< TCP or UDP when its ports are parsed */
+	uint8_t eth;		/**< 1: an Ethernet header was parsed */
+	uint8_t rsvd;
+	/* word 3 */
+	uint16_t sport;		/**< network order */
+	uint16_t dport;
+	uint32_t flow_label;	/**< IPv6, network order, 20 low bits */
+	/* words 4-7: IPv4 addresses in the first 4 bytes */
+	uint8_t src[16];
+	uint8_t dst[16];
+};
+
+/* tun bits */
+#define SWV_TUN_VXLAN 1u
+#define SWV_TUN_GRE 2u
+#define SWV_TUN_MPLS 4u
+#define SWV_TUN_ESP 8u
+
+struct swv_flow_key {
+	struct swv_hdr_key outer;	/**< words 0-7 */
+	/* word 8 */
+	uint8_t tun;		/**< SWV_TUN_*; 0: the fields below are junk */
+	uint8_t rsvd[3];
+	uint32_t tunnel_id;	/**< VXLAN: 0, VNI[3] as on the wire */
+	/* word 9 */
+	uint16_t gre_flags;	/**< c_ks_res0_ver, network order */
+	uint16_t gre_proto;
+	uint32_t gre_key;
+	/* word 10 */
+	uint32_t mpls;		/**< top label entry as on the wire */
+	uint32_t esp_spi;
+	/* word 11 */
+	uint32_t esp_seq;
+	uint32_t rsvd2;
+	struct swv_hdr_key inner;	/**< words 12-19 */
 };
 
 #define SWV_KEY_WORDS (sizeof(struct swv_flow_key) / sizeof(uint64_t))
+#define SWV_KW_OUTER_L3 2	/**< word of outer.l3 */
+#define SWV_KW_TUN 8		/**< word of tun */
+#define SWV_KW_INNER_L3 14	/**< word of inner.l3 and inner.eth */
 
 union swv_key {
 	struct swv_flow_key k;
@@ -440,49 +488,79 @@ union swv_key {
 /** What the parser learns from the first bytes of a frame. */
 struct swv_pkt {
 	union swv_key key;
-	uint8_t l3;		/**< 4, 6 or 0 */
-	uint8_t l4;		/**< IPPROTO_TCP, IPPROTO_UDP or 0 */
-	const uint8_t *src_ip;	/**< into the header copy */
-	const uint8_t *dst_ip;
-	const uint8_t *ports;	/**< src port, dst port; NULL if none */
 };
 
 void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
 
-struct swv_rule_slot {
-	union swv_key key;	/**< masked value */
-	uint64_t rank;		/**< lower wins */
-	struct swv_qp *qp;	/**< NULL: empty slot */
+/** Rule action flags. */
+#define SWV_ACT_DROP 1u
+
+/**
+ * A rule. Rules with the same mask and masked value form a list sorted by
+ * rank, whose head is the one in the subtable's hash; the engine only ever
+ * reads heads. Actions are fields here: a COUNT action would add a counters
+ * pointer next to tag.
+ */
+struct swv_flow {
+	struct ibv_flow ibv_flow;
+	struct swv_qp *qp;		/**< target (raw or hash QP) */
+	struct swv_subtable *sub;	/**< NULL: SNIFFER */
+	struct swv_flow *same;		/**< worse-ranked, same key; retire */
+	uint64_t rank;			/**< (class, priority, seq): lower wins */
+	uint32_t tag;			/**< ACTION_TAG, 0 if none */
+	uint32_t hash;			/**< of key[] */
+	uint8_t actions;		/**< SWV_ACT_* */
+	uint8_t nw;			/**< words in key[] */
+	uint64_t key[];			/**< masked value: the subtable's words */
+};
+
+/** Hash slots: NULL (end of probe), SWV_SLOT_TOMB, or a list head. */
+#define SWV_SLOT_TOMB ((struct swv_flow *)(uintptr_t)1)
+
+struct swv_slots {
+	uint32_t mask;			/**< slots - 1 */
+	uint32_t used;			/**< live + tombstones (control) */
+	struct swv_flow *slot[];
+};
+
+struct swv_prio_count {
+	uint64_t base;			/**< rank without the seq */
+	uint32_t n;
 };
 
 struct swv_subtable {
-	union swv_key mask;
-	uint64_t best_rank;
-	uint32_t slot_mask;
-	uint32_t nrules;	/**< distinct values: 1 is compared directly */
-	struct swv_rule_slot *slots;
-	struct swv_rule_slot one;	/**< the rule, when nrules == 1 */
+	/* read by the engine */
+	struct swv_slots *slots;	/**< RCU pointer */
+	uint32_t nw;
+	uint8_t idx[SWV_KEY_WORDS];	/**< key words of the mask */
+	uint64_t mask[SWV_KEY_WORDS];	/**< their masks */
+	/* control path (swv_lock) */
+	uint32_t nkeys;			/**< live slots */
+	uint32_t nprio;
+	struct swv_prio_count *prio;	/**< by base, ascending */
 };
 
+struct swv_steer_ent {
+	uint64_t base;			/**< best rule's rank less its seq */
+	struct swv_subtable *sub;
+};
+
+/** Published array of subtables, by base ascending; replaced whole. */
 struct swv_steer {
-	unsigned int nsub;
-	struct swv_subtable sub[];	/**< by best_rank, ascending */
+	uint32_t nsub;
+	struct swv_steer_ent sub[];
 };
 
-struct swv_flow {
-	struct ibv_flow ibv_flow;
-	struct swv_qp *qp;
-	struct cds_list_head node;	/**< in dev->flows (swv_lock) */
-	union swv_key value;
-	union swv_key mask;
-	uint64_t rank;
+/** Published array of SNIFFER rules' QPs; replaced whole. */
+struct swv_sniff {
+	uint32_t n;
+	struct swv_qp *qp[];
 };
 
-/** The steering target of a frame, or NULL. */
-struct swv_qp *swv_steer_lookup(const struct swv_steer *st,
-				const struct swv_pkt *pkt);
-/** Rebuild and publish dev's table (swv_lock held). 0 or ENOMEM. */
-int swv_steer_rebuild(struct swv_device *dev);
+/** The best rule matching a frame, or NULL. */
+const struct swv_flow *swv_steer_lookup(const struct swv_steer *st,
+					const struct swv_pkt *pkt);
+/** Free a device's table at its destruction (swv_lock, no reader). */
 void swv_steer_free(struct swv_steer *st);
 
 /** Toeplitz hash of @len bytes with a @key of at least len + 4 bytes. */
@@ -518,14 +596,15 @@ struct swv_device {
 	struct cds_list_head ctxs;	/**< swv_context (RCU) */
 	struct cds_list_head qps;	/**< raw swv_qp (RCU) */
 	struct cds_list_head wqs;	/**< swv_wq (RCU) */
-	struct cds_list_head flows;	/**< swv_flow by creation (swv_lock) */
+	struct cds_list_head flows;	/**< unused */
 	struct swv_steer *steer;	/**< RCU pointer */
+	struct swv_sniff *sniff;	/**< RCU pointer, NULL: none */
 	uint32_t link;			/**< port up, engine-written */
 	uint32_t speed;			/**< Mbit/s */
 	uint64_t next_link_check;	/**< ns (engine) */
 	uint32_t next_qpn;
 	uint32_t next_wqn;
-	uint32_t flow_seq;
+	uint64_t flow_seq;
 	unsigned int nctx;
 	unsigned int nqp, ncq, npd, nwq, nind, nflows;
 	/** Published counters: engine-written (relaxed), any reader. */

@@ -135,10 +135,11 @@ struct swv_port_counters {
 	uint64_t tx_frames;	  /**< frames handed to the wire */
 	uint64_t tx_bytes;	  /**< bytes of those frames */
 	uint64_t tx_errors;	  /**< send WQEs completed with an error */
+	uint64_t rx_dropped;	  /**< matched a rule with ACTION_DROP */
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +
- * rx_errors.
+ * rx_errors + rx_dropped. Copies made for SNIFFER rules are not counted.
  */
 
 /**

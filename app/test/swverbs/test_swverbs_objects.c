@@ -492,13 +492,21 @@ test_flow_attr_errors(void)
 	f.attr.size = sizeof(f);
 	f.ip.type = IBV_FLOW_SPEC_IPV4;
 	f.ip.size = sizeof(f.ip);
+	{
+		struct ibv_flow *fl2 = swv_create_flow(d.rqp, &f.attr);
+
+		TEST_ASSERT_NOT_NULL(fl2, "eth + IPv4");
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(fl2), "");
+	}
+	f.ip.type = 0x99;
 	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
-	TEST_ASSERT_EQUAL(errno, ENOTSUP, "IPv4 spec not implemented yet");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "unknown spec type");
+	f.ip.type = IBV_FLOW_SPEC_IPV4;
 	f.attr.num_of_specs = 1;
 	f.attr.size = sizeof(f.attr) + sizeof(f.eth);
 	f.attr.type = IBV_FLOW_ATTR_SNIFFER;
 	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
-	TEST_ASSERT_EQUAL(errno, ENOTSUP, "sniffer");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "sniffer with specs");
 	f.attr.type = IBV_FLOW_ATTR_ALL_DEFAULT;
 	TEST_ASSERT_NULL(swv_create_flow(d.rqp, &f.attr), "");
 	TEST_ASSERT_EQUAL(errno, EINVAL, "default rule with specs");

@@ -6,6 +6,7 @@
  * through the objects' own function pointers.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
@@ -15,6 +16,7 @@
 #include <rte_prefetch.h>
 
 #include "vbr.h"
+#include "vbr_flow.h"
 #include "vbr_rxtx.h"
 
 /* Lookup of the lkey covering [addr, addr + len): cache, then table. */
@@ -217,6 +219,26 @@ vbr_rx_chain(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 	return 0;
 }
 
+/*
+ * The flow tag of the completion under the poll: MARK id + 1 sets
+ * RTE_MBUF_F_RX_FDIR_ID with the id in hash.fdir.hi, VBR_FLOW_TAG_FLAG sets
+ * RTE_MBUF_F_RX_FDIR alone, 0 is no rule tag.
+ */
+static inline void
+vbr_rx_tag(struct ibv_cq_ex *cq, struct rte_mbuf *m)
+{
+	uint32_t tag = ibv_wc_read_flow_tag(cq);
+
+	if (tag == 0)
+		return;
+	if (tag == VBR_FLOW_TAG_FLAG) {
+		m->ol_flags |= RTE_MBUF_F_RX_FDIR;
+		return;
+	}
+	m->ol_flags |= RTE_MBUF_F_RX_FDIR | RTE_MBUF_F_RX_FDIR_ID;
+	m->hash.fdir.hi = tag - 1;
+}
+
 uint16_t
 vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
@@ -226,10 +248,14 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	struct ibv_recv_wr *head = NULL, **link = &head, *bad;
 	uint64_t bytes = 0;
 	uint16_t n = 0;
+	bool tags;
 	int ret;
 
 	if (nb_pkts == 0)
 		return 0;
+	/* Read the flow tag only while MARK or FLAG rules exist. */
+	tags = __atomic_load_n(&rxq->priv->flow_tag_rules,
+			       __ATOMIC_ACQUIRE) != 0;
 	ret = ibv_start_poll(cq, &attr);
 	if (ret != 0)
 		return 0;
@@ -251,12 +277,16 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 		if (unlikely(ret != 0)) {
 			if (ret == -2) {
 				/* Delivered, but the slot cannot be reposted. */
+				if (unlikely(tags))
+					vbr_rx_tag(cq, pkts[n]);
 				bytes += len;
 				n++;
 				continue;
 			}
 			goto repost;
 		}
+		if (unlikely(tags))
+			vbr_rx_tag(cq, pkts[n]);
 		n++;
 		bytes += len;
 repost:
