@@ -148,6 +148,7 @@ test_queue_rules(void)
 {
 	struct rte_flow_error err;
 	struct rte_flow *ft, *fd, *fp;
+	uint64_t fake[32];
 
 	/* default: our MAC reaches queue 0 (no RSS), foreign MAC dropped */
 	EXPECT(&mac1, TYPE_A, 0, 1);
@@ -175,9 +176,18 @@ test_queue_rules(void)
 	EXPECT(&foreign_mac, TYPE_B, 0, 1);
 	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_disable(port1), "promisc off");
 	EXPECT(&foreign_mac, TYPE_B, 0, -1);
-	/* destroying twice is an error with a message */
+	/* a handle that is not a rule of the port is an error with a message
+	 * (a destroyed handle is freed memory: not checked, as in rte_flow)
+	 */
+	memset(&fake, 0, sizeof(fake));
 	memset(&err, 0x5a, sizeof(err));
-	TEST_ASSERT(rte_flow_destroy(port1, fd, &err) != 0, "double destroy");
+	TEST_ASSERT(rte_flow_destroy(port1, (struct rte_flow *)fake, &err) != 0,
+		    "foreign handle destroyed");
+	TEST_ASSERT(err.message != NULL &&
+		    strstr(err.message, "no such rule") != NULL, "message");
+	memset(&err, 0x5a, sizeof(err));
+	TEST_ASSERT(rte_flow_destroy(port0, ft, &err) != 0,
+		    "rule of port 1 destroyed through port 0");
 	TEST_ASSERT(err.message != NULL &&
 		    strstr(err.message, "no such rule") != NULL, "message");
 	TEST_ASSERT_SUCCESS(rte_flow_flush(port1, &err), "flush");

@@ -1062,7 +1062,8 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	d->hash_fields = 0;
 	d->has_key = 0;
 	d->nb_queues = 0;
-	memset(&d->u, 0, sizeof(d->u));
+	/* Only the attr: each spec is cleared where it is written. */
+	memset(&d->u.attr, 0, sizeof(d->u.attr));
 	d->u.attr.type = IBV_FLOW_ATTR_NORMAL;
 	d->u.attr.priority = caps->internal ? VBR_FLOW_PRIO_INTERNAL :
 			     attr->priority;

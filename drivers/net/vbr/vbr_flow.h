@@ -95,6 +95,11 @@ struct vbr_rss *vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues,
 			    uint16_t nb_queues, const uint8_t *key,
 			    uint64_t fields);
 void vbr_rss_put(struct vbr_priv *priv, struct vbr_rss *rss);
-struct ibv_qp *vbr_rss_qp(const struct vbr_rss *rss);
+struct ibv_qp *vbr_rss_qp(struct vbr_priv *priv, struct vbr_rss *rss);
+int vbr_rss_missing_queue(const struct vbr_priv *priv,
+			  const struct vbr_rss *rss);
+void vbr_rss_stop(struct vbr_priv *priv);
+void vbr_rss_release(struct vbr_priv *priv);
+void vbr_rss_dump(FILE *file, const struct vbr_rss *rss);
 
 #endif /* VBR_FLOW_H */

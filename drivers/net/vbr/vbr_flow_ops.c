@@ -15,22 +15,33 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_flow_driver.h>
-#include <rte_malloc.h>
 
 #include "vbr.h"
 #include "vbr_utils.h"
 
-/** A user rule. */
+/** Tells a live rule of ours from anything else handed to destroy. */
+#define VBR_FLOW_MAGIC 0x76627266u /* "vbrf" */
+
+/**
+ * A user rule: list linkage, its fate and the verbs attr and specs at their
+ * real size (allocated behind the struct). QUEUE and RSS rules hold a
+ * reference to the shared queue set of vbr_rss.c instead of a queue list.
+ */
 struct rte_flow {
 	TAILQ_ENTRY(rte_flow) next;	/**< in vbr_priv.flows */
+	const struct vbr_priv *owner;	/**< port, NULL once destroyed */
+	uint32_t magic;			/**< VBR_FLOW_MAGIC while live */
 	uint32_t id;			/**< vbr rule number, for messages */
-	struct vbr_rss *rss;		/**< hash QP of a QUEUE/RSS fate */
+	struct vbr_rss *rss;		/**< queue set of a QUEUE/RSS fate */
 	struct ibv_flow *ibv_flow;	/**< on the device, when started */
-	struct vbr_flow_desc desc;	/**< translation */
+	uint32_t tag;			/**< verbs tag of MARK/FLAG, 0: none */
+	uint8_t fate;			/**< enum vbr_flow_fate */
+	struct ibv_flow_attr attr;	/**< followed by the specs */
 };
 
 static const char *
@@ -44,8 +55,12 @@ vbr_flow_fate_name(enum vbr_flow_fate fate)
 	}
 }
 
+/* What the translation checks against; read without flow_lock: the queue
+ * count changes only in dev_configure, which ethdev does not run next to
+ * flow ops.
+ */
 static void
-vbr_flow_caps_get(struct vbr_priv *priv, struct vbr_flow_caps *caps)
+vbr_flow_caps_get(const struct vbr_priv *priv, struct vbr_flow_caps *caps)
 {
 	memset(caps, 0, sizeof(*caps));
 	caps->nb_rx_queues = priv->dev->data->nb_rx_queues;
@@ -57,67 +72,56 @@ vbr_flow_off(struct vbr_priv *priv, struct rte_flow *flow)
 {
 	int ret;
 
-	if (flow->ibv_flow != NULL) {
-		ret = priv->glue->destroy_flow(flow->ibv_flow);
-		if (ret != 0)
-			VBR_LOG(ERR, "port %u: rule %u: destroy_flow: %s",
-				priv->dev->data->port_id, flow->id,
-				strerror(ret));
-		flow->ibv_flow = NULL;
-	}
-	vbr_rss_put(priv, flow->rss);
-	flow->rss = NULL;
+	if (flow->ibv_flow == NULL)
+		return;
+	ret = priv->glue->destroy_flow(flow->ibv_flow);
+	if (ret != 0)
+		VBR_LOG(ERR, "port %u: rule %u: destroy_flow: %s",
+			priv->dev->data->port_id, flow->id, strerror(ret));
+	flow->ibv_flow = NULL;
 }
 
-/* Create a rule on the device. */
+/* Create a rule on the device. Caller holds flow_lock. */
 static int
 vbr_flow_on(struct vbr_priv *priv, struct rte_flow *flow,
 	    struct rte_flow_error *error)
 {
 	struct rte_eth_dev_data *data = priv->dev->data;
-	const struct vbr_flow_desc *d = &flow->desc;
 	struct ibv_qp *qp = priv->hash_qp;
-	unsigned int i;
-	int err;
+	int err, q;
 
-	for (i = 0; i < d->nb_queues; i++) {
-		if (d->queues[i] < data->nb_rx_queues &&
-		    data->rx_queues[d->queues[i]] != NULL)
-			continue;
-		VBR_LOG(ERR, "port %u: rule %u (%s fate) targets Rx queue %u, "
-			"which is not configured (%u Rx queues): destroy the "
-			"rule or configure the queue", data->port_id, flow->id,
-			vbr_flow_fate_name(d->fate), d->queues[i],
-			data->nb_rx_queues);
-		return rte_flow_error_set(error, EINVAL,
-			RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
-			"vbr: the rule targets an Rx queue that is not "
-			"configured");
-	}
-	if (d->fate == VBR_FLOW_FATE_QUEUE || d->fate == VBR_FLOW_FATE_RSS) {
-		flow->rss = vbr_rss_get(priv, d->queues, d->nb_queues,
-					d->has_key ? d->rss_key : priv->rss_key,
-					d->hash_fields);
-		if (flow->rss == NULL) {
+	if (flow->rss != NULL) {
+		q = vbr_rss_missing_queue(priv, flow->rss);
+		if (q >= 0) {
+			VBR_LOG(ERR, "port %u: rule %u (%s fate) targets Rx "
+				"queue %d, which is not configured (%u Rx "
+				"queues): destroy the rule or configure the "
+				"queue", data->port_id, flow->id,
+				vbr_flow_fate_name(flow->fate), q,
+				data->nb_rx_queues);
+			return rte_flow_error_set(error, EINVAL,
+				RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
+				"vbr: the rule targets an Rx queue that is "
+				"not configured");
+		}
+		qp = vbr_rss_qp(priv, flow->rss);
+		if (qp == NULL) {
 			err = errno;
 			return rte_flow_error_set(error, err,
 				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
 				"vbr: cannot create the hash QP of the rule's "
 				"queues (see the log)");
 		}
-		qp = vbr_rss_qp(flow->rss);
 	}
 	if (qp == NULL)
 		return rte_flow_error_set(error, EIO,
 			RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
 			"vbr: the port has no hash QP");
-	flow->ibv_flow = priv->glue->create_flow(qp,
-				(struct ibv_flow_attr *)&d->u.attr);
+	errno = 0;
+	flow->ibv_flow = priv->glue->create_flow(qp, &flow->attr);
 	if (flow->ibv_flow == NULL) {
 		err = errno != 0 ? errno : EIO;
-		vbr_rss_put(priv, flow->rss);
-		flow->rss = NULL;
-		VBR_LOG(ERR, "port %u: rule %u: ibv_create_flow: %s",
+		VBR_LOG(DEBUG, "port %u: rule %u: ibv_create_flow: %s",
 			data->port_id, flow->id, strerror(err));
 		return vbr_flow_error(error, err, RTE_FLOW_ERROR_TYPE_HANDLE,
 			NULL, "vbr: ibv_create_flow: %s (errno %d%s)",
@@ -128,14 +132,29 @@ vbr_flow_on(struct vbr_priv *priv, struct rte_flow *flow,
 }
 
 static void
+vbr_flow_tag_count(struct vbr_priv *priv, const struct rte_flow *flow,
+		   int delta)
+{
+	if (flow->tag != 0)
+		__atomic_store_n(&priv->flow_tag_rules,
+				 priv->flow_tag_rules + delta,
+				 __ATOMIC_RELEASE);
+}
+
+/* Take a rule off the device and the list and free it. Holds flow_lock. */
+static void
 vbr_flow_free(struct vbr_priv *priv, struct rte_flow *flow)
 {
 	vbr_flow_off(priv, flow);
 	TAILQ_REMOVE(&priv->flows, flow, next);
-	if (flow->desc.tag != 0)
-		__atomic_store_n(&priv->flow_tag_rules,
-				 priv->flow_tag_rules - 1, __ATOMIC_RELEASE);
-	rte_free(flow);
+	vbr_flow_tag_count(priv, flow, -1);
+	vbr_rss_put(priv, flow->rss);
+	/* Volatile: a store just before free() is otherwise dropped, and a
+	 * second destroy of the handle would pass the check.
+	 */
+	*(volatile uint32_t *)&flow->magic = 0;
+	*(const struct vbr_priv *volatile *)&flow->owner = NULL;
+	free(flow);
 }
 
 static int
@@ -146,15 +165,16 @@ vbr_flow_validate(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_flow_caps caps;
-	int ret;
 
-	pthread_mutex_lock(&priv->flow_lock);
 	vbr_flow_caps_get(priv, &caps);
-	ret = vbr_flow_prepare(&caps, attr, pattern, actions, NULL, error);
-	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
+	return vbr_flow_prepare(&caps, attr, pattern, actions, NULL, error);
 }
 
+/*
+ * Translate outside the lock into a scratch description, allocate the rule
+ * at its real size, then, under the lock: find or make the queue set, put
+ * the rule on the device if the port is started, link it.
+ */
 static struct rte_flow *
 vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 		const struct rte_flow_item pattern[],
@@ -163,21 +183,39 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_flow_caps caps;
+	struct vbr_flow_desc d;
 	struct rte_flow *flow;
 	int ret;
 
-	flow = rte_zmalloc("vbr_flow", sizeof(*flow), 0);
+	vbr_flow_caps_get(priv, &caps);
+	ret = vbr_flow_prepare(&caps, attr, pattern, actions, &d, error);
+	if (ret != 0)
+		return NULL;
+	flow = malloc(offsetof(struct rte_flow, attr) + d.attr_size);
 	if (flow == NULL) {
 		rte_flow_error_set(error, ENOMEM, RTE_FLOW_ERROR_TYPE_HANDLE,
 				   NULL, "vbr: no memory for the rule");
 		return NULL;
 	}
+	flow->owner = priv;
+	flow->magic = VBR_FLOW_MAGIC;
+	flow->rss = NULL;
+	flow->ibv_flow = NULL;
+	flow->tag = d.tag;
+	flow->fate = d.fate;
+	memcpy(&flow->attr, d.u.buf, d.attr_size);
 	pthread_mutex_lock(&priv->flow_lock);
-	vbr_flow_caps_get(priv, &caps);
-	ret = vbr_flow_prepare(&caps, attr, pattern, actions, &flow->desc,
-			       error);
-	if (ret != 0)
-		goto error;
+	if (d.fate == VBR_FLOW_FATE_QUEUE || d.fate == VBR_FLOW_FATE_RSS) {
+		flow->rss = vbr_rss_get(priv, d.queues, d.nb_queues,
+					d.has_key ? d.rss_key : NULL,
+					d.hash_fields);
+		if (flow->rss == NULL) {
+			rte_flow_error_set(error, errno,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				"vbr: no memory for the rule's queue set");
+			goto error;
+		}
+	}
 	flow->id = priv->flow_seq++;
 	if (priv->started) {
 		ret = vbr_flow_on(priv, flow, error);
@@ -185,26 +223,31 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 			goto error;
 	}
 	TAILQ_INSERT_TAIL(&priv->flows, flow, next);
-	if (flow->desc.tag != 0)
-		__atomic_store_n(&priv->flow_tag_rules,
-				 priv->flow_tag_rules + 1, __ATOMIC_RELEASE);
+	vbr_flow_tag_count(priv, flow, 1);
 	pthread_mutex_unlock(&priv->flow_lock);
 	return flow;
 error:
+	vbr_rss_put(priv, flow->rss);
 	pthread_mutex_unlock(&priv->flow_lock);
-	rte_free(flow);
+	free(flow);
 	return NULL;
 }
 
+/*
+ * A rule handle of this port, or NULL. The handle is checked by its owner
+ * and magic, not by walking the list: destroy stays O(1) with a million
+ * rules, and catches a handle of another port or one that is not a rule.
+ * A handle already destroyed is freed memory: using it is undefined, as
+ * with every rte_flow driver (the magic is cleared at destroy, so it is
+ * caught unless the memory was reused).
+ */
 static struct rte_flow *
-vbr_flow_find(struct vbr_priv *priv, const struct rte_flow *flow)
+vbr_flow_check(const struct vbr_priv *priv, struct rte_flow *flow)
 {
-	struct rte_flow *f;
-
-	TAILQ_FOREACH(f, &priv->flows, next)
-		if (f == flow)
-			return f;
-	return NULL;
+	if (flow == NULL || flow->magic != VBR_FLOW_MAGIC ||
+	    flow->owner != priv)
+		return NULL;
+	return flow;
 }
 
 static int
@@ -215,7 +258,7 @@ vbr_flow_destroy(struct rte_eth_dev *dev, struct rte_flow *flow,
 	struct rte_flow *f;
 
 	pthread_mutex_lock(&priv->flow_lock);
-	f = vbr_flow_find(priv, flow);
+	f = vbr_flow_check(priv, flow);
 	if (f == NULL) {
 		pthread_mutex_unlock(&priv->flow_lock);
 		return rte_flow_error_set(error, EINVAL,
@@ -266,23 +309,19 @@ static void
 vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 		  FILE *file)
 {
-	const struct vbr_flow_desc *d = &flow->desc;
-	unsigned int i;
-
 	fprintf(file, "port %u vbr rule %u: %s", priv->dev->data->port_id,
-		flow->id, vbr_flow_fate_name(d->fate));
-	for (i = 0; i < d->nb_queues; i++)
-		fprintf(file, " %u", d->queues[i]);
-	if (d->fate == VBR_FLOW_FATE_RSS)
-		fprintf(file, " fields 0x%" PRIx64 " key %s", d->hash_fields,
-			d->has_key ? "own" : "port");
-	if (d->tag == VBR_FLOW_TAG_FLAG)
+		flow->id, vbr_flow_fate_name(flow->fate));
+	if (flow->rss != NULL)
+		vbr_rss_dump(file, flow->rss);
+	if (flow->tag == VBR_FLOW_TAG_FLAG)
 		fprintf(file, ", flag");
-	else if (d->tag != 0)
-		fprintf(file, ", mark %u", d->tag - 1);
-	fprintf(file, ", %s\n", flow->ibv_flow != NULL ? "on the device" :
+	else if (flow->tag != 0)
+		fprintf(file, ", mark %u", flow->tag - 1);
+	fprintf(file, ", %zu bytes, %s\n",
+		offsetof(struct rte_flow, attr) + flow->attr.size,
+		flow->ibv_flow != NULL ? "on the device" :
 		"not on the device (port stopped)");
-	vbr_flow_dump_attr(file, &d->u.attr);
+	vbr_flow_dump_attr(file, &flow->attr);
 }
 
 static int
@@ -297,7 +336,7 @@ vbr_flow_dev_dump(struct rte_eth_dev *dev, struct rte_flow *flow, FILE *file,
 		file = stdout;
 	pthread_mutex_lock(&priv->flow_lock);
 	if (flow != NULL) {
-		f = vbr_flow_find(priv, flow);
+		f = vbr_flow_check(priv, flow);
 		if (f == NULL)
 			ret = rte_flow_error_set(error, EINVAL,
 				RTE_FLOW_ERROR_TYPE_HANDLE, flow,
@@ -351,9 +390,11 @@ vbr_flow_start(struct vbr_priv *priv)
 			break;
 		}
 	}
-	if (ret != 0)
+	if (ret != 0) {
 		TAILQ_FOREACH(flow, &priv->flows, next)
 			vbr_flow_off(priv, flow);
+		vbr_rss_stop(priv);
+	}
 	pthread_mutex_unlock(&priv->flow_lock);
 	return ret;
 }
@@ -367,6 +408,7 @@ vbr_flow_stop(struct vbr_priv *priv)
 	pthread_mutex_lock(&priv->flow_lock);
 	TAILQ_FOREACH(flow, &priv->flows, next)
 		vbr_flow_off(priv, flow);
+	vbr_rss_stop(priv);
 	pthread_mutex_unlock(&priv->flow_lock);
 }
 
@@ -377,6 +419,7 @@ vbr_flow_release(struct vbr_priv *priv)
 	if (!priv->flow_lock_init)
 		return;
 	vbr_flow_flush(priv->dev, NULL);
+	vbr_rss_release(priv);
 	pthread_mutex_destroy(&priv->flow_lock);
 	priv->flow_lock_init = 0;
 }
