@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Fuzz target: random rte_flow rules into validate, create and destroy on a
+ * started vbr port (swverbs pair wire, 4 Rx queues). Checked on every input:
+ * no crash, no leak (ASan), and every call consistent with its error:
+ *   - a failure returns a negative errno equal to -rte_errno, and sets the
+ *     rte_flow_error (poisoned before the call) to a type other than NONE
+ *     with a message;
+ *   - a rule that validate rejects, create rejects too;
+ *   - destroy of a created rule succeeds, and destroy of a handle that is
+ *     not a rule of the port fails with an error set (destroying a handle
+ *     twice is a use after free, as in any rte_flow driver: not tried).
+ *
+ * Input format (a reader that yields zeros once the input runs out):
+ *   flags, priority, nb_items, items..., nb_actions, actions...
+ *   item:   type index, presence (spec 1, mask 2, last 4), then for each
+ *           present buffer a length and that many bytes (rest zero)
+ *   action: type index, flags (1: conf NULL), then its conf:
+ *           queue: index; mark, jump: 4 bytes; rss: func, level, 8 bytes of
+ *           types, key mode (0 none, 1 40 bytes, 2 length byte, 3 length 40
+ *           and no key) and key bytes, queue count (255: 2000 queues) and
+ *           one byte per queue.
+ *   flags: 1 not ingress, 2 egress, 4 transfer, 8 group 1, 16 create the
+ *   rule twice, 32 stop and start the port with the rules on it.
+ *
+ * Built with clang: a libFuzzer target (-fsanitize=fuzzer,address). Built
+ * otherwise: a replay driver, main() below, that runs the target over the
+ * files and folders given and over random inputs from a fixed seed, so the
+ * corpus runs as a plain test.
+ *
+ * The PMD: built in (FUZZ_PMD_BUILTIN, the libFuzzer build), else loaded
+ * from $VBR_PMD, else from the path meson gave (VBR_PMD_PATH).
+ */
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_flow.h>
+#include <rte_mbuf.h>
+
+#define NB_RXQ 4
+#define MAX_ITEMS 8
+#define MAX_ACTIONS 6
+#define BUF_SZ 128
+#define MANY_QUEUES 2000
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_ASSERT(cond, ...) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "fuzz_flow: %s:%d: %s: ", __FILE__, __LINE__, \
+			#cond); \
+		fprintf(stderr, __VA_ARGS__); \
+		fprintf(stderr, "\n"); \
+		abort(); \
+	} \
+} while (0)
+
+static uint16_t port = 1;
+static int verbose; /* $FUZZ_FLOW_VERBOSE: print each outcome */
+
+/* Items: the ones the PMD knows, then some it does not (no pointers in
+ * their specs).
+ */
+static const enum rte_flow_item_type item_types[] = {
+	RTE_FLOW_ITEM_TYPE_ETH, RTE_FLOW_ITEM_TYPE_VLAN,
+	RTE_FLOW_ITEM_TYPE_IPV4, RTE_FLOW_ITEM_TYPE_IPV6,
+	RTE_FLOW_ITEM_TYPE_TCP, RTE_FLOW_ITEM_TYPE_UDP,
+	RTE_FLOW_ITEM_TYPE_VXLAN, RTE_FLOW_ITEM_TYPE_GRE,
+	RTE_FLOW_ITEM_TYPE_MPLS, RTE_FLOW_ITEM_TYPE_ESP,
+	RTE_FLOW_ITEM_TYPE_VOID,
+	RTE_FLOW_ITEM_TYPE_SCTP, RTE_FLOW_ITEM_TYPE_ICMP,
+	RTE_FLOW_ITEM_TYPE_GENEVE, RTE_FLOW_ITEM_TYPE_NVGRE,
+	RTE_FLOW_ITEM_TYPE_ANY, RTE_FLOW_ITEM_TYPE_MARK,
+};
+static const uint16_t item_sizes[] = {
+	sizeof(struct rte_flow_item_eth), sizeof(struct rte_flow_item_vlan),
+	sizeof(struct rte_flow_item_ipv4), sizeof(struct rte_flow_item_ipv6),
+	sizeof(struct rte_flow_item_tcp), sizeof(struct rte_flow_item_udp),
+	sizeof(struct rte_flow_item_vxlan), sizeof(struct rte_flow_item_gre),
+	sizeof(struct rte_flow_item_mpls), sizeof(struct rte_flow_item_esp),
+	0,
+	sizeof(struct rte_flow_item_sctp), sizeof(struct rte_flow_item_icmp),
+	sizeof(struct rte_flow_item_geneve),
+	sizeof(struct rte_flow_item_nvgre), sizeof(struct rte_flow_item_any),
+	sizeof(struct rte_flow_item_mark),
+};
+
+static const enum rte_flow_action_type action_types[] = {
+	RTE_FLOW_ACTION_TYPE_QUEUE, RTE_FLOW_ACTION_TYPE_RSS,
+	RTE_FLOW_ACTION_TYPE_DROP, RTE_FLOW_ACTION_TYPE_MARK,
+	RTE_FLOW_ACTION_TYPE_FLAG, RTE_FLOW_ACTION_TYPE_PASSTHRU,
+	RTE_FLOW_ACTION_TYPE_VOID, RTE_FLOW_ACTION_TYPE_JUMP,
+	RTE_FLOW_ACTION_TYPE_COUNT, RTE_FLOW_ACTION_TYPE_DEC_TTL,
+	RTE_FLOW_ACTION_TYPE_OF_POP_VLAN,
+};
+
+/* Everything one input decodes into. */
+struct fuzz_rule {
+	struct rte_flow_attr attr;
+	struct rte_flow_item items[MAX_ITEMS + 1];
+	uint8_t bufs[MAX_ITEMS][3][BUF_SZ];
+	struct rte_flow_action actions[MAX_ACTIONS + 1];
+	union {
+		struct rte_flow_action_queue queue;
+		struct rte_flow_action_mark mark;
+		struct rte_flow_action_jump jump;
+		struct rte_flow_action_rss rss;
+		struct rte_flow_action_count count;
+	} confs[MAX_ACTIONS];
+	uint8_t keys[MAX_ACTIONS][BUF_SZ];
+	uint16_t queues[MAX_ACTIONS][MANY_QUEUES];
+	unsigned int flags;
+};
+
+struct reader {
+	const uint8_t *p;
+	size_t left;
+};
+
+static uint8_t
+get8(struct reader *r)
+{
+	if (r->left == 0)
+		return 0;
+	r->left--;
+	return *r->p++;
+}
+
+static uint64_t
+getn(struct reader *r, unsigned int n)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)get8(r) << (8 * i);
+	return v;
+}
+
+static void
+decode_items(struct reader *r, struct fuzz_rule *f)
+{
+	unsigned int n = get8(r) % (MAX_ITEMS + 1), i, b;
+
+	for (i = 0; i < n; i++) {
+		unsigned int t = get8(r) % RTE_DIM(item_types);
+		unsigned int present = get8(r);
+		struct rte_flow_item *item = &f->items[i];
+
+		item->type = item_types[t];
+		for (b = 0; b < 3; b++) {
+			unsigned int len, k;
+
+			if (!(present & (1u << b)))
+				continue;
+			len = get8(r) % (item_sizes[t] + 1);
+			for (k = 0; k < len; k++)
+				f->bufs[i][b][k] = get8(r);
+			if (b == 0)
+				item->spec = f->bufs[i][b];
+			else if (b == 1)
+				item->mask = f->bufs[i][b];
+			else
+				item->last = f->bufs[i][b];
+		}
+	}
+	f->items[n].type = RTE_FLOW_ITEM_TYPE_END;
+}
+
+static void
+decode_rss(struct reader *r, struct fuzz_rule *f, unsigned int i)
+{
+	struct rte_flow_action_rss *rss = &f->confs[i].rss;
+	unsigned int mode, n, q;
+
+	rss->func = get8(r) % 5;
+	rss->level = get8(r) % 3;
+	rss->types = getn(r, 8);
+	mode = get8(r) % 4;
+	if (mode == 1 || mode == 2) {
+		rss->key_len = mode == 1 ? 40 : get8(r) % (BUF_SZ + 1);
+		for (q = 0; q < rss->key_len; q++)
+			f->keys[i][q] = get8(r);
+		rss->key = f->keys[i];
+	} else if (mode == 3) {
+		rss->key_len = 40;
+	}
+	n = get8(r);
+	if (n == 255) {
+		n = MANY_QUEUES;
+		for (q = 0; q < n; q++)
+			f->queues[i][q] = q % NB_RXQ;
+	} else {
+		n %= 10;
+		for (q = 0; q < n; q++)
+			f->queues[i][q] = get8(r) % (NB_RXQ + 2);
+	}
+	rss->queue_num = n;
+	rss->queue = n != 0 ? f->queues[i] : NULL;
+}
+
+static void
+decode_actions(struct reader *r, struct fuzz_rule *f)
+{
+	unsigned int n = get8(r) % (MAX_ACTIONS + 1), i;
+
+	for (i = 0; i < n; i++) {
+		struct rte_flow_action *a = &f->actions[i];
+		unsigned int null_conf = get8(r) & 1;
+
+		a->type = action_types[get8(r) % RTE_DIM(action_types)];
+		switch (a->type) {
+		case RTE_FLOW_ACTION_TYPE_QUEUE:
+			f->confs[i].queue.index = get8(r) % (NB_RXQ + 2);
+			break;
+		case RTE_FLOW_ACTION_TYPE_MARK:
+			f->confs[i].mark.id = getn(r, 4);
+			break;
+		case RTE_FLOW_ACTION_TYPE_JUMP:
+			f->confs[i].jump.group = getn(r, 4);
+			break;
+		case RTE_FLOW_ACTION_TYPE_RSS:
+			decode_rss(r, f, i);
+			break;
+		case RTE_FLOW_ACTION_TYPE_COUNT:
+			f->confs[i].count.id = getn(r, 4);
+			break;
+		default:
+			null_conf = 1;
+			break;
+		}
+		a->conf = null_conf ? NULL : &f->confs[i];
+	}
+	f->actions[n].type = RTE_FLOW_ACTION_TYPE_END;
+}
+
+static void
+decode(const uint8_t *data, size_t size, struct fuzz_rule *f)
+{
+	struct reader r = { data, size };
+
+	memset(f, 0, offsetof(struct fuzz_rule, queues));
+	f->flags = get8(&r);
+	f->attr.ingress = !(f->flags & 1);
+	f->attr.egress = !!(f->flags & 2);
+	f->attr.transfer = !!(f->flags & 4);
+	f->attr.group = !!(f->flags & 8);
+	f->attr.priority = get8(&r) % 20;
+	decode_items(&r, f);
+	decode_actions(&r, f);
+}
+
+/* A failed call: ret negative, == -rte_errno, error set. */
+static void
+check_failure(const char *what, int ret, const struct rte_flow_error *err)
+{
+	FUZZ_ASSERT(ret < 0, "%s: ret %d", what, ret);
+	FUZZ_ASSERT(ret == -rte_errno, "%s: ret %d, rte_errno %d", what, ret,
+		    rte_errno);
+	FUZZ_ASSERT(err->type != RTE_FLOW_ERROR_TYPE_NONE &&
+		    (unsigned int)err->type <= RTE_FLOW_ERROR_TYPE_STATE,
+		    "%s: error type %d", what, (int)err->type);
+	FUZZ_ASSERT(err->message != NULL &&
+		    err->message != (const char *)(uintptr_t)0x5a5a5a5a5a5a5a5aull,
+		    "%s: no message", what);
+	FUZZ_ASSERT(strlen(err->message) > 0, "%s: empty message", what);
+}
+
+static struct rte_flow *
+create(const struct fuzz_rule *f, bool valid)
+{
+	struct rte_flow_error err;
+	struct rte_flow *flow;
+
+	memset(&err, 0x5a, sizeof(err));
+	rte_errno = 0;
+	flow = rte_flow_create(port, &f->attr, f->items, f->actions, &err);
+	if (flow == NULL) {
+		check_failure("create", -rte_errno, &err);
+		FUZZ_ASSERT(rte_errno != 0, "create: rte_errno 0");
+	} else {
+		FUZZ_ASSERT(valid, "create accepted what validate rejected");
+	}
+	return flow;
+}
+
+static void
+destroy(struct rte_flow *flow)
+{
+	struct rte_flow_error err;
+	int ret;
+
+	memset(&err, 0x5a, sizeof(err));
+	ret = rte_flow_destroy(port, flow, &err);
+	FUZZ_ASSERT(ret == 0, "destroy: %d (%s)", ret,
+		    err.message != NULL ? err.message : "?");
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct fuzz_rule f;
+	struct rte_flow_error err;
+	struct rte_flow *a, *b = NULL;
+	bool valid;
+	int ret;
+
+	decode(data, size, &f);
+	memset(&err, 0x5a, sizeof(err));
+	rte_errno = 0;
+	ret = rte_flow_validate(port, &f.attr, f.items, f.actions, &err);
+	valid = ret == 0;
+	if (!valid)
+		check_failure("validate", ret, &err);
+	a = create(&f, valid);
+	if (verbose)
+		printf("validate: %s; create: %s\n",
+		       valid ? "ok" : err.message,
+		       a != NULL ? "ok" : "failed");
+	if (a != NULL && (f.flags & 16))
+		b = create(&f, valid);
+	if (a != NULL && (f.flags & 32)) {
+		FUZZ_ASSERT(rte_eth_dev_stop(port) == 0, "stop");
+		ret = rte_eth_dev_start(port);
+		FUZZ_ASSERT(ret == 0, "start with the rule: %d", ret);
+	}
+	if (a != NULL)
+		destroy(a);
+	if (b != NULL)
+		destroy(b);
+	/* a handle that is not a rule: an error, with its message */
+	memset(&f.bufs[0][0], (int)f.flags, BUF_SZ);
+	memset(&err, 0x5a, sizeof(err));
+	rte_errno = 0;
+	ret = rte_flow_destroy(port, (struct rte_flow *)f.bufs[0][0], &err);
+	check_failure("destroy of a foreign handle", ret, &err);
+	return 0;
+}
+
+static int
+port_setup(struct rte_mempool *mp, uint16_t p, uint16_t nb_rxq)
+{
+	struct rte_eth_conf conf = { 0 };
+	uint16_t q;
+	int ret;
+
+	ret = rte_eth_dev_configure(p, nb_rxq, 1, &conf);
+	for (q = 0; ret == 0 && q < nb_rxq; q++)
+		ret = rte_eth_rx_queue_setup(p, q, 64, SOCKET_ID_ANY, NULL,
+					     mp);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(p, 0, 64, SOCKET_ID_ANY, NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(p);
+	return ret;
+}
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *pmd = getenv("VBR_PMD");
+	char *eal[] = {
+		"fuzz_flow", "-l", "0", "--no-huge", "-m", "256",
+		"--no-shconf", "--no-pci", "--no-telemetry",
+		"--vdev", "net_vbr0,wire=pair:fuzz",
+		"--vdev", "net_vbr1,wire=pair:fuzz",
+		"--log-level=pmd.net.vbr:critical", "--log-level=lib.eal:error",
+		"-d", NULL, /* last: dropped when the PMD is built in */
+	};
+	int nb_args = RTE_DIM(eal);
+	struct rte_mempool *mp;
+
+	(void)argc;
+	(void)argv;
+	verbose = getenv("FUZZ_FLOW_VERBOSE") != NULL;
+#ifdef FUZZ_PMD_BUILTIN
+	RTE_SET_USED(pmd);
+	nb_args -= 2;
+#else
+#ifdef VBR_PMD_PATH
+	if (pmd == NULL)
+		pmd = VBR_PMD_PATH;
+#endif
+	if (pmd == NULL) {
+		fprintf(stderr, "fuzz_flow: set VBR_PMD to librte_net_vbr.so\n");
+		exit(1);
+	}
+	eal[nb_args - 1] = (char *)(uintptr_t)pmd;
+#endif
+	if (rte_eal_init(nb_args, eal) < 0) {
+		fprintf(stderr, "fuzz_flow: EAL init failed\n");
+		exit(1);
+	}
+	mp = rte_pktmbuf_pool_create("fuzz", 2048, 0, 0,
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (mp == NULL || rte_eth_dev_count_avail() < 2 ||
+	    port_setup(mp, 0, 1) != 0 || port_setup(mp, port, NB_RXQ) != 0) {
+		fprintf(stderr, "fuzz_flow: port setup failed\n");
+		exit(1);
+	}
+	return 0;
+}
+
+#ifndef FUZZ_LIBFUZZER
+/*
+ * Replay driver: fuzz-flow-replay [--random N SEED] FILE|DIR...
+ * Runs every file (folders: every file in them) and N random inputs.
+ */
+static int
+replay_file(const char *path)
+{
+	static uint8_t buf[1 << 16];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (f == NULL) {
+		fprintf(stderr, "fuzz_flow: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	LLVMFuzzerTestOneInput(buf, n);
+	return 0;
+}
+
+static int
+replay_path(const char *path, unsigned int *count)
+{
+	struct stat st;
+	struct dirent **names;
+	char sub[4096];
+	int n, i, ret = 0;
+
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, "fuzz_flow: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		(*count)++;
+		return replay_file(path);
+	}
+	n = scandir(path, &names, NULL, alphasort);
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (names[i]->d_name[0] != '.') {
+			snprintf(sub, sizeof(sub), "%s/%s", path,
+				 names[i]->d_name);
+			if (replay_path(sub, count) != 0)
+				ret = -1;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	unsigned long nb_random = 0, i;
+	uint64_t seed = 1, x;
+	unsigned int count = 0;
+	uint8_t buf[512];
+	int a, ret = 0;
+
+	LLVMFuzzerInitialize(&argc, &argv);
+	for (a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--random") == 0 && a + 2 < argc) {
+			nb_random = strtoul(argv[a + 1], NULL, 0);
+			seed = strtoull(argv[a + 2], NULL, 0);
+			a += 2;
+			continue;
+		}
+		if (replay_path(argv[a], &count) != 0)
+			ret = 1;
+	}
+	x = seed != 0 ? seed : 1;
+	for (i = 0; i < nb_random; i++) {
+		size_t len, k;
+
+		/* xorshift64 */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		len = x % sizeof(buf);
+		for (k = 0; k < len; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			buf[k] = (uint8_t)(x >> 32);
+		}
+		LLVMFuzzerTestOneInput(buf, len);
+	}
+	printf("fuzz_flow: %u corpus files and %lu random inputs: no "
+	       "finding\n", count, nb_random);
+	rte_eal_cleanup();
+	return ret;
+}
+#endif /* FUZZ_LIBFUZZER */
