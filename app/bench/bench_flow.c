@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * rte_flow at scale on two ports joined by a wire (vbr over a swverbs pair
+ * wire, or any two ports that see each other's frames): for each case
+ * (rules, masks), create the rules on port 1, forward 64-byte UDP frames
+ * from port 0 to port 1 for a fixed time, destroy the rules, and print one
+ * table row:
+ *
+ *   rules masks pmd-ins/s pmd-B/r start/s ins/s del/s B/rule Mpps hit%
+ *
+ * pmd-ins/s, pmd-B/r: creation rate and resident memory per rule with port
+ * 1 stopped: the rules are only kept by the PMD, what the PMD side costs
+ * alone; start/s: rules per second the port start then puts on the device;
+ * ins/s and del/s: with port 1 started, the device included; B/rule:
+ * growth of the process's resident memory per rule while started (PMD and
+ * device);
+ * Mpps: frames received on port 1 per second; hit%: frames that carried the
+ * rule's MARK (each rule marks, so a miss is a frame the rules did not
+ * steer).
+ *
+ * Rule i of a case with m masks, in subtable k = i % m:
+ *   eth / ipv4 src is S(i) dst is D & M(k) (mask M(k)) / udp / end
+ *   actions mark id i / queue index 0 / end
+ * with S(i) = 10.0.0.0 + i, M(k) = 255.255.255.255 << k: m distinct masks,
+ * and every frame, with dst D and one of the rules' sources, matches one
+ * rule. Frames cycle over the sources of up to --flows rules spread over
+ * the whole set, so with 1M rules lookups touch the whole table.
+ *
+ * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
+ *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
+ * Cases: each --rules count with one mask, then each --masks count with
+ * --mask-rules rules. Exit 0 when every case ran; a case that cannot
+ * create its rules prints the reason in its row.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_flow.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+
+#define BURST 32
+#define NB_MBUF 16384
+#define MAX_CASES 16
+#define SRC_BASE RTE_IPV4(10, 0, 0, 0)
+#define DST_ADDR RTE_IPV4(192, 168, 255, 255)
+
+static struct rte_mempool *mp;
+static uint16_t tx_port, rx_port;
+static struct rte_ether_addr rx_mac;
+static struct rte_flow **flows;
+
+static uint32_t rule_counts[MAX_CASES] = { 1, 1000, 100000, 1000000 };
+static unsigned int nb_rule_counts = 4;
+static uint32_t mask_counts[MAX_CASES] = { 1, 8, 32 };
+static unsigned int nb_mask_counts = 3;
+static uint32_t mask_rules = 100000;
+static double seconds = 2.0;
+static uint32_t nb_flows = 65536;
+static int with_stopped = 1;
+
+static unsigned int
+parse_list(const char *s, uint32_t *out)
+{
+	unsigned int n = 0;
+	char *end;
+
+	while (*s != '\0' && n < MAX_CASES) {
+		out[n++] = strtoul(s, &end, 0);
+		if (*end != ',')
+			break;
+		s = end + 1;
+	}
+	return n;
+}
+
+static int
+parse_args(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (strcmp(a, "--no-stopped") == 0) {
+			with_stopped = 0;
+			continue;
+		}
+		if (v == NULL)
+			return -1;
+		i++;
+		if (strcmp(a, "--rules") == 0)
+			nb_rule_counts = parse_list(v, rule_counts);
+		else if (strcmp(a, "--masks") == 0)
+			nb_mask_counts = parse_list(v, mask_counts);
+		else if (strcmp(a, "--mask-rules") == 0)
+			mask_rules = strtoul(v, NULL, 0);
+		else if (strcmp(a, "--seconds") == 0)
+			seconds = strtod(v, NULL);
+		else if (strcmp(a, "--flows") == 0)
+			nb_flows = strtoul(v, NULL, 0);
+		else
+			return -1;
+	}
+	return nb_flows == 0 ? -1 : 0;
+}
+
+static int
+port_init(uint16_t port)
+{
+	struct rte_eth_conf conf = { 0 };
+	int ret;
+
+	ret = rte_eth_dev_configure(port, 1, 1, &conf);
+	if (ret == 0)
+		ret = rte_eth_rx_queue_setup(port, 0, 1024, SOCKET_ID_ANY,
+					     NULL, mp);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(port, 0, 1024, SOCKET_ID_ANY,
+					     NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(port);
+	return ret;
+}
+
+/* Resident set size of the process, bytes. */
+static uint64_t
+rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * sysconf(_SC_PAGESIZE);
+}
+
+static struct rte_flow *
+rule_create(uint32_t i, uint32_t masks, struct rte_flow_error *err)
+{
+	static const struct rte_flow_attr attr = { .ingress = 1 };
+	uint32_t mask = UINT32_MAX << (i % masks);
+	struct rte_flow_item_ipv4 spec = {
+		.hdr.src_addr = rte_cpu_to_be_32(SRC_BASE + i),
+		.hdr.dst_addr = rte_cpu_to_be_32(DST_ADDR & mask),
+	};
+	struct rte_flow_item_ipv4 msk = {
+		.hdr.src_addr = RTE_BE32(UINT32_MAX),
+		.hdr.dst_addr = rte_cpu_to_be_32(mask),
+	};
+	const struct rte_flow_item pattern[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH },
+		{ .type = RTE_FLOW_ITEM_TYPE_IPV4, .spec = &spec, .mask = &msk },
+		{ .type = RTE_FLOW_ITEM_TYPE_UDP },
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	struct rte_flow_action_mark mark = { .id = i };
+	static const struct rte_flow_action_queue queue = { .index = 0 };
+	const struct rte_flow_action actions[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_MARK, .conf = &mark },
+		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &queue },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+
+	return rte_flow_create(rx_port, &attr, pattern, actions, err);
+}
+
+/* Create n rules; return how many were made, err set when not all. */
+static uint32_t
+rules_create(uint32_t n, uint32_t masks, struct rte_flow_error *err)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		flows[i] = rule_create(i, masks, err);
+		if (flows[i] == NULL)
+			break;
+	}
+	return i;
+}
+
+static void
+rules_destroy(uint32_t n)
+{
+	struct rte_flow_error err;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (rte_flow_destroy(rx_port, flows[i], &err) != 0)
+			printf("# destroy %" PRIu32 ": %s\n", i,
+			       err.message != NULL ? err.message : "?");
+}
+
+static void
+frame_fill(struct rte_mbuf *m, uint32_t src)
+{
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, 60);
+	if (eh == NULL)
+		return;
+	memset(eh, 0, 60);
+	eh->dst_addr = rx_mac;
+	eh->src_addr.addr_bytes[0] = 0x02;
+	eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16(60 - sizeof(*eh));
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = rte_cpu_to_be_32(src);
+	ip->dst_addr = RTE_BE32(DST_ADDR);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	udp->src_port = RTE_BE16(1024);
+	udp->dst_port = RTE_BE16(4000);
+	udp->dgram_len = rte_cpu_to_be_16(60 - sizeof(*eh) - sizeof(*ip));
+}
+
+/*
+ * Send and receive for the given time; frames cycle over nb_flows sources
+ * spread over the n rules. Return Mpps received; *hit: marked share.
+ */
+static double
+forward(uint32_t n, double *hit)
+{
+	struct rte_mbuf *tx[BURST], *rx[BURST * 2];
+	uint64_t hz = rte_get_tsc_hz(), start, end, now, got = 0, marked = 0;
+	uint32_t flows_used = RTE_MAX(RTE_MIN(n, nb_flows), 1u);
+	uint32_t stride = RTE_MAX(n / flows_used, 1u), f = 0;
+	uint16_t i, nb_tx, nb_rx;
+
+	start = rte_rdtsc();
+	end = start + (uint64_t)(seconds * hz);
+	now = start;
+	while (now < end) {
+		if (rte_pktmbuf_alloc_bulk(mp, tx, BURST) == 0) {
+			for (i = 0; i < BURST; i++) {
+				frame_fill(tx[i], SRC_BASE + f * stride);
+				f = f + 1 == flows_used ? 0 : f + 1;
+			}
+			nb_tx = rte_eth_tx_burst(tx_port, 0, tx, BURST);
+			if (nb_tx < BURST)
+				rte_pktmbuf_free_bulk(tx + nb_tx,
+						      BURST - nb_tx);
+		}
+		nb_rx = rte_eth_rx_burst(rx_port, 0, rx, RTE_DIM(rx));
+		for (i = 0; i < nb_rx; i++)
+			marked += !!(rx[i]->ol_flags & RTE_MBUF_F_RX_FDIR_ID);
+		got += nb_rx;
+		rte_pktmbuf_free_bulk(rx, nb_rx);
+		now = rte_rdtsc();
+	}
+	/* drain what is in flight so that the next case starts empty */
+	for (i = 0; i < 100; i++) {
+		nb_rx = rte_eth_rx_burst(rx_port, 0, rx, RTE_DIM(rx));
+		rte_pktmbuf_free_bulk(rx, nb_rx);
+		rte_delay_us(100);
+	}
+	*hit = got != 0 ? 100.0 * marked / got : 0;
+	return got / ((double)(now - start) / hz) / 1e6;
+}
+
+static double
+rate(uint32_t n, uint64_t cycles)
+{
+	return cycles != 0 ? n / ((double)cycles / rte_get_tsc_hz()) : 0;
+}
+
+static void
+run_case(uint32_t n, uint32_t masks)
+{
+	struct rte_flow_error err = { 0 };
+	uint64_t t0, t1, m0, m1;
+	double pmd_rate = 0, pmd_bytes = 0, start_rate = 0;
+	double ins_rate, del_rate, mpps, hit;
+	uint32_t made;
+	int ret;
+
+	fflush(stdout);
+	if (with_stopped) {
+		rte_eth_dev_stop(rx_port);
+		m0 = rss_bytes();
+		t0 = rte_rdtsc();
+		made = rules_create(n, masks, &err);
+		t1 = rte_rdtsc();
+		m1 = rss_bytes();
+		pmd_rate = rate(made, t1 - t0);
+		pmd_bytes = n != 0 ? (double)(m1 - m0) / n : 0;
+		if (made < n) {
+			printf("%9" PRIu32 " %5" PRIu32 "  failed at rule %"
+			       PRIu32 " (port stopped): %s\n", n, masks, made,
+			       err.message != NULL ? err.message : "?");
+			rte_flow_flush(rx_port, &err);
+			rte_eth_dev_start(rx_port);
+			return;
+		}
+		/* all n rules go to the device at start */
+		t0 = rte_rdtsc();
+		ret = rte_eth_dev_start(rx_port);
+		t1 = rte_rdtsc();
+		start_rate = rate(n, t1 - t0);
+		rte_flow_flush(rx_port, &err);
+		if (ret != 0) {
+			printf("%9" PRIu32 " %5" PRIu32 " %10.0f %7.0f  port "
+			       "start with the rules failed (%s): see the "
+			       "log\n", n, masks, pmd_rate, pmd_bytes,
+			       strerror(-ret));
+			rte_eth_dev_start(rx_port);
+			return;
+		}
+	}
+	m0 = rss_bytes();
+	t0 = rte_rdtsc();
+	made = rules_create(n, masks, &err);
+	t1 = rte_rdtsc();
+	m1 = rss_bytes();
+	if (made < n) {
+		printf("%9" PRIu32 " %5" PRIu32 "  failed at rule %" PRIu32
+		       ": %s\n", n, masks, made,
+		       err.message != NULL ? err.message : "?");
+		rules_destroy(made);
+		return;
+	}
+	ins_rate = rate(n, t1 - t0);
+	mpps = forward(n, &hit);
+	t0 = rte_rdtsc();
+	rules_destroy(n);
+	t1 = rte_rdtsc();
+	del_rate = rate(n, t1 - t0);
+	printf("%9" PRIu32 " %5" PRIu32 " %10.0f %7.0f %10.0f %10.0f %10.0f "
+	       "%7.0f %6.3f %5.1f\n", n, masks, pmd_rate, pmd_bytes,
+	       start_rate, ins_rate, del_rate,
+	       n != 0 ? (double)(m1 - m0) / n : 0, mpps, hit);
+}
+
+int
+main(int argc, char **argv)
+{
+	uint32_t max = 1;
+	unsigned int i;
+	double hit;
+	int ret;
+
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		fprintf(stderr, "bench-flow-rules: EAL init failed\n");
+		return 1;
+	}
+	if (parse_args(argc - ret - 1, argv + ret + 1) != 0) {
+		fprintf(stderr, "usage: bench-flow-rules <EAL args> -- "
+			"[--rules N,..] [--masks M,..] [--mask-rules N] "
+			"[--seconds S] [--flows F] [--no-stopped]\n");
+		return 2;
+	}
+	if (rte_eth_dev_count_avail() < 2) {
+		fprintf(stderr, "bench-flow-rules: two ports needed\n");
+		return 1;
+	}
+	tx_port = 0;
+	rx_port = 1;
+	mp = rte_pktmbuf_pool_create("bench", NB_MBUF, 256, 0,
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (mp == NULL || port_init(tx_port) != 0 || port_init(rx_port) != 0) {
+		fprintf(stderr, "bench-flow-rules: port setup failed\n");
+		return 1;
+	}
+	rte_eth_macaddr_get(rx_port, &rx_mac);
+	for (i = 0; i < nb_rule_counts; i++)
+		max = RTE_MAX(max, rule_counts[i]);
+	max = RTE_MAX(max, mask_rules);
+	flows = calloc(max, sizeof(*flows));
+	if (flows == NULL)
+		return 1;
+	/* warm-up: link up, engine running, first frames through */
+	rte_delay_ms(200);
+	forward(0, &hit);
+	printf("%9s %5s %10s %7s %10s %10s %10s %7s %6s %5s\n", "rules",
+	       "masks", "pmd-ins/s", "pmd-B/r", "start/s", "ins/s", "del/s",
+	       "B/rule", "Mpps", "hit%");
+	for (i = 0; i < nb_rule_counts; i++)
+		run_case(rule_counts[i], 1);
+	for (i = 0; i < nb_mask_counts; i++)
+		run_case(mask_rules, mask_counts[i]);
+	rte_eth_dev_stop(tx_port);
+	rte_eth_dev_stop(rx_port);
+	rte_eth_dev_close(tx_port);
+	rte_eth_dev_close(rx_port);
+	free(flows);
+	rte_eal_cleanup();
+	return 0;
+}

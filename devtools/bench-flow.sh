@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# rte_flow scale benchmark on vbr over a swverbs pair wire. Not a test.
+#
+# 1. Stock dpdk-test-flow-perf, eth / ipv4 (src varies) / udp, -> queue and
+#    -> rss, 100,000 and 1,000,000 rules: insertion and deletion rate
+#    (rules/s, flow-perf's own figures) and memory per rule: flow-perf's
+#    socket-memory figure counts rte_malloc only, and the PMD and swverbs
+#    use malloc, so the figure here is the growth of the peak resident set
+#    over a 1,000-rule run of the same case, divided by the extra rules.
+# 2. The same with DPDK's net_tap, to compare: it needs tc flower in the
+#    kernel; where it is missing the script prints what flow-perf said.
+# 3. The datapath: build/app/bench/bench-flow-rules creates 1, 1k, 100k and
+#    1M rules (one mask), then 100k rules over 1, 8 and 32 masks, forwards
+#    64-byte frames through them for a fixed time and prints Mpps (and the
+#    PMD-only creation rate, with the port stopped).
+#
+# usage: bench-flow.sh [rule counts (100000,1000000)] [seconds per datapath
+#        case (2)]
+# Environment: VBR_BUILD_DIR (default build), FLOW_PERF (dpdk-test-flow-perf),
+# BENCH_TIMEOUT (seconds per run, 600), BENCH_SKIP (comma list of perf, tap,
+# datapath).
+
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=$ROOT/${VBR_BUILD_DIR:-build}
+PMD=$BUILD/drivers/librte_net_vbr.so
+RULES=${1:-100000,1000000}
+SECS=${2:-2}
+FLOW_PERF=${FLOW_PERF:-dpdk-test-flow-perf}
+TMO=${BENCH_TIMEOUT:-600}
+SKIP=${BENCH_SKIP:-}
+LOG=$BUILD/bench-flow
+mkdir -p "$LOG"
+
+[ -f "$PMD" ] || { echo "bench-flow.sh: build first ($PMD)" >&2; exit 1; }
+command -v "$FLOW_PERF" >/dev/null ||
+	{ echo "bench-flow.sh: $FLOW_PERF not found (apt install dpdk)" >&2; exit 1; }
+
+EAL_VBR=(-l 0,1 --no-huge -m 2048 --no-shconf --no-pci -d "$PMD"
+	--vdev net_vbr0,wire=pair:bf --vdev net_vbr1,wire=pair:bf
+	--log-level=pmd.net.vbr:error)
+
+# Run flow-perf under a timeout; print its output; the peak RSS (kB) goes
+# to $LOG/maxrss.
+flow_perf() {
+	/usr/bin/python3 - "$TMO" "$LOG/maxrss" "$@" <<'PY'
+import resource, subprocess, sys
+tmo, out, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+try:
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=tmo)
+    sys.stdout.write(p.stdout.decode(errors="replace"))
+    if p.returncode != 0:
+        print("bench-flow: exit status %d" % p.returncode)
+except subprocess.TimeoutExpired as e:
+    sys.stdout.write((e.output or b"").decode(errors="replace"))
+    print("bench-flow: timed out after %d s" % tmo)
+open(out, "w").write("%d\n" % resource.getrusage(
+    resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+}
+
+# Pull the figures out of flow-perf's output.
+parse() {
+	/usr/bin/python3 - "$1" <<'PY'
+import re, sys
+t = open(sys.argv[1], errors="replace").read()
+def last(pat):
+    m = re.findall(pat, t)
+    return m[-1] if m else None
+ins = last(r"Throughput \| Insertion\].*insertion rate -> ([0-9.]+) K") or \
+    last(r"Rules insertion rate -> ([0-9.]+) K")
+dele = last(r"Throughput \| Deletion\].*deletion rate -> ([0-9.]+) K") or \
+    last(r"Deletion\].*deletion rate -> ([0-9.]+) K") or \
+    last(r"Rules deletion rate -> ([0-9.]+) K")
+err = last(r"(Flow can't be created.*)") or last(r"(Cause: .*)") or \
+    last(r"(bench-flow: .*)")
+print("%s %s %s" % (ins or "-", dele or "-", (err or "").replace(" ", "_")))
+PY
+}
+
+run_perf_case() { # name fate rules -> one table row
+	local name=$1 fate=$2 n=$3 base rss0 rss1 f
+	f=$LOG/$name-$n.log
+	flow_perf "$FLOW_PERF" "${EAL_VBR[@]}" -- --ingress --ether --ipv4 \
+		--udp "$fate" --rxq=4 --txq=4 --portmask=0x2 --rules-count="$n" \
+		--rules-batch=$(( n < 100000 ? n : 100000 )) --deletion-rate \
+		--dump-socket-mem > "$f" 2>&1
+	rss1=$(cat "$LOG/maxrss")
+	flow_perf "$FLOW_PERF" "${EAL_VBR[@]}" -- --ingress --ether --ipv4 \
+		--udp "$fate" --rxq=4 --txq=4 --portmask=0x2 --rules-count=1000 \
+		--rules-batch=1000 > "$LOG/$name-base.log" 2>&1
+	rss0=$(cat "$LOG/maxrss")
+	read -r ins del err < <(parse "$f")
+	base=$(( (rss1 - rss0) * 1024 / (n - 1000) ))
+	if [ "$ins" = "-" ]; then
+		printf "%-16s %9s  failed: %s (see %s)\n" "$name" "$n" \
+			"${err//_/ }" "$f"
+	else
+		printf "%-16s %9s %12.0f %12.0f %10s\n" "$name" "$n" \
+			"$(echo "$ins * 1000" | bc)" "$(echo "$del * 1000" | bc)" \
+			"$base"
+	fi
+}
+
+if [[ ",$SKIP," != *,perf,* ]]; then
+	echo "== dpdk-test-flow-perf on vbr (swverbs pair wire), port 1, 4 Rx queues"
+	printf "%-16s %9s %12s %12s %10s\n" case rules "insert/s" "delete/s" "B/rule"
+	for n in ${RULES//,/ }; do
+		run_perf_case eth-ipv4-udp-q --queue "$n"
+		run_perf_case eth-ipv4-udp-rss --rss "$n"
+	done
+fi
+
+if [[ ",$SKIP," != *,tap,* ]]; then
+	echo "== the same on net_tap (needs tc flower)"
+	f=$LOG/tap.log
+	if [ "$(id -u)" != 0 ]; then
+		echo "net_tap: needs root, skipped"
+	else
+		flow_perf "$FLOW_PERF" -l 0,1 --no-huge -m 1024 --no-shconf \
+			--no-pci --vdev net_tap0,iface=vbrbf0 \
+			--log-level=pmd.net.tap:debug -- --ingress --ether \
+			--ipv4 --udp --queue --rules-count=1000 \
+			--rules-batch=1000 --deletion-rate > "$f" 2>&1
+		read -r ins del err < <(parse "$f")
+		if [ "$ins" = "-" ]; then
+			echo "net_tap: no rules: flow-perf says:"
+			grep -iE "flower|netlink|tc |flow|cause|error" "$f" |
+				grep -v "^::" | head -8 | sed 's/^/  /'
+		else
+			echo "net_tap: insert $ins K rules/s, delete $del K rules/s (1,000 rules)"
+		fi
+	fi
+fi
+
+if [[ ",$SKIP," != *,datapath,* ]]; then
+	BENCH=$BUILD/app/bench/bench-flow-rules
+	echo "== datapath: frames through N rules (bench-flow-rules, ${SECS}s a case)"
+	if [ ! -x "$BENCH" ]; then
+		echo "$BENCH not built: is subdir('bench') in app/meson.build?"
+	else
+		timeout -k 10 $(( TMO * 3 )) "$BENCH" -l 0 --no-huge -m 4096 \
+			--no-shconf --no-pci -d "$PMD" \
+			--vdev net_vbr0,wire=pair:bd --vdev net_vbr1,wire=pair:bd \
+			--log-level=pmd.net.vbr:error -- \
+			--rules 1,1000,100000,1000000 --masks 1,8,32 \
+			--mask-rules 100000 --seconds "$SECS" 2>&1 |
+			grep -vE "^(EAL|TELEMETRY)"
+		rc=${PIPESTATUS[0]}
+		[ "$rc" = 0 ] || echo "bench-flow-rules: exit status $rc"
+	fi
+fi
