@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * net/vbr on swverbs pair wires: traffic, filters, imissed, RSS, lifecycle
- * and devargs. usage: test-vbr-pmd <librte_net_vbr.so> <group>
+ * net/vbr on swverbs pair wires: traffic, filters, imissed, RSS, lifecycle,
+ * devargs, link events, MTU, Rx/Tx errors and xstats.
+ * usage: test-vbr-pmd <librte_net_vbr.so> <group>
  * Each group runs in its own process (EAL starts once per process).
  */
 
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_alarm.h>
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -75,23 +77,15 @@ wait_link_up(uint16_t port)
 	return -1;
 }
 
-/* Configure and start a port. */
+/* Configure a port as conf says, set its queues up and start it. */
 static int
-port_start(uint16_t port, uint16_t nb_rxq, uint16_t nb_rxd, bool rss)
+port_start_conf(uint16_t port, const struct rte_eth_conf *conf,
+		uint16_t nb_rxq, uint16_t nb_rxd)
 {
-	struct rte_eth_conf conf = { 0 };
 	uint16_t q;
 	int ret;
 
-	conf.rxmode.mtu = 9000;
-	conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_SCATTER;
-	conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-	if (rss) {
-		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-		conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_IP |
-						   RTE_ETH_RSS_UDP;
-	}
-	ret = rte_eth_dev_configure(port, nb_rxq, 1, &conf);
+	ret = rte_eth_dev_configure(port, nb_rxq, 1, conf);
 	if (ret != 0) {
 		printf("configure port %u: %d\n", port, ret);
 		return ret;
@@ -119,6 +113,23 @@ port_start(uint16_t port, uint16_t nb_rxq, uint16_t nb_rxd, bool rss)
 		return -1;
 	}
 	return 0;
+}
+
+/* Configure (MTU 9000, scattered Rx, multi-segment Tx) and start a port. */
+static int
+port_start(uint16_t port, uint16_t nb_rxq, uint16_t nb_rxd, bool rss)
+{
+	struct rte_eth_conf conf = { 0 };
+
+	conf.rxmode.mtu = 9000;
+	conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_SCATTER;
+	conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	if (rss) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_IP |
+						   RTE_ETH_RSS_UDP;
+	}
+	return port_start_conf(port, &conf, nb_rxq, nb_rxd);
 }
 
 /* Fill a (possibly chained) mbuf of len bytes: header, then a pattern. */
@@ -709,6 +720,809 @@ static const struct unit_test_suite suite_devargs = {
 	},
 };
 
+/*
+ * Group "lsc": link-state events. Each case makes its own pair of ports
+ * (net_vbr0, net_vbr1 on cable "lsc"), unplugs the peer by removing its
+ * vdev and plugs it back by creating it again.
+ */
+static uint32_t lsc_events[RTE_MAX_ETHPORTS];
+
+static int
+lsc_cb(uint16_t port, enum rte_eth_event_type type, void *arg, void *param)
+{
+	RTE_SET_USED(arg);
+	RTE_SET_USED(param);
+	if (type == RTE_ETH_EVENT_INTR_LSC && port < RTE_MAX_ETHPORTS)
+		__atomic_fetch_add(&lsc_events[port], 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static uint32_t
+lsc_count(uint16_t port)
+{
+	return __atomic_load_n(&lsc_events[port], __ATOMIC_ACQUIRE);
+}
+
+/* Wait up to wait_ms for port to have seen want events; return the count. */
+static uint32_t
+lsc_wait(uint16_t port, uint32_t want, unsigned int wait_ms)
+{
+	unsigned int i;
+
+	for (i = 0; i < wait_ms / 10 && lsc_count(port) < want; i++)
+		rte_delay_ms(10);
+	return lsc_count(port);
+}
+
+/* Wait until no event came for 200 ms (those of the ports' creation). */
+static void
+lsc_settle(uint16_t port)
+{
+	uint32_t c;
+
+	do {
+		c = lsc_count(port);
+		rte_delay_ms(200);
+	} while (lsc_count(port) != c);
+	__atomic_store_n(&lsc_events[port], 0, __ATOMIC_RELEASE);
+}
+
+/* Wait up to WAIT_MS for the link status of port to become status. */
+static int
+wait_link(uint16_t port, uint16_t status, struct rte_eth_link *link)
+{
+	int i;
+
+	for (i = 0; i < WAIT_MS / 10; i++) {
+		if (rte_eth_link_get_nowait(port, link) == 0 &&
+		    link->link_status == status)
+			return 0;
+		rte_delay_ms(10);
+	}
+	return -1;
+}
+
+static int
+lsc_unplug_peer(uint16_t peer)
+{
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(peer), "stop peer");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_close(peer), "close peer");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr1"), "uninit peer");
+	return TEST_SUCCESS;
+}
+
+static int
+lsc_case(bool lsc)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_link link;
+	struct rte_ether_addr dst;
+	uint16_t a, b;
+	uint32_t ev;
+
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,
+			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
+	conf.intr_conf.lsc = lsc;
+	TEST_ASSERT_SUCCESS(port_start_conf(a, &conf, 1, NB_RXD), "start a");
+	TEST_ASSERT_SUCCESS(port_start_conf(b, &conf, 1, NB_RXD), "start b");
+	lsc_settle(a);
+
+	/* Unplug: the link goes down, with one event if asked for. */
+	TEST_ASSERT_SUCCESS(lsc_unplug_peer(b), "unplug");
+	if (lsc) {
+		TEST_ASSERT_EQUAL(lsc_wait(a, 1, WAIT_MS), 1,
+				  "LSC events after unplug");
+		TEST_ASSERT_SUCCESS(rte_eth_link_get_nowait(a, &link), "link");
+		TEST_ASSERT_EQUAL(link.link_status, RTE_ETH_LINK_DOWN,
+				  "link status in the event");
+		TEST_ASSERT_EQUAL(link.link_speed, RTE_ETH_SPEED_NUM_NONE,
+				  "speed of a down link");
+	} else {
+		TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_DOWN, &link),
+				    "link down without lsc");
+	}
+
+	/* Plug back: up again, with a speed. */
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	if (lsc) {
+		TEST_ASSERT_EQUAL(lsc_wait(a, 2, WAIT_MS), 2,
+				  "LSC events after plug");
+		TEST_ASSERT_SUCCESS(rte_eth_link_get_nowait(a, &link), "link");
+		TEST_ASSERT_EQUAL(link.link_status, RTE_ETH_LINK_UP,
+				  "link status in the event");
+	} else {
+		TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_UP, &link),
+				    "link up without lsc");
+	}
+	TEST_ASSERT(link.link_speed > 0 &&
+		    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN,
+		    "speed %u of an up link", link.link_speed);
+	TEST_ASSERT_EQUAL(link.link_duplex, RTE_ETH_LINK_FULL_DUPLEX,
+			  "duplex");
+	/* The new peer carries traffic. */
+	TEST_ASSERT_SUCCESS(port_start_conf(b, &conf, 1, NB_RXD), "start b");
+	port0 = a;
+	port1 = b;
+	rte_eth_macaddr_get(b, &dst);
+	TEST_ASSERT_EQUAL(deliver_one(&dst, WAIT_MS), 1, "traffic");
+
+	/* No more events than the two changes (none without lsc). */
+	ev = lsc_wait(a, 3, 300);
+	TEST_ASSERT_EQUAL(ev, lsc ? 2 : 0, "LSC events in all");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_unregister(a,
+			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
+	TEST_ASSERT_SUCCESS(lsc_unplug_peer(b), "remove b");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(a), "stop a");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_close(a), "close a");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit a");
+	return TEST_SUCCESS;
+}
+
+static int
+test_lsc_events(void)
+{
+	struct rte_eth_dev_info info;
+	uint16_t a;
+
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0", "wire=loop"), "init");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(a, &info), "info");
+	TEST_ASSERT(*info.dev_flags & RTE_ETH_DEV_INTR_LSC,
+		    "RTE_ETH_DEV_INTR_LSC not advertised");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit");
+	return lsc_case(true);
+}
+
+static int
+test_lsc_not_requested(void)
+{
+	return lsc_case(false);
+}
+
+/* Holds the EAL interrupt thread (alarms run on it) while set. */
+static uint32_t intr_hold;
+
+static void
+intr_hold_cb(void *arg)
+{
+	unsigned int i;
+
+	RTE_SET_USED(arg);
+	for (i = 0; i < 5 * WAIT_MS && __atomic_load_n(&intr_hold,
+						       __ATOMIC_ACQUIRE); i++)
+		rte_delay_ms(1);
+}
+
+/*
+ * The application reads the link (here: dev_start) after the device's
+ * event but before the interrupt thread handles it: the event is still
+ * reported, though the link status the handler reads has not changed.
+ */
+static int
+test_lsc_event_after_restart(void)
+{
+	struct rte_eth_conf conf = { .intr_conf = { .lsc = 1 } };
+	struct rte_eth_link link;
+	uint16_t a, b;
+
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,
+			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
+	TEST_ASSERT_SUCCESS(port_start_conf(a, &conf, 1, NB_RXD), "start a");
+	TEST_ASSERT_SUCCESS(port_start_conf(b, &conf, 1, NB_RXD), "start b");
+	lsc_settle(a);
+	__atomic_store_n(&intr_hold, 1, __ATOMIC_RELEASE);
+	TEST_ASSERT_SUCCESS(rte_eal_alarm_set(1, intr_hold_cb, NULL), "alarm");
+	rte_delay_ms(50);
+	TEST_ASSERT_SUCCESS(lsc_unplug_peer(b), "unplug");
+	rte_delay_ms(300);	/* the device's link checks see it */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(a), "stop a");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(a), "start a");
+	TEST_ASSERT_SUCCESS(rte_eth_link_get_nowait(a, &link), "link");
+	TEST_ASSERT_EQUAL(link.link_status, RTE_ETH_LINK_DOWN, "after start");
+	TEST_ASSERT_EQUAL(lsc_count(a), 0, "event while held");
+	__atomic_store_n(&intr_hold, 0, __ATOMIC_RELEASE);
+	TEST_ASSERT_EQUAL(lsc_wait(a, 1, WAIT_MS), 1, "event after release");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_unregister(a,
+			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(a), "stop a");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_close(a), "close a");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit a");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite_lsc = {
+	.name = "vbr lsc",
+	.cases = {
+		TEST_CASE(test_lsc_events),
+		TEST_CASE(test_lsc_not_requested),
+		TEST_CASE(test_lsc_event_after_restart),
+		TEST_CASES_END(),
+	},
+};
+
+/*
+ * Groups "mtu", "errors", "xstats": port0 as in the other groups (MTU 9000,
+ * scattered Rx, multi-segment Tx); port1 plain: MTU 1500, one Rx queue of
+ * 2 KB buffers, no scattered Rx, single-segment Tx.
+ */
+static int
+port1_start_plain(void)
+{
+	struct rte_eth_conf conf = { 0 };
+
+	conf.rxmode.mtu = RTE_ETHER_MTU;
+	return port_start_conf(port1, &conf, 1, NB_RXD);
+}
+
+static int
+setup_plain(void)
+{
+	if (port_by_name("net_vbr0", &port0) != 0 ||
+	    port_by_name("net_vbr1", &port1) != 0) {
+		printf("ports net_vbr0/net_vbr1 missing\n");
+		return TEST_FAILED;
+	}
+	if (port_start(port0, 1, NB_RXD, false) != 0 ||
+	    port1_start_plain() != 0)
+		return TEST_FAILED;
+	return TEST_SUCCESS;
+}
+
+/* Send a frame of len bytes from port0 to port1; expect it byte-exact. */
+static int
+cross_exact(uint32_t len, uint32_t seq)
+{
+	struct rte_ether_addr dst;
+	struct rte_mbuf *m, *ref, *r;
+	uint16_t got;
+	int same;
+
+	rte_eth_macaddr_get(port1, &dst);
+	m = make_pkt(&dst, port0, len, seq);
+	ref = make_pkt(&dst, port0, len, seq);
+	TEST_ASSERT(m != NULL && ref != NULL, "alloc");
+	TEST_ASSERT_EQUAL(send_all(port0, &m, 1), 1, "tx");
+	got = recv_n(port1, 1, &r, 1, WAIT_MS, NULL);
+	if (got != 1)
+		rte_pktmbuf_free(ref);
+	TEST_ASSERT_EQUAL(got, 1, "%u-byte frame received", len);
+	same = same_bytes(r, ref);
+	rte_pktmbuf_free(ref);
+	rte_pktmbuf_free(r);
+	TEST_ASSERT(same, "%u-byte frame differs", len);
+	return TEST_SUCCESS;
+}
+
+/* A started port without scattered Rx refuses an MTU its buffers miss. */
+static int
+test_mtu_no_scatter(void)
+{
+	struct rte_eth_dev_info info;
+	uint16_t mtu;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port1, &info), "info");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_mtu(port1, &mtu), "get");
+	TEST_ASSERT_EQUAL(mtu, RTE_ETHER_MTU, "configured MTU");
+	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, 9000), -EINVAL,
+			  "MTU 9000 on 2 KB buffers without scatter");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_mtu(port1, &mtu), "get");
+	TEST_ASSERT_EQUAL(mtu, RTE_ETHER_MTU, "MTU after refusal");
+	TEST_ASSERT_SUCCESS(cross_exact(RTE_ETHER_MTU + RTE_ETHER_HDR_LEN, 1),
+			    "frame at the old MTU");
+	/* Anything the buffers hold is accepted while started. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mtu(port1, 2000), "MTU 2000");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_mtu(port1, &mtu), "get");
+	TEST_ASSERT_EQUAL(mtu, 2000, "MTU set");
+	TEST_ASSERT_SUCCESS(cross_exact(2000 + RTE_ETHER_HDR_LEN, 2),
+			    "frame at MTU 2000");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mtu(port1, RTE_ETHER_MTU), "back");
+	TEST_ASSERT_EQUAL(info.max_mtu, info.max_rx_pktlen - 22, "max_mtu");
+	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, info.max_mtu + 1),
+			  -EINVAL, "MTU above max_mtu");
+	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, RTE_ETHER_MIN_MTU - 1),
+			  -EINVAL, "MTU below min_mtu");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_mtu(port1, &mtu), "get");
+	TEST_ASSERT_EQUAL(mtu, RTE_ETHER_MTU, "MTU after refusals");
+	return TEST_SUCCESS;
+}
+
+/*
+ * With scattered Rx: a started port answers -EBUSY for an MTU its posted
+ * slots miss (stop, set, start sets the queues up again), and accepts any
+ * MTU its slots hold; 9000-byte frames then cross byte-exact.
+ */
+static int
+test_mtu_scatter(void)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	uint16_t mtu;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	conf.rxmode.mtu = RTE_ETHER_MTU;
+	conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_SCATTER;
+	TEST_ASSERT_SUCCESS(port_start_conf(port1, &conf, 1, NB_RXD),
+			    "start with scatter");
+	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, 9000), -EBUSY,
+			  "MTU 9000 on a started port with 1-buffer slots");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_mtu(port1, &mtu), "get");
+	TEST_ASSERT_EQUAL(mtu, RTE_ETHER_MTU, "MTU after refusal");
+	TEST_ASSERT_SUCCESS(cross_exact(RTE_ETHER_MTU + RTE_ETHER_HDR_LEN, 3),
+			    "frame at the old MTU");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mtu(port1, 9000), "stopped");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	TEST_ASSERT_SUCCESS(wait_link_up(port1), "link");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_mtu(port1, &mtu), "get");
+	TEST_ASSERT_EQUAL(mtu, 9000, "MTU set");
+	TEST_ASSERT_SUCCESS(cross_exact(9000, 4), "9000-byte frame");
+	TEST_ASSERT_SUCCESS(cross_exact(9000 + RTE_ETHER_HDR_LEN, 5),
+			    "frame at MTU 9000");
+	/* Down and up again while started: the slots hold 9000. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mtu(port1, RTE_ETHER_MTU), "1500");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mtu(port1, 9000), "9000 again");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_mtu(port1, &mtu), "get");
+	TEST_ASSERT_EQUAL(mtu, 9000, "MTU set again");
+	TEST_ASSERT_SUCCESS(cross_exact(9000, 6), "9000-byte frame again");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port1, &info), "info");
+	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, info.max_mtu + 1),
+			  -EINVAL, "MTU above max_mtu");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_mtu(port1, &mtu), "get");
+	TEST_ASSERT_EQUAL(mtu, 9000, "MTU after refusal");
+	/* Back to the plain port of the other cases. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(port1_start_plain(), "start plain");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite_mtu = {
+	.name = "vbr mtu",
+	.setup = setup_plain,
+	.teardown = teardown_pair,
+	.cases = {
+		TEST_CASE(test_mtu_no_scatter),
+		TEST_CASE(test_mtu_scatter),
+		TEST_CASES_END(),
+	},
+};
+
+/* Poll port1's queue 0 until its stats satisfy ok() or WAIT_MS pass. */
+static int
+poll_stats(struct rte_eth_stats *s, bool (*ok)(const struct rte_eth_stats *,
+						uint64_t), uint64_t want,
+	   uint16_t *got)
+{
+	uint64_t deadline = rte_get_timer_cycles() +
+			    rte_get_timer_hz() * WAIT_MS / 1000;
+	struct rte_mbuf *r[32];
+	uint16_t n;
+
+	*got = 0;
+	do {
+		n = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
+		*got += n;
+		free_pkts(r, n);
+		if (rte_eth_stats_get(port1, s) != 0)
+			return -1;
+		if (ok(s, want))
+			return 0;
+	} while (rte_get_timer_cycles() < deadline);
+	return -1;
+}
+
+static bool
+ierrors_reached(const struct rte_eth_stats *s, uint64_t want)
+{
+	return s->ierrors >= want;
+}
+
+/*
+ * Group "errors". Frames larger than port1's Rx buffers (no scattered Rx)
+ * complete with a length error: counted in ierrors, exactly, and their
+ * slots are posted again (rounds add up to more than the ring holds).
+ */
+static int
+test_rx_error_completions(void)
+{
+	enum { ROUNDS = 8, N = 100, BIG = 3000 };
+	struct rte_mbuf *tx[N];
+	struct rte_eth_stats s;
+	struct rte_ether_addr dst;
+	uint16_t i, got, r;
+
+	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port1), "reset");
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < N; i++) {
+			tx[i] = make_pkt(&dst, port0, BIG, i);
+			TEST_ASSERT_NOT_NULL(tx[i], "alloc");
+		}
+		TEST_ASSERT_EQUAL(send_all(port0, tx, N), N, "sent");
+		TEST_ASSERT_SUCCESS(poll_stats(&s, ierrors_reached,
+					       (uint64_t)(r + 1) * N, &got),
+				    "round %u: ierrors %" PRIu64, r,
+				    s.ierrors);
+		TEST_ASSERT_EQUAL(got, 0, "oversized frames delivered");
+	}
+	rte_delay_ms(100);
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
+	TEST_ASSERT_EQUAL(s.ierrors, ROUNDS * N, "ierrors");
+	TEST_ASSERT_EQUAL(s.q_errors[0], ROUNDS * N, "q_errors[0]");
+	TEST_ASSERT_EQUAL(s.ipackets, 0, "ipackets");
+	TEST_ASSERT_EQUAL(s.imissed, 0, "imissed");
+	TEST_ASSERT_EQUAL(s.rx_nombuf, 0, "rx_nombuf");
+	/* The queue keeps receiving normal frames. */
+	for (i = 0; i < 20; i++)
+		TEST_ASSERT_SUCCESS(cross_exact(60 + i * 70, i), "frame %u", i);
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
+	TEST_ASSERT_EQUAL(s.ipackets, 20, "ipackets after errors");
+	TEST_ASSERT_EQUAL(s.ierrors, ROUNDS * N, "ierrors after");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port1), "reset");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
+	TEST_ASSERT_EQUAL(s.ierrors, 0, "ierrors after reset");
+	return TEST_SUCCESS;
+}
+
+static uint32_t extbuf_freed;
+
+static void
+extbuf_free(void *addr, void *opaque)
+{
+	RTE_SET_USED(opaque);
+	free(addr);
+	extbuf_freed++;
+}
+
+/* An mbuf whose data is in malloc()ed memory, addressed to port1. */
+static struct rte_mbuf *
+make_ext_pkt(uint16_t len)
+{
+	struct rte_mbuf_ext_shared_info *shinfo;
+	struct rte_ether_addr dst;
+	struct rte_ether_hdr *eh;
+	struct rte_mbuf *m;
+	uint16_t buf_len = 4096;
+	void *buf;
+
+	buf = malloc(buf_len);
+	m = rte_pktmbuf_alloc(mp);
+	if (buf == NULL || m == NULL)
+		goto error;
+	shinfo = rte_pktmbuf_ext_shinfo_init_helper(buf, &buf_len,
+						    extbuf_free, NULL);
+	if (shinfo == NULL)
+		goto error;
+	rte_pktmbuf_attach_extbuf(m, buf, RTE_BAD_IOVA, buf_len, shinfo);
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, len);
+	if (eh == NULL) {
+		rte_pktmbuf_free(m);	/* frees buf */
+		return NULL;
+	}
+	memset(eh, 0x5a, len);
+	rte_eth_macaddr_get(port1, &dst);
+	eh->dst_addr = dst;
+	rte_eth_macaddr_get(port0, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(ETHERTYPE_TEST);
+	return m;
+error:
+	free(buf);
+	rte_pktmbuf_free(m);
+	return NULL;
+}
+
+/* A chain of n segments of seg_len bytes, a frame to port1. */
+static struct rte_mbuf *
+make_chain(uint16_t n, uint16_t seg_len, uint32_t seq)
+{
+	struct rte_ether_addr dst;
+	struct rte_mbuf *m;
+	uint16_t i;
+
+	rte_eth_macaddr_get(port1, &dst);
+	m = make_pkt(&dst, port0, (uint32_t)n * seg_len, seq);
+	if (m == NULL || m->nb_segs != 1)
+		return NULL;
+	/* Cut the one buffer's data into n segments. */
+	for (i = 1; i < n; i++) {
+		struct rte_mbuf *seg = rte_pktmbuf_alloc(mp);
+		struct rte_mbuf *last = rte_pktmbuf_lastseg(m);
+
+		if (seg == NULL) {
+			rte_pktmbuf_free(m);
+			return NULL;
+		}
+		memcpy(rte_pktmbuf_append(seg, seg_len),
+		       rte_pktmbuf_mtod_offset(m, void *, i * seg_len),
+		       seg_len);
+		last->next = seg;
+		m->nb_segs++;
+	}
+	m->data_len = seg_len;
+	return m;
+}
+
+/*
+ * Tx of packets the device cannot take: data outside every registered
+ * region, more segments than a WQE holds. Each is dropped, freed and counted
+ * in oerrors; nothing reaches the wire; the queue keeps working.
+ */
+static int
+test_tx_errors(void)
+{
+	struct rte_eth_dev_info info;
+	struct rte_eth_stats s0, s1;
+	struct rte_mbuf *m, *seg, *r[4];
+	unsigned int in_use;
+	uint16_t max_segs;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port0, &info), "info");
+	max_segs = info.tx_desc_lim.nb_seg_max;
+	TEST_ASSERT(max_segs > 1 && max_segs < 64, "nb_seg_max %u", max_segs);
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port0), "reset");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port1), "reset");
+	/* Let the Tx queue's completions of earlier cases come back. */
+	TEST_ASSERT_SUCCESS(cross_exact(100, 0), "warm-up");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port0), "reset");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port1), "reset");
+	in_use = rte_mempool_in_use_count(mp);
+	extbuf_freed = 0;
+
+	/* One segment in malloc()ed memory. */
+	m = make_ext_pkt(200);
+	TEST_ASSERT_NOT_NULL(m, "ext mbuf");
+	TEST_ASSERT_EQUAL(rte_eth_tx_burst(port0, 0, &m, 1), 1, "consumed");
+	TEST_ASSERT_EQUAL(extbuf_freed, 1, "external buffer freed");
+	/* Second segment in malloc()ed memory. */
+	m = make_chain(1, 100, 1);
+	seg = make_ext_pkt(100);
+	TEST_ASSERT(m != NULL && seg != NULL, "alloc");
+	m->next = seg;
+	m->nb_segs = 2;
+	m->pkt_len += seg->pkt_len;
+	TEST_ASSERT_EQUAL(rte_eth_tx_burst(port0, 0, &m, 1), 1, "consumed");
+	TEST_ASSERT_EQUAL(extbuf_freed, 2, "external buffer freed");
+	/* One segment more than a WQE holds. */
+	m = make_chain(max_segs + 1, 32, 2);
+	TEST_ASSERT_NOT_NULL(m, "chain");
+	TEST_ASSERT_EQUAL(m->nb_segs, max_segs + 1, "segments");
+	TEST_ASSERT_EQUAL(rte_eth_tx_burst(port0, 0, &m, 1), 1, "consumed");
+	/* (Completions of earlier packets may only return more.) */
+	TEST_ASSERT(rte_mempool_in_use_count(mp) <= in_use,
+		    "mbufs of dropped packets kept: %u in use, %u before",
+		    rte_mempool_in_use_count(mp), in_use);
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port0, &s0), "stats");
+	TEST_ASSERT_EQUAL(s0.oerrors, 3, "oerrors");
+	TEST_ASSERT_EQUAL(s0.opackets, 0, "opackets");
+	TEST_ASSERT_EQUAL(s0.obytes, 0, "obytes");
+	TEST_ASSERT_EQUAL(recv_n(port1, 1, r, RTE_DIM(r), 200, NULL), 0,
+			  "a dropped packet arrived");
+	/* Exactly max_segs segments is fine. */
+	m = make_chain(max_segs, 32, 3);
+	TEST_ASSERT_NOT_NULL(m, "chain");
+	{
+		struct rte_mbuf *ref, *got;
+		struct rte_ether_addr dst;
+		int same;
+
+		rte_eth_macaddr_get(port1, &dst);
+		ref = make_pkt(&dst, port0, (uint32_t)max_segs * 32, 3);
+		TEST_ASSERT_NOT_NULL(ref, "alloc");
+		TEST_ASSERT_EQUAL(send_all(port0, &m, 1), 1, "tx");
+		TEST_ASSERT_EQUAL(recv_n(port1, 1, &got, 1, WAIT_MS, NULL), 1,
+				  "%u-segment packet received", max_segs);
+		same = same_bytes(got, ref);
+		rte_pktmbuf_free(got);
+		rte_pktmbuf_free(ref);
+		TEST_ASSERT(same, "%u-segment packet differs", max_segs);
+	}
+	TEST_ASSERT_SUCCESS(cross_exact(1000, 9), "traffic after drops");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port0, &s0), "stats");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s1), "stats");
+	TEST_ASSERT_EQUAL(s0.oerrors, 3, "oerrors at end");
+	TEST_ASSERT_EQUAL(s0.opackets, 2, "opackets at end");
+	TEST_ASSERT_EQUAL(s1.ipackets, 2, "ipackets at end");
+	TEST_ASSERT_EQUAL(s1.ierrors, 0, "ierrors at end");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite_errors = {
+	.name = "vbr errors",
+	.setup = setup_plain,
+	.teardown = teardown_pair,
+	.cases = {
+		TEST_CASE(test_rx_error_completions),
+		TEST_CASE(test_tx_errors),
+		TEST_CASES_END(),
+	},
+};
+
+/* Group "xstats": ethdev's basic xstats and the device counters. */
+struct xstats_snap {
+	int n;
+	struct rte_eth_xstat_name names[256];
+	struct rte_eth_xstat values[256];
+};
+
+static struct xstats_snap snap;
+
+static int
+xstats_read(uint16_t port)
+{
+	int n;
+
+	n = rte_eth_xstats_get_names(port, NULL, 0);
+	if (n <= 0 || n > (int)RTE_DIM(snap.names))
+		return -1;
+	if (rte_eth_xstats_get_names(port, snap.names, n) != n ||
+	    rte_eth_xstats_get(port, snap.values, n) != n)
+		return -1;
+	snap.n = n;
+	return 0;
+}
+
+/* Value of a named xstat in the snapshot; UINT64_MAX if absent. */
+static uint64_t
+xstat(const char *name)
+{
+	int i;
+
+	for (i = 0; i < snap.n; i++)
+		if (strcmp(snap.names[snap.values[i].id].name, name) == 0)
+			return snap.values[i].value;
+	return UINT64_MAX;
+}
+
+/* Poll port1 and its xstats until name reaches want or WAIT_MS pass. */
+static uint64_t
+xstat_wait(const char *name, uint64_t want, uint16_t *got)
+{
+	uint64_t deadline = rte_get_timer_cycles() +
+			    rte_get_timer_hz() * WAIT_MS / 1000;
+	struct rte_mbuf *r[32];
+	uint16_t n;
+
+	*got = 0;
+	do {
+		n = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
+		*got += n;
+		free_pkts(r, n);
+		if (xstats_read(port1) != 0)
+			return UINT64_MAX;
+		if (xstat(name) == want)
+			break;
+	} while (rte_get_timer_cycles() < deadline);
+	return xstat(name);
+}
+
+static int
+test_xstats_basic(void)
+{
+	struct rte_ether_addr dst;
+	struct rte_eth_stats s;
+	uint16_t i;
+
+	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port1), "reset");
+	for (i = 0; i < 10; i++)
+		TEST_ASSERT_SUCCESS(cross_exact(100 + i, i), "frame %u", i);
+	TEST_ASSERT_SUCCESS(xstats_read(port1), "xstats");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
+	TEST_ASSERT_EQUAL(xstat("rx_good_packets"), 10, "rx_good_packets");
+	TEST_ASSERT_EQUAL(xstat("rx_good_bytes"), s.ibytes, "rx_good_bytes");
+	TEST_ASSERT_EQUAL(xstat("rx_missed_errors"), 0, "rx_missed_errors");
+	TEST_ASSERT_EQUAL(xstat("rx_errors"), 0, "rx_errors");
+	/* rte_eth_xstats_reset() also resets the basic stats. */
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port1), "reset");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
+	TEST_ASSERT_EQUAL(s.ipackets, 0, "ipackets after xstats reset");
+	TEST_ASSERT_SUCCESS(xstats_read(port1), "xstats");
+	TEST_ASSERT_EQUAL(xstat("rx_good_packets"), 0, "after reset");
+	return TEST_SUCCESS;
+}
+
+static int
+test_xstats_device(void)
+{
+	enum { FOREIGN = 25, BURST = 600 };
+	struct rte_mbuf *tx[BURST];
+	struct rte_ether_addr dst;
+	struct rte_eth_stats s;
+	uint64_t id, value;
+	uint16_t i, got;
+
+	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port1), "reset");
+	TEST_ASSERT_SUCCESS(xstats_read(port1), "xstats");
+	TEST_ASSERT_EQUAL(xstat("rx_out_of_buffer"), 0, "rx_out_of_buffer");
+	TEST_ASSERT_EQUAL(xstat("rx_no_match"), 0, "rx_no_match");
+	TEST_ASSERT_EQUAL(xstat("rx_error_completions"), 0,
+			  "rx_error_completions");
+
+	/* Frames to a foreign MAC, not promiscuous: no rule matches. */
+	for (i = 0; i < FOREIGN; i++) {
+		tx[i] = make_pkt(&foreign_mac, port0, 80, i);
+		TEST_ASSERT_NOT_NULL(tx[i], "alloc");
+	}
+	TEST_ASSERT_EQUAL(send_all(port0, tx, FOREIGN), FOREIGN, "sent");
+	TEST_ASSERT_EQUAL(xstat_wait("rx_no_match", FOREIGN, &got), FOREIGN,
+			  "rx_no_match");
+	TEST_ASSERT_EQUAL(got, 0, "foreign frames delivered");
+	rte_delay_ms(100);
+	TEST_ASSERT_SUCCESS(xstats_read(port1), "xstats");
+	TEST_ASSERT_EQUAL(xstat("rx_no_match"), FOREIGN, "rx_no_match");
+	TEST_ASSERT_EQUAL(xstat("rx_out_of_buffer"), 0, "rx_out_of_buffer");
+	TEST_ASSERT_EQUAL(xstat("rx_good_packets"), 0, "rx_good_packets");
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_get_id_by_name(port1, "rx_no_match",
+							  &id), "id");
+	TEST_ASSERT_EQUAL(rte_eth_xstats_get_by_id(port1, &id, &value, 1), 1,
+			  "by id");
+	TEST_ASSERT_EQUAL(value, FOREIGN, "rx_no_match by id");
+
+	/* More frames than posted buffers, unpolled: out of buffer. */
+	for (i = 0; i < BURST; i++) {
+		tx[i] = make_pkt(&dst, port0, 64, i);
+		TEST_ASSERT_NOT_NULL(tx[i], "alloc");
+	}
+	TEST_ASSERT_EQUAL(send_all(port0, tx, BURST), BURST, "sent");
+	rte_delay_ms(300);
+	TEST_ASSERT_SUCCESS(xstats_read(port1), "xstats");
+	TEST_ASSERT_EQUAL(xstat("rx_out_of_buffer"), BURST - NB_RXD,
+			  "rx_out_of_buffer");
+	TEST_ASSERT_EQUAL(xstat("rx_missed_errors"), BURST - NB_RXD,
+			  "rx_missed_errors (imissed)");
+	TEST_ASSERT_EQUAL(xstat("rx_no_match"), FOREIGN, "rx_no_match");
+	got = recv_n(port1, 1, tx, BURST, 300, NULL);
+	free_pkts(tx, got);
+	TEST_ASSERT_EQUAL(got, NB_RXD, "received");
+
+	/* Oversized frames: error completions, device and queue view. */
+	for (i = 0; i < 7; i++) {
+		tx[i] = make_pkt(&dst, port0, 3000, i);
+		TEST_ASSERT_NOT_NULL(tx[i], "alloc");
+	}
+	TEST_ASSERT_EQUAL(send_all(port0, tx, 7), 7, "sent");
+	TEST_ASSERT_EQUAL(xstat_wait("rx_errors", 7, &got), 7, "rx_errors");
+	TEST_ASSERT_EQUAL(xstat("rx_error_completions"), 7,
+			  "rx_error_completions");
+
+	/* One reset clears them all. */
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port1), "reset");
+	TEST_ASSERT_SUCCESS(xstats_read(port1), "xstats");
+	TEST_ASSERT_EQUAL(xstat("rx_no_match"), 0, "rx_no_match reset");
+	TEST_ASSERT_EQUAL(xstat("rx_out_of_buffer"), 0, "oob reset");
+	TEST_ASSERT_EQUAL(xstat("rx_error_completions"), 0, "errors reset");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
+	TEST_ASSERT_EQUAL(s.imissed + s.ierrors + s.ipackets, 0,
+			  "stats after xstats reset");
+	/* And stats reset clears the device counters too. */
+	TEST_ASSERT_EQUAL(deliver_one(&foreign_mac, 200), 0, "foreign");
+	TEST_ASSERT_EQUAL(xstat_wait("rx_no_match", 1, &got), 1, "no match");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port1), "reset");
+	TEST_ASSERT_SUCCESS(xstats_read(port1), "xstats");
+	TEST_ASSERT_EQUAL(xstat("rx_no_match"), 0, "after stats reset");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite_xstats = {
+	.name = "vbr xstats",
+	.setup = setup_plain,
+	.teardown = teardown_pair,
+	.cases = {
+		TEST_CASE(test_xstats_basic),
+		TEST_CASE(test_xstats_device),
+		TEST_CASES_END(),
+	},
+};
+
 int
 main(int argc, char **argv)
 {
@@ -723,6 +1537,10 @@ main(int argc, char **argv)
 		{ "rss", &suite_rss, true },
 		{ "lifecycle", &suite_lifecycle, false },
 		{ "devargs", &suite_devargs, false },
+		{ "lsc", &suite_lsc, false },
+		{ "mtu", &suite_mtu, true },
+		{ "errors", &suite_errors, true },
+		{ "xstats", &suite_xstats, true },
 	};
 	char *eal[32];
 	unsigned int g;

@@ -85,7 +85,7 @@ struct vbr_priv {
 	uint64_t mr_gen;		/**< bumped when an MR goes away */
 	SLIST_HEAD(, vbr_mr_retired) mr_retired; /**< old tables */
 	/* Stats. */
-	uint64_t imissed_base;		/**< out_of_buffer at last reset */
+	struct vbr_glue_port_counters cnt_base; /**< at the last reset */
 };
 
 /* vbr.c */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <ethdev_driver.h>
@@ -355,6 +356,7 @@ static int
 vbr_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
+	uint16_t i;
 
 	if ((uint32_t)mtu + VBR_ETH_OVERHEAD > priv->max_rx_pktlen) {
 		VBR_LOG(ERR, "port %u: MTU %u above the maximum %u",
@@ -363,7 +365,22 @@ vbr_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
 		return -EINVAL;
 	}
 	/* Stopped: the queues may be set up again; dev_start checks. */
-	return priv->started ? vbr_rxq_check_mtu(dev, mtu) : 0;
+	if (!priv->started || vbr_rxq_check_mtu(dev, mtu) == 0)
+		return 0;
+	/*
+	 * A WQE's buffers are fixed while it is posted, and the queues cannot
+	 * be set up again under a running datapath. With scattered Rx the
+	 * MTU fits once the port is stopped (start sets the queues up again
+	 * with more buffers per slot): busy. Without it, no restart helps.
+	 */
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		const struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		if (rxq != NULL &&
+		    (rxq->offloads & RTE_ETH_RX_OFFLOAD_SCATTER))
+			return -EBUSY;
+	}
+	return -EINVAL;
 }
 
 static int
@@ -472,20 +489,61 @@ vbr_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
 	return vbr_flows_sync_mc(priv);
 }
 
-static uint64_t
-vbr_out_of_buffer(struct vbr_priv *priv)
-{
-	struct vbr_glue_port_counters c;
+/*
+ * Device port counters, the drops that no queue sees. imissed is
+ * out_of_buffer; the xstats below show each of them. All count from the
+ * last stats or xstats reset (cnt_base).
+ */
+struct vbr_xstat {
+	const char *name;	/* xstat name */
+	size_t offset;		/* in struct vbr_glue_port_counters */
+};
 
-	if (priv->glue->query_port_counters(priv->ctx, &c) != 0)
+static const struct vbr_xstat vbr_xstats[] = {
+	{ "rx_out_of_buffer",
+	  offsetof(struct vbr_glue_port_counters, out_of_buffer) },
+	{ "rx_no_match",
+	  offsetof(struct vbr_glue_port_counters, no_match) },
+	{ "rx_error_completions",
+	  offsetof(struct vbr_glue_port_counters, rx_errors) },
+};
+
+/* Read the device counters; all zero when the device has none. */
+static int
+vbr_dev_counters(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
+{
+	int ret;
+
+	ret = priv->glue->query_port_counters(priv->ctx, c);
+	if (ret != 0)
+		memset(c, 0, sizeof(*c));
+	return ret;
+}
+
+static uint64_t
+vbr_counter(const struct vbr_glue_port_counters *c, size_t offset)
+{
+	return *(const uint64_t *)((const char *)c + offset);
+}
+
+/*
+ * Device counters shown as xstats: swverbs has them all; the ibverbs glue
+ * reads out_of_buffer only (the first entry); none when the device has no
+ * counters.
+ */
+static unsigned int
+vbr_xstats_count(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
+{
+	if (vbr_dev_counters(priv, c) != 0)
 		return 0;
-	return c.out_of_buffer;
+	return priv->sw_device ? RTE_DIM(vbr_xstats) : 1;
 }
 
 static int
 vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_glue_port_counters c;
 	uint16_t i;
 
 	for (i = 0; i < dev->data->nb_rx_queues; i++) {
@@ -516,7 +574,8 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 			stats->q_obytes[i] = txq->obytes;
 		}
 	}
-	stats->imissed = vbr_out_of_buffer(priv) - priv->imissed_base;
+	vbr_dev_counters(priv, &c);
+	stats->imissed = c.out_of_buffer - priv->cnt_base.out_of_buffer;
 	return 0;
 }
 
@@ -545,8 +604,43 @@ vbr_stats_reset(struct rte_eth_dev *dev)
 		txq->obytes = 0;
 		txq->oerrors = 0;
 	}
-	priv->imissed_base = vbr_out_of_buffer(priv);
+	vbr_dev_counters(priv, &priv->cnt_base);
 	return 0;
+}
+
+static int
+vbr_xstats_get_names(struct rte_eth_dev *dev,
+		     struct rte_eth_xstat_name *names, unsigned int size)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_glue_port_counters c;
+	unsigned int n = vbr_xstats_count(priv, &c), i;
+
+	if (names == NULL || size < n)
+		return n;
+	for (i = 0; i < n; i++)
+		snprintf(names[i].name, sizeof(names[i].name), "%s",
+			 vbr_xstats[i].name);
+	return n;
+}
+
+static int
+vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
+	       unsigned int size)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_glue_port_counters c;
+	unsigned int n = vbr_xstats_count(priv, &c), i;
+
+	if (xstats == NULL || size < n)
+		return n;
+	for (i = 0; i < n; i++) {
+		xstats[i].id = i;
+		xstats[i].value = vbr_counter(&c, vbr_xstats[i].offset) -
+				  vbr_counter(&priv->cnt_base,
+					      vbr_xstats[i].offset);
+	}
+	return n;
 }
 
 const struct eth_dev_ops vbr_dev_ops = {
@@ -567,6 +661,9 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.mtu_set = vbr_mtu_set,
 	.stats_get = vbr_stats_get,
 	.stats_reset = vbr_stats_reset,
+	.xstats_get = vbr_xstats_get,
+	.xstats_get_names = vbr_xstats_get_names,
+	.xstats_reset = vbr_stats_reset,
 	.rx_queue_setup = vbr_rx_queue_setup,
 	.rx_queue_release = vbr_rx_queue_release,
 	.tx_queue_setup = vbr_tx_queue_setup,

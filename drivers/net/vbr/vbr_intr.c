@@ -35,8 +35,16 @@ vbr_intr_handler(void *arg)
 	}
 	if (!link_event)
 		return;
-	/* rte_eth_linkstatus_set() returns -1 when nothing changed. */
-	if (vbr_link_update(dev, 0) == 0 && dev->data->dev_conf.intr_conf.lsc)
+	/*
+	 * The device raises a port event only when the port state changes,
+	 * so each one is reported, whatever vbr_link_update() says: a
+	 * link_update op run by the application thread meanwhile (link_get
+	 * on a stopped port, or without lsc, or dev_start) may already have
+	 * stored the new state, and its change would be lost otherwise. A
+	 * failed port query is logged by vbr_link_update().
+	 */
+	vbr_link_update(dev, 0);
+	if (dev->data->dev_conf.intr_conf.lsc)
 		rte_eth_dev_callback_process(dev, RTE_ETH_EVENT_INTR_LSC,
 					     NULL);
 }
