@@ -359,7 +359,8 @@ vbr_probe(struct rte_vdev_device *vdev)
 	dev->rx_pkt_burst = vbr_rx_burst;
 	dev->tx_pkt_burst = vbr_tx_burst;
 	dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC |
-				RTE_ETH_DEV_FLOW_OPS_THREAD_SAFE;
+				RTE_ETH_DEV_FLOW_OPS_THREAD_SAFE |
+				RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS;
 	vbr_link_update(dev, 0);
 	rte_eth_dev_probing_finish(dev);
 	VBR_LOG(INFO, "%s: port %u on %s device %s, MAC "

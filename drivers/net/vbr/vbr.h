@@ -78,6 +78,7 @@ struct vbr_priv {
 	uint32_t flow_tag_rules;	/**< rules with MARK/FLAG (Rx reads) */
 	unsigned int isolated:1;	/**< rte_flow_isolate(): no defaults */
 	unsigned int flow_lock_init:1;	/**< flow_lock initialised */
+	unsigned int flows_on:1;	/**< rules go on the device (flow_lock) */
 	/* Memory registration. */
 	rte_spinlock_t mr_lock;		/**< serialises MR updates */
 	TAILQ_HEAD(, vbr_mr) mrs;	/**< registered MRs */

@@ -217,7 +217,7 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 		}
 	}
 	flow->id = priv->flow_seq++;
-	if (priv->started) {
+	if (priv->flows_on) {
 		ret = vbr_flow_on(priv, flow, error);
 		if (ret != 0)
 			goto error;
@@ -295,7 +295,7 @@ vbr_flow_isolate(struct rte_eth_dev *dev, int enable,
 	int ret = 0;
 
 	pthread_mutex_lock(&priv->flow_lock);
-	if (priv->started && !!enable != priv->isolated)
+	if (priv->flows_on && !!enable != priv->isolated)
 		ret = rte_flow_error_set(error, EBUSY,
 			RTE_FLOW_ERROR_TYPE_UNSPECIFIED, NULL,
 			"vbr: stop the port to change isolated mode");
@@ -394,6 +394,9 @@ vbr_flow_start(struct vbr_priv *priv)
 		TAILQ_FOREACH(flow, &priv->flows, next)
 			vbr_flow_off(priv, flow);
 		vbr_rss_stop(priv);
+	} else {
+		/* From now on, rules created go on the device at once. */
+		priv->flows_on = 1;
 	}
 	pthread_mutex_unlock(&priv->flow_lock);
 	return ret;
@@ -406,6 +409,7 @@ vbr_flow_stop(struct vbr_priv *priv)
 	struct rte_flow *flow;
 
 	pthread_mutex_lock(&priv->flow_lock);
+	priv->flows_on = 0;
 	TAILQ_FOREACH(flow, &priv->flows, next)
 		vbr_flow_off(priv, flow);
 	vbr_rss_stop(priv);
