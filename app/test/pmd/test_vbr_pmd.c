@@ -21,6 +21,7 @@
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_flow.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -1494,9 +1495,47 @@ test_xstats_device(void)
 	TEST_ASSERT_EQUAL(xstat("rx_error_completions"), 7,
 			  "rx_error_completions");
 
+	/* Frames an rte_flow drop rule takes. */
+	{
+		struct rte_flow_attr attr = { .ingress = 1 };
+		struct rte_flow_item_eth eth = { .dst = dst };
+		struct rte_flow_item_eth eth_mask = {
+			.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff,
+					    0xff },
+		};
+		struct rte_flow_item pattern[] = {
+			{ .type = RTE_FLOW_ITEM_TYPE_ETH, .spec = &eth,
+			  .mask = &eth_mask },
+			{ .type = RTE_FLOW_ITEM_TYPE_END },
+		};
+		struct rte_flow_action actions[] = {
+			{ .type = RTE_FLOW_ACTION_TYPE_DROP },
+			{ .type = RTE_FLOW_ACTION_TYPE_END },
+		};
+		struct rte_flow_error err;
+		struct rte_flow *flow;
+
+		flow = rte_flow_create(port1, &attr, pattern, actions, &err);
+		TEST_ASSERT_NOT_NULL(flow, "drop rule: %s",
+				     err.message != NULL ? err.message : "?");
+		for (i = 0; i < 9; i++) {
+			tx[i] = make_pkt(&dst, port0, 90, i);
+			TEST_ASSERT_NOT_NULL(tx[i], "alloc");
+		}
+		TEST_ASSERT_EQUAL(send_all(port0, tx, 9), 9, "sent");
+		TEST_ASSERT_EQUAL(xstat_wait("rx_flow_dropped", 9, &got), 9,
+				  "rx_flow_dropped");
+		TEST_ASSERT_EQUAL(got, 0, "dropped frames delivered");
+		TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, flow, &err),
+				    "destroy");
+		TEST_ASSERT_EQUAL(deliver_one(&dst, 500), 1,
+				  "received after the drop rule went");
+	}
+
 	/* One reset clears them all. */
 	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port1), "reset");
 	TEST_ASSERT_SUCCESS(xstats_read(port1), "xstats");
+	TEST_ASSERT_EQUAL(xstat("rx_flow_dropped"), 0, "dropped reset");
 	TEST_ASSERT_EQUAL(xstat("rx_no_match"), 0, "rx_no_match reset");
 	TEST_ASSERT_EQUAL(xstat("rx_out_of_buffer"), 0, "oob reset");
 	TEST_ASSERT_EQUAL(xstat("rx_error_completions"), 0, "errors reset");

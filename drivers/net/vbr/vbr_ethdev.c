@@ -506,6 +506,8 @@ static const struct vbr_xstat vbr_xstats[] = {
 	  offsetof(struct vbr_glue_port_counters, no_match) },
 	{ "rx_error_completions",
 	  offsetof(struct vbr_glue_port_counters, rx_errors) },
+	{ "rx_flow_dropped",
+	  offsetof(struct vbr_glue_port_counters, dropped) },
 };
 
 /* Read the device counters; all zero when the device has none. */

@@ -35,6 +35,7 @@ struct vbr_glue_port_counters {
 	uint64_t out_of_buffer;	/**< frames dropped for lack of a posted WQE */
 	uint64_t no_match;	/**< frames that matched no steering rule */
 	uint64_t rx_errors;	/**< frames completed with an error */
+	uint64_t dropped;	/**< frames dropped by a DROP rule */
 };
 
 struct vbr_glue {

@@ -31,6 +31,7 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 	counters->out_of_buffer = c.rx_out_of_buffer;
 	counters->no_match = c.rx_no_match;
 	counters->rx_errors = c.rx_errors;
+	counters->dropped = c.rx_dropped;
 	return 0;
 }
 
