@@ -188,9 +188,10 @@ vbr_rxq_check_mtu(struct rte_eth_dev *dev, uint16_t mtu)
 		       RTE_PKTMBUF_HEADROOM;
 		if ((uint32_t)mtu + VBR_ETH_OVERHEAD > room * rxq->segs) {
 			VBR_LOG(ERR, "port %u: MTU %u needs more than the %u "
-				"buffers of %u bytes of rxq %u: stop the port "
-				"first", dev->data->port_id, mtu,
-				rxq->segs, room, i);
+				"buffers of %u bytes of rxq %u (with scatter: "
+				"stop the port to resize; without: enable "
+				"scatter or use larger mbufs)",
+				dev->data->port_id, mtu, rxq->segs, room, i);
 			return -EINVAL;
 		}
 	}
