@@ -629,6 +629,26 @@ engine_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The engine's CPU set: the one CPU it is pinned to, or every CPU. Never the
+ * creating thread's set: that is often an application thread pinned to its
+ * own core (a DPDK lcore), which the engine would then share with it.
+ */
+static void
+engine_cpuset(int cpu, cpu_set_t *set)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	long i;
+
+	CPU_ZERO(set);
+	if (cpu >= 0) {
+		CPU_SET(cpu, set);
+		return;
+	}
+	for (i = 0; i < ncpu && i < CPU_SETSIZE; i++)
+		CPU_SET(i, set);
+}
+
 static int
 engine_start(void)
 {
@@ -640,11 +660,8 @@ engine_start(void)
 	if (swv_engine.bell_fd < 0)
 		return errno;
 	pthread_attr_init(&attr);
-	if (swv_engine.cpu >= 0) {
-		CPU_ZERO(&set);
-		CPU_SET(swv_engine.cpu, &set);
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	}
+	engine_cpuset(swv_engine.cpu, &set);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 	SWV_STORE(&swv_engine.stop, 0);
 	ret = pthread_create(&swv_engine.thread, &attr, engine_main, NULL);
 	pthread_attr_destroy(&attr);
@@ -696,28 +713,26 @@ swv_engine_del(struct swv_device *dev)
 int
 swv_set_engine_cpu(int cpu)
 {
-	cpu_set_t set, allowed;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	cpu_set_t set;
+	int ret = 0;
 
+	/*
+	 * Not checked against the calling thread's affinity: that is often an
+	 * application thread pinned to its own core, and the engine belongs
+	 * on another one. A CPU the process may not use fails the engine's
+	 * start, or here when it runs.
+	 */
 	if (cpu < -1 || (cpu >= 0 && (cpu >= CPU_SETSIZE || cpu >= ncpu)))
 		return EINVAL;
-	if (cpu >= 0 && (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 ||
-			 !CPU_ISSET(cpu, &allowed)))
-		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
-	swv_engine.cpu = cpu;
 	if (swv_engine.running) {
-		CPU_ZERO(&set);
-		if (cpu >= 0) {
-			CPU_SET(cpu, &set);
-		} else {
-			int i;
-
-			for (i = 0; i < ncpu && i < CPU_SETSIZE; i++)
-				CPU_SET(i, &set);
-		}
-		pthread_setaffinity_np(swv_engine.thread, sizeof(set), &set);
+		engine_cpuset(cpu, &set);
+		ret = pthread_setaffinity_np(swv_engine.thread, sizeof(set),
+					     &set);
 	}
+	if (ret == 0)
+		swv_engine.cpu = cpu;
 	pthread_mutex_unlock(&swv_lock);
-	return 0;
+	return ret;
 }

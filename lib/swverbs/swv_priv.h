@@ -517,10 +517,24 @@ struct swv_flow {
 /** Hash slots: NULL (end of probe), SWV_SLOT_TOMB, or a list head. */
 #define SWV_SLOT_TOMB ((struct swv_flow *)(uintptr_t)1)
 
+/**
+ * One slot: the head and its key's hash, so that a probe compares hashes
+ * in the slot array and reaches a rule only on a (likely) match: a miss or
+ * an insert walks one or two cache lines, not one rule per probed slot.
+ * The hash is written before the head is published (release); a reader
+ * that pairs a stale hash with a new head only fails the hash or key
+ * compare, and the key compare decides.
+ */
+struct swv_slot {
+	struct swv_flow *f;		/**< RCU pointer */
+	uint32_t hash;			/**< of f's key, when f is a head */
+	uint32_t rsvd;
+};
+
 struct swv_slots {
 	uint32_t mask;			/**< slots - 1 */
 	uint32_t used;			/**< live + tombstones (control) */
-	struct swv_flow *slot[];
+	struct swv_slot slot[];
 };
 
 struct swv_prio_count {
