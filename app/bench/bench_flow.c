@@ -25,7 +25,13 @@
  * with S(i) = 10.0.0.0 + i, M(k) = 255.255.255.255 << k: m distinct masks,
  * and every frame, with dst D and one of the rules' sources, matches one
  * rule. Frames cycle over the sources of up to --flows rules spread over
- * the whole set, so with 1M rules lookups touch the whole table.
+ * the whole set, so with 1M rules lookups touch the whole table; --flows 1
+ * sends every frame to rule 0 whatever the number of rules (equal traffic).
+ * Forwarding is a closed loop, as testpmd's io mode with tx_first: a window
+ * of frames circulates, each received frame is sent again, so the bench's
+ * own core does no frame building and never overruns the Rx ring. Run the
+ * swverbs engine on another core than this lcore (devarg engine_cpu=N).
+ * BENCH_DEBUG=1 in the environment prints the Rx port's counters per case.
  *
  * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
  *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
@@ -52,6 +58,7 @@
 
 #define BURST 32
 #define NB_MBUF 16384
+#define WINDOW 512	/* frames in flight */
 #define MAX_CASES 16
 #define SRC_BASE RTE_IPV4(10, 0, 0, 0)
 #define DST_ADDR RTE_IPV4(192, 168, 255, 255)
@@ -233,15 +240,32 @@ frame_fill(struct rte_mbuf *m, uint32_t src)
 	udp->dgram_len = rte_cpu_to_be_16(60 - sizeof(*eh) - sizeof(*ip));
 }
 
+/* Point a frame built by frame_fill() at another source (no checksum:
+ * nothing on the path checks it, and the bench measures the device).
+ */
+static inline void
+frame_src(struct rte_mbuf *m, uint32_t src)
+{
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+		struct rte_ipv4_hdr *, sizeof(struct rte_ether_hdr));
+
+	ip->src_addr = rte_cpu_to_be_32(src);
+}
+
 /*
- * Send and receive for the given time; frames cycle over nb_flows sources
- * spread over the n rules. Return Mpps received; *hit: marked share.
+ * Forward for the given time, as testpmd's io mode with tx_first: WINDOW
+ * frames circulate, each received frame is sent again at once (with the
+ * next source), so the window never overruns the Rx ring and no cycle goes
+ * to building or freeing frames: what is measured is the port pair and the
+ * device. Frames cycle over nb_flows sources spread over the n rules.
+ * Return Mpps received; *hit: marked share.
  */
 static double
 forward(uint32_t n, double *hit)
 {
-	struct rte_mbuf *tx[BURST], *rx[BURST * 2];
+	struct rte_mbuf *pkts[BURST * 2];
 	uint64_t hz = rte_get_tsc_hz(), start, end, now, got = 0, marked = 0;
+	uint64_t sent = 0;
 	uint32_t flows_used = RTE_MAX(RTE_MIN(n, nb_flows), 1u);
 	uint32_t stride = RTE_MAX(n / flows_used, 1u), f = 0;
 	uint16_t i, nb_tx, nb_rx;
@@ -250,30 +274,50 @@ forward(uint32_t n, double *hit)
 	end = start + (uint64_t)(seconds * hz);
 	now = start;
 	while (now < end) {
-		if (rte_pktmbuf_alloc_bulk(mp, tx, BURST) == 0) {
+		/* Top the window up (at start, and after any loss). */
+		if (sent - got < WINDOW &&
+		    rte_pktmbuf_alloc_bulk(mp, pkts, BURST) == 0) {
 			for (i = 0; i < BURST; i++) {
-				frame_fill(tx[i], SRC_BASE + f * stride);
+				frame_fill(pkts[i], SRC_BASE + f * stride);
 				f = f + 1 == flows_used ? 0 : f + 1;
 			}
-			nb_tx = rte_eth_tx_burst(tx_port, 0, tx, BURST);
+			nb_tx = rte_eth_tx_burst(tx_port, 0, pkts, BURST);
 			if (nb_tx < BURST)
-				rte_pktmbuf_free_bulk(tx + nb_tx,
+				rte_pktmbuf_free_bulk(pkts + nb_tx,
 						      BURST - nb_tx);
+			sent += nb_tx;
 		}
-		nb_rx = rte_eth_rx_burst(rx_port, 0, rx, RTE_DIM(rx));
-		for (i = 0; i < nb_rx; i++)
-			marked += !!(rx[i]->ol_flags & RTE_MBUF_F_RX_FDIR_ID);
+		nb_rx = rte_eth_rx_burst(rx_port, 0, pkts, RTE_DIM(pkts));
+		for (i = 0; i < nb_rx; i++) {
+			marked += !!(pkts[i]->ol_flags &
+				     RTE_MBUF_F_RX_FDIR_ID);
+			pkts[i]->ol_flags = 0;
+			frame_src(pkts[i], SRC_BASE + f * stride);
+			f = f + 1 == flows_used ? 0 : f + 1;
+		}
 		got += nb_rx;
-		rte_pktmbuf_free_bulk(rx, nb_rx);
+		nb_tx = nb_rx == 0 ? 0 :
+			rte_eth_tx_burst(tx_port, 0, pkts, nb_rx);
+		if (nb_tx < nb_rx)
+			rte_pktmbuf_free_bulk(pkts + nb_tx, nb_rx - nb_tx);
+		sent += nb_tx;
 		now = rte_rdtsc();
 	}
 	/* drain what is in flight so that the next case starts empty */
 	for (i = 0; i < 100; i++) {
-		nb_rx = rte_eth_rx_burst(rx_port, 0, rx, RTE_DIM(rx));
-		rte_pktmbuf_free_bulk(rx, nb_rx);
+		nb_rx = rte_eth_rx_burst(rx_port, 0, pkts, RTE_DIM(pkts));
+		rte_pktmbuf_free_bulk(pkts, nb_rx);
 		rte_delay_us(100);
 	}
 	*hit = got != 0 ? 100.0 * marked / got : 0;
+	if (getenv("BENCH_DEBUG") != NULL) {
+		struct rte_eth_stats st;
+
+		rte_eth_stats_get(rx_port, &st);
+		printf("# sent %" PRIu64 " got %" PRIu64 " imissed %" PRIu64
+		       " ierrors %" PRIu64 " nombuf %" PRIu64 "\n", sent, got,
+		       st.imissed, st.ierrors, st.rx_nombuf);
+	}
 	return got / ((double)(now - start) / hz) / 1e6;
 }
 
