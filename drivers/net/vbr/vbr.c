@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <ethdev_vdev.h>
 #include <rte_ether.h>
 #include <rte_kvargs.h>
+#include <rte_lcore.h>
 #include <rte_malloc.h>
 
 #include <swverbs.h>
@@ -138,7 +140,8 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 static int
 vbr_sw_device_create(const char *name, const struct vbr_args *args)
 {
-	int ret;
+	static bool placed;	/* an engine CPU was chosen in this process */
+	int ret, cpu;
 
 	if (args->has_cpu) {
 		ret = swv_set_engine_cpu(args->engine_cpu);
@@ -147,6 +150,19 @@ vbr_sw_device_create(const char *name, const struct vbr_args *args)
 				args->engine_cpu, strerror(ret));
 			return -ret;
 		}
+		placed = true;
+	} else if (!placed) {
+		/*
+		 * Default placement: the main lcore's CPU. DPDK applications
+		 * (testpmd among them) keep busy-polling work off the main
+		 * lcore, while an unpinned engine may land on a forwarding
+		 * core and halve both.
+		 */
+		cpu = rte_lcore_to_cpu_id(rte_get_main_lcore());
+		if (cpu >= 0 && swv_set_engine_cpu(cpu) == 0)
+			VBR_LOG(DEBUG, "%s: swverbs engine on CPU %d (main "
+				"lcore)", name, cpu);
+		placed = true;
 	}
 	ret = swv_device_create(name, args->wire,
 				args->has_mac ? args->mac.addr_bytes : NULL);
