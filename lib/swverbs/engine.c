@@ -252,6 +252,9 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 		rx_count(dev, len, &dev->acc.rx_no_match, true);
 		return;
 	}
+	/* COUNT: every frame the rule wins, whatever happens next. */
+	if (f->cnt != NULL)
+		swv_counters_add(f->cnt, len);
 	if (SWV_UNLIKELY(f->actions & SWV_ACT_DROP)) {
 		rx_count(dev, len, &dev->acc.rx_dropped, true);
 		return;

@@ -534,6 +534,14 @@ retire_flush(void)
 	swv_nretired = 0;
 }
 
+static void retire(void *p);
+
+void
+swv_retire(void *p)
+{
+	retire(p);
+}
+
 /* Free p once the engine cannot see it any more. */
 static void
 retire(void *p)
@@ -968,6 +976,7 @@ steer_del(struct swv_device *dev, struct swv_flow *f)
 #define SEEN_ESP 0x800u
 #define SEEN_TAG 0x1000u
 #define SEEN_DROP 0x2000u
+#define SEEN_COUNT 0x4000u
 
 struct flow_build {
 	union swv_key v;	/**< value */
@@ -975,6 +984,7 @@ struct flow_build {
 	unsigned int seen;
 	uint32_t tag;
 	uint8_t actions;
+	struct swv_counters *cnt;	/**< ACTION_COUNT */
 };
 
 /* dst = src (bytes), with a mask and a value. */
@@ -1167,8 +1177,17 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 			return ret;
 		b->actions |= SWV_ACT_DROP;
 		return 0;
+	case IBV_FLOW_SPEC_ACTION_COUNT:
+		/* Binds a counters object (checked against the QP later). */
+		ret = spec_seen(b, SEEN_COUNT);
+		if (ret != 0)
+			return ret;
+		if (spec->flow_count.counters == NULL)
+			return EINVAL;
+		b->cnt = to_swv_counters(spec->flow_count.counters);
+		return 0;
 	default:
-		/* COUNT and HANDLE: no counters or action objects yet. */
+		/* HANDLE: no flow action objects. */
 		return ENOTSUP;
 	}
 	switch (type) {
@@ -1341,11 +1360,16 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	}
 	/* Default and sniffer rules match on nothing and take no action. */
 	if ((cls != SWV_CLASS_NORMAL || sniffer) &&
-	    (b.seen & ~(SEEN_TAG | SEEN_DROP)) != 0) {
+	    (b.seen & ~(SEEN_TAG | SEEN_DROP | SEEN_COUNT)) != 0) {
 		errno = EINVAL;
 		return NULL;
 	}
-	if (sniffer && (b.seen & (SEEN_TAG | SEEN_DROP)) != 0) {
+	if (sniffer && (b.seen & (SEEN_TAG | SEEN_DROP | SEEN_COUNT)) != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* A flow counts into an object of its own device only. */
+	if (b.cnt != NULL && b.cnt->dev != qp->dev) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -1369,6 +1393,7 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	f->nw = (uint8_t)nw;
 	f->hash = words_hash(f->key, nw);
 	f->tag = b.tag;
+	f->cnt = b.cnt;
 	f->actions = b.actions;
 	f->qp = qp;
 	f->ibv_flow.context = ibqp->context;
@@ -1392,6 +1417,8 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		goto err;
 	dev->nflows++;
 	qp->flows++;
+	if (f->cnt != NULL)
+		f->cnt->bound++;
 	to_swv_ctx(ibqp->context)->objs++;
 	pthread_mutex_unlock(&swv_lock);
 	return &f->ibv_flow;
@@ -1418,6 +1445,11 @@ swv_destroy_flow(struct ibv_flow *ibflow)
 		ret = sniff_update(dev, f->qp, false);
 	else
 		steer_del(dev, f);
+	if (ret == 0 && f->cnt != NULL) {
+		/* Unbound, but the engine may count until a grace period. */
+		f->cnt->bound--;
+		f->cnt->stale = true;
+	}
 	if (ret != 0) {
 		pthread_mutex_unlock(&swv_lock);
 		return ret;

@@ -492,14 +492,70 @@ struct swv_pkt {
 
 void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
 
+/*
+ * Counters objects (counters.c). The engine adds to packets and bytes of an
+ * object bound to the flow a frame hits; an index's value is computed from
+ * them at read time. A seqlock (seq) with one writer at a time covers
+ * packets, bytes and the points: the engine while flows bind the object, the
+ * control path (attach) while none does.
+ */
+
+/** Descriptions attached at one index. */
+struct swv_counter_point {
+	uint64_t base;		/**< makes late points start from 0 */
+	uint32_t npkt;		/**< IBV_COUNTER_PACKETS attached */
+	uint32_t nbyte;		/**< IBV_COUNTER_BYTES attached */
+};
+
+struct swv_counter_points {
+	struct swv_counter_points *old;	/**< replaced arrays, to free */
+	uint32_t cap;			/**< entries of pt[] */
+	struct swv_counter_point pt[];
+};
+
+struct swv_counters {
+	struct ibv_counters ibv_counters;
+	struct swv_device *dev;
+	/* Control path (swv_lock). */
+	unsigned int bound;	/**< live flows binding the object */
+	bool stale;	/**< a binding flow was destroyed since the last grace
+			 * period this object waited for: the engine may still
+			 * count into it
+			 */
+	/* The seqlock's fields: written by its single writer. */
+	uint64_t seq;			/**< odd while a write is under way */
+	uint64_t packets;		/**< frames counted */
+	uint64_t bytes;			/**< their bytes */
+	struct swv_counter_points *pts;	/**< NULL: no point yet */
+	uint32_t nidx;			/**< highest attached index + 1 */
+};
+
+static inline struct swv_counters *
+to_swv_counters(struct ibv_counters *c)
+{
+	return container_of(c, struct swv_counters, ibv_counters);
+}
+
+/** Count one frame of len bytes (engine thread, object bound). */
+static inline void
+swv_counters_add(struct swv_counters *c, uint32_t len)
+{
+	uint64_t s = SWV_LOAD(&c->seq);
+
+	SWV_STORE(&c->seq, s + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	SWV_STORE(&c->packets, SWV_LOAD(&c->packets) + 1);
+	SWV_STORE(&c->bytes, SWV_LOAD(&c->bytes) + len);
+	SWV_STORE_REL(&c->seq, s + 2);
+}
+
 /** Rule action flags. */
 #define SWV_ACT_DROP 1u
 
 /**
  * A rule. Rules with the same mask and masked value form a list sorted by
  * rank, whose head is the one in the subtable's hash; the engine only ever
- * reads heads. Actions are fields here: a COUNT action would add a counters
- * pointer next to tag.
+ * reads heads. Actions are fields here (COUNT: the counters object).
  */
 struct swv_flow {
 	struct ibv_flow ibv_flow;
@@ -507,6 +563,7 @@ struct swv_flow {
 	struct swv_subtable *sub;	/**< NULL: SNIFFER */
 	struct swv_flow *same;		/**< worse-ranked, same key; retire */
 	uint64_t rank;			/**< (class, priority, seq): lower wins */
+	struct swv_counters *cnt;	/**< ACTION_COUNT, NULL if none */
 	uint32_t tag;			/**< ACTION_TAG, 0 if none */
 	uint32_t hash;			/**< of key[] */
 	uint8_t actions;		/**< SWV_ACT_* */
@@ -574,6 +631,8 @@ struct swv_sniff {
 /** The best rule matching a frame, or NULL. */
 const struct swv_flow *swv_steer_lookup(const struct swv_steer *st,
 					const struct swv_pkt *pkt);
+/** Free p after a grace period (swv_lock held; batched). */
+void swv_retire(void *p);
 /** Free a device's table at its destruction (swv_lock, no reader). */
 void swv_steer_free(struct swv_steer *st);
 

@@ -242,12 +242,90 @@ int swv_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table);
  * IBV_FLOW_ATTR_ALL_DEFAULT, IBV_FLOW_ATTR_MC_DEFAULT. Lower priority values
  * win; among rules of one priority, the first created wins. A frame that
  * matches no rule of the port is dropped and counted (rx_no_match).
- * NULL + errno: EINVAL (bad attr, spec size or type), ENOTSUP (spec type the
- * device does not support), ENOMEM.
+ * IBV_FLOW_SPEC_ACTION_COUNT binds a counters object (see Counters below)
+ * until the flow is destroyed.
+ * NULL + errno: EINVAL (bad attr, spec size or type; COUNT with NULL
+ * counters or counters of another device), ENOTSUP (spec type the device
+ * does not support), ENOMEM.
  */
 struct ibv_flow *swv_create_flow(struct ibv_qp *qp,
 				 struct ibv_flow_attr *flow_attr);
 int swv_destroy_flow(struct ibv_flow *flow);
+
+/*
+ * Counters (ibv_create_counters(3), ibv_attach_counters_point_flow(3),
+ * ibv_read_counters(3)).
+ *
+ * A counters object holds values at indices 0 .. SWV_MAX_COUNTERS - 1. Each
+ * index is the sum of the counter descriptions attached at it
+ * (IBV_COUNTER_PACKETS, IBV_COUNTER_BYTES; the same description attached
+ * twice counts twice). Values are 0 at creation and only grow. They grow
+ * while the object is bound to flows, by IBV_FLOW_SPEC_ACTION_COUNT in
+ * swv_create_flow(): every frame a bound flow matches adds 1 to PACKETS and
+ * its length to BYTES, whatever happens to it next (delivered, dropped by
+ * IBV_FLOW_SPEC_ACTION_DROP, or lost for lack of a receive WQE). The length
+ * is that of the frame as on the wire without FCS, the byte_len of its
+ * completion (Ethernet header included, CRC excluded). Flows bound to one
+ * object add to it together. Objects belong to a context; a flow can bind
+ * only an object of its own device.
+ */
+
+/** Indices of a counters object: 0 .. SWV_MAX_COUNTERS - 1. */
+#define SWV_MAX_COUNTERS 64
+
+/**
+ * Like ibv_create_counters(): a counters object with no counter point
+ * attached, all values 0.
+ * NULL + errno: EINVAL (context or init_attr NULL, comp_mask not 0), ENOMEM.
+ */
+struct ibv_counters *swv_create_counters(struct ibv_context *context,
+					 struct ibv_counters_init_attr *init_attr);
+
+/**
+ * Like ibv_destroy_counters(). The man page asks that the object be detached
+ * first: while a flow binds it, this fails with EBUSY (as the kernel does for
+ * any object in use) and the object stays usable; destroy the flows first.
+ * Return: 0, EINVAL (counters NULL), EBUSY (bound to a flow).
+ */
+int swv_destroy_counters(struct ibv_counters *counters);
+
+/**
+ * Like ibv_attach_counters_point_flow(), static mode only: @flow must be
+ * NULL, and the point counts once the object is bound by
+ * swv_create_flow(). A point attached after the object already counted
+ * starts from 0 for the frames seen since, so attaching never changes a
+ * value. Attach is refused while the object is bound to a flow; it is
+ * allowed again once every flow binding it is destroyed.
+ * Return: 0, or
+ *   EINVAL   counters or attr NULL, attr->comp_mask not 0, attr->index not
+ *            below SWV_MAX_COUNTERS;
+ *   ENOTSUP  @flow not NULL (dynamic attach to an existing flow is not
+ *            supported, as on mlx5), or counter_desc other than
+ *            IBV_COUNTER_PACKETS and IBV_COUNTER_BYTES;
+ *   EBUSY    the object is bound to a flow;
+ *   ENOMEM.
+ */
+int swv_attach_counters_point_flow(struct ibv_counters *counters,
+				   struct ibv_counter_attach_attr *attr,
+				   struct ibv_flow *flow);
+
+/**
+ * Like ibv_read_counters(): the values of indices 0 .. ncounters - 1 into
+ * counters_value; an index with no counter point reads 0. The values of one
+ * call are of one instant: all indices reflect the same set of frames (so
+ * with packets at one index and bytes at another, bytes is exactly the sum
+ * of the lengths of those packets). Never torn, never smaller than a
+ * previous read. Lock-free: may be called from any thread, at any rate,
+ * while the engine counts.
+ * flags: 0 or IBV_READ_COUNTERS_ATTR_PREFER_CACHED; both read the live
+ * values (a software device has no slower "hardware access" to avoid).
+ * Unlike mlx5 hardware (which fails with EINVAL), an unbound object may be
+ * read, and ncounters may be smaller than the highest attached index + 1.
+ * Return: 0, EINVAL (counters NULL, unknown flags, counters_value NULL with
+ * ncounters > 0).
+ */
+int swv_read_counters(struct ibv_counters *counters, uint64_t *counters_value,
+		      uint32_t ncounters, uint32_t flags);
 
 /*
  * Engine placement.
