@@ -175,6 +175,38 @@ vbr_ibv_destroy_flow(struct ibv_flow *flow)
 	return ibv_destroy_flow(flow);
 }
 
+/*
+ * Counters: verbs.h inline calls into the provider's verbs_context; they
+ * fail with EOPNOTSUPP/ENOSYS where the provider has none.
+ */
+static struct ibv_counters *
+vbr_ibv_create_counters(struct ibv_context *context,
+			struct ibv_counters_init_attr *init_attr)
+{
+	return ibv_create_counters(context, init_attr);
+}
+
+static int
+vbr_ibv_destroy_counters(struct ibv_counters *counters)
+{
+	return ibv_destroy_counters(counters);
+}
+
+static int
+vbr_ibv_attach_counters_point_flow(struct ibv_counters *counters,
+				   struct ibv_counter_attach_attr *attr,
+				   struct ibv_flow *flow)
+{
+	return ibv_attach_counters_point_flow(counters, attr, flow);
+}
+
+static int
+vbr_ibv_read_counters(struct ibv_counters *counters, uint64_t *counters_value,
+		      uint32_t ncounters, uint32_t flags)
+{
+	return ibv_read_counters(counters, counters_value, ncounters, flags);
+}
+
 static struct ibv_mr *
 vbr_ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 {
@@ -213,4 +245,8 @@ const struct vbr_glue vbr_glue_ibv = {
 	.destroy_rwq_ind_table = vbr_ibv_destroy_rwq_ind_table,
 	.create_flow = vbr_ibv_create_flow,
 	.destroy_flow = vbr_ibv_destroy_flow,
+	.create_counters = vbr_ibv_create_counters,
+	.destroy_counters = vbr_ibv_destroy_counters,
+	.attach_counters_point_flow = vbr_ibv_attach_counters_point_flow,
+	.read_counters = vbr_ibv_read_counters,
 };

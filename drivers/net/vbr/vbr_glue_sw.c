@@ -64,6 +64,10 @@ const struct vbr_glue vbr_glue_swverbs = {
 	.destroy_rwq_ind_table = swv_destroy_rwq_ind_table,
 	.create_flow = swv_create_flow,
 	.destroy_flow = swv_destroy_flow,
+	.create_counters = swv_create_counters,
+	.destroy_counters = swv_destroy_counters,
+	.attach_counters_point_flow = swv_attach_counters_point_flow,
+	.read_counters = swv_read_counters,
 };
 
 /* Loaded once; handles stay open for the life of the process. */
