@@ -19,7 +19,8 @@
 # rate, divided by the packets.
 #
 # Core layout: -l 0,1: main lcore 0, forwarding lcore 1; the swverbs engine
-# thread unpinned, or pinned with VBR_ENGINE_CPU=N (devarg engine_cpu=N).
+# thread on the main lcore's CPU (the PMD's default), or on VBR_ENGINE_CPU=N
+# (devarg engine_cpu=N).
 #
 # usage: bench-fwd.sh [seconds per run (5)] [repetitions (3)]
 # Environment: VBR_BUILD_DIR (default build), VBR_ENGINE_CPU, BENCH_CASES
@@ -169,7 +170,7 @@ def main():
     print()
     print(f"64 B, {SECS:g} s x {REPS} interleaved runs, median shown; "
           f"-l 0,1 (main 0, fwd 1), swverbs engine "
-          f"{'on cpu ' + ENGINE if ENGINE else 'unpinned'}")
+          f"{'on cpu ' + ENGINE if ENGINE else 'on the main lcore CPU 0 (default)'}")
     print(f"{'case':12s} {'Mpps':>8s} {'fwd-core cyc/pkt':>17s} "
           f"{'process cyc/pkt':>16s}  runs")
 
