@@ -2,7 +2,7 @@
 
 /*
  * net/vbr on swverbs pair wires: traffic, filters, imissed, RSS, lifecycle,
- * devargs, link events, MTU, Rx/Tx errors and xstats.
+ * devargs, link events, MTU, Rx/Tx errors, xstats and the port RSS ops.
  * usage: test-vbr-pmd <librte_net_vbr.so> <group>
  * Each group runs in its own process (EAL starts once per process).
  */
@@ -1562,6 +1562,628 @@ static const struct unit_test_suite suite_xstats = {
 	},
 };
 
+/*
+ * Group "rss-ops": port RSS through the ethdev ops. port1 has 4 Rx queues,
+ * mq_mode RSS over IPv4/IPv6 addresses and UDP ports, no key at configure.
+ * Where each frame lands is checked against a Toeplitz reference computed
+ * here from what the port reports (rss_hash_conf_get, reta_query).
+ */
+#define RSS_NQ 4
+#define RSS_KEY_LEN 40
+#define RSS_RETA_MAX 512
+#define RSS_NB_RXD 512
+#define RSS_FLOWS 200
+#define ETHERTYPE_RULE 0x88b6	/* rte_flow rule: to queue 2 */
+#define ETHERTYPE_DROP 0x88b7	/* rte_flow rule: dropped */
+
+/* What the port says it does: key, hash types, redirection table. */
+struct rss_ref {
+	uint8_t key[RSS_KEY_LEN];
+	uint64_t hf;
+	uint16_t reta_size;
+	uint16_t reta[RSS_RETA_MAX];
+};
+
+/* The key of Microsoft's RSS verification suite. */
+static const uint8_t ms_key[RSS_KEY_LEN] = {
+	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
+	0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
+	0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
+	0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
+	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
+};
+
+static uint16_t rss_reta_size;
+
+/* Toeplitz: for each set input bit, XOR in the 32 key bits from there. */
+static uint32_t
+ref_toeplitz(const uint8_t *key, const uint8_t *in, unsigned int len)
+{
+	uint32_t hash = 0, win;
+	unsigned int i, b;
+
+	win = (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 |
+	      (uint32_t)key[2] << 8 | key[3];
+	for (i = 0; i < len; i++) {
+		for (b = 0; b < 8; b++) {
+			if (in[i] & (0x80 >> b))
+				hash ^= win;
+			win <<= 1;
+			if (i + 4 < RSS_KEY_LEN && (key[i + 4] & (0x80 >> b)))
+				win |= 1;
+		}
+	}
+	return hash;
+}
+
+/*
+ * Reference queue of a received frame. Hash types used by the tests:
+ * IP|UDP (IPv4 addresses, then UDP ports), IPV4 (the addresses), 0 (none).
+ * A frame with nothing to hash has hash 0.
+ */
+static uint16_t
+ref_queue(const struct rss_ref *r, const struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eh;
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+	uint8_t in[12];
+	unsigned int n = 0;
+	uint32_t hash = 0;
+
+	eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	if (eh->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
+	    (r->hf & (RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_UDP)) != 0) {
+		ip = (const struct rte_ipv4_hdr *)(eh + 1);
+		memcpy(in, &ip->src_addr, 4);
+		memcpy(in + 4, &ip->dst_addr, 4);
+		n = 8;
+		if (ip->next_proto_id == IPPROTO_UDP &&
+		    (r->hf & RTE_ETH_RSS_NONFRAG_IPV4_UDP) != 0) {
+			udp = (const struct rte_udp_hdr *)(ip + 1);
+			memcpy(in + 8, &udp->src_port, 2);
+			memcpy(in + 10, &udp->dst_port, 2);
+			n = 12;
+		}
+	}
+	if (n > 0)
+		hash = ref_toeplitz(r->key, in, n);
+	return r->reta[hash & (r->reta_size - 1)];
+}
+
+/* Read back the port's key, hash types and reta. */
+static int
+ref_read(uint16_t port, struct rss_ref *r)
+{
+	struct rte_eth_rss_reta_entry64 conf[RSS_RETA_MAX /
+					     RTE_ETH_RETA_GROUP_SIZE];
+	struct rte_eth_rss_conf rc = { .rss_key = r->key,
+				       .rss_key_len = RSS_KEY_LEN };
+	unsigned int i;
+	int ret;
+
+	ret = rte_eth_dev_rss_hash_conf_get(port, &rc);
+	if (ret != 0)
+		return ret;
+	if (rc.rss_key_len != RSS_KEY_LEN)
+		return -EINVAL;
+	r->hf = rc.rss_hf;
+	r->reta_size = rss_reta_size;
+	memset(conf, 0, sizeof(conf));
+	for (i = 0; i < RTE_DIM(conf); i++)
+		conf[i].mask = UINT64_MAX;
+	ret = rte_eth_dev_rss_reta_query(port, conf, rss_reta_size);
+	if (ret != 0)
+		return ret;
+	for (i = 0; i < rss_reta_size; i++)
+		r->reta[i] = conf[i / RTE_ETH_RETA_GROUP_SIZE].reta[
+			i % RTE_ETH_RETA_GROUP_SIZE];
+	return 0;
+}
+
+/* An Ethernet frame to dst; IPv4/UDP when type is RTE_ETHER_TYPE_IPV4. */
+static struct rte_mbuf *
+make_frame(const struct rte_ether_addr *dst, uint16_t type, uint32_t i)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	uint16_t len = sizeof(*eh) + sizeof(*ip) + sizeof(*udp) + 18;
+
+	if (m == NULL)
+		return NULL;
+	eh = (void *)rte_pktmbuf_append(m, len);
+	memset(eh, 0, len);
+	eh->dst_addr = *dst;
+	rte_eth_macaddr_get(port0, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(type);
+	if (type != RTE_ETHER_TYPE_IPV4)
+		return m;
+	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*udp) + 18);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->src_addr = rte_cpu_to_be_32(0x0a000001 + i * 7919);
+	ip->dst_addr = rte_cpu_to_be_32(0xc0a80001 + (i % 13));
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	udp->src_port = rte_cpu_to_be_16(1024 + i * 31);
+	udp->dst_port = rte_cpu_to_be_16(4789 + (i % 7));
+	udp->dgram_len = rte_cpu_to_be_16(sizeof(*udp) + 18);
+	return m;
+}
+
+/*
+ * Send n frames of an Ethernet type to port1's MAC and receive them; count
+ * the frames that did not land where the reference says (or on queue want,
+ * when want >= 0) and the frames per queue. Return the frames received.
+ */
+static unsigned int
+rss_run(uint16_t type, unsigned int n, const struct rss_ref *r, int want,
+	unsigned int *wrong, uint32_t per_q[RSS_NQ])
+{
+	struct rte_mbuf *tx[RSS_FLOWS], *rx[32];
+	struct rte_ether_addr dst;
+	uint64_t deadline;
+	unsigned int got = 0, i, q;
+	uint16_t k;
+
+	*wrong = 0;
+	memset(per_q, 0, RSS_NQ * sizeof(per_q[0]));
+	rte_eth_macaddr_get(port1, &dst);
+	for (i = 0; i < n; i++) {
+		tx[i] = make_frame(&dst, type, i);
+		if (tx[i] == NULL) {
+			free_pkts(tx, i);
+			return 0;
+		}
+	}
+	if (send_all(port0, tx, n) != n)
+		return 0;
+	deadline = rte_get_timer_cycles() + rte_get_timer_hz() * WAIT_MS / 1000;
+	while (got < n && rte_get_timer_cycles() < deadline) {
+		for (q = 0; q < RSS_NQ; q++) {
+			k = rte_eth_rx_burst(port1, q, rx, RTE_DIM(rx));
+			for (i = 0; i < k; i++) {
+				int exp = want >= 0 ? want :
+					  ref_queue(r, rx[i]);
+
+				if (exp != (int)q)
+					(*wrong)++;
+			}
+			per_q[q] += k;
+			got += k;
+			free_pkts(rx, k);
+		}
+	}
+	return got;
+}
+
+static int
+rss_expect(const char *what, uint16_t type, const struct rss_ref *r, int want)
+{
+	uint32_t per_q[RSS_NQ];
+	unsigned int wrong, got;
+
+	got = rss_run(type, RSS_FLOWS, r, want, &wrong, per_q);
+	printf("  %s: %u/%u frames, queues %u %u %u %u, %u misplaced\n",
+	       what, got, RSS_FLOWS, per_q[0], per_q[1], per_q[2], per_q[3],
+	       wrong);
+	TEST_ASSERT_EQUAL(got, RSS_FLOWS, "%s: frames received", what);
+	TEST_ASSERT_EQUAL(wrong, 0, "%s: frames on another queue", what);
+	return TEST_SUCCESS;
+}
+
+/* Frames of n flows whose reference queue differs between a and b. */
+static unsigned int
+ref_differ(const struct rss_ref *a, const struct rss_ref *b)
+{
+	struct rte_ether_addr dst;
+	unsigned int i, n = 0;
+
+	rte_eth_macaddr_get(port1, &dst);
+	for (i = 0; i < RSS_FLOWS; i++) {
+		struct rte_mbuf *m = make_frame(&dst, RTE_ETHER_TYPE_IPV4, i);
+
+		if (m == NULL)
+			return 0;
+		if (ref_queue(a, m) != ref_queue(b, m))
+			n++;
+		rte_pktmbuf_free(m);
+	}
+	return n;
+}
+
+static int
+reta_set(uint16_t port, const uint16_t *reta, uint16_t size)
+{
+	struct rte_eth_rss_reta_entry64 conf[RSS_RETA_MAX /
+					     RTE_ETH_RETA_GROUP_SIZE];
+	unsigned int i;
+
+	memset(conf, 0, sizeof(conf));
+	for (i = 0; i < size && i < RSS_RETA_MAX; i++) {
+		conf[i / RTE_ETH_RETA_GROUP_SIZE].mask |=
+			RTE_BIT64(i % RTE_ETH_RETA_GROUP_SIZE);
+		conf[i / RTE_ETH_RETA_GROUP_SIZE].reta[
+			i % RTE_ETH_RETA_GROUP_SIZE] = reta[i];
+	}
+	return rte_eth_dev_rss_reta_update(port, conf, size);
+}
+
+/* port1: MTU 1500, one buffer per slot, RSS over RSS_NQ queues or not. */
+static int
+rss_port1_start(bool rss)
+{
+	struct rte_eth_conf conf = { 0 };
+
+	conf.rxmode.mtu = RTE_ETHER_MTU;
+	if (rss) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf = RTE_ETH_RSS_IP |
+						   RTE_ETH_RSS_UDP;
+	}
+	return port_start_conf(port1, &conf, RSS_NQ, RSS_NB_RXD);
+}
+
+static int
+setup_rss_ops(void)
+{
+	struct rte_eth_dev_info info;
+
+	if (port_by_name("net_vbr0", &port0) != 0 ||
+	    port_by_name("net_vbr1", &port1) != 0 ||
+	    port_start(port0, 1, NB_RXD, false) != 0 ||
+	    rss_port1_start(true) != 0)
+		return TEST_FAILED;
+	if (rte_eth_dev_info_get(port1, &info) != 0)
+		return TEST_FAILED;
+	rss_reta_size = info.reta_size;
+	printf("  reta_size %u, hash_key_size %u, rss offloads 0x%" PRIx64
+	       "\n", info.reta_size, info.hash_key_size,
+	       info.flow_type_rss_offloads);
+	if (rss_reta_size == 0 || rss_reta_size > RSS_RETA_MAX ||
+	    (rss_reta_size & (rss_reta_size - 1)) != 0 ||
+	    info.hash_key_size != RSS_KEY_LEN)
+		return TEST_FAILED;
+	return TEST_SUCCESS;
+}
+
+/* The reference itself, on the first vectors of Microsoft's suite. */
+static int
+test_rss_reference(void)
+{
+	/* 66.9.149.187:2794 -> 161.142.100.80:1766 */
+	static const uint8_t v1[12] = { 66, 9, 149, 187, 161, 142, 100, 80,
+					0x0a, 0xea, 0x06, 0xe6 };
+	/* 199.92.111.2:14230 -> 65.69.140.83:4739 */
+	static const uint8_t v2[12] = { 199, 92, 111, 2, 65, 69, 140, 83,
+					0x37, 0x96, 0x12, 0x83 };
+
+	TEST_ASSERT_EQUAL(ref_toeplitz(ms_key, v1, 8), 0x323e8fc2u, "v1 ip");
+	TEST_ASSERT_EQUAL(ref_toeplitz(ms_key, v1, 12), 0x51ccc178u,
+			  "v1 ip+ports");
+	TEST_ASSERT_EQUAL(ref_toeplitz(ms_key, v2, 8), 0xd718262au, "v2 ip");
+	TEST_ASSERT_EQUAL(ref_toeplitz(ms_key, v2, 12), 0xc626b0eau,
+			  "v2 ip+ports");
+	return TEST_SUCCESS;
+}
+
+/* After configure: round-robin reta, the default key, the hash types. */
+static int
+test_rss_defaults(void)
+{
+	struct rss_ref r;
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read RSS state");
+	for (i = 0; i < r.reta_size; i++)
+		TEST_ASSERT_EQUAL(r.reta[i], i % RSS_NQ, "reta[%u]", i);
+	TEST_ASSERT(memcmp(r.key, ms_key, RSS_KEY_LEN) == 0,
+		    "default key is not Microsoft's verification key");
+	TEST_ASSERT_EQUAL(r.hf, RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP, "rss_hf");
+	return rss_expect("defaults", RTE_ETHER_TYPE_IPV4, &r, -1);
+}
+
+/* Every entry to queue 3: all frames there; a pattern: as the reference. */
+static int
+test_rss_reta_update(void)
+{
+	uint16_t reta[RSS_RETA_MAX];
+	struct rss_ref r;
+	unsigned int i;
+
+	for (i = 0; i < rss_reta_size; i++)
+		reta[i] = 3;
+	TEST_ASSERT_SUCCESS(reta_set(port1, reta, rss_reta_size), "update");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	for (i = 0; i < rss_reta_size; i++)
+		TEST_ASSERT_EQUAL(r.reta[i], 3, "reta[%u] after update", i);
+	if (rss_expect("all to queue 3", RTE_ETHER_TYPE_IPV4, &r, 3) != 0)
+		return TEST_FAILED;
+	/* an irregular pattern, and only some entries changed (mask) */
+	for (i = 0; i < rss_reta_size; i++)
+		reta[i] = (i * 7 + i / 5) % RSS_NQ;
+	TEST_ASSERT_SUCCESS(reta_set(port1, reta, rss_reta_size), "pattern");
+	{
+		struct rte_eth_rss_reta_entry64 c[RSS_RETA_MAX /
+						  RTE_ETH_RETA_GROUP_SIZE];
+
+		memset(c, 0, sizeof(c));
+		c[0].mask = RTE_BIT64(5);
+		c[0].reta[5] = 1;
+		c[0].reta[6] = 2;	/* not in the mask: unchanged */
+		reta[5] = 1;
+		TEST_ASSERT_SUCCESS(rte_eth_dev_rss_reta_update(port1, c,
+					rss_reta_size), "masked update");
+	}
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	for (i = 0; i < rss_reta_size; i++)
+		TEST_ASSERT_EQUAL(r.reta[i], reta[i], "reta[%u] pattern", i);
+	return rss_expect("reta pattern", RTE_ETHER_TYPE_IPV4, &r, -1);
+}
+
+/* A new key and new hash types change the spread as the reference says. */
+static int
+test_rss_hash_update(void)
+{
+	static const uint8_t key2[RSS_KEY_LEN] = {
+		0x3b, 0x91, 0x07, 0xe4, 0x5c, 0xa8, 0x12, 0x6f,
+		0xd0, 0x4e, 0x99, 0x21, 0x7a, 0xc3, 0x58, 0x0b,
+		0xe6, 0x14, 0x8d, 0x72, 0x2f, 0xb5, 0x40, 0x9c,
+		0x63, 0x1a, 0xf7, 0x08, 0x85, 0xde, 0x37, 0x4c,
+		0x9e, 0x26, 0x51, 0xbb, 0x04, 0x7d, 0xc8, 0x13,
+	};
+	struct rte_eth_rss_conf rc;
+	struct rss_ref before, r;
+	uint8_t key[RSS_KEY_LEN];
+
+	TEST_ASSERT_SUCCESS(ref_read(port1, &before), "read");
+	memset(&rc, 0, sizeof(rc));
+	rc.rss_key = key;
+	memcpy(key, key2, sizeof(key));
+	rc.rss_key_len = RSS_KEY_LEN;
+	rc.rss_hf = RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP;
+	TEST_ASSERT_SUCCESS(rte_eth_dev_rss_hash_update(port1, &rc), "key");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	TEST_ASSERT(memcmp(r.key, key2, RSS_KEY_LEN) == 0, "key read back");
+	TEST_ASSERT_EQUAL(r.hf, RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP, "hf");
+	TEST_ASSERT(ref_differ(&before, &r) > RSS_FLOWS / 4,
+		    "the new key must move flows for the test to mean much");
+	if (rss_expect("new key", RTE_ETHER_TYPE_IPV4, &r, -1) != 0)
+		return TEST_FAILED;
+	/* addresses only: the key stays (no key given) */
+	memset(&rc, 0, sizeof(rc));
+	rc.rss_hf = RTE_ETH_RSS_IPV4;
+	TEST_ASSERT_SUCCESS(rte_eth_dev_rss_hash_update(port1, &rc), "hf");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	TEST_ASSERT(memcmp(r.key, key2, RSS_KEY_LEN) == 0, "key kept");
+	TEST_ASSERT_EQUAL(r.hf, RTE_ETH_RSS_IPV4, "hf ipv4");
+	if (rss_expect("ipv4 addresses only", RTE_ETHER_TYPE_IPV4, &r, -1))
+		return TEST_FAILED;
+	/* no hash types: no hashing, all to the first reta entry */
+	rc.rss_hf = 0;
+	TEST_ASSERT_SUCCESS(rte_eth_dev_rss_hash_update(port1, &rc), "hf 0");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	TEST_ASSERT_EQUAL(r.hf, 0, "hf 0 read back");
+	if (rss_expect("no hashing", RTE_ETHER_TYPE_IPV4, &r, r.reta[0]))
+		return TEST_FAILED;
+	/* back to the Microsoft key, IP and UDP */
+	memcpy(key, ms_key, sizeof(key));
+	rc.rss_key = key;
+	rc.rss_key_len = RSS_KEY_LEN;
+	rc.rss_hf = RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP;
+	TEST_ASSERT_SUCCESS(rte_eth_dev_rss_hash_update(port1, &rc), "back");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	return rss_expect("key back", RTE_ETHER_TYPE_IPV4, &r, -1);
+}
+
+static struct rte_flow *
+rule_eth_type(uint16_t type, const struct rte_flow_action *actions)
+{
+	struct rte_flow_attr attr = { .ingress = 1 };
+	struct rte_flow_item_eth spec = { .type = rte_cpu_to_be_16(type) };
+	struct rte_flow_item_eth mask = { .type = RTE_BE16(0xffff) };
+	struct rte_flow_item pattern[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH, .spec = &spec, .mask = &mask },
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	struct rte_flow_error err;
+	struct rte_flow *f;
+
+	f = rte_flow_create(port1, &attr, pattern, actions, &err);
+	if (f == NULL)
+		printf("  rule: %s\n", err.message != NULL ? err.message : "?");
+	return f;
+}
+
+/*
+ * User rules stay while the port's default target changes: a queue rule, a
+ * drop rule; promiscuous traffic follows the new reta too.
+ */
+static int
+test_rss_rules_across_updates(void)
+{
+	struct rte_flow_action_queue q2 = { .index = 2 };
+	struct rte_flow_action to_q2[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &q2 },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	struct rte_flow_action drop[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_DROP },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	struct rte_eth_rss_conf rc = { 0 };
+	struct rte_flow_error err;
+	struct rte_flow *fq, *fd, *fd2;
+	uint16_t reta[RSS_RETA_MAX];
+	uint32_t per_q[RSS_NQ];
+	unsigned int i, wrong, round;
+	struct rss_ref r;
+
+	fq = rule_eth_type(ETHERTYPE_RULE, to_q2);
+	fd = rule_eth_type(ETHERTYPE_DROP, drop);
+	TEST_ASSERT(fq != NULL && fd != NULL, "rules");
+	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_enable(port1), "promisc");
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < rss_reta_size; i++)
+			reta[i] = (i + round + 1) % RSS_NQ;
+		TEST_ASSERT_SUCCESS(reta_set(port1, reta, rss_reta_size),
+				    "reta update %u", round);
+		rc.rss_key = NULL;
+		rc.rss_hf = round == 1 ? RTE_ETH_RSS_IPV4 :
+			    RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP;
+		TEST_ASSERT_SUCCESS(rte_eth_dev_rss_hash_update(port1, &rc),
+				    "hash update %u", round);
+		TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+		if (rss_expect("queue rule across updates", ETHERTYPE_RULE,
+			       &r, 2) != 0)
+			return TEST_FAILED;
+		TEST_ASSERT_EQUAL(rss_run(ETHERTYPE_DROP, 20, &r, -1, &wrong,
+					  per_q), 0,
+				  "drop rule across updates");
+		if (rss_expect("default traffic after update",
+			       RTE_ETHER_TYPE_IPV4, &r, -1) != 0)
+			return TEST_FAILED;
+		if (round == 1) {
+			/* a drop rule made on the new hash QP, then gone */
+			fd2 = rule_eth_type(0x88b8, drop);
+			TEST_ASSERT_NOT_NULL(fd2, "second drop rule");
+			TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, fd2, &err),
+					    "destroy");
+		}
+	}
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, fd, &err), "destroy");
+	/* the drop rule's frames come back through the default rules */
+	if (rss_expect("drop rule gone", ETHERTYPE_DROP, &r, r.reta[0]) != 0)
+		return TEST_FAILED;
+	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_disable(port1), "promisc off");
+	/* and everything still holds across stop/start */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	TEST_ASSERT_EQUAL(wait_link_up(port1), 0, "link");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	if (rss_expect("queue rule after restart", ETHERTYPE_RULE, &r, 2) ||
+	    rss_expect("reta after restart", RTE_ETHER_TYPE_IPV4, &r, -1))
+		return TEST_FAILED;
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, fq, &err), "destroy");
+	return TEST_SUCCESS;
+}
+
+/* Updates while stopped take effect at start. */
+static int
+test_rss_update_stopped(void)
+{
+	uint16_t reta[RSS_RETA_MAX];
+	struct rss_ref r;
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	for (i = 0; i < rss_reta_size; i++)
+		reta[i] = i % 2 == 0 ? 1 : 3;
+	TEST_ASSERT_SUCCESS(reta_set(port1, reta, rss_reta_size), "update");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	TEST_ASSERT_EQUAL(wait_link_up(port1), 0, "link");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	for (i = 0; i < rss_reta_size; i++)
+		TEST_ASSERT_EQUAL(r.reta[i], reta[i], "reta[%u]", i);
+	return rss_expect("updated while stopped", RTE_ETHER_TYPE_IPV4, &r,
+			  -1);
+}
+
+/* Bad inputs: -EINVAL, and nothing changes. */
+static int
+test_rss_bad_inputs(void)
+{
+	struct rte_eth_rss_reta_entry64 c[RSS_RETA_MAX /
+					  RTE_ETH_RETA_GROUP_SIZE];
+	uint8_t key[RSS_KEY_LEN + 1];
+	struct rte_eth_rss_conf rc;
+	struct rss_ref before, after;
+
+	TEST_ASSERT_SUCCESS(ref_read(port1, &before), "read");
+	memset(c, 0, sizeof(c));
+	c[0].mask = 1;
+	c[0].reta[0] = 2;
+	TEST_ASSERT_EQUAL(rte_eth_dev_rss_reta_update(port1, c,
+						      rss_reta_size / 2),
+			  -EINVAL, "reta of half the size");
+	TEST_ASSERT_EQUAL(rte_eth_dev_rss_reta_query(port1, c,
+						     rss_reta_size / 2),
+			  -EINVAL, "query of half the size");
+	c[0].reta[0] = RSS_NQ;
+	TEST_ASSERT_EQUAL(rte_eth_dev_rss_reta_update(port1, c, rss_reta_size),
+			  -EINVAL, "queue index = nb_rx_queues");
+	c[0].reta[0] = 0;
+	c[1].mask = RTE_BIT64(3);
+	c[1].reta[3] = 200;
+	TEST_ASSERT_EQUAL(rte_eth_dev_rss_reta_update(port1, c, rss_reta_size),
+			  -EINVAL, "queue index far out (entry 67)");
+	memset(key, 0x5a, sizeof(key));
+	memset(&rc, 0, sizeof(rc));
+	rc.rss_key = key;
+	rc.rss_key_len = RSS_KEY_LEN - 1;
+	rc.rss_hf = RTE_ETH_RSS_IP;
+	TEST_ASSERT_EQUAL(rte_eth_dev_rss_hash_update(port1, &rc), -EINVAL,
+			  "key of 39 bytes");
+	rc.rss_key_len = RSS_KEY_LEN + 1;
+	TEST_ASSERT_EQUAL(rte_eth_dev_rss_hash_update(port1, &rc), -EINVAL,
+			  "key of 41 bytes");
+	rc.rss_key = NULL;
+	rc.rss_hf = RTE_ETH_RSS_IP | RTE_ETH_RSS_L2_PAYLOAD;
+	TEST_ASSERT_EQUAL(rte_eth_dev_rss_hash_update(port1, &rc), -EINVAL,
+			  "L2 payload hash type");
+	rc.rss_hf = RTE_ETH_RSS_NONFRAG_IPV4_SCTP;
+	TEST_ASSERT_EQUAL(rte_eth_dev_rss_hash_update(port1, &rc), -EINVAL,
+			  "SCTP hash type");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &after), "read");
+	TEST_ASSERT(memcmp(before.key, after.key, RSS_KEY_LEN) == 0 &&
+		    before.hf == after.hf &&
+		    memcmp(before.reta, after.reta,
+			   rss_reta_size * sizeof(before.reta[0])) == 0,
+		    "a rejected update changed the port's RSS state");
+	return rss_expect("after rejected updates", RTE_ETHER_TYPE_IPV4,
+			  &after, -1);
+}
+
+/* mq_mode NONE: one queue (0), no hashing, no reta update. */
+static int
+test_rss_mq_none(void)
+{
+	uint16_t reta[RSS_RETA_MAX] = { 0 };
+	struct rss_ref r;
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rss_port1_start(false), "restart, mq none");
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");
+	TEST_ASSERT_EQUAL(r.hf, 0, "no hash types");
+	for (i = 0; i < rss_reta_size; i++)
+		TEST_ASSERT_EQUAL(r.reta[i], 0, "reta[%u]", i);
+	TEST_ASSERT_EQUAL(reta_set(port1, reta, rss_reta_size), -ENOTSUP,
+			  "reta update without mq_mode RSS");
+	return rss_expect("mq none", RTE_ETHER_TYPE_IPV4, &r, 0);
+}
+
+static const struct unit_test_suite suite_rss_ops = {
+	.name = "vbr rss-ops",
+	.setup = setup_rss_ops,
+	.teardown = teardown_pair,
+	.cases = {
+		TEST_CASE(test_rss_reference),
+		TEST_CASE(test_rss_defaults),
+		TEST_CASE(test_rss_reta_update),
+		TEST_CASE(test_rss_hash_update),
+		TEST_CASE(test_rss_rules_across_updates),
+		TEST_CASE(test_rss_update_stopped),
+		TEST_CASE(test_rss_bad_inputs),
+		TEST_CASE(test_rss_mq_none),
+		TEST_CASES_END(),
+	},
+};
+
 int
 main(int argc, char **argv)
 {
@@ -1580,6 +2202,7 @@ main(int argc, char **argv)
 		{ "mtu", &suite_mtu, true },
 		{ "errors", &suite_errors, true },
 		{ "xstats", &suite_xstats, true },
+		{ "rss-ops", &suite_rss_ops, true },
 	};
 	char *eal[32];
 	unsigned int g;

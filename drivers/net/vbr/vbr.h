@@ -29,8 +29,13 @@
 #define VBR_ETH_OVERHEAD (RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN)
 /** Descriptor limits advertised to applications. */
 #define VBR_MIN_DESC 64
-/** RSS hash types the hash QP can use. */
-#define VBR_RSS_OFFLOADS (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP)
+/** RSS hash types the hash QP can use (mapped by vbr_flow_rss_fields()). */
+#define VBR_RSS_OFFLOADS (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | \
+			  RTE_ETH_RSS_UDP | RTE_ETH_RSS_L3_SRC_ONLY | \
+			  RTE_ETH_RSS_L3_DST_ONLY | RTE_ETH_RSS_L4_SRC_ONLY | \
+			  RTE_ETH_RSS_L4_DST_ONLY)
+/** Largest port redirection table (the device may allow fewer entries). */
+#define VBR_RSS_RETA_MAX 512
 
 /** A memory region registered for one mempool memory chunk. */
 struct vbr_mr {
@@ -60,8 +65,7 @@ struct vbr_priv {
 	unsigned int intr_cb:1;		/**< async fd handler registered */
 	struct rte_intr_handle *intr;	/**< async event fd */
 	/* Steering. */
-	struct ibv_rwq_ind_table *ind_table; /**< WQs of the Rx queues */
-	struct ibv_qp *hash_qp;		/**< steering target */
+	struct ibv_qp *hash_qp;		/**< QP of rss_port, while started */
 	struct ibv_flow *mac_flows[VBR_MAX_MAC_ADDRS]; /**< unicast rules */
 	struct ibv_flow *bcast_flow;	/**< broadcast rule */
 	struct ibv_flow *promisc_flow;	/**< ALL_DEFAULT rule */
@@ -69,7 +73,11 @@ struct vbr_priv {
 	struct ibv_flow *mc_flows[VBR_MAX_MC_ADDRS]; /**< multicast rules */
 	struct rte_ether_addr mc_addrs[VBR_MAX_MC_ADDRS]; /**< mc list */
 	uint32_t nb_mc_addrs;		/**< entries of mc_addrs */
-	uint8_t rss_key[VBR_RSS_KEY_LEN]; /**< Toeplitz key in use */
+	uint8_t rss_key[VBR_RSS_KEY_LEN]; /**< the port's Toeplitz key */
+	uint64_t rss_hf;		/**< RTE_ETH_RSS_* hashed, 0: none */
+	uint16_t reta_size;		/**< entries of reta */
+	uint16_t reta[VBR_RSS_RETA_MAX]; /**< redirection table: Rx queues */
+	struct vbr_rss *rss_port;	/**< queue set of reta, while started */
 	/* rte_flow. */
 	pthread_mutex_t flow_lock;	/**< serialises the flow ops */
 	TAILQ_HEAD(, rte_flow) flows;	/**< user rules, oldest first */
@@ -97,6 +105,7 @@ extern const struct eth_dev_ops vbr_dev_ops;
 void vbr_dev_release_queues(struct rte_eth_dev *dev);
 int vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete);
 int vbr_flows_sync(struct vbr_priv *priv);
+int vbr_flows_move(struct vbr_priv *priv);
 void vbr_flows_remove(struct vbr_priv *priv);
 
 /* vbr_rxq.c */
@@ -107,10 +116,22 @@ int vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 void vbr_rx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
 int vbr_rxq_check_mtu(struct rte_eth_dev *dev, uint16_t mtu);
 int vbr_rxq_adjust_mtu(struct rte_eth_dev *dev);
-int vbr_rss_setup(struct vbr_priv *priv);
-void vbr_rss_teardown(struct vbr_priv *priv);
 
-
+/* vbr_rss.c (port RSS; the queue sets are declared in vbr_flow.h) */
+uint16_t vbr_rss_reta_size(const struct vbr_priv *priv);
+int vbr_rss_configure(struct vbr_priv *priv);
+int vbr_rss_port_start(struct vbr_priv *priv);
+void vbr_rss_port_stop(struct vbr_priv *priv);
+int vbr_rss_reta_update(struct rte_eth_dev *dev,
+			struct rte_eth_rss_reta_entry64 *reta_conf,
+			uint16_t reta_size);
+int vbr_rss_reta_query(struct rte_eth_dev *dev,
+		       struct rte_eth_rss_reta_entry64 *reta_conf,
+		       uint16_t reta_size);
+int vbr_rss_hash_update(struct rte_eth_dev *dev,
+			struct rte_eth_rss_conf *rss_conf);
+int vbr_rss_hash_conf_get(struct rte_eth_dev *dev,
+			  struct rte_eth_rss_conf *rss_conf);
 
 /* vbr_txq.c */
 int vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,

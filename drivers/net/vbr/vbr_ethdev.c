@@ -3,7 +3,8 @@
 /*
  * ethdev operations: configure, info, start/stop, link, MAC filters and
  * the default steering rules (internal rules built by vbr_flow_ops.c), MTU,
- * promiscuous and allmulticast modes, stats.
+ * promiscuous and allmulticast modes, stats. The port RSS ops (reta,
+ * key, hash types) are in vbr_rss.c.
  */
 
 #include <errno.h>
@@ -105,6 +106,50 @@ vbr_flows_remove(struct vbr_priv *priv)
 }
 
 /**
+ * Make-before-break move of the default rules onto priv->hash_qp (a new
+ * hash QP of port RSS): the rules are created again there, then the old
+ * ones are destroyed. A rule and its copy have the same priority, and the
+ * older one wins, so the traffic switches as each old rule goes and none is
+ * lost. On failure the old rules stay and are kept. Caller holds flow_lock.
+ */
+int
+vbr_flows_move(struct vbr_priv *priv)
+{
+	struct ibv_flow *mac[VBR_MAX_MAC_ADDRS], *mc[VBR_MAX_MC_ADDRS];
+	struct ibv_flow *bcast = priv->bcast_flow;
+	struct ibv_flow *promisc = priv->promisc_flow;
+	struct ibv_flow *allmulti = priv->allmulti_flow;
+	unsigned int i;
+	int ret;
+
+	memcpy(mac, priv->mac_flows, sizeof(mac));
+	memcpy(mc, priv->mc_flows, sizeof(mc));
+	memset(priv->mac_flows, 0, sizeof(priv->mac_flows));
+	memset(priv->mc_flows, 0, sizeof(priv->mc_flows));
+	priv->bcast_flow = NULL;
+	priv->promisc_flow = NULL;
+	priv->allmulti_flow = NULL;
+	ret = vbr_flows_sync(priv);
+	if (ret != 0) {
+		/* vbr_flows_sync() removed what it made: put the old back. */
+		memcpy(priv->mac_flows, mac, sizeof(mac));
+		memcpy(priv->mc_flows, mc, sizeof(mc));
+		priv->bcast_flow = bcast;
+		priv->promisc_flow = promisc;
+		priv->allmulti_flow = allmulti;
+		return ret;
+	}
+	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++)
+		vbr_flow_destroy(priv, &mac[i]);
+	for (i = 0; i < VBR_MAX_MC_ADDRS; i++)
+		vbr_flow_destroy(priv, &mc[i]);
+	vbr_flow_destroy(priv, &bcast);
+	vbr_flow_destroy(priv, &promisc);
+	vbr_flow_destroy(priv, &allmulti);
+	return 0;
+}
+
+/**
  * Create the default steering rules the port's configuration asks for:
  * internal rules at the lowest priority, none in isolated mode.
  */
@@ -148,15 +193,7 @@ vbr_flows_sync(struct vbr_priv *priv)
 static int
 vbr_dev_configure(struct rte_eth_dev *dev)
 {
-	const struct rte_eth_rss_conf *rss =
-		&dev->data->dev_conf.rx_adv_conf.rss_conf;
-
-	if (rss->rss_key != NULL && rss->rss_key_len != VBR_RSS_KEY_LEN) {
-		VBR_LOG(ERR, "port %u: RSS key of %u bytes: must be %u",
-			dev->data->port_id, rss->rss_key_len, VBR_RSS_KEY_LEN);
-		return -EINVAL;
-	}
-	return 0;
+	return vbr_rss_configure(dev->data->dev_private);
 }
 
 static int
@@ -165,7 +202,6 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	struct vbr_priv *priv = dev->data->dev_private;
 	const struct ibv_device_attr_ex *attr = &priv->attr;
 	uint32_t max_rxq, max_txq, max_desc;
-	unsigned int log = 0;
 
 	max_rxq = attr->max_wq_type_rq != 0 ? attr->max_wq_type_rq :
 		  (uint32_t)attr->orig_attr.max_qp;
@@ -177,8 +213,6 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 			  (uint32_t)RTE_MAX_QUEUES_PER_PORT);
 	max_desc = RTE_MIN((uint32_t)attr->orig_attr.max_qp_wr, 32768u);
 	max_desc = RTE_MIN(max_desc, (uint32_t)attr->orig_attr.max_cqe);
-	while ((1u << log) < max_rxq)
-		log++;
 	info->max_rx_queues = max_rxq;
 	info->max_tx_queues = max_txq;
 	info->rx_desc_lim.nb_max = max_desc;
@@ -196,7 +230,7 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	info->flow_type_rss_offloads = VBR_RSS_OFFLOADS;
 	info->hash_key_size = VBR_RSS_KEY_LEN;
-	info->reta_size = 1u << log;
+	info->reta_size = vbr_rss_reta_size(priv);
 	info->speed_capa = RTE_ETH_LINK_SPEED_FIXED;
 	info->dev_capa = RTE_ETH_DEV_CAPA_FLOW_RULE_KEEP;
 	info->default_rxportconf.ring_size = 1024;
@@ -291,7 +325,7 @@ vbr_dev_start(struct rte_eth_dev *dev)
 			goto error;
 		started_tx++;
 	}
-	ret = vbr_rss_setup(priv);
+	ret = vbr_rss_port_start(priv);
 	if (ret != 0)
 		goto error;
 	ret = vbr_flows_sync(priv);
@@ -310,7 +344,7 @@ vbr_dev_start(struct rte_eth_dev *dev)
 error_flows:
 	vbr_flows_remove(priv);
 error_rss:
-	vbr_rss_teardown(priv);
+	vbr_rss_port_stop(priv);
 error:
 	while (started_tx > 0)
 		vbr_txq_stop(dev->data->tx_queues[--started_tx]);
@@ -326,9 +360,9 @@ vbr_dev_stop(struct rte_eth_dev *dev)
 	if (!priv->started)
 		return 0;
 	priv->started = 0;
-	vbr_flow_stop(priv);
 	vbr_flows_remove(priv);
-	vbr_rss_teardown(priv);
+	vbr_flow_stop(priv);
+	vbr_rss_port_stop(priv);
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
 		if (dev->data->tx_queues[i] != NULL)
 			vbr_txq_stop(dev->data->tx_queues[i]);
@@ -671,4 +705,8 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.tx_queue_setup = vbr_tx_queue_setup,
 	.tx_queue_release = vbr_tx_queue_release,
 	.flow_ops_get = vbr_flow_ops_get,
+	.reta_update = vbr_rss_reta_update,
+	.reta_query = vbr_rss_reta_query,
+	.rss_hash_update = vbr_rss_hash_update,
+	.rss_hash_conf_get = vbr_rss_hash_conf_get,
 };

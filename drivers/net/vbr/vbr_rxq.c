@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * Rx queues (a WQ and its extended CQ each) and the hash QP over their
- * indirection table, where all received traffic is steered.
+ * Rx queues: a WQ and its extended CQ each. Where received traffic goes
+ * (the port's hash QP over an indirection table of these WQs) is port RSS,
+ * in vbr_rss.c.
  */
 
 #include <errno.h>
@@ -13,15 +14,6 @@
 
 #include "vbr.h"
 #include "vbr_utils.h"
-
-/* Toeplitz key used when the application gives none. */
-static const uint8_t vbr_rss_default_key[VBR_RSS_KEY_LEN] = {
-	0x2c, 0xc6, 0x81, 0xd1, 0x5b, 0xdb, 0xf4, 0xf7,
-	0xfc, 0xa2, 0x83, 0x19, 0xdb, 0x1a, 0x3e, 0x94,
-	0x6b, 0x9e, 0x38, 0xd9, 0x2c, 0x9c, 0x03, 0xd1,
-	0xad, 0x99, 0x44, 0xa7, 0xd9, 0x56, 0x3d, 0x59,
-	0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f, 0xdc, 0x2a,
-};
 
 static void
 vbr_rxq_free(struct vbr_rxq *rxq)
@@ -287,106 +279,4 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 error:
 	vbr_rxq_free(rxq);
 	return ret;
-}
-
-/** Hash QP over an indirection table of all Rx queues' WQs. */
-int
-vbr_rss_setup(struct vbr_priv *priv)
-{
-	struct rte_eth_dev *dev = priv->dev;
-	const struct rte_eth_rss_conf *rss =
-		&dev->data->dev_conf.rx_adv_conf.rss_conf;
-	uint16_t nb = dev->data->nb_rx_queues;
-	struct ibv_rwq_ind_table_init_attr ind_attr = { 0 };
-	struct ibv_qp_init_attr_ex qp_attr = { 0 };
-	struct ibv_wq **wqs;
-	uint64_t fields = 0;
-	unsigned int log = 0, i;
-	int ret;
-
-	if (nb == 0) {
-		VBR_LOG(ERR, "port %u: no Rx queue", dev->data->port_id);
-		return -EINVAL;
-	}
-	while ((1u << log) < nb)
-		log++;
-	wqs = rte_calloc("vbr_ind", 1u << log, sizeof(*wqs), 0);
-	if (wqs == NULL)
-		return -ENOMEM;
-	for (i = 0; i < (1u << log); i++) {
-		struct vbr_rxq *rxq = dev->data->rx_queues[i % nb];
-
-		if (rxq == NULL) {
-			VBR_LOG(ERR, "port %u: rxq %u is not set up",
-				dev->data->port_id, i % nb);
-			rte_free(wqs);
-			return -EINVAL;
-		}
-		wqs[i] = rxq->wq;
-	}
-	ind_attr.log_ind_tbl_size = log;
-	ind_attr.ind_tbl = wqs;
-	priv->ind_table = priv->glue->create_rwq_ind_table(priv->ctx,
-							   &ind_attr);
-	ret = -errno;
-	rte_free(wqs);
-	if (priv->ind_table == NULL) {
-		VBR_LOG(ERR, "port %u: create_rwq_ind_table (%u entries): %s",
-			dev->data->port_id, 1u << log, strerror(-ret));
-		return ret;
-	}
-	if (rss->rss_key != NULL && rss->rss_key_len == VBR_RSS_KEY_LEN)
-		memcpy(priv->rss_key, rss->rss_key, VBR_RSS_KEY_LEN);
-	else
-		memcpy(priv->rss_key, vbr_rss_default_key, VBR_RSS_KEY_LEN);
-	if ((dev->data->dev_conf.rxmode.mq_mode & RTE_ETH_MQ_RX_RSS_FLAG) &&
-	    nb > 1) {
-		if (rss->rss_hf & RTE_ETH_RSS_IP)
-			fields |= IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 |
-				  IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6;
-		if (rss->rss_hf & RTE_ETH_RSS_TCP)
-			fields |= IBV_RX_HASH_SRC_PORT_TCP |
-				  IBV_RX_HASH_DST_PORT_TCP;
-		if (rss->rss_hf & RTE_ETH_RSS_UDP)
-			fields |= IBV_RX_HASH_SRC_PORT_UDP |
-				  IBV_RX_HASH_DST_PORT_UDP;
-	}
-	qp_attr.qp_type = IBV_QPT_RAW_PACKET;
-	qp_attr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-			    IBV_QP_INIT_ATTR_RX_HASH;
-	qp_attr.pd = priv->pd;
-	qp_attr.rwq_ind_tbl = priv->ind_table;
-	qp_attr.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
-	qp_attr.rx_hash_conf.rx_hash_key_len = VBR_RSS_KEY_LEN;
-	qp_attr.rx_hash_conf.rx_hash_key = priv->rss_key;
-	qp_attr.rx_hash_conf.rx_hash_fields_mask = fields;
-	priv->hash_qp = priv->glue->create_qp_ex(priv->ctx, &qp_attr);
-	if (priv->hash_qp == NULL) {
-		ret = -errno;
-		VBR_LOG(ERR, "port %u: create hash QP (fields 0x%" PRIx64
-			"): %s", dev->data->port_id, fields, strerror(errno));
-		vbr_rss_teardown(priv);
-		return ret;
-	}
-	return 0;
-}
-
-void
-vbr_rss_teardown(struct vbr_priv *priv)
-{
-	int ret;
-
-	if (priv->hash_qp != NULL) {
-		ret = priv->glue->destroy_qp(priv->hash_qp);
-		if (ret != 0)
-			VBR_LOG(ERR, "destroy hash QP: %s", strerror(ret));
-		priv->hash_qp = NULL;
-	}
-	if (priv->ind_table != NULL) {
-		ret = priv->glue->destroy_rwq_ind_table(priv->ind_table);
-		if (ret != 0)
-			VBR_LOG(ERR, "destroy indirection table: %s",
-				strerror(ret));
-		priv->ind_table = NULL;
-	}
 }
