@@ -33,8 +33,14 @@
  * swverbs engine on another core than this lcore (devarg engine_cpu=N).
  * BENCH_DEBUG=1 in the environment prints the Rx port's counters per case.
  *
+ * --count adds a COUNT action to every rule; the row then ends with qry/s:
+ * rte_flow_query(COUNT) calls per second over the case's rules, round
+ * robin, for a second after the forwarding, and checks that the rules
+ * counted every frame received ("-" without --count).
+ *
  * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
  *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
+ *        [--count]
  * Cases: each --rules count with one mask, then each --masks count with
  * --mask-rules rules. Exit 0 when every case ran; a case that cannot
  * create its rules prints the reason in its row.
@@ -76,6 +82,7 @@ static uint32_t mask_rules = 100000;
 static double seconds = 2.0;
 static uint32_t nb_flows = 65536;
 static int with_stopped = 1;
+static int with_count;
 
 static unsigned int
 parse_list(const char *s, uint32_t *out)
@@ -102,6 +109,10 @@ parse_args(int argc, char **argv)
 
 		if (strcmp(a, "--no-stopped") == 0) {
 			with_stopped = 0;
+			continue;
+		}
+		if (strcmp(a, "--count") == 0) {
+			with_count = 1;
 			continue;
 		}
 		if (v == NULL)
@@ -180,6 +191,8 @@ rule_create(uint32_t i, uint32_t masks, struct rte_flow_error *err)
 	const struct rte_flow_action actions[] = {
 		{ .type = RTE_FLOW_ACTION_TYPE_MARK, .conf = &mark },
 		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &queue },
+		{ .type = with_count ? RTE_FLOW_ACTION_TYPE_COUNT :
+			  RTE_FLOW_ACTION_TYPE_END },
 		{ .type = RTE_FLOW_ACTION_TYPE_END },
 	};
 
@@ -327,13 +340,50 @@ rate(uint32_t n, uint64_t cycles)
 	return cycles != 0 ? n / ((double)cycles / rte_get_tsc_hz()) : 0;
 }
 
+/*
+ * rte_flow_query(COUNT) over the n rules, round robin, for a second:
+ * queries per second; *hits: the sum of one pass over all rules.
+ */
+static double
+query_rate(uint32_t n, uint64_t *hits)
+{
+	const struct rte_flow_action count = {
+		.type = RTE_FLOW_ACTION_TYPE_COUNT };
+	struct rte_flow_query_count q;
+	struct rte_flow_error err;
+	uint64_t hz = rte_get_tsc_hz(), t0, t1, done = 0;
+	uint32_t i;
+
+	*hits = 0;
+	for (i = 0; i < n; i++) {
+		memset(&q, 0, sizeof(q));
+		if (rte_flow_query(rx_port, flows[i], &count, &q, &err) != 0)
+			return 0;
+		*hits += q.hits;
+	}
+	t0 = rte_rdtsc();
+	do {
+		for (i = 0; i < 1024; i++) {
+			memset(&q, 0, sizeof(q));
+			rte_flow_query(rx_port, flows[(done + i) % n], &count,
+				       &q, &err);
+		}
+		done += 1024;
+		t1 = rte_rdtsc();
+	} while (t1 - t0 < hz);
+	return done / ((double)(t1 - t0) / hz);
+}
+
 static void
 run_case(uint32_t n, uint32_t masks)
 {
 	struct rte_flow_error err = { 0 };
 	uint64_t t0, t1, m0, m1;
 	double pmd_rate = 0, pmd_bytes = 0, start_rate = 0;
-	double ins_rate, del_rate, mpps, hit;
+	double ins_rate, del_rate, mpps, hit, qrate = 0;
+	struct rte_eth_stats st;
+	uint64_t hits = 0, rx0 = 0;
+	char qcol[32] = "-";
 	uint32_t made;
 	int ret;
 
@@ -383,15 +433,26 @@ run_case(uint32_t n, uint32_t masks)
 		return;
 	}
 	ins_rate = rate(n, t1 - t0);
+	if (rte_eth_stats_get(rx_port, &st) == 0)
+		rx0 = st.ipackets;
 	mpps = forward(n, &hit);
+	if (with_count) {
+		rte_delay_ms(50);	/* frames in flight land */
+		qrate = query_rate(n, &hits);
+		snprintf(qcol, sizeof(qcol), "%.0f", qrate);
+		if (rte_eth_stats_get(rx_port, &st) == 0 &&
+		    hits != st.ipackets - rx0)
+			printf("# counted %" PRIu64 " frames, received %"
+			       PRIu64 "\n", hits, st.ipackets - rx0);
+	}
 	t0 = rte_rdtsc();
 	rules_destroy(n);
 	t1 = rte_rdtsc();
 	del_rate = rate(n, t1 - t0);
 	printf("%9" PRIu32 " %5" PRIu32 " %10.0f %7.0f %10.0f %10.0f %10.0f "
-	       "%7.0f %6.3f %5.1f\n", n, masks, pmd_rate, pmd_bytes,
+	       "%7.0f %6.3f %5.1f %9s\n", n, masks, pmd_rate, pmd_bytes,
 	       start_rate, ins_rate, del_rate,
-	       n != 0 ? (double)(m1 - m0) / n : 0, mpps, hit);
+	       n != 0 ? (double)(m1 - m0) / n : 0, mpps, hit, qcol);
 }
 
 int
@@ -410,7 +471,8 @@ main(int argc, char **argv)
 	if (parse_args(argc - ret - 1, argv + ret + 1) != 0) {
 		fprintf(stderr, "usage: bench-flow-rules <EAL args> -- "
 			"[--rules N,..] [--masks M,..] [--mask-rules N] "
-			"[--seconds S] [--flows F] [--no-stopped]\n");
+			"[--seconds S] [--flows F] [--no-stopped] "
+			"[--count]\n");
 		return 2;
 	}
 	if (rte_eth_dev_count_avail() < 2) {
@@ -435,9 +497,9 @@ main(int argc, char **argv)
 	/* warm-up: link up, engine running, first frames through */
 	rte_delay_ms(200);
 	forward(0, &hit);
-	printf("%9s %5s %10s %7s %10s %10s %10s %7s %6s %5s\n", "rules",
+	printf("%9s %5s %10s %7s %10s %10s %10s %7s %6s %5s %9s\n", "rules",
 	       "masks", "pmd-ins/s", "pmd-B/r", "start/s", "ins/s", "del/s",
-	       "B/rule", "Mpps", "hit%");
+	       "B/rule", "Mpps", "hit%", "qry/s");
 	for (i = 0; i < nb_rule_counts; i++)
 		run_case(rule_counts[i], 1);
 	for (i = 0; i < nb_mask_counts; i++)

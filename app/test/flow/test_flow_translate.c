@@ -465,9 +465,9 @@ static const struct bad_case bad_cases[] = {
 { "jump group 1", { .ingress = 1 }, P(ETH_ANY),
 	A(ACT(JUMP, C(struct rte_flow_action_jump, .group = 1)), QUEUE0), 0,
 	RTE_FLOW_ERROR_TYPE_ACTION_CONF, "jump action: group 0 is the only group" },
-{ "count action", { .ingress = 1 }, P(ETH_ANY),
-	A(ACT(COUNT, NULL), QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ACTION,
-	"vbr: action count is not supported" },
+{ "dec_ttl action", { .ingress = 1 }, P(ETH_ANY),
+	A(ACT(DEC_TTL, NULL), QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ACTION,
+	"vbr: action dec_ttl is not supported" },
 };
 
 /* Expected attr bytes of an ok case. */

@@ -869,6 +869,78 @@ vbr_flow_rss(const struct vbr_flow_caps *caps,
 	return 0;
 }
 
+/*
+ * COUNT (the rule's own counters; the id is ignored: 22.11 has no shared
+ * counters by id, an indirect action is the way to share) or INDIRECT (a
+ * handle of vbr_count_handle_create(), checked by the caller: the
+ * translation has no port). One counter per rule.
+ */
+static int
+vbr_flow_count(const struct vbr_flow_caps *caps,
+	       const struct rte_flow_action *action,
+	       const struct rte_flow_action *prev, struct vbr_flow_desc *d,
+	       struct rte_flow_error *error)
+{
+	char n1[VBR_NAME_LEN], n2[VBR_NAME_LEN];
+
+	if (caps->internal)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, action,
+			"vbr: internal rules do not count");
+	if (prev != NULL)
+		return vbr_flow_error(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, action,
+			"vbr: %s action: the rule already has a %s action; a "
+			"rule binds one counters object",
+			vbr_flow_action_name(n1, action->type),
+			vbr_flow_action_name(n2, prev->type));
+	if (action->type == RTE_FLOW_ACTION_TYPE_COUNT) {
+		d->count = VBR_FLOW_COUNT_RULE;
+		return 0;
+	}
+	if (action->conf == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: indirect action: no handle");
+	d->count = VBR_FLOW_COUNT_INDIRECT;
+	d->indirect = action->conf;
+	return 0;
+}
+
+static int
+vbr_flow_age(const struct vbr_flow_caps *caps,
+	     const struct rte_flow_action *action, struct vbr_flow_desc *d,
+	     struct rte_flow_error *error)
+{
+	const struct rte_flow_action_age *age = action->conf;
+
+	if (caps->internal)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, action,
+			"vbr: internal rules do not age");
+	if (d->age)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, action,
+			"vbr: one age action per rule");
+	if (age == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: age action: no configuration");
+	if (age->reserved != 0)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: age action: reserved bits must be 0");
+	if (age->timeout == 0)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: age action: timeout 0: give 1 to 16777215 "
+			"seconds");
+	d->age = 1;
+	d->age_timeout = age->timeout;
+	d->age_context = age->context;
+	return 0;
+}
+
 static int
 vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 		       struct vbr_flow_parse *p,
@@ -876,7 +948,7 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 		       struct rte_flow_error *error)
 {
 	struct vbr_flow_desc *d = p->d;
-	const struct rte_flow_action *fate = NULL, *tag = NULL;
+	const struct rte_flow_action *fate = NULL, *tag = NULL, *count = NULL;
 	char n1[VBR_NAME_LEN], n2[VBR_NAME_LEN];
 	int ret;
 
@@ -919,6 +991,18 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 					"the maximum %u", VBR_FLOW_MARK_MAX);
 			d->tag = ((const struct rte_flow_action_mark *)
 				  action->conf)->id + 1;
+			continue;
+		case RTE_FLOW_ACTION_TYPE_COUNT:
+		case RTE_FLOW_ACTION_TYPE_INDIRECT:
+			ret = vbr_flow_count(caps, action, count, d, error);
+			if (ret != 0)
+				return ret;
+			count = action;
+			continue;
+		case RTE_FLOW_ACTION_TYPE_AGE:
+			ret = vbr_flow_age(caps, action, d, error);
+			if (ret != 0)
+				return ret;
 			continue;
 		case RTE_FLOW_ACTION_TYPE_QUEUE:
 		case RTE_FLOW_ACTION_TYPE_RSS:
@@ -981,6 +1065,21 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 		t->size = sizeof(*t);
 		t->tag_id = d->tag;
 		p->pos += sizeof(*t);
+		d->u.attr.num_of_specs++;
+	}
+	/* AGE watches a counter: the rule's, or a hidden one of its own. */
+	if (d->age && d->count == VBR_FLOW_COUNT_NONE)
+		d->count = VBR_FLOW_COUNT_HIDDEN;
+	if (d->count != VBR_FLOW_COUNT_NONE) {
+		struct ibv_flow_spec_counter_action *c =
+			(struct ibv_flow_spec_counter_action *)p->pos;
+
+		/* The counters object is the rule's: set at creation. */
+		memset(c, 0, sizeof(*c));
+		c->type = IBV_FLOW_SPEC_ACTION_COUNT;
+		c->size = sizeof(*c);
+		d->count_off = p->pos - d->u.buf;
+		p->pos += sizeof(*c);
 		d->u.attr.num_of_specs++;
 	}
 	if (d->fate == VBR_FLOW_FATE_DROP) {
@@ -1062,6 +1161,12 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	d->hash_fields = 0;
 	d->has_key = 0;
 	d->nb_queues = 0;
+	d->count = VBR_FLOW_COUNT_NONE;
+	d->age = 0;
+	d->age_timeout = 0;
+	d->age_context = NULL;
+	d->indirect = NULL;
+	d->count_off = 0;
 	/* Only the attr: each spec is cleared where it is written. */
 	memset(&d->u.attr, 0, sizeof(d->u.attr));
 	d->u.attr.type = IBV_FLOW_ATTR_NORMAL;
@@ -1200,6 +1305,10 @@ vbr_flow_dump_attr(FILE *f, const struct ibv_flow_attr *attr)
 			break;
 		case IBV_FLOW_SPEC_ACTION_DROP:
 			fprintf(f, " action drop");
+			break;
+		case IBV_FLOW_SPEC_ACTION_COUNT:
+			fprintf(f, " action count%s", s->flow_count.counters ==
+				NULL ? " (counters not set)" : "");
 			break;
 		default:
 			fprintf(f, " ?");

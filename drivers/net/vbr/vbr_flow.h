@@ -43,6 +43,17 @@ enum vbr_flow_fate {
 	VBR_FLOW_FATE_DROP,	/**< dropped (IBV_FLOW_SPEC_ACTION_DROP) */
 };
 
+/** The counters a rule binds (IBV_FLOW_SPEC_ACTION_COUNT). */
+enum vbr_flow_count {
+	VBR_FLOW_COUNT_NONE,	/**< no counters */
+	VBR_FLOW_COUNT_RULE,	/**< COUNT: the rule's own counters */
+	VBR_FLOW_COUNT_HIDDEN,	/**< AGE without COUNT: own, not queryable */
+	VBR_FLOW_COUNT_INDIRECT, /**< INDIRECT: an indirect COUNT handle */
+};
+
+/** Largest AGE timeout, seconds (the 24-bit field of rte_flow). */
+#define VBR_FLOW_AGE_MAX 0xffffffu
+
 /** What the translation may assume of the port. */
 struct vbr_flow_caps {
 	uint16_t nb_rx_queues;	/**< queues must be below it; 0: no check */
@@ -58,6 +69,12 @@ struct vbr_flow_desc {
 	unsigned int has_key:1;		/**< else the port's key */
 	uint16_t nb_queues;		/**< entries of queues */
 	uint16_t queues[VBR_FLOW_MAX_QUEUES]; /**< QUEUE/RSS target queues */
+	uint8_t count;			/**< enum vbr_flow_count */
+	unsigned int age:1;		/**< AGE action */
+	uint32_t age_timeout;		/**< its timeout, seconds */
+	void *age_context;		/**< its context, NULL: the rule */
+	const struct rte_flow_action_handle *indirect; /**< INDIRECT conf */
+	uint16_t count_off;		/**< COUNT spec offset in u.buf */
 	uint16_t attr_size;		/**< bytes of attr and specs */
 	union {
 		struct ibv_flow_attr attr;	/**< followed by the specs */
@@ -88,6 +105,47 @@ struct ibv_flow *vbr_flow_internal_mac(struct vbr_priv *priv,
 				       const struct rte_ether_addr *mac);
 struct ibv_flow *vbr_flow_internal_default(struct vbr_priv *priv,
 					   enum ibv_flow_attr_type type);
+
+/* vbr_count.c */
+/** A counters object: packets at index 0, bytes at index 1. */
+struct vbr_count {
+	struct ibv_counters *obj;	/**< the verbs object */
+	uint64_t base[2];		/**< values at the last reset */
+};
+struct vbr_age;
+int vbr_count_init(struct vbr_priv *priv, struct vbr_count *cnt,
+		   struct rte_flow_error *error);
+void vbr_count_fini(struct vbr_priv *priv, struct vbr_count *cnt);
+int vbr_count_query(struct vbr_priv *priv, struct vbr_count *cnt,
+		    struct rte_flow_query_count *q,
+		    struct rte_flow_error *error);
+struct vbr_count *vbr_count_handle_get(struct vbr_priv *priv,
+			const struct rte_flow_action_handle *handle,
+			struct rte_flow_error *error);
+void vbr_count_handle_put(struct vbr_priv *priv, struct vbr_count *cnt);
+struct rte_flow_action_handle *
+vbr_count_handle_create(struct rte_eth_dev *dev,
+			const struct rte_flow_indir_action_conf *conf,
+			const struct rte_flow_action *action,
+			struct rte_flow_error *error);
+int vbr_count_handle_destroy(struct rte_eth_dev *dev,
+			     struct rte_flow_action_handle *handle,
+			     struct rte_flow_error *error);
+int vbr_count_handle_update(struct rte_eth_dev *dev,
+			    struct rte_flow_action_handle *handle,
+			    const void *update, struct rte_flow_error *error);
+int vbr_count_handle_query(struct rte_eth_dev *dev,
+			   const struct rte_flow_action_handle *handle,
+			   void *data, struct rte_flow_error *error);
+struct vbr_age *vbr_age_add(struct vbr_priv *priv, struct vbr_count *cnt,
+			    uint32_t timeout, void *context,
+			    struct rte_flow_error *error);
+void vbr_age_del(struct vbr_priv *priv, struct vbr_age *age);
+void vbr_age_query(struct vbr_priv *priv, struct vbr_age *age,
+		   struct rte_flow_query_age *q);
+int vbr_age_get_aged(struct rte_eth_dev *dev, void **contexts,
+		     uint32_t nb_contexts, struct rte_flow_error *error);
+void vbr_count_release(struct vbr_priv *priv);
 
 /* vbr_rss.c */
 struct vbr_rss;

@@ -11,6 +11,11 @@
  * rules point at the shared hash QPs of vbr_rss.c; DROP rules and the
  * internal default rules (MAC, broadcast, multicast, promiscuous,
  * allmulticast) at the port's hash QP. All flow ops hold flow_lock.
+ *
+ * A rule with COUNT or AGE binds a counters object (vbr_count.c) through
+ * the IBV_FLOW_SPEC_ACTION_COUNT spec of its attr: its own, made with the
+ * rule, or an indirect action's. The object lives as long as the rule, so
+ * the rule binds it again at each dev_start and its values carry on.
  */
 
 #include <errno.h>
@@ -41,6 +46,9 @@ struct rte_flow {
 	struct ibv_flow *ibv_flow;	/**< on the device, when started */
 	uint32_t tag;			/**< verbs tag of MARK/FLAG, 0: none */
 	uint8_t fate;			/**< enum vbr_flow_fate */
+	uint8_t count;			/**< enum vbr_flow_count */
+	struct vbr_count *cnt;		/**< counters bound, NULL: none */
+	struct vbr_age *age;		/**< AGE state, NULL: none */
 	struct ibv_flow_attr attr;	/**< followed by the specs */
 };
 
@@ -141,6 +149,69 @@ vbr_flow_tag_count(struct vbr_priv *priv, const struct rte_flow *flow,
 				 __ATOMIC_RELEASE);
 }
 
+/* Let go of the rule's counters and ageing; it is off the device. */
+static void
+vbr_flow_count_put(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	vbr_age_del(priv, flow->age);
+	flow->age = NULL;
+	if (flow->cnt == NULL)
+		return;
+	if (flow->count == VBR_FLOW_COUNT_INDIRECT) {
+		vbr_count_handle_put(priv, flow->cnt);
+	} else {
+		vbr_count_fini(priv, flow->cnt);
+		free(flow->cnt);
+	}
+	flow->cnt = NULL;
+}
+
+/*
+ * The rule's counters (its own or an indirect action's) into the COUNT
+ * spec of its attr, and its ageing. Holds flow_lock.
+ */
+static int
+vbr_flow_count_get(struct vbr_priv *priv, struct rte_flow *flow,
+		   const struct vbr_flow_desc *d, struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_counter_action *spec;
+
+	switch (d->count) {
+	case VBR_FLOW_COUNT_NONE:
+		return 0;
+	case VBR_FLOW_COUNT_INDIRECT:
+		flow->cnt = vbr_count_handle_get(priv, d->indirect, error);
+		if (flow->cnt == NULL)
+			return -rte_errno;
+		break;
+	default:
+		flow->cnt = malloc(sizeof(*flow->cnt));
+		if (flow->cnt == NULL)
+			return rte_flow_error_set(error, ENOMEM,
+				RTE_FLOW_ERROR_TYPE_ACTION, NULL,
+				"vbr: no memory for the rule's counters");
+		if (vbr_count_init(priv, flow->cnt, error) != 0) {
+			free(flow->cnt);
+			flow->cnt = NULL;
+			return -rte_errno;
+		}
+		break;
+	}
+	spec = (struct ibv_flow_spec_counter_action *)
+	       ((uint8_t *)&flow->attr + d->count_off);
+	spec->counters = flow->cnt->obj;
+	if (d->age) {
+		flow->age = vbr_age_add(priv, flow->cnt, d->age_timeout,
+					d->age_context != NULL ?
+					d->age_context : flow, error);
+		if (flow->age == NULL) {
+			vbr_flow_count_put(priv, flow);
+			return -rte_errno;
+		}
+	}
+	return 0;
+}
+
 /* Take a rule off the device and the list and free it. Holds flow_lock. */
 static void
 vbr_flow_free(struct vbr_priv *priv, struct rte_flow *flow)
@@ -148,6 +219,7 @@ vbr_flow_free(struct vbr_priv *priv, struct rte_flow *flow)
 	vbr_flow_off(priv, flow);
 	TAILQ_REMOVE(&priv->flows, flow, next);
 	vbr_flow_tag_count(priv, flow, -1);
+	vbr_flow_count_put(priv, flow);
 	vbr_rss_put(priv, flow->rss);
 	/* Volatile: a store just before free() is otherwise dropped, and a
 	 * second destroy of the handle would pass the check.
@@ -165,9 +237,23 @@ vbr_flow_validate(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_flow_caps caps;
+	struct vbr_flow_desc d;
+	struct vbr_count *cnt;
+	int ret;
 
 	vbr_flow_caps_get(priv, &caps);
-	return vbr_flow_prepare(&caps, attr, pattern, actions, NULL, error);
+	ret = vbr_flow_prepare(&caps, attr, pattern, actions, &d, error);
+	if (ret == 0 && d.count == VBR_FLOW_COUNT_INDIRECT) {
+		/* The handle must be one of this port's. */
+		pthread_mutex_lock(&priv->flow_lock);
+		cnt = vbr_count_handle_get(priv, d.indirect, error);
+		if (cnt == NULL)
+			ret = -rte_errno;
+		else
+			vbr_count_handle_put(priv, cnt);
+		pthread_mutex_unlock(&priv->flow_lock);
+	}
+	return ret;
 }
 
 /*
@@ -203,6 +289,9 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 	flow->ibv_flow = NULL;
 	flow->tag = d.tag;
 	flow->fate = d.fate;
+	flow->count = d.count;
+	flow->cnt = NULL;
+	flow->age = NULL;
 	memcpy(&flow->attr, d.u.buf, d.attr_size);
 	pthread_mutex_lock(&priv->flow_lock);
 	if (d.fate == VBR_FLOW_FATE_QUEUE || d.fate == VBR_FLOW_FATE_RSS) {
@@ -216,6 +305,8 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 			goto error;
 		}
 	}
+	if (vbr_flow_count_get(priv, flow, &d, error) != 0)
+		goto error;
 	flow->id = priv->flow_seq++;
 	if (priv->flows_on) {
 		ret = vbr_flow_on(priv, flow, error);
@@ -227,6 +318,7 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 	pthread_mutex_unlock(&priv->flow_lock);
 	return flow;
 error:
+	vbr_flow_count_put(priv, flow);
 	vbr_rss_put(priv, flow->rss);
 	pthread_mutex_unlock(&priv->flow_lock);
 	free(flow);
@@ -268,6 +360,54 @@ vbr_flow_destroy(struct rte_eth_dev *dev, struct rte_flow *flow,
 	vbr_flow_free(priv, f);
 	pthread_mutex_unlock(&priv->flow_lock);
 	return 0;
+}
+
+/* COUNT and AGE queries. */
+static int
+vbr_flow_query(struct rte_eth_dev *dev, struct rte_flow *flow,
+	       const struct rte_flow_action *action, void *data,
+	       struct rte_flow_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct rte_flow *f;
+	int ret = 0;
+
+	if (action == NULL || data == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION, action,
+			"vbr: query: no action or no data");
+	if (action->type != RTE_FLOW_ACTION_TYPE_COUNT &&
+	    action->type != RTE_FLOW_ACTION_TYPE_AGE)
+		return vbr_flow_error(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, action,
+			"vbr: query: only count and age can be queried "
+			"(action type %d)", (int)action->type);
+	pthread_mutex_lock(&priv->flow_lock);
+	f = vbr_flow_check(priv, flow);
+	if (f == NULL) {
+		ret = rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_HANDLE, flow,
+			"vbr: no such rule on this port");
+	} else if (action->type == RTE_FLOW_ACTION_TYPE_COUNT) {
+		if (f->count == VBR_FLOW_COUNT_RULE ||
+		    f->count == VBR_FLOW_COUNT_INDIRECT)
+			ret = vbr_count_query(priv, f->cnt, data, error);
+		else
+			ret = vbr_flow_error(error, EINVAL,
+				RTE_FLOW_ERROR_TYPE_ACTION, action,
+				"vbr: count query: rule %u has no count "
+				"action", f->id);
+	} else {
+		if (f->age != NULL)
+			vbr_age_query(priv, f->age, data);
+		else
+			ret = vbr_flow_error(error, EINVAL,
+				RTE_FLOW_ERROR_TYPE_ACTION, action,
+				"vbr: age query: rule %u has no age action",
+				f->id);
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
 }
 
 static int
@@ -317,6 +457,12 @@ vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 		fprintf(file, ", flag");
 	else if (flow->tag != 0)
 		fprintf(file, ", mark %u", flow->tag - 1);
+	if (flow->count == VBR_FLOW_COUNT_RULE)
+		fprintf(file, ", count");
+	else if (flow->count == VBR_FLOW_COUNT_INDIRECT)
+		fprintf(file, ", indirect count");
+	if (flow->age != NULL)
+		fprintf(file, ", age");
 	fprintf(file, ", %zu bytes, %s\n",
 		offsetof(struct rte_flow, attr) + flow->attr.size,
 		flow->ibv_flow != NULL ? "on the device" :
@@ -360,8 +506,14 @@ const struct rte_flow_ops vbr_flow_ops = {
 	.create = vbr_flow_create,
 	.destroy = vbr_flow_destroy,
 	.flush = vbr_flow_flush,
+	.query = vbr_flow_query,
 	.isolate = vbr_flow_isolate,
 	.dev_dump = vbr_flow_dev_dump,
+	.get_aged_flows = vbr_age_get_aged,
+	.action_handle_create = vbr_count_handle_create,
+	.action_handle_destroy = vbr_count_handle_destroy,
+	.action_handle_update = vbr_count_handle_update,
+	.action_handle_query = vbr_count_handle_query,
 };
 
 int
@@ -423,6 +575,7 @@ vbr_flow_release(struct vbr_priv *priv)
 	if (!priv->flow_lock_init)
 		return;
 	vbr_flow_flush(priv->dev, NULL);
+	vbr_count_release(priv);
 	vbr_rss_release(priv);
 	pthread_mutex_destroy(&priv->flow_lock);
 	priv->flow_lock_init = 0;
