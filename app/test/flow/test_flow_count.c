@@ -35,6 +35,7 @@
 #include <rte_udp.h>
 
 #include "test.h"
+#include "vbr_test_port.h"
 #include "vbr_flow.h"
 
 #define NB_RXQ 2
@@ -961,37 +962,22 @@ static int
 port_setup(uint16_t port, uint16_t nb_rxq)
 {
 	struct rte_eth_conf conf = { 0 };
-	uint16_t q;
-	int ret;
 
 	conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
-	ret = rte_eth_dev_configure(port, nb_rxq, 1, &conf);
-	if (ret != 0)
-		return ret;
-	for (q = 0; q < nb_rxq; q++) {
-		ret = rte_eth_rx_queue_setup(port, q, RING_SIZE, SOCKET_ID_ANY,
-					     NULL, mp);
-		if (ret != 0)
-			return ret;
-	}
-	return rte_eth_tx_queue_setup(port, 0, RING_SIZE, SOCKET_ID_ANY,
-				      NULL);
+	return vbr_test_port_config(port, &conf, nb_rxq, RING_SIZE, RING_SIZE,
+				    mp);
 }
 
 static int
 setup(void)
 {
-	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr0", &port0),
-			    "port 0");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr1", &port1),
-			    "port 1");
+	TEST_ASSERT_SUCCESS(vbr_test_pair_ports(&port0, &port1), "ports");
 	TEST_ASSERT_SUCCESS(port_setup(port0, 1), "setup port 0");
 	TEST_ASSERT_SUCCESS(port_setup(port1, NB_RXQ), "setup port 1");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(port1,
 			    RTE_ETH_EVENT_FLOW_AGED, aged_cb, NULL),
 			    "event callback");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start port 0");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start port 1");
+	TEST_ASSERT_SUCCESS(vbr_test_pair_start(port0, port1), "start");
 	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_disable(port1), "promisc");
 	TEST_ASSERT_SUCCESS(rte_eth_macaddr_get(port0, &mac0), "mac 0");
 	TEST_ASSERT_SUCCESS(rte_eth_macaddr_get(port1, &mac1), "mac 1");
@@ -1020,15 +1006,6 @@ static const struct unit_test_suite packet_suite = {
 int
 main(int argc, char **argv)
 {
-	char *eal[] = {
-		argv[0], (char *)"--no-huge", (char *)"--no-shconf",
-		(char *)"--no-pci", (char *)"-l", (char *)"0",
-		(char *)"--log-level=pmd.net.vbr:notice", (char *)"-d",
-		argc > 1 ? argv[1] : NULL,
-		(char *)"--vdev", (char *)"net_vbr0,wire=pair:fcnt",
-		(char *)"--vdev", (char *)"net_vbr1,wire=pair:fcnt",
-		NULL,
-	};
 	int ret, ret2;
 
 	if (argc != 2) {
@@ -1036,24 +1013,14 @@ main(int argc, char **argv)
 		return 2;
 	}
 	ret = unit_test_suite_runner(&translate_suite);
-	ret2 = rte_eal_init(RTE_DIM(eal) - 1, eal);
-	if (ret2 < 0) {
-		printf("rte_eal_init failed: %s\n", rte_strerror(rte_errno));
+	if (vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:notice", "fcnt",
+			      NULL) != 0)
 		return 1;
-	}
-	mp = rte_pktmbuf_pool_create("cnt_pkts", 4095, 256, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL) {
-		printf("mempool: %s\n", rte_strerror(rte_errno));
+	mp = vbr_test_pool("cnt_pkts", 4095);
+	if (mp == NULL)
 		return 1;
-	}
 	ret2 = unit_test_suite_runner(&packet_suite);
-	rte_eth_dev_stop(port0);
-	rte_eth_dev_stop(port1);
-	rte_eth_dev_close(port0);
-	rte_eth_dev_close(port1);
-	rte_mempool_free(mp);
-	rte_eal_cleanup();
+	vbr_test_pair_fini(port0, port1, mp);
 	if (ret == 1 || ret2 == 1)
 		return 1;
 	return ret2;

@@ -45,14 +45,12 @@ def traffic(t):
 
 def run(pmd):
     c = tp.Checker()
-    cable = f"fc{os.getpid()}"
-    eal, prefix = tp.eal_args("fcnt", pmd)
-    eal += ["--vdev", f"net_vbr0,wire=pair:{cable}",
-            "--vdev", f"net_vbr1,wire=pair:{cable}"]
-    t = tp.TestPmd(eal, ["--rxq=2", "--txq=2", "--total-num-mbufs=8192",
-                         "--portmask=0x2", "--port-topology=loop",
-                         "--forward-mode=txonly", "--tx-ip=10.0.0.2,198.18.0.2",
-                         "--tx-udp=1000,53"], prefix)
+    t = tp.start_pair("fcnt", pmd, ["--rxq=2", "--txq=2",
+                                    "--total-num-mbufs=8192", "--portmask=0x2",
+                                    "--port-topology=loop",
+                                    "--forward-mode=txonly",
+                                    "--tx-ip=10.0.0.2,198.18.0.2",
+                                    "--tx-udp=1000,53"])
     try:
         t.wait_prompt()
         t.cmd(f"set txpkts {FRAME}")
@@ -131,15 +129,5 @@ def run(pmd):
     return 1 if c.failed else 0
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    if tp.find_testpmd() is None:
-        print("dpdk-testpmd not found: skip")
-        return tp.SKIP
-    return run(sys.argv[1])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tp.main(run, __doc__))

@@ -52,6 +52,7 @@
 #include <rte_vxlan.h>
 
 #include "test.h"
+#include "vbr_test_port.h"
 
 #define NB_RXQ 4
 #define NB_PKTS 8
@@ -518,9 +519,7 @@ xfer(const struct frame *frames, unsigned int nf, unsigned int copies,
 		memcpy(d, f->b, f->len);
 		memcpy(d + f->stamp_off, &check_id, 4);
 	}
-	deadline = rte_get_timer_cycles() + hz;
-	while (sent < n && rte_get_timer_cycles() < deadline)
-		sent += rte_eth_tx_burst(port0, 0, pkts + sent, n - sent);
+	sent = vbr_test_tx_all(port0, pkts, n, 1000);
 	if (sent != n) {
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
 		return -1;
@@ -657,23 +656,12 @@ static int
 port_setup(uint16_t port, uint16_t nb_rxq, uint8_t *key)
 {
 	struct rte_eth_conf conf = { 0 };
-	uint16_t q;
-	int ret;
 
 	conf.rxmode.mq_mode = RTE_ETH_MQ_RX_NONE;
 	conf.rx_adv_conf.rss_conf.rss_key = key;
 	conf.rx_adv_conf.rss_conf.rss_key_len = key != NULL ? RSS_KEY_LEN : 0;
-	ret = rte_eth_dev_configure(port, nb_rxq, 1, &conf);
-	if (ret != 0)
-		return ret;
-	for (q = 0; q < nb_rxq; q++) {
-		ret = rte_eth_rx_queue_setup(port, q, RING_SIZE, SOCKET_ID_ANY,
-					     NULL, mp);
-		if (ret != 0)
-			return ret;
-	}
-	return rte_eth_tx_queue_setup(port, 0, RING_SIZE, SOCKET_ID_ANY,
-				      NULL);
+	return vbr_test_port_config(port, &conf, nb_rxq, RING_SIZE, RING_SIZE,
+				    mp);
 }
 
 /* No user rule, not isolated, started: where each case begins. */
@@ -741,38 +729,6 @@ item_case(const char *what, const struct rte_flow_item *pattern,
 	TEST_ASSERT_SUCCESS(item_case(what, pat, hits, RTE_DIM(hits), \
 				      misses, RTE_DIM(misses)), "%s", what)
 
-/*
- * Toeplitz reference, bit by bit as the RSS specification describes it: for
- * every set bit i of the input (most significant bit of byte 0 first), XOR
- * the 32 key bits that start at bit i.
- */
-static uint32_t
-key_window(const uint8_t *key, unsigned int bit)
-{
-	uint32_t w = 0;
-	unsigned int j, b;
-
-	for (j = 0; j < 32; j++) {
-		b = bit + j;
-		w <<= 1;
-		if (b / 8 < RSS_KEY_LEN)
-			w |= (key[b / 8] >> (7 - b % 8)) & 1;
-	}
-	return w;
-}
-
-static uint32_t
-toeplitz(const uint8_t *key, const uint8_t *in, unsigned int len)
-{
-	uint32_t h = 0;
-	unsigned int i;
-
-	for (i = 0; i < len * 8; i++)
-		if (in[i / 8] & (0x80 >> (i % 8)))
-			h ^= key_window(key, i);
-	return h;
-}
-
 /* Hash input of an IPv4 frame: addresses, then ports when with_l4. */
 static uint32_t
 hash_ipv4(const uint8_t *key, uint32_t src, uint32_t dst, uint16_t sport,
@@ -784,7 +740,7 @@ hash_ipv4(const uint8_t *key, uint32_t src, uint32_t dst, uint16_t sport,
 	in[4] = dst >> 24; in[5] = dst >> 16; in[6] = dst >> 8; in[7] = dst;
 	in[8] = sport >> 8; in[9] = sport;
 	in[10] = dport >> 8; in[11] = dport;
-	return toeplitz(key, in, with_l4 ? 12 : 8);
+	return vbr_test_toeplitz(key, RSS_KEY_LEN, in, with_l4 ? 12 : 8);
 }
 
 /*
@@ -813,7 +769,7 @@ hash_frame(const uint8_t *key, const struct frame *f, bool with_l4)
 		memcpy(in + n, l3 + l4off, 4);
 		n += 4;
 	}
-	return toeplitz(key, in, n);
+	return vbr_test_toeplitz(key, RSS_KEY_LEN, in, n);
 }
 
 /*
@@ -2271,15 +2227,11 @@ test_no_late_frames(void)
 static int
 setup(void)
 {
-	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr0", &port0),
-			    "port 0");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr1", &port1),
-			    "port 1");
+	TEST_ASSERT_SUCCESS(vbr_test_pair_ports(&port0, &port1), "ports");
 	TEST_ASSERT_SUCCESS(port_setup(port0, 1, NULL), "setup port 0");
 	TEST_ASSERT_SUCCESS(port_setup(port1, NB_RXQ, port_key),
 			    "setup port 1");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start port 0");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start port 1");
+	TEST_ASSERT_SUCCESS(vbr_test_pair_start(port0, port1), "start");
 	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_disable(port1), "promisc");
 	TEST_ASSERT_SUCCESS(rte_eth_allmulticast_disable(port1), "allmulti");
 	TEST_ASSERT_SUCCESS(rte_eth_macaddr_get(port0, &mac0), "mac 0");
@@ -2321,38 +2273,19 @@ static const struct unit_test_suite suite = {
 int
 main(int argc, char **argv)
 {
-	char *eal[] = {
-		argv[0], (char *)"--no-huge", (char *)"--no-shconf",
-		(char *)"--no-pci", (char *)"-l", (char *)"0",
-		(char *)"--log-level=pmd.net.vbr:info", (char *)"-d",
-		argc > 1 ? argv[1] : NULL,
-		(char *)"--vdev", (char *)"net_vbr0,wire=pair:fpk",
-		(char *)"--vdev", (char *)"net_vbr1,wire=pair:fpk",
-		NULL,
-	};
 	int ret;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s <librte_net_vbr.so>\n", argv[0]);
 		return 2;
 	}
-	ret = rte_eal_init(RTE_DIM(eal) - 1, eal);
-	if (ret < 0) {
-		printf("rte_eal_init failed: %s\n", rte_strerror(rte_errno));
+	if (vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", "fpk",
+			      NULL) != 0)
 		return 1;
-	}
-	mp = rte_pktmbuf_pool_create("flow_pkts", 4095, 256, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL) {
-		printf("mempool: %s\n", rte_strerror(rte_errno));
+	mp = vbr_test_pool("flow_pkts", 4095);
+	if (mp == NULL)
 		return 1;
-	}
 	ret = unit_test_suite_runner(&suite);
-	rte_eth_dev_stop(port0);
-	rte_eth_dev_stop(port1);
-	rte_eth_dev_close(port0);
-	rte_eth_dev_close(port1);
-	rte_mempool_free(mp);
-	rte_eal_cleanup();
+	vbr_test_pair_fini(port0, port1, mp);
 	return ret;
 }

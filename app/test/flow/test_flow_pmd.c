@@ -23,6 +23,7 @@
 #include <rte_mempool.h>
 
 #include "test.h"
+#include "vbr_test_port.h"
 
 #define NB_RXQ 4
 #define NB_PKTS 16
@@ -41,19 +42,8 @@ static int
 port_setup(uint16_t port, uint16_t nb_rxq)
 {
 	struct rte_eth_conf conf = { 0 };
-	uint16_t q;
-	int ret;
 
-	ret = rte_eth_dev_configure(port, nb_rxq, 1, &conf);
-	if (ret != 0)
-		return ret;
-	for (q = 0; q < nb_rxq; q++) {
-		ret = rte_eth_rx_queue_setup(port, q, 256, SOCKET_ID_ANY, NULL,
-					     mp);
-		if (ret != 0)
-			return ret;
-	}
-	return rte_eth_tx_queue_setup(port, 0, 256, SOCKET_ID_ANY, NULL);
+	return vbr_test_port_config(port, &conf, nb_rxq, 256, 256, mp);
 }
 
 /* Send n frames of an EtherType to dst; count arrivals per queue of port1. */
@@ -63,7 +53,7 @@ send_count(const struct rte_ether_addr *dst, uint16_t type,
 {
 	struct rte_mbuf *pkts[NB_PKTS];
 	uint64_t deadline;
-	unsigned int i, sent = 0, got = 0;
+	unsigned int i, sent, got = 0;
 	uint16_t q;
 
 	memset(per_queue, 0, NB_RXQ * sizeof(per_queue[0]));
@@ -79,10 +69,7 @@ send_count(const struct rte_ether_addr *dst, uint16_t type,
 		rte_eth_macaddr_get(port0, &eh->src_addr);
 		eh->ether_type = rte_cpu_to_be_16(type);
 	}
-	deadline = rte_get_timer_cycles() + rte_get_timer_hz();
-	while (sent < NB_PKTS && rte_get_timer_cycles() < deadline)
-		sent += rte_eth_tx_burst(port0, 0, pkts + sent,
-					 NB_PKTS - sent);
+	sent = vbr_test_tx_all(port0, pkts, NB_PKTS, 1000);
 	if (sent != NB_PKTS)
 		return -1;
 	deadline = rte_get_timer_cycles() +
@@ -336,14 +323,10 @@ test_isolate(void)
 static int
 setup(void)
 {
-	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr0", &port0),
-			    "port 0");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr1", &port1),
-			    "port 1");
+	TEST_ASSERT_SUCCESS(vbr_test_pair_ports(&port0, &port1), "ports");
 	TEST_ASSERT_SUCCESS(port_setup(port0, 1), "setup port 0");
 	TEST_ASSERT_SUCCESS(port_setup(port1, NB_RXQ), "setup port 1");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start port 0");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start port 1");
+	TEST_ASSERT_SUCCESS(vbr_test_pair_start(port0, port1), "start");
 	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_disable(port1), "promisc");
 	TEST_ASSERT_SUCCESS(rte_eth_macaddr_get(port1, &mac1), "mac");
 	rte_delay_ms(100);
@@ -366,38 +349,19 @@ static const struct unit_test_suite suite = {
 int
 main(int argc, char **argv)
 {
-	char *eal[] = {
-		argv[0], (char *)"--no-huge", (char *)"--no-shconf",
-		(char *)"--no-pci", (char *)"-l", (char *)"0",
-		(char *)"--log-level=pmd.net.vbr:info", (char *)"-d",
-		argc > 1 ? argv[1] : NULL,
-		(char *)"--vdev", (char *)"net_vbr0,wire=pair:flow",
-		(char *)"--vdev", (char *)"net_vbr1,wire=pair:flow",
-		NULL,
-	};
 	int ret;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s <librte_net_vbr.so>\n", argv[0]);
 		return 2;
 	}
-	ret = rte_eal_init(RTE_DIM(eal) - 1, eal);
-	if (ret < 0) {
-		printf("rte_eal_init failed: %s\n", rte_strerror(rte_errno));
+	if (vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", "flow",
+			      NULL) != 0)
 		return 1;
-	}
-	mp = rte_pktmbuf_pool_create("flow_test", 4095, 256, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL) {
-		printf("mempool: %s\n", rte_strerror(rte_errno));
+	mp = vbr_test_pool("flow_test", 4095);
+	if (mp == NULL)
 		return 1;
-	}
 	ret = unit_test_suite_runner(&suite);
-	rte_eth_dev_stop(port0);
-	rte_eth_dev_stop(port1);
-	rte_eth_dev_close(port0);
-	rte_eth_dev_close(port1);
-	rte_mempool_free(mp);
-	rte_eal_cleanup();
+	vbr_test_pair_fini(port0, port1, mp);
 	return ret;
 }

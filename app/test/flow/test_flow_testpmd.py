@@ -21,12 +21,8 @@ ISSUE_RULE = ("ingress pattern eth / ipv4 dst is 10.0.0.2 / udp dst is 4789 "
 
 def run(pmd):
     c = tp.Checker()
-    cable = f"fl{os.getpid()}"
-    eal, prefix = tp.eal_args("flow", pmd)
-    eal += ["--vdev", f"net_vbr0,wire=pair:{cable}",
-            "--vdev", f"net_vbr1,wire=pair:{cable}"]
-    t = tp.TestPmd(eal, ["--rxq=4", "--txq=1", "--total-num-mbufs=8192"],
-                   prefix)
+    t = tp.start_pair("flow", pmd, ["--rxq=4", "--txq=1",
+                                    "--total-num-mbufs=8192"])
     try:
         t.wait_prompt()
         out = t.cmd("flow validate 0 " + ISSUE_RULE)
@@ -98,15 +94,5 @@ def run(pmd):
     return 1 if c.failed else 0
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    if tp.find_testpmd() is None:
-        print("dpdk-testpmd not found")
-        return tp.SKIP
-    return run(sys.argv[1])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tp.main(run, __doc__))

@@ -79,12 +79,8 @@ def traffic(t):
 
 def run(pmd):
     c = tp.Checker()
-    cable = f"rs{os.getpid()}"
-    eal, prefix = tp.eal_args("rss", pmd)
-    eal += ["--vdev", f"net_vbr0,wire=pair:{cable}",
-            "--vdev", f"net_vbr1,wire=pair:{cable}"]
-    t = tp.TestPmd(eal, [f"--rxq={NQ}", f"--txq={NQ}", "--total-num-mbufs=16384"],
-                   prefix)
+    t = tp.start_pair("rss", pmd, [f"--rxq={NQ}", f"--txq={NQ}",
+                                   "--total-num-mbufs=16384"])
     try:
         t.wait_prompt()
         out, key = show_key(t, 0)
@@ -136,15 +132,5 @@ def run(pmd):
     return 1 if c.failed else 0
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    if tp.find_testpmd() is None:
-        print("dpdk-testpmd not found: skip")
-        return tp.SKIP
-    return run(sys.argv[1])
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tp.main(run, __doc__))

@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 
 #include "test.h"
+#include "vbr_test_port.h"
 #include "vbr_glue.h"
 
 static char ibdev[64];
@@ -88,8 +89,7 @@ static const struct unit_test_suite suite_hw = {
 int
 main(int argc, char **argv)
 {
-	char *eal[16];
-	int n = 0, ret;
+	int ret;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s <pmd.so> <glue.so>\n", argv[0]);
@@ -102,21 +102,8 @@ main(int argc, char **argv)
 	if (ret != TEST_SUCCESS)
 		return 1;
 	snprintf(vdev_arg, sizeof(vdev_arg), "net_vbr0,dev=%s", ibdev);
-	eal[n++] = argv[0];
-	eal[n++] = (char *)"--no-huge";
-	eal[n++] = (char *)"--no-shconf";
-	eal[n++] = (char *)"--no-pci";
-	eal[n++] = (char *)"-l";
-	eal[n++] = (char *)"0";
-	eal[n++] = (char *)"-d";
-	eal[n++] = argv[1];
-	eal[n++] = (char *)"--vdev";
-	eal[n++] = vdev_arg;
-	eal[n] = NULL;
-	if (rte_eal_init(n, eal) < 0) {
-		printf("rte_eal_init: %s\n", rte_strerror(rte_errno));
+	if (vbr_test_eal_init(argv[0], argv[1], NULL, NULL, vdev_arg) != 0)
 		return 1;
-	}
 	ret = unit_test_suite_runner(&suite_hw);
 	rte_eal_cleanup();
 	return ret;

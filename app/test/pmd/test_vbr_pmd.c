@@ -28,6 +28,7 @@
 #include <rte_udp.h>
 
 #include "test.h"
+#include "vbr_test_port.h"
 
 #define NB_MBUF 8191
 #define NB_RXD 512
@@ -100,27 +101,11 @@ static int
 port_start_conf(uint16_t port, const struct rte_eth_conf *conf,
 		uint16_t nb_rxq, uint16_t nb_rxd)
 {
-	uint16_t q;
 	int ret;
 
-	ret = rte_eth_dev_configure(port, nb_rxq, 1, conf);
-	if (ret != 0) {
-		printf("configure port %u: %d\n", port, ret);
+	ret = vbr_test_port_config(port, conf, nb_rxq, nb_rxd, NB_TXD, mp);
+	if (ret != 0)
 		return ret;
-	}
-	for (q = 0; q < nb_rxq; q++) {
-		ret = rte_eth_rx_queue_setup(port, q, nb_rxd, SOCKET_ID_ANY,
-					     NULL, mp);
-		if (ret != 0) {
-			printf("rxq %u setup port %u: %d\n", q, port, ret);
-			return ret;
-		}
-	}
-	ret = rte_eth_tx_queue_setup(port, 0, NB_TXD, SOCKET_ID_ANY, NULL);
-	if (ret != 0) {
-		printf("txq setup port %u: %d\n", port, ret);
-		return ret;
-	}
 	ret = rte_eth_dev_start(port);
 	if (ret != 0) {
 		printf("start port %u: %d\n", port, ret);
@@ -211,13 +196,7 @@ same_bytes(const struct rte_mbuf *a, const struct rte_mbuf *b)
 static uint16_t
 send_all(uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t sent = 0;
-	uint64_t deadline = rte_get_timer_cycles() +
-			    rte_get_timer_hz() * WAIT_MS / 1000;
-
-	while (sent < n && rte_get_timer_cycles() < deadline)
-		sent += rte_eth_tx_burst(port, 0, pkts + sent, n - sent);
-	return sent;
+	return vbr_test_tx_all(port, pkts, n, WAIT_MS);
 }
 
 /* Receive up to n packets on all queues of port, within the wait time. */
@@ -498,11 +477,8 @@ test_rss(void)
 static int
 setup_pair(uint16_t nb_rxq1, uint16_t nb_rxd1, bool rss)
 {
-	if (port_by_name("net_vbr0", &port0) != 0 ||
-	    port_by_name("net_vbr1", &port1) != 0) {
-		printf("ports net_vbr0/net_vbr1 missing\n");
+	if (vbr_test_pair_ports(&port0, &port1) != TEST_SUCCESS)
 		return TEST_FAILED;
-	}
 	if (port_start(port0, 1, NB_RXD, false) != 0 ||
 	    port_start(port1, nb_rxq1, nb_rxd1, rss) != 0)
 		return TEST_FAILED;
@@ -1612,27 +1588,6 @@ static const uint8_t ms_key[RSS_KEY_LEN] = {
 
 static uint16_t rss_reta_size;
 
-/* Toeplitz: for each set input bit, XOR in the 32 key bits from there. */
-static uint32_t
-ref_toeplitz(const uint8_t *key, const uint8_t *in, unsigned int len)
-{
-	uint32_t hash = 0, win;
-	unsigned int i, b;
-
-	win = (uint32_t)key[0] << 24 | (uint32_t)key[1] << 16 |
-	      (uint32_t)key[2] << 8 | key[3];
-	for (i = 0; i < len; i++) {
-		for (b = 0; b < 8; b++) {
-			if (in[i] & (0x80 >> b))
-				hash ^= win;
-			win <<= 1;
-			if (i + 4 < RSS_KEY_LEN && (key[i + 4] & (0x80 >> b)))
-				win |= 1;
-		}
-	}
-	return hash;
-}
-
 /*
  * Reference queue of a received frame. Hash types used by the tests:
  * IP|UDP (IPv4 addresses, then UDP ports), IPV4 (the addresses), 0 (none).
@@ -1664,7 +1619,7 @@ ref_queue(const struct rss_ref *r, const struct rte_mbuf *m)
 		}
 	}
 	if (n > 0)
-		hash = ref_toeplitz(r->key, in, n);
+		hash = vbr_test_toeplitz(r->key, RSS_KEY_LEN, in, n);
 	return r->reta[hash & (r->reta_size - 1)];
 }
 
@@ -1879,12 +1834,14 @@ test_rss_reference(void)
 	static const uint8_t v2[12] = { 199, 92, 111, 2, 65, 69, 140, 83,
 					0x37, 0x96, 0x12, 0x83 };
 
-	TEST_ASSERT_EQUAL(ref_toeplitz(ms_key, v1, 8), 0x323e8fc2u, "v1 ip");
-	TEST_ASSERT_EQUAL(ref_toeplitz(ms_key, v1, 12), 0x51ccc178u,
-			  "v1 ip+ports");
-	TEST_ASSERT_EQUAL(ref_toeplitz(ms_key, v2, 8), 0xd718262au, "v2 ip");
-	TEST_ASSERT_EQUAL(ref_toeplitz(ms_key, v2, 12), 0xc626b0eau,
-			  "v2 ip+ports");
+	TEST_ASSERT_EQUAL(vbr_test_toeplitz(ms_key, RSS_KEY_LEN, v1, 8),
+			  0x323e8fc2u, "v1 ip");
+	TEST_ASSERT_EQUAL(vbr_test_toeplitz(ms_key, RSS_KEY_LEN, v1, 12),
+			  0x51ccc178u, "v1 ip+ports");
+	TEST_ASSERT_EQUAL(vbr_test_toeplitz(ms_key, RSS_KEY_LEN, v2, 8),
+			  0xd718262au, "v2 ip");
+	TEST_ASSERT_EQUAL(vbr_test_toeplitz(ms_key, RSS_KEY_LEN, v2, 12),
+			  0xc626b0eau, "v2 ip+ports");
 	return TEST_SUCCESS;
 }
 
@@ -2221,9 +2178,8 @@ main(int argc, char **argv)
 		{ "xstats", &suite_xstats, true },
 		{ "rss-ops", &suite_rss_ops, true },
 	};
-	char *eal[32];
 	unsigned int g;
-	int n = 0, ret;
+	int ret;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: %s <librte_net_vbr.so> <group>\n",
@@ -2237,35 +2193,13 @@ main(int argc, char **argv)
 		fprintf(stderr, "unknown group %s\n", argv[2]);
 		return 2;
 	}
-	eal[n++] = argv[0];
-	eal[n++] = (char *)"--no-huge";
-	eal[n++] = (char *)"--no-shconf";
-	eal[n++] = (char *)"--no-pci";
-	eal[n++] = (char *)"-l";
-	eal[n++] = (char *)"0";
-	eal[n++] = (char *)"--log-level=pmd.net.vbr:info";
-	eal[n++] = (char *)"-d";
-	eal[n++] = argv[1];
-	if (groups[g].pair) {
-		eal[n++] = (char *)"--vdev";
-		eal[n++] = (char *)"net_vbr0,wire=pair:c0";
-		eal[n++] = (char *)"--vdev";
-		eal[n++] = (char *)"net_vbr1,wire=pair:c0";
-	}
-	eal[n] = NULL;
-	ret = rte_eal_init(n, eal);
-	if (ret < 0) {
-		printf("rte_eal_init failed: %s\n", rte_strerror(rte_errno));
+	if (vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info",
+			      groups[g].pair ? "c0" : NULL, NULL) != 0)
 		return 1;
-	}
-	mp = rte_pktmbuf_pool_create("vbr_test", NB_MBUF, 256, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL) {
-		printf("mempool: %s\n", rte_strerror(rte_errno));
+	mp = vbr_test_pool("vbr_test", NB_MBUF);
+	if (mp == NULL)
 		return 1;
-	}
 	ret = unit_test_suite_runner(groups[g].suite);
-	rte_mempool_free(mp);
-	rte_eal_cleanup();
+	vbr_test_fini(mp);
 	return ret;
 }

@@ -27,13 +27,10 @@ def link_ok(info, c, what):
 
 def run(pmd):
     c = tp.Checker()
-    cable = f"cp{os.getpid()}"
-    eal, prefix = tp.eal_args("cp", pmd)
-    eal += ["--vdev", f"net_vbr0,wire=pair:{cable}",
-            "--vdev", f"net_vbr1,wire=pair:{cable}"]
     # mbufs large enough for one 9000-byte MTU frame (no scatter needed)
-    t = tp.TestPmd(eal, ["--forward-mode=rxonly", "--total-num-mbufs=8192",
-                         "--mbuf-size=9344", f"--burst={BURST}"], prefix)
+    t = tp.start_pair("cp", pmd, ["--forward-mode=rxonly",
+                                  "--total-num-mbufs=8192", "--mbuf-size=9344",
+                                  f"--burst={BURST}"])
     try:
         t.wait_prompt()
         boot = t.out
@@ -117,18 +114,5 @@ def run(pmd):
     return 1 if c.failed else 0
 
 
-def main():
-    if len(sys.argv) != 2:
-        print(__doc__)
-        return 2
-    if tp.find_testpmd() is None:
-        print("SKIP: dpdk-testpmd not installed")
-        return tp.SKIP
-    if not os.path.isfile(sys.argv[1]):
-        print(f"FAIL: {sys.argv[1]} not built")
-        return 1
-    return run(os.path.abspath(sys.argv[1]))
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tp.main(run, __doc__))

@@ -162,3 +162,26 @@ class Checker:
         if not cond:
             self.failed += 1
         return cond
+
+
+def start_pair(tag, pmd, app):
+    """testpmd on two vbr ports (0, 1) joined by one in-memory cable."""
+    cable = f"{tag}{os.getpid()}"
+    eal, prefix = eal_args(tag, pmd)
+    eal += ["--vdev", f"net_vbr0,wire=pair:{cable}",
+            "--vdev", f"net_vbr1,wire=pair:{cable}"]
+    return TestPmd(eal, app, prefix)
+
+
+def main(run, doc):
+    """Script entry: argv[1] is the PMD; skip (77) without dpdk-testpmd."""
+    if len(sys.argv) != 2:
+        print(doc)
+        return 2
+    if find_testpmd() is None:
+        print("SKIP: dpdk-testpmd not installed")
+        return SKIP
+    if not os.path.isfile(sys.argv[1]):
+        print(f"FAIL: {sys.argv[1]} not built")
+        return 1
+    return run(os.path.abspath(sys.argv[1]))

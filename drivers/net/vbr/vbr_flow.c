@@ -242,43 +242,33 @@ vbr_flow_merge_ipv6(struct vbr_flow_parse *p, const void *spec,
 	return 0;
 }
 
+/*
+ * TCP and UDP: the ports. Both headers begin with the source then the
+ * destination port, so the two items share this merge.
+ */
 static int
-vbr_flow_merge_tcp(struct vbr_flow_parse *p, const void *spec,
-		   const void *mask, const struct rte_flow_item *item,
-		   struct rte_flow_error *error)
+vbr_flow_merge_l4(struct vbr_flow_parse *p, const void *spec,
+		  const void *mask, const struct rte_flow_item *item,
+		  struct rte_flow_error *error)
 {
 	struct ibv_flow_spec_tcp_udp *l4 =
 		(struct ibv_flow_spec_tcp_udp *)p->pos;
-	const struct rte_flow_item_tcp *s = spec, *m = mask;
+	const struct rte_udp_hdr *s, *m;
 
+	RTE_BUILD_BUG_ON(offsetof(struct rte_flow_item_tcp, hdr.src_port) !=
+			 offsetof(struct rte_flow_item_udp, hdr.src_port));
+	RTE_BUILD_BUG_ON(offsetof(struct rte_flow_item_tcp, hdr.dst_port) !=
+			 offsetof(struct rte_flow_item_udp, hdr.dst_port));
 	RTE_SET_USED(item);
 	RTE_SET_USED(error);
-	if (s == NULL)
+	if (spec == NULL)
 		return 0;
-	vbr_flow_set(&l4->val.src_port, &l4->mask.src_port, &s->hdr.src_port,
-		     &m->hdr.src_port, 2);
-	vbr_flow_set(&l4->val.dst_port, &l4->mask.dst_port, &s->hdr.dst_port,
-		     &m->hdr.dst_port, 2);
-	return 0;
-}
-
-static int
-vbr_flow_merge_udp(struct vbr_flow_parse *p, const void *spec,
-		   const void *mask, const struct rte_flow_item *item,
-		   struct rte_flow_error *error)
-{
-	struct ibv_flow_spec_tcp_udp *l4 =
-		(struct ibv_flow_spec_tcp_udp *)p->pos;
-	const struct rte_flow_item_udp *s = spec, *m = mask;
-
-	RTE_SET_USED(item);
-	RTE_SET_USED(error);
-	if (s == NULL)
-		return 0;
-	vbr_flow_set(&l4->val.src_port, &l4->mask.src_port, &s->hdr.src_port,
-		     &m->hdr.src_port, 2);
-	vbr_flow_set(&l4->val.dst_port, &l4->mask.dst_port, &s->hdr.dst_port,
-		     &m->hdr.dst_port, 2);
+	s = &((const struct rte_flow_item_udp *)spec)->hdr;
+	m = &((const struct rte_flow_item_udp *)mask)->hdr;
+	vbr_flow_set(&l4->val.src_port, &l4->mask.src_port, &s->src_port,
+		     &m->src_port, 2);
+	vbr_flow_set(&l4->val.dst_port, &l4->mask.dst_port, &s->dst_port,
+		     &m->dst_port, 2);
 	return 0;
 }
 
@@ -523,12 +513,12 @@ static const struct vbr_flow_item_info vbr_flow_items[] = {
 	     "tcp", vbr_next_none, &vbr_mask_tcp,
 	     &rte_flow_item_tcp_mask, IBV_FLOW_SPEC_TCP,
 	     sizeof(struct ibv_flow_spec_tcp_udp), 0, vbr_fields_tcp,
-	     "src, dst", vbr_flow_merge_tcp),
+	     "src, dst", vbr_flow_merge_l4),
 	INFO(RTE_FLOW_ITEM_TYPE_UDP,
 	     "udp", vbr_next_udp, &vbr_mask_udp,
 	     &rte_flow_item_udp_mask, IBV_FLOW_SPEC_UDP,
 	     sizeof(struct ibv_flow_spec_tcp_udp), 0, vbr_fields_udp,
-	     "src, dst", vbr_flow_merge_udp),
+	     "src, dst", vbr_flow_merge_l4),
 	INFO(RTE_FLOW_ITEM_TYPE_VXLAN,
 	     "vxlan", vbr_next_vxlan, &vbr_mask_vxlan,
 	     &rte_flow_item_vxlan_mask, IBV_FLOW_SPEC_VXLAN_TUNNEL,

@@ -63,15 +63,22 @@ vbr_flow_fate_name(enum vbr_flow_fate fate)
 	}
 }
 
-/* What the translation checks against; read without flow_lock: the queue
- * count changes only in dev_configure, which ethdev does not run next to
- * flow ops.
+/* Translate a user rule for this port into d. What the translation checks
+ * against is read without flow_lock: the queue count changes only in
+ * dev_configure, which ethdev does not run next to flow ops.
  */
-static void
-vbr_flow_caps_get(const struct vbr_priv *priv, struct vbr_flow_caps *caps)
+static int
+vbr_flow_translate(const struct vbr_priv *priv,
+		   const struct rte_flow_attr *attr,
+		   const struct rte_flow_item pattern[],
+		   const struct rte_flow_action actions[],
+		   struct vbr_flow_desc *d, struct rte_flow_error *error)
 {
-	memset(caps, 0, sizeof(*caps));
-	caps->nb_rx_queues = priv->dev->data->nb_rx_queues;
+	struct vbr_flow_caps caps;
+
+	memset(&caps, 0, sizeof(caps));
+	caps.nb_rx_queues = priv->dev->data->nb_rx_queues;
+	return vbr_flow_prepare(&caps, attr, pattern, actions, d, error);
 }
 
 /* Remove a rule from the device (it stays in the list). */
@@ -236,13 +243,11 @@ vbr_flow_validate(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 		  struct rte_flow_error *error)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
-	struct vbr_flow_caps caps;
 	struct vbr_flow_desc d;
 	struct vbr_count *cnt;
 	int ret;
 
-	vbr_flow_caps_get(priv, &caps);
-	ret = vbr_flow_prepare(&caps, attr, pattern, actions, &d, error);
+	ret = vbr_flow_translate(priv, attr, pattern, actions, &d, error);
 	if (ret == 0 && d.count == VBR_FLOW_COUNT_INDIRECT) {
 		/* The handle must be one of this port's. */
 		pthread_mutex_lock(&priv->flow_lock);
@@ -268,13 +273,11 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 		struct rte_flow_error *error)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
-	struct vbr_flow_caps caps;
 	struct vbr_flow_desc d;
 	struct rte_flow *flow;
 	int ret;
 
-	vbr_flow_caps_get(priv, &caps);
-	ret = vbr_flow_prepare(&caps, attr, pattern, actions, &d, error);
+	ret = vbr_flow_translate(priv, attr, pattern, actions, &d, error);
 	if (ret != 0)
 		return NULL;
 	flow = malloc(offsetof(struct rte_flow, attr) + d.attr_size);

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Helpers shared by the test programs that load the vbr PMD: EAL start-up
+ * with the PMD (no hugepages, no shared files), the mbuf pool, port
+ * configuration, sending with a deadline, tear-down, and a Toeplitz
+ * reference kept apart from the driver's code.
+ */
+
+#ifndef VBR_TEST_PORT_H
+#define VBR_TEST_PORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include "test.h"
+
+/*
+ * Start EAL on lcore 0 with the PMD at pmd. log_level (e.g.
+ * "pmd.net.vbr:info") may be NULL. With cable set, net_vbr0 and net_vbr1
+ * are created on the pair wire of that name; with vdev set, that device
+ * too. Return 0, or -1 (said on stdout).
+ */
+static inline int
+vbr_test_eal_init(const char *prog, const char *pmd, const char *log_level,
+		  const char *cable, const char *vdev)
+{
+	static char log_arg[128], vdev0[128], vdev1[128], vdev2[128];
+	char *eal[16];
+	int n = 0;
+
+	eal[n++] = (char *)(uintptr_t)prog;
+	eal[n++] = (char *)(uintptr_t)"--no-huge";
+	eal[n++] = (char *)(uintptr_t)"--no-shconf";
+	eal[n++] = (char *)(uintptr_t)"--no-pci";
+	eal[n++] = (char *)(uintptr_t)"-l";
+	eal[n++] = (char *)(uintptr_t)"0";
+	if (log_level != NULL) {
+		snprintf(log_arg, sizeof(log_arg), "--log-level=%s",
+			 log_level);
+		eal[n++] = log_arg;
+	}
+	eal[n++] = (char *)(uintptr_t)"-d";
+	eal[n++] = (char *)(uintptr_t)pmd;
+	if (cable != NULL) {
+		snprintf(vdev0, sizeof(vdev0), "net_vbr0,wire=pair:%s", cable);
+		snprintf(vdev1, sizeof(vdev1), "net_vbr1,wire=pair:%s", cable);
+		eal[n++] = (char *)(uintptr_t)"--vdev";
+		eal[n++] = vdev0;
+		eal[n++] = (char *)(uintptr_t)"--vdev";
+		eal[n++] = vdev1;
+	}
+	if (vdev != NULL) {
+		snprintf(vdev2, sizeof(vdev2), "%s", vdev);
+		eal[n++] = (char *)(uintptr_t)"--vdev";
+		eal[n++] = vdev2;
+	}
+	eal[n] = NULL;
+	if (rte_eal_init(n, eal) < 0) {
+		printf("rte_eal_init failed: %s\n", rte_strerror(rte_errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* An mbuf pool of n default-sized buffers; NULL (said on stdout). */
+static inline struct rte_mempool *
+vbr_test_pool(const char *name, unsigned int n)
+{
+	struct rte_mempool *mp;
+
+	mp = rte_pktmbuf_pool_create(name, n, 256, 0,
+				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	if (mp == NULL)
+		printf("mempool: %s\n", rte_strerror(rte_errno));
+	return mp;
+}
+
+/*
+ * Configure a port as conf says with nb_rxq Rx queues of nb_rxd
+ * descriptors from mp and one Tx queue of nb_txd; not started. Return 0
+ * or the failing call's result (said on stdout).
+ */
+static inline int
+vbr_test_port_config(uint16_t port, const struct rte_eth_conf *conf,
+		     uint16_t nb_rxq, uint16_t nb_rxd, uint16_t nb_txd,
+		     struct rte_mempool *mp)
+{
+	uint16_t q;
+	int ret;
+
+	ret = rte_eth_dev_configure(port, nb_rxq, 1, conf);
+	if (ret != 0) {
+		printf("configure port %u: %d\n", port, ret);
+		return ret;
+	}
+	for (q = 0; q < nb_rxq; q++) {
+		ret = rte_eth_rx_queue_setup(port, q, nb_rxd, SOCKET_ID_ANY,
+					     NULL, mp);
+		if (ret != 0) {
+			printf("rxq %u setup port %u: %d\n", q, port, ret);
+			return ret;
+		}
+	}
+	ret = rte_eth_tx_queue_setup(port, 0, nb_txd, SOCKET_ID_ANY, NULL);
+	if (ret != 0)
+		printf("txq setup port %u: %d\n", port, ret);
+	return ret;
+}
+
+/* Send pkts on Tx queue 0 of port until all went or wait_ms passed. */
+static inline uint16_t
+vbr_test_tx_all(uint16_t port, struct rte_mbuf **pkts, uint16_t n,
+		unsigned int wait_ms)
+{
+	uint64_t deadline = rte_get_timer_cycles() +
+			    rte_get_timer_hz() * wait_ms / 1000;
+	uint16_t sent = 0;
+
+	while (sent < n && rte_get_timer_cycles() < deadline)
+		sent += rte_eth_tx_burst(port, 0, pkts + sent, n - sent);
+	return sent;
+}
+
+/* The ports of net_vbr0 and net_vbr1 (vbr_test_eal_init() with a cable). */
+static inline int
+vbr_test_pair_ports(uint16_t *port0, uint16_t *port1)
+{
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr0", port0),
+			    "port 0");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr1", port1),
+			    "port 1");
+	return TEST_SUCCESS;
+}
+
+/* Start both ports of a pair. */
+static inline int
+vbr_test_pair_start(uint16_t port0, uint16_t port1)
+{
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start port 0");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start port 1");
+	return TEST_SUCCESS;
+}
+
+/* Free the pool and leave EAL. */
+static inline void
+vbr_test_fini(struct rte_mempool *mp)
+{
+	rte_mempool_free(mp);
+	rte_eal_cleanup();
+}
+
+/* Stop and close both ports of a pair, then vbr_test_fini(). */
+static inline void
+vbr_test_pair_fini(uint16_t port0, uint16_t port1, struct rte_mempool *mp)
+{
+	rte_eth_dev_stop(port0);
+	rte_eth_dev_stop(port1);
+	rte_eth_dev_close(port0);
+	rte_eth_dev_close(port1);
+	vbr_test_fini(mp);
+}
+
+/*
+ * Toeplitz reference, bit by bit as the RSS specification describes it:
+ * for every set bit i of the input (most significant bit of byte 0 first),
+ * XOR in the 32 key bits that start at bit i; bits past the key are 0.
+ */
+static inline uint32_t
+vbr_test_toeplitz(const uint8_t *key, unsigned int key_len,
+		  const uint8_t *in, unsigned int len)
+{
+	uint32_t h = 0, w;
+	unsigned int i, j, b;
+
+	for (i = 0; i < len * 8; i++) {
+		if ((in[i / 8] & (0x80 >> (i % 8))) == 0)
+			continue;
+		w = 0;
+		for (j = 0; j < 32; j++) {
+			b = i + j;
+			w <<= 1;
+			if (b / 8 < key_len)
+				w |= (key[b / 8] >> (7 - b % 8)) & 1;
+		}
+		h ^= w;
+	}
+	return h;
+}
+
+#endif /* VBR_TEST_PORT_H */
