@@ -554,6 +554,10 @@ static const struct unit_test_suite suite_rss = {
 	},
 };
 
+static struct rte_flow *rule_eth_type(uint16_t type,
+				      const struct rte_flow_action *actions);
+static int hash_qps(uint16_t port);
+
 /*
  * Group "lifecycle": ports made and unmade at run time leak no mbuf and no
  * file descriptor.
@@ -561,6 +565,12 @@ static const struct unit_test_suite suite_rss = {
 static int
 one_cycle(bool close_first)
 {
+	static const struct rte_flow_action count_drop[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_COUNT },
+		{ .type = RTE_FLOW_ACTION_TYPE_DROP },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	struct rte_eth_rss_conf rc = { .rss_hf = RTE_ETH_RSS_IPV4 };
 	struct rte_ether_addr dst;
 	int ret;
 
@@ -569,8 +579,15 @@ one_cycle(bool close_first)
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &port0), "port0");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &port1), "port1");
 	TEST_ASSERT_SUCCESS(port_start(port0, 1, NB_RXD, false), "start0");
-	TEST_ASSERT_SUCCESS(port_start(port1, 1, NB_RXD, false), "start1");
+	TEST_ASSERT_SUCCESS(port_start(port1, 1, NB_RXD, true), "start1");
 	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_EQUAL(deliver_one(&dst, WAIT_MS), 1, "traffic");
+	/* A counting drop rule moved by an RSS update while started, then
+	 * left for close: the old hash QP goes at once, nothing leaks.
+	 */
+	TEST_ASSERT_NOT_NULL(rule_eth_type(0x88b7, count_drop), "drop rule");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_rss_hash_update(port1, &rc), "hash");
+	TEST_ASSERT_EQUAL(hash_qps(port1), 1, "hash QPs after the update");
 	TEST_ASSERT_EQUAL(deliver_one(&dst, WAIT_MS), 1, "traffic");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
@@ -1973,9 +1990,58 @@ rule_eth_type(uint16_t type, const struct rte_flow_action *actions)
 	return f;
 }
 
+/* Hash QPs of a port on the device, from its flow dump; -1: unknown. */
+static int
+hash_qps(uint16_t port)
+{
+	struct rte_flow_error err;
+	char *buf = NULL;
+	size_t len = 0;
+	const char *p;
+	unsigned int rules, qps;
+	FILE *f;
+	int n = -1;
+
+	f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return -1;
+	if (rte_flow_dev_dump(port, NULL, f, &err) != 0) {
+		fclose(f);
+		free(buf);
+		return -1;
+	}
+	fclose(f);
+	p = strstr(buf, "isolated, ");
+	if (p != NULL &&
+	    sscanf(p, "isolated, %u vbr rules, %u hash QPs", &rules, &qps) == 2)
+		n = qps;
+	free(buf);
+	return n;
+}
+
+/* COUNT of a rule since the last query, then reset. */
+static int
+count_take(struct rte_flow *f, uint64_t *hits, uint64_t *bytes)
+{
+	static const struct rte_flow_action count = {
+		.type = RTE_FLOW_ACTION_TYPE_COUNT,
+	};
+	struct rte_flow_query_count q = { .reset = 1 };
+	struct rte_flow_error err;
+	int ret;
+
+	ret = rte_flow_query(port1, f, &count, &q, &err);
+	if (ret != 0)
+		return ret;
+	*hits = q.hits;
+	*bytes = q.bytes;
+	return q.hits_set && q.bytes_set ? 0 : -EINVAL;
+}
+
 /*
  * User rules stay while the port's default target changes: a queue rule, a
- * drop rule; promiscuous traffic follows the new reta too.
+ * drop rule that counts, exactly, on each new hash QP; the old hash QPs are
+ * gone at once; promiscuous traffic follows the new reta too.
  */
 static int
 test_rss_rules_across_updates(void)
@@ -1989,17 +2055,29 @@ test_rss_rules_across_updates(void)
 		{ .type = RTE_FLOW_ACTION_TYPE_DROP },
 		{ .type = RTE_FLOW_ACTION_TYPE_END },
 	};
+	struct rte_flow_action count_drop[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_COUNT },
+		{ .type = RTE_FLOW_ACTION_TYPE_DROP },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	/* make_frame(): Ethernet header and 46 bytes, no FCS */
+	const uint64_t frame_len = RTE_ETHER_HDR_LEN + 46;
 	struct rte_eth_rss_conf rc = { 0 };
 	struct rte_flow_error err;
 	struct rte_flow *fq, *fd, *fd2;
 	uint16_t reta[RSS_RETA_MAX];
 	uint32_t per_q[RSS_NQ];
 	unsigned int i, wrong, round;
+	uint64_t hits, bytes;
 	struct rss_ref r;
 
 	fq = rule_eth_type(ETHERTYPE_RULE, to_q2);
-	fd = rule_eth_type(ETHERTYPE_DROP, drop);
+	fd = rule_eth_type(ETHERTYPE_DROP, count_drop);
 	TEST_ASSERT(fq != NULL && fd != NULL, "rules");
+	/* the port's hash QP and the one of the queue rule's set */
+	TEST_ASSERT_EQUAL(hash_qps(port1), 2, "hash QPs before the updates");
+	TEST_ASSERT_SUCCESS(count_take(fd, &hits, &bytes), "count");
+	TEST_ASSERT_EQUAL(hits, 0, "drop rule counted before any frame");
 	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_enable(port1), "promisc");
 	for (round = 0; round < 3; round++) {
 		for (i = 0; i < rss_reta_size; i++)
@@ -2015,9 +2093,17 @@ test_rss_rules_across_updates(void)
 		if (rss_expect("queue rule across updates", ETHERTYPE_RULE,
 			       &r, 2) != 0)
 			return TEST_FAILED;
+		TEST_ASSERT_EQUAL(hash_qps(port1), 2,
+				  "hash QPs after update %u: an old one kept",
+				  round);
 		TEST_ASSERT_EQUAL(rss_run(ETHERTYPE_DROP, 20, &r, -1, &wrong,
 					  per_q), 0,
 				  "drop rule across updates");
+		TEST_ASSERT_SUCCESS(count_take(fd, &hits, &bytes), "count");
+		TEST_ASSERT_EQUAL(hits, 20, "drop rule count after update %u",
+				  round);
+		TEST_ASSERT_EQUAL(bytes, 20 * frame_len,
+				  "drop rule bytes after update %u", round);
 		if (rss_expect("default traffic after update",
 			       RTE_ETHER_TYPE_IPV4, &r, -1) != 0)
 			return TEST_FAILED;
@@ -2034,8 +2120,10 @@ test_rss_rules_across_updates(void)
 	if (rss_expect("drop rule gone", ETHERTYPE_DROP, &r, r.reta[0]) != 0)
 		return TEST_FAILED;
 	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_disable(port1), "promisc off");
+	TEST_ASSERT_EQUAL(hash_qps(port1), 2, "hash QPs after the updates");
 	/* and everything still holds across stop/start */
 	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_EQUAL(hash_qps(port1), 0, "hash QPs of a stopped port");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
 	TEST_ASSERT_EQUAL(wait_link_up(port1), 0, "link");
 	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read");

@@ -50,6 +50,9 @@ struct vbr_mr_retired {
 	struct vbr_mr_table *table;	/**< the old table */
 };
 
+struct vbr_rss_table;	/* vbr_rss.c */
+struct vbr_count_port;	/* vbr_count.c */
+
 /** Port private data (dev_private). */
 struct vbr_priv {
 	struct rte_eth_dev *dev;	/**< ethdev */
@@ -82,6 +85,8 @@ struct vbr_priv {
 	pthread_mutex_t flow_lock;	/**< serialises the flow ops */
 	TAILQ_HEAD(, rte_flow) flows;	/**< user rules, oldest first */
 	LIST_HEAD(, vbr_rss) rss_objs;	/**< hash QPs shared by rules */
+	struct vbr_rss_table *rss_table; /**< rss_objs by hash (vbr_rss.c) */
+	struct vbr_count_port *count_port; /**< indirect COUNTs and AGE */
 	uint32_t flow_seq;		/**< number of the next user rule */
 	uint32_t flow_tag_rules;	/**< rules with MARK/FLAG (Rx reads) */
 	unsigned int isolated:1;	/**< rte_flow_isolate(): no defaults */

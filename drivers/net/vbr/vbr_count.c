@@ -24,10 +24,9 @@
  * and RTE_ETH_EVENT_FLOW_AGED is raised once for the rules that aged since
  * the last rte_flow_get_aged_flows() call.
  *
- * vbr_priv has no room for this state: it lives in a table by port id,
- * made on the first handle or AGE rule of a port and freed at close. Every
- * function here runs under the port's flow_lock (the rte_flow ops take it),
- * the alarm included.
+ * This state hangs off vbr_priv (count_port), made on the first handle or
+ * AGE rule of a port and freed at close. Every function here runs under the
+ * port's flow_lock (the rte_flow ops take it), the alarm included.
  */
 
 #include <errno.h>
@@ -82,13 +81,10 @@ struct vbr_count_port {
 	unsigned int event_armed:1;	/**< next newly aged rule: event */
 };
 
-static struct vbr_count_port *vbr_count_ports[RTE_MAX_ETHPORTS];
-
 static struct vbr_count_port *
 vbr_count_port(struct vbr_priv *priv, bool create)
 {
-	uint16_t port = priv->dev->data->port_id;
-	struct vbr_count_port *ps = vbr_count_ports[port];
+	struct vbr_count_port *ps = priv->count_port;
 
 	if (ps != NULL || !create)
 		return ps;
@@ -99,7 +95,7 @@ vbr_count_port(struct vbr_priv *priv, bool create)
 	LIST_INIT(&ps->handles);
 	TAILQ_INIT(&ps->ages);
 	ps->event_armed = 1;
-	vbr_count_ports[port] = ps;
+	priv->count_port = ps;
 	return ps;
 }
 
@@ -590,6 +586,6 @@ vbr_count_release(struct vbr_priv *priv)
 		return;
 	/* Waits for a callback under way, and removes one it set again. */
 	rte_eal_alarm_cancel(vbr_age_alarm, ps);
-	vbr_count_ports[priv->dev->data->port_id] = NULL;
+	priv->count_port = NULL;
 	free(ps);
 }

@@ -105,6 +105,10 @@ struct ibv_flow *vbr_flow_internal_mac(struct vbr_priv *priv,
 				       const struct rte_ether_addr *mac);
 struct ibv_flow *vbr_flow_internal_default(struct vbr_priv *priv,
 					   enum ibv_flow_attr_type type);
+int vbr_flow_rebind(struct vbr_priv *priv, struct ibv_qp *old_qp,
+		    struct ibv_qp *new_qp);
+void vbr_flow_rebind_commit(struct vbr_priv *priv, struct ibv_qp *new_qp);
+void vbr_flow_rebind_abort(struct vbr_priv *priv);
 
 /* vbr_count.c */
 /** A counters object: packets at index 0, bytes at index 1. */
@@ -159,5 +163,6 @@ int vbr_rss_missing_queue(const struct vbr_priv *priv,
 void vbr_rss_stop(struct vbr_priv *priv);
 void vbr_rss_release(struct vbr_priv *priv);
 void vbr_rss_dump(FILE *file, const struct vbr_rss *rss);
+unsigned int vbr_rss_nb_qps(const struct vbr_priv *priv);
 
 #endif /* VBR_FLOW_H */

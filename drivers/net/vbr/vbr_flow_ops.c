@@ -10,7 +10,9 @@
  * gone at start fails the start with a message naming it. QUEUE and RSS
  * rules point at the shared hash QPs of vbr_rss.c; DROP rules and the
  * internal default rules (MAC, broadcast, multicast, promiscuous,
- * allmulticast) at the port's hash QP. All flow ops hold flow_lock.
+ * allmulticast) at the port's hash QP. When RSS updates replace the port's
+ * hash QP, vbr_flow_rebind() moves the user rules on it make-before-break.
+ * All flow ops hold flow_lock.
  *
  * A rule with COUNT or AGE binds a counters object (vbr_count.c) through
  * the IBV_FLOW_SPEC_ACTION_COUNT spec of its attr: its own, made with the
@@ -44,6 +46,8 @@ struct rte_flow {
 	uint32_t id;			/**< vbr rule number, for messages */
 	struct vbr_rss *rss;		/**< queue set of a QUEUE/RSS fate */
 	struct ibv_flow *ibv_flow;	/**< on the device, when started */
+	struct ibv_qp *qp;		/**< QP of ibv_flow */
+	struct ibv_flow *rebind;	/**< copy on a new QP, in a rebind */
 	uint32_t tag;			/**< verbs tag of MARK/FLAG, 0: none */
 	uint8_t fate;			/**< enum vbr_flow_fate */
 	uint8_t count;			/**< enum vbr_flow_count */
@@ -94,6 +98,7 @@ vbr_flow_off(struct vbr_priv *priv, struct rte_flow *flow)
 		VBR_LOG(ERR, "port %u: rule %u: destroy_flow: %s",
 			priv->dev->data->port_id, flow->id, strerror(ret));
 	flow->ibv_flow = NULL;
+	flow->qp = NULL;
 }
 
 /* Create a rule on the device. Caller holds flow_lock. */
@@ -143,6 +148,7 @@ vbr_flow_on(struct vbr_priv *priv, struct rte_flow *flow,
 			strerror(err), err, err == ENOTSUP ? ": the device "
 			"does not support a spec or action of the rule" : "");
 	}
+	flow->qp = qp;
 	return 0;
 }
 
@@ -290,6 +296,8 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 	flow->magic = VBR_FLOW_MAGIC;
 	flow->rss = NULL;
 	flow->ibv_flow = NULL;
+	flow->qp = NULL;
+	flow->rebind = NULL;
 	flow->tag = d.tag;
 	flow->fate = d.fate;
 	flow->count = d.count;
@@ -493,9 +501,10 @@ vbr_flow_dev_dump(struct rte_eth_dev *dev, struct rte_flow *flow, FILE *file,
 		else
 			vbr_flow_dump_one(priv, f, file);
 	} else {
-		fprintf(file, "port %u: %s, %u vbr rules\n",
+		fprintf(file, "port %u: %s, %u vbr rules, %u hash QPs\n",
 			dev->data->port_id, priv->isolated ? "isolated" :
-			"not isolated", (unsigned int)priv->flow_seq);
+			"not isolated", (unsigned int)priv->flow_seq,
+			vbr_rss_nb_qps(priv));
 		TAILQ_FOREACH(f, &priv->flows, next)
 			vbr_flow_dump_one(priv, f, file);
 	}
@@ -569,6 +578,77 @@ vbr_flow_stop(struct vbr_priv *priv)
 		vbr_flow_off(priv, flow);
 	vbr_rss_stop(priv);
 	pthread_mutex_unlock(&priv->flow_lock);
+}
+
+/**
+ * The port's hash QP is replaced (RSS update while started): put a copy of
+ * every rule that targets the port's hash QP (drop rules) and sits on
+ * old_qp on new_qp, in rule order. The originals stay until
+ * vbr_flow_rebind_commit(); a frame matches one of the two (same priority,
+ * the older wins), so the rule's counters count it once. The counters
+ * object is bound by both: verbs lets several flows share one. Return 0, or
+ * a negative errno with no copy left. Caller holds flow_lock.
+ */
+int
+vbr_flow_rebind(struct vbr_priv *priv, struct ibv_qp *old_qp,
+		struct ibv_qp *new_qp)
+{
+	struct rte_flow *flow;
+	int err;
+
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		/* A QUEUE/RSS rule keeps its own set, even the port's. */
+		if (flow->ibv_flow == NULL || flow->qp != old_qp ||
+		    flow->rss != NULL)
+			continue;
+		errno = 0;
+		flow->rebind = priv->glue->create_flow(new_qp, &flow->attr);
+		if (flow->rebind == NULL) {
+			err = errno != 0 ? errno : EIO;
+			VBR_LOG(ERR, "port %u: rule %u: cannot move it to the "
+				"new hash QP: ibv_create_flow: %s",
+				priv->dev->data->port_id, flow->id,
+				strerror(err));
+			vbr_flow_rebind_abort(priv);
+			return -err;
+		}
+	}
+	return 0;
+}
+
+/** After vbr_flow_rebind(): destroy the originals, the copies take over. */
+void
+vbr_flow_rebind_commit(struct vbr_priv *priv, struct ibv_qp *new_qp)
+{
+	struct rte_flow *flow;
+
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		if (flow->rebind == NULL)
+			continue;
+		vbr_flow_off(priv, flow);
+		flow->ibv_flow = flow->rebind;
+		flow->qp = new_qp;
+		flow->rebind = NULL;
+	}
+}
+
+/** After vbr_flow_rebind(): destroy the copies, the originals stay. */
+void
+vbr_flow_rebind_abort(struct vbr_priv *priv)
+{
+	struct rte_flow *flow;
+	int ret;
+
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		if (flow->rebind == NULL)
+			continue;
+		ret = priv->glue->destroy_flow(flow->rebind);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: rule %u: destroy_flow: %s",
+				priv->dev->data->port_id, flow->id,
+				strerror(ret));
+		flow->rebind = NULL;
+	}
 }
 
 /** At close: free every rule. */

@@ -14,8 +14,9 @@
  *
  * Rules find their object through a small hash table per port (chained, a
  * fixed number of buckets), so creating a rule costs the same with 1 or
- * 10,000 objects. The tables live here, indexed by port id, and are used
- * under the port's flow_lock like the rest of the port's flow state.
+ * 10,000 objects. The table hangs off vbr_priv (rss_table), made with the
+ * first object and freed at close, and is used under the port's flow_lock
+ * like the rest of the port's flow state.
  *
  * Port RSS is one more user of these objects: the port's redirection table
  * (reta_size entries, each an Rx queue) is the queue list of a set with the
@@ -24,10 +25,11 @@
  * broadcast, multicast, promiscuous, allmulticast) and the drop rules point.
  * reta_update and rss_hash_update on a started port go make-before-break:
  * the new set and its hash QP are made, the default rules are created on it
- * and only then are the old rules and the old set destroyed. Drop rules
- * stay on the old hash QP (it does not decide where they go); a hash QP
- * that still has rules is kept, retired, and destroyed at the next update
- * or at stop, when the device lets it go.
+ * and only then are the old rules and the old set destroyed. The user rules
+ * on the old hash QP (drop rules) are moved the same way, make-before-break,
+ * by vbr_flow_rebind(), so the old hash QP is destroyed at once. A hash QP
+ * the device still refuses to destroy (EBUSY: a rule that could not be
+ * destroyed) is kept, retired, and destroyed at the next update or at stop.
  */
 
 #include <errno.h>
@@ -75,8 +77,6 @@ struct vbr_rss {
 struct vbr_rss_table {
 	LIST_HEAD(, vbr_rss) bucket[VBR_RSS_BUCKETS]; /**< chains */
 };
-
-static struct vbr_rss_table *vbr_rss_tables[RTE_MAX_ETHPORTS];
 
 /* FNV-1a, 32 bits. */
 static uint32_t
@@ -267,8 +267,7 @@ struct vbr_rss *
 vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues, uint16_t nb_queues,
 	    const uint8_t *key, uint64_t fields)
 {
-	uint16_t port = priv->dev->data->port_id;
-	struct vbr_rss_table *t = vbr_rss_tables[port];
+	struct vbr_rss_table *t = priv->rss_table;
 	struct vbr_rss *rss;
 	uint32_t h;
 
@@ -278,7 +277,7 @@ vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues, uint16_t nb_queues,
 			errno = ENOMEM;
 			return NULL;
 		}
-		vbr_rss_tables[port] = t;
+		priv->rss_table = t;
 	}
 	h = vbr_rss_hash(queues, nb_queues, key, fields);
 	LIST_FOREACH(rss, &t->bucket[h & (VBR_RSS_BUCKETS - 1)], chain) {
@@ -349,10 +348,8 @@ vbr_rss_stop(struct vbr_priv *priv)
 void
 vbr_rss_release(struct vbr_priv *priv)
 {
-	uint16_t port = priv->dev->data->port_id;
-
-	free(vbr_rss_tables[port]);
-	vbr_rss_tables[port] = NULL;
+	free(priv->rss_table);
+	priv->rss_table = NULL;
 }
 
 /** " <queues> fields 0x.. key own|port" for a rule dump. */
@@ -366,6 +363,19 @@ vbr_rss_dump(FILE *file, const struct vbr_rss *rss)
 	fprintf(file, " (fields 0x%" PRIx64 ", %s key, %u rules, %s)",
 		rss->fields, rss->has_key ? "own" : "port", rss->refcnt,
 		rss->qp != NULL ? "hash QP on the device" : "no hash QP");
+}
+
+/** Hash QPs on the device: the port's, those of rules, retired ones. */
+unsigned int
+vbr_rss_nb_qps(const struct vbr_priv *priv)
+{
+	const struct vbr_rss *rss;
+	unsigned int n = 0;
+
+	LIST_FOREACH(rss, &priv->rss_objs, next)
+		if (rss->qp != NULL)
+			n++;
+	return n;
 }
 
 /*
@@ -519,9 +529,11 @@ vbr_rss_port_stop(struct vbr_priv *priv)
 }
 
 /*
- * Started port: make the queue set of (reta, key, hf) and its hash QP,
- * move the default rules onto it, then let the old set go. On failure
- * nothing changed. Caller holds flow_lock.
+ * Started port: make the queue set of (reta, key, hf) and its hash QP, make
+ * the user rules of the old hash QP on it too, move the default rules onto
+ * it, and only then destroy the old rules and let the old set go (its hash
+ * QP has no rule left: it is destroyed now). On failure nothing changed.
+ * Caller holds flow_lock.
  */
 static int
 vbr_rss_port_switch(struct vbr_priv *priv, const uint16_t *reta,
@@ -538,15 +550,22 @@ vbr_rss_port_switch(struct vbr_priv *priv, const uint16_t *reta,
 		vbr_rss_put(priv, rss);
 		return 0;
 	}
+	ret = vbr_flow_rebind(priv, old_qp, rss->qp);
+	if (ret != 0) {
+		vbr_rss_put(priv, rss);
+		return ret;
+	}
 	priv->rss_port = rss;
 	priv->hash_qp = rss->qp;
 	ret = vbr_flows_move(priv);
 	if (ret != 0) {
+		vbr_flow_rebind_abort(priv);
 		priv->rss_port = old;
 		priv->hash_qp = old_qp;
 		vbr_rss_put(priv, rss);
 		return ret;
 	}
+	vbr_flow_rebind_commit(priv, rss->qp);
 	vbr_rss_put(priv, old);
 	vbr_rss_reap(priv, false);
 	return 0;
