@@ -3,8 +3,11 @@
 /*
  * swverbs steering benchmark: insert and delete rates at the swverbs API,
  * memory per rule, and frames/s through one device on a loop wire with 1
- * rule and with N rules of the same mask (eth/IPv4 dst/UDP dst), the
- * traffic spread over the rules. Then frames/s through 1 rule without and
+ * rule and with N rules of the same mask (eth/IPv4 dst/UDP dst): the same
+ * frame over and over (one rule hit), and the traffic spread over
+ * min(N, 65536) rules (frames cycling over them, every lookup a likely cache
+ * miss). Memory per rule is given both as heap in use and as resident set
+ * growth (the device may carve rules from its own chunks). Then frames/s through 1 rule without and
  * with a COUNT action (a counters object with packets and bytes), measured
  * alternately, best of 3 each.
  *
@@ -29,7 +32,7 @@
 
 #include "swv_test_util.h"
 
-#define NFRAMES 4096
+#define NFRAMES 65536	/* spread traffic: up to this many rules hit */
 #define FLEN 64
 
 static uint8_t frames[NFRAMES][FLEN];
@@ -123,7 +126,10 @@ frame(uint8_t *b, const uint8_t *mac, uint32_t dst)
 	b[37] = 4000 & 0xff;
 }
 
-/* Frames/s delivered to rqp over secs, the frames spread over nrules. */
+/*
+ * Frames/s delivered to rqp over secs, the frames spread over nrules (1:
+ * every frame hits rule 0).
+ */
 static double
 run(struct tdev *d, struct ibv_mr *tmr, struct ibv_mr *rmr, uint32_t nrules,
     double secs)
@@ -131,10 +137,11 @@ run(struct tdev *d, struct ibv_mr *tmr, struct ibv_mr *rmr, uint32_t nrules,
 	struct swv_port_counters c0, c1;
 	struct ibv_wc wc[64];
 	double t0, t1;
-	unsigned int i, k = 0;
+	/* As many frame buffers as rules hit, at least 4096. */
+	unsigned int i, k = 0, nf = nrules <= 4096 ? 4096 : NFRAMES;
 	int n;
 
-	for (i = 0; i < NFRAMES; i++)
+	for (i = 0; i < nf; i++)
 		frame(frames[i], d->mac,
 		      0x0a000000 + (uint32_t)(((uint64_t)i * 2654435761u) %
 					      nrules));
@@ -142,7 +149,7 @@ run(struct tdev *d, struct ibv_mr *tmr, struct ibv_mr *rmr, uint32_t nrules,
 	t0 = now_s();
 	do {
 		for (i = 0; i < 32; i++, k++)
-			if (t_send(d->sqp, tmr, frames[k % NFRAMES], FLEN, 0)
+			if (t_send(d->sqp, tmr, frames[k % nf], FLEN, 0)
 			    != 0)
 				break;
 		while ((n = ibv_poll_cq(d->scq, 64, wc)) > 0)
@@ -159,6 +166,21 @@ run(struct tdev *d, struct ibv_mr *tmr, struct ibv_mr *rmr, uint32_t nrules,
 		fprintf(stderr, "unexpected no_match: %" PRIu64 "\n",
 			c1.rx_no_match - c0.rx_no_match);
 	return (double)(c1.rx_frames - c0.rx_frames) / (t1 - t0);
+}
+
+/* Resident set size in bytes, or 0. */
+static uint64_t
+rss_bytes(void)
+{
+	unsigned long size, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &res) != 2)
+		res = 0;
+	fclose(f);
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 /*
@@ -179,6 +201,7 @@ count_cost(struct tdev *d, struct ibv_mr *tmr, struct ibv_mr *rmr,
 	for (i = 0; i < 3; i++) {
 		r = run(d, tmr, rmr, 1, secs);
 		plain = r > plain ? r : plain;
+		usleep(20000);	/* the plain run's last frames */
 		swv_destroy_flow(*fl0);
 		cnt = counters_pb(d->ctx);
 		f = cnt == NULL ? NULL : rule(d->rqp, 0x0a000000, cnt);
@@ -216,12 +239,13 @@ int
 main(int argc, char **argv)
 {
 	uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 1000000;
-	double secs = argc > 2 ? atof(argv[2]) : 1.0, t0, t1, one, many;
+	double secs = argc > 2 ? atof(argv[2]) : 1.0, t0, t1, one, many, same;
 	bool count = argc > 3 && atoi(argv[3]) != 0;
 	struct ibv_counters **cl = NULL;
 	struct ibv_flow **fl;
 	struct ibv_mr *tmr, *rmr;
 	struct mallinfo2 m0, m1;
+	uint64_t r0, r1;
 	struct tdev d;
 	uint32_t i;
 
@@ -244,6 +268,7 @@ main(int argc, char **argv)
 		return 1;
 	one = run(&d, tmr, rmr, 1, secs);
 	m0 = mallinfo2();
+	r0 = rss_bytes();
 	t0 = now_s();
 	for (i = 1; i < n; i++) {
 		if (count) {
@@ -262,15 +287,20 @@ main(int argc, char **argv)
 	}
 	t1 = now_s();
 	m1 = mallinfo2();
+	r1 = rss_bytes();
 	printf("insert: %u %srules in %.3f s: %.0f rules/s\n", n - 1,
 	       count ? "counted " : "", t1 - t0, (n - 1) / (t1 - t0));
-	printf("memory: %.1f bytes/rule (heap in use)\n",
+	printf("memory: %.1f bytes/rule (heap in use), %.1f bytes/rule "
+	       "(resident set growth)\n",
 	       (double)(m1.uordblks + m1.hblkhd - m0.uordblks - m0.hblkhd) /
-	       (n - 1));
+	       (n - 1), (double)(r1 - r0) / (n - 1));
+	same = run(&d, tmr, rmr, 1, secs);
 	many = run(&d, tmr, rmr, n, secs);
-	printf("loop wire, 64 B frames: 1 rule %.3f Mfps, %u rules %.3f Mfps "
-	       "(%+.1f%%)\n", one / 1e6, n, many / 1e6,
-	       (many - one) / one * 100);
+	printf("loop wire, 64 B frames: 1 rule %.3f Mfps; %u rules: one rule "
+	       "hit %.3f Mfps (%+.1f%%), spread over %u rules %.3f Mfps "
+	       "(%+.1f%%)\n", one / 1e6, n, same / 1e6,
+	       (same - one) / one * 100, n < NFRAMES ? n : NFRAMES,
+	       many / 1e6, (many - one) / one * 100);
 	t0 = now_s();
 	for (i = 1; i < n; i++) {
 		swv_destroy_flow(fl[i]);

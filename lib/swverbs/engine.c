@@ -224,15 +224,13 @@ rx_sniff(struct swv_device *dev, const struct swv_sniff *sn,
 		rx_deliver(dev, sn->qp[i], pkt, iov, iovcnt, len, 0, false);
 }
 
-void
-swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
-	      uint32_t len)
+/* Parse the first bytes of a frame. */
+static inline void
+rx_parse(struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
+	 uint32_t len)
 {
 	uint8_t hbuf[SWV_HDR_COPY];
-	const struct swv_flow *f;
-	const struct swv_sniff *sn;
 	const uint8_t *hdr;
-	struct swv_pkt pkt;
 	uint32_t hlen;
 
 	hlen = len < SWV_HDR_COPY ? len : SWV_HDR_COPY;
@@ -243,11 +241,17 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 		iov_copy(hbuf, iov, iovcnt, 0, hlen);
 		hdr = hbuf;
 	}
-	swv_parse(&pkt, hdr, hlen);
-	sn = rcu_dereference(dev->sniff);
+	swv_parse(pkt, hdr, hlen);
+}
+
+/* Sniffer copies, then what rule f (or no rule) says. */
+static inline void
+rx_steered(struct swv_device *dev, const struct swv_sniff *sn,
+	   const struct swv_flow *f, const struct swv_pkt *pkt,
+	   const struct iovec *iov, int iovcnt, uint32_t len)
+{
 	if (SWV_UNLIKELY(sn != NULL))
-		rx_sniff(dev, sn, &pkt, iov, iovcnt, len);
-	f = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
+		rx_sniff(dev, sn, pkt, iov, iovcnt, len);
 	if (SWV_UNLIKELY(f == NULL)) {
 		rx_count(dev, len, &dev->acc.rx_no_match, true);
 		return;
@@ -259,7 +263,52 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 		rx_count(dev, len, &dev->acc.rx_dropped, true);
 		return;
 	}
-	rx_deliver(dev, f->qp, &pkt, iov, iovcnt, len, f->tag, true);
+	rx_deliver(dev, f->qp, pkt, iov, iovcnt, len, f->tag, true);
+}
+
+void
+swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
+	      uint32_t len)
+{
+	const struct swv_flow *f;
+	struct swv_pkt pkt;
+
+	rx_parse(&pkt, iov, iovcnt, len);
+	f = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
+	rx_steered(dev, rcu_dereference(dev->sniff), f, &pkt, iov, iovcnt,
+		   len);
+}
+
+/* Frames ahead whose first line the parse loop fetches. */
+#define SWV_PF_PARSE 4
+
+void
+swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
+		    unsigned int n)
+{
+	const struct swv_steer *st = rcu_dereference(dev->steer);
+	const struct swv_sniff *sn = rcu_dereference(dev->sniff);
+	const struct swv_flow *f[SWV_RX_BURST];
+	struct swv_pkt pkt[SWV_RX_BURST];
+	unsigned int i, k, m;
+
+	for (i = 0; i < n; i += m) {
+		m = n - i < SWV_RX_BURST ? n - i : SWV_RX_BURST;
+		for (k = 0; k < m && k < SWV_PF_PARSE; k++)
+			__builtin_prefetch(fr[i + k].iov[0].iov_base);
+		for (k = 0; k < m; k++) {
+			if (k + SWV_PF_PARSE < m)
+				__builtin_prefetch(fr[i + k + SWV_PF_PARSE].
+						   iov[0].iov_base);
+			rx_parse(&pkt[k], fr[i + k].iov, fr[i + k].iovcnt,
+				 fr[i + k].len);
+		}
+		swv_steer_lookup_burst(st, pkt, f, m);
+		/* In arrival order: per-flow FIFO as with single frames. */
+		for (k = 0; k < m; k++)
+			rx_steered(dev, sn, f[k], &pkt[k], fr[i + k].iov,
+				   fr[i + k].iovcnt, fr[i + k].len);
+	}
 }
 
 unsigned int
@@ -323,6 +372,124 @@ sq_flush(struct swv_qp *qp)
 	return n;
 }
 
+/* Frames and their iovecs gathered per tx_burst() call, at most. */
+#define SWV_TX_BURST SWV_RX_BURST
+#define SWV_TX_BURST_IOV (2 * SWV_TX_BURST + SWV_MAX_SGE)
+
+/*
+ * Drain up to avail send WQEs (RTS) to a wire with tx_burst(): gather a
+ * burst of frames, hand it to the wire in one call (for a pair wire, the
+ * peer steers it as a burst), then complete the WQEs. The frames stay in
+ * the application's buffers until their CQEs are written, after the call.
+ * A WQE in error ends a burst: the frames before it are sent, then it is
+ * completed with its error and the QP moves to ERR, as frame by frame.
+ */
+static unsigned int
+sq_process_burst(struct swv_qp *qp, uint32_t avail)
+{
+	struct swv_device *dev = qp->dev;
+	struct swv_wire *wire = dev->wire;
+	struct swv_wq_ring *r = &qp->sq;
+	struct ibv_pd *pd = qp->ibv_qp.pd;
+	struct swv_frame fr[SWV_TX_BURST];
+	struct iovec iov[SWV_TX_BURST_IOV];
+	const struct swv_wqe *w;
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	uint32_t tail = r->ctail, room, nb, niov, len, i, k, ncqe;
+	uint64_t bytes;
+	unsigned int n = 0;
+
+	SWV_PREFETCH_W(&qp->scq->cqes[(qp->scq->ehead + SWV_PF_CQE) &
+				      qp->scq->mask]);
+	for (i = 0; i < SWV_PF_WQE && i < avail; i++)
+		__builtin_prefetch(swv_ring_slot(r, tail + i));
+	for (i = 0; i < SWV_PF_BUF && i < avail; i++)
+		__builtin_prefetch((const void *)(uintptr_t)
+				   swv_ring_slot(r, tail + i)->sge[0].addr);
+	while (n < avail && st == IBV_WC_SUCCESS) {
+		/*
+		 * Room for the CQEs of the burst: one per signaled WQE or
+		 * WQE in error (a fresh look at the CQ when low). A WQE is
+		 * taken only while one is left for it.
+		 */
+		room = swv_cq_room(qp->scq);
+		if (room < SWV_TX_BURST + 1) {
+			qp->scq->etail = SWV_LOAD_ACQ(&qp->scq->tail);
+			room = swv_cq_room(qp->scq);
+		}
+		if (room == 0)
+			break;
+		ncqe = 0;
+		nb = 0;
+		niov = 0;
+		bytes = 0;
+		while (n + nb < avail && nb < SWV_TX_BURST && ncqe < room &&
+		       niov + SWV_MAX_SGE <= SWV_TX_BURST_IOV) {
+			w = swv_ring_slot(r, tail + nb);
+			if (n + nb + SWV_PF_WQE < avail)
+				__builtin_prefetch(swv_ring_slot(r, tail + nb +
+								 SWV_PF_WQE));
+			if (SWV_LIKELY(n + nb + SWV_PF_BUF < avail))
+				__builtin_prefetch((const void *)(uintptr_t)
+					swv_ring_slot(r, tail + nb +
+						      SWV_PF_BUF)->sge[0].addr);
+			len = 0;
+			for (i = 0; i < w->num_sge; i++) {
+				if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], pd,
+							       false) == NULL)) {
+					st = IBV_WC_LOC_PROT_ERR;
+					break;
+				}
+				iov[niov + i].iov_base =
+					(void *)(uintptr_t)w->sge[i].addr;
+				iov[niov + i].iov_len = w->sge[i].length;
+				len += w->sge[i].length;
+			}
+			if (st == IBV_WC_SUCCESS &&
+			    (len == 0 || len > SWV_MAX_FRAME))
+				st = IBV_WC_LOC_LEN_ERR;
+			if (SWV_UNLIKELY(st != IBV_WC_SUCCESS))
+				break;
+			fr[nb].iov = &iov[niov];
+			fr[nb].iovcnt = (int)w->num_sge;
+			fr[nb].len = len;
+			niov += w->num_sge;
+			bytes += len;
+			ncqe += (w->flags & SWV_WQE_SIGNALED) ? 1 : 0;
+			nb++;
+		}
+		if (nb > 0) {
+			wire->ops->tx_burst(wire, fr, nb);
+			dev->acc.tx_frames += nb;
+			dev->acc.tx_bytes += bytes;
+			swv_dev_dirty(dev);
+			for (k = 0; k < nb; k++) {
+				w = swv_ring_slot(r, tail + k);
+				if (w->flags & SWV_WQE_SIGNALED)
+					sq_complete(qp, w->wr_id,
+						    IBV_WC_SUCCESS, fr[k].len);
+			}
+			tail += nb;
+			n += nb;
+		}
+		if (SWV_UNLIKELY(st != IBV_WC_SUCCESS)) {
+			/* A local error moves the QP to ERR. */
+			w = swv_ring_slot(r, tail);
+			dev->acc.tx_errors++;
+			swv_dev_dirty(dev);
+			sq_complete(qp, w->wr_id, st, 0);
+			qp_to_err(qp);
+			tail++;
+			n++;
+		}
+	}
+	if (n > 0) {
+		r->ctail = tail;
+		swv_ring_consumed(r);
+	}
+	return n;
+}
+
 unsigned int
 swv_qp_process(struct swv_qp *qp, unsigned int budget)
 {
@@ -355,6 +522,8 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 		return 0;
 	if (avail > budget)
 		avail = budget;
+	if (wire->ops->tx_burst != NULL)
+		return sq_process_burst(qp, avail);
 	tail = r->ctail;
 	SWV_PREFETCH_W(&qp->scq->cqes[(qp->scq->ehead + SWV_PF_CQE) &
 				      qp->scq->mask]);

@@ -517,9 +517,292 @@ swv_steer_lookup(const struct swv_steer *st, const struct swv_pkt *pkt)
 	return best;
 }
 
-/* Retired objects, freed after the next grace period (swv_lock). */
+/* The hash of pkt's words under sub's mask. */
+static inline uint32_t
+sub_hash(const struct swv_subtable *sub, const struct swv_pkt *pkt)
+{
+	uint64_t h = 0;
+	uint32_t j;
+
+	for (j = 0; j < sub->nw; j++)
+		h = (h ^ (pkt->key.w[sub->idx[j]] & sub->mask[j])) *
+		    SWV_HASH_MUL;
+	return hash_fin(h);
+}
+
+/* Whether pkt's words under sub's mask are f's key. */
+static inline bool
+sub_key_eq(const struct swv_subtable *sub, const struct swv_flow *f,
+	   const struct swv_pkt *pkt)
+{
+	uint32_t j;
+
+	for (j = 0; j < sub->nw; j++)
+		if (f->key[j] != (pkt->key.w[sub->idx[j]] & sub->mask[j]))
+			return false;
+	return true;
+}
+
+/* The head for pkt (hash h32) in sl, probing from slot j on, or NULL. */
+static const struct swv_flow *
+sub_probe(const struct swv_subtable *sub, const struct swv_slots *sl,
+	  const struct swv_pkt *pkt, uint32_t h32, uint32_t j)
+{
+	const struct swv_flow *f;
+
+	for (;; j++) {
+		const struct swv_slot *s = &sl->slot[j & sl->mask];
+
+		f = rcu_dereference(s->f);
+		if (f == NULL)
+			return NULL;
+		if (SWV_LOAD(&s->hash) == h32 && f != SWV_SLOT_TOMB &&
+		    sub_key_eq(sub, f, pkt))
+			return f;
+	}
+}
+
+/*
+ * Batched lookup: the same walk as swv_steer_lookup() for every frame, one
+ * subtable at a time for all the frames still looking, in three passes so
+ * that the cache misses of different frames overlap instead of following
+ * each other: hash each frame and prefetch its first slot; find each
+ * frame's first slot with its hash and prefetch that rule (the lines from
+ * rank to the end of the key); compare the keys (a mismatch, a hash
+ * collision, probes on). A frame stops at the first subtable that cannot
+ * beat its best match, as in the single lookup. A small subtable (its
+ * slots likely in cache) is probed frame by frame, without the passes, and
+ * when all are small the frames go through swv_steer_lookup() one by one.
+ */
+#define SWV_BURST_MIN_SLOTS 1024u
+void
+swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
+		       const struct swv_flow **out, unsigned int n)
+{
+	const struct swv_flow *cand[SWV_RX_BURST], *f;
+	uint64_t rank[SWV_RX_BURST], base;
+	uint32_t h[SWV_RX_BURST], at[SWV_RX_BURST], i, j, nw;
+	uint8_t act[SWV_RX_BURST];
+	const struct swv_subtable *sub;
+	const struct swv_slots *sl;
+	unsigned int k, m, na = n, x;
+
+	if (st == NULL) {
+		for (k = 0; k < n; k++)
+			out[k] = NULL;
+		return;
+	}
+	/* One frame, or only small subtables: frame by frame. */
+	for (i = 0; i < st->nsub && n > 1; i++)
+		if (rcu_dereference(st->sub[i].sub->slots)->mask >=
+		    SWV_BURST_MIN_SLOTS)
+			break;
+	if (i == st->nsub || n <= 1) {
+		for (k = 0; k < n; k++)
+			out[k] = swv_steer_lookup(st, &pkt[k]);
+		return;
+	}
+	for (k = 0; k < n; k++) {
+		out[k] = NULL;
+		rank[k] = UINT64_MAX;
+		act[k] = (uint8_t)k;
+	}
+	for (i = 0; i < st->nsub && na > 0; i++) {
+		base = st->sub[i].base;
+		sub = st->sub[i].sub;
+		nw = sub->nw;
+		sl = rcu_dereference(sub->slots);
+		m = 0;
+		if (sl->mask < SWV_BURST_MIN_SLOTS) {
+			/* Small: in cache, probed at once. */
+			for (k = 0; k < na; k++) {
+				x = act[k];
+				if (base > rank[x])
+					continue;
+				act[m++] = (uint8_t)x;
+				j = sub_hash(sub, &pkt[x]);
+				f = sub_probe(sub, sl, &pkt[x], j, j);
+				if (f != NULL && f->rank < rank[x]) {
+					rank[x] = f->rank;
+					out[x] = f;
+				}
+			}
+			na = m;
+			continue;
+		}
+		for (k = 0; k < na; k++) {
+			x = act[k];
+			if (base > rank[x])
+				continue;	/* sorted: done for good */
+			h[x] = sub_hash(sub, &pkt[x]);
+			__builtin_prefetch(&sl->slot[h[x] & sl->mask]);
+			act[m++] = (uint8_t)x;
+		}
+		na = m;
+		for (k = 0; k < na; k++) {
+			x = act[k];
+			for (j = h[x];; j++) {
+				const struct swv_slot *s =
+					&sl->slot[j & sl->mask];
+
+				f = rcu_dereference(s->f);
+				if (f == NULL)
+					break;
+				if (f != SWV_SLOT_TOMB &&
+				    SWV_LOAD(&s->hash) == h[x]) {
+					__builtin_prefetch(&f->rank);
+					__builtin_prefetch(&f->key[nw] - 1);
+					break;
+				}
+			}
+			cand[x] = f;
+			at[x] = j;
+		}
+		for (k = 0; k < na; k++) {
+			x = act[k];
+			f = cand[x];
+			if (f == NULL)
+				continue;
+			if (SWV_UNLIKELY(!sub_key_eq(sub, f, &pkt[x])))
+				f = sub_probe(sub, sl, &pkt[x], h[x], at[x] + 1);
+			if (f != NULL && f->rank < rank[x]) {
+				rank[x] = f->rank;
+				out[x] = f;
+			}
+		}
+	}
+}
+
+/*
+ * Rule memory. Rules are carved from 2 MiB chunks, faulted in whole when
+ * a chunk is added, so that an insert takes an object off a free list or a
+ * bump pointer instead of faulting in fresh heap pages one by one, and
+ * rules sit densely, with no allocator header. Freed rules (after their
+ * grace period) go to a free list per key size. When no rule is left in
+ * the process the chunks go back to the system, all but the newest, which
+ * is kept so that a table that comes and goes around zero rules does not
+ * map and fault a chunk each time.
+ * Control path only (swv_lock).
+ */
+#define SWV_CHUNK_SIZE (2u << 20)
+#define SWV_PAGE_SIZE 4096u
+#ifdef MADV_POPULATE_WRITE
+#define SWV_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
+#else
+#define SWV_MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+struct swv_rule_chunk {
+	struct swv_rule_chunk *next;
+};
+
+static struct {
+	void *free[SWV_KEY_WORDS + 1];	/**< free rules by key words */
+	struct swv_rule_chunk *chunks;	/**< newest first */
+	uint8_t *cur;			/**< bump pointer in the newest */
+	uint8_t *end;
+	size_t live;			/**< rules allocated, not freed */
+} swv_rules;
+
+static size_t
+rule_size(unsigned int nw)
+{
+	return sizeof(struct swv_flow) + nw * sizeof(uint64_t);
+}
+
+/* Map and fault in one chunk. 0 or ENOMEM. */
+static int
+rule_chunk_add(void)
+{
+	size_t sz = SWV_CHUNK_SIZE, off;
+	struct swv_rule_chunk *c;
+	uint8_t *a;
+
+	a = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return ENOMEM;
+	/*
+	 * Fault it in now, in one call (Linux >= 5.14), else page by page in
+	 * a row: either way not one fault per insert. Small pages on purpose:
+	 * measured with bench-steer, a huge page here made inserts ~30%
+	 * slower (the kernel finds and clears 2 MiB at once) and lookups
+	 * spread over 64k rules no faster once they are batched.
+	 */
+	if (madvise(a, sz, SWV_MADV_POPULATE_WRITE) != 0)
+		for (off = 0; off < sz; off += SWV_PAGE_SIZE)
+			a[off] = 0;
+	c = (struct swv_rule_chunk *)a;
+	c->next = swv_rules.chunks;
+	swv_rules.chunks = c;
+	swv_rules.cur = a + SWV_CACHE_LINE;
+	swv_rules.end = a + sz;
+	return 0;
+}
+
+/* Uninitialized memory for a rule of nw key words, or NULL. */
+static struct swv_flow *
+rule_alloc(unsigned int nw)
+{
+	size_t size = rule_size(nw);
+	void *f = swv_rules.free[nw];
+
+	if (f != NULL) {
+		memcpy(&swv_rules.free[nw], f, sizeof(void *));
+	} else {
+		if ((size_t)(swv_rules.end - swv_rules.cur) < size &&
+		    rule_chunk_add() != 0)
+			return NULL;
+		f = swv_rules.cur;
+		swv_rules.cur += size;
+	}
+	swv_rules.live++;
+	return f;
+}
+
+/* Give a rule's memory back (no reader can see it any more). */
+static void
+rule_free(struct swv_flow *f)
+{
+	struct swv_rule_chunk *c, *next;
+	unsigned int i;
+
+	memcpy(f, &swv_rules.free[f->nw], sizeof(void *));
+	swv_rules.free[f->nw] = f;
+	if (--swv_rules.live > 0)
+		return;
+	/* No rule left: keep the newest chunk, empty, and unmap the rest. */
+	for (c = swv_rules.chunks->next; c != NULL; c = next) {
+		next = c->next;
+		munmap(c, SWV_CHUNK_SIZE);
+	}
+	c = swv_rules.chunks;
+	c->next = NULL;
+	swv_rules.cur = (uint8_t *)c + SWV_CACHE_LINE;
+	swv_rules.end = (uint8_t *)c + SWV_CHUNK_SIZE;
+	for (i = 0; i <= SWV_KEY_WORDS; i++)
+		swv_rules.free[i] = NULL;
+}
+
+/*
+ * Retired objects, freed after the next grace period (swv_lock). A rule is
+ * entered with its low bit set (rules are 8-byte aligned) and goes back to
+ * the rule pool; anything else was malloc()ed.
+ */
+#define SWV_RETIRED_RULE ((uintptr_t)1)
+
 static void **swv_retired;
 static size_t swv_nretired, swv_retired_cap;
+
+static void
+release(void *p)
+{
+	if ((uintptr_t)p & SWV_RETIRED_RULE)
+		rule_free((struct swv_flow *)((uintptr_t)p &
+					      ~SWV_RETIRED_RULE));
+	else
+		free(p);
+}
 
 static void
 retire_flush(void)
@@ -530,7 +813,7 @@ retire_flush(void)
 		return;
 	synchronize_rcu();
 	for (i = 0; i < swv_nretired; i++)
-		free(swv_retired[i]);
+		release(swv_retired[i]);
 	swv_nretired = 0;
 }
 
@@ -556,7 +839,7 @@ retire(void *p)
 			/* No room to defer: pay a grace period now. */
 			retire_flush();
 			synchronize_rcu();
-			free(p);
+			release(p);
 			return;
 		}
 		swv_retired = n;
@@ -565,6 +848,13 @@ retire(void *p)
 	swv_retired[swv_nretired++] = p;
 	if (swv_nretired >= SWV_RETIRE_BATCH)
 		retire_flush();
+}
+
+/* Return a rule to the pool once the engine cannot see it any more. */
+static void
+retire_rule(struct swv_flow *f)
+{
+	retire((void *)((uintptr_t)f | SWV_RETIRED_RULE));
 }
 
 /*
@@ -636,6 +926,13 @@ sub_rehash(struct swv_subtable *sub, uint32_t want)
 			slots_put(sl, old->slot[j].f);
 	rcu_assign_pointer(sub->slots, sl);
 	retire(old);
+	/*
+	 * A big array is worth a grace period now rather than staying mapped
+	 * until the next batch (the engine does not wait for it, and rehashes
+	 * double: a handful per million inserts).
+	 */
+	if ((size_t)(old->mask + 1) * sizeof(old->slot[0]) >= SWV_HUGE_SIZE)
+		retire_flush();
 	return 0;
 }
 
@@ -1382,10 +1679,16 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		mask[nw] = b.m.w[i];
 		nw++;
 	}
-	f = malloc(sizeof(*f) + nw * sizeof(f->key[0]));
+	dev = qp->dev;
+	pthread_mutex_lock(&swv_lock);
+	if (dev->nflows >= SWV_MAX_FLOWS) {
+		ret = ENOMEM;
+		goto err;
+	}
+	f = rule_alloc(nw);
 	if (f == NULL) {
-		errno = ENOMEM;
-		return NULL;
+		ret = ENOMEM;
+		goto err;
 	}
 	memset(f, 0, sizeof(*f));
 	for (i = 0; i < nw; i++)
@@ -1397,13 +1700,6 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	f->actions = b.actions;
 	f->qp = qp;
 	f->ibv_flow.context = ibqp->context;
-	dev = qp->dev;
-
-	pthread_mutex_lock(&swv_lock);
-	if (dev->nflows >= SWV_MAX_FLOWS) {
-		ret = ENOMEM;
-		goto err;
-	}
 	f->ibv_flow.handle = (uint32_t)++dev->flow_seq;
 	if (sniffer) {
 		ret = sniff_update(dev, qp, true);
@@ -1414,7 +1710,7 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		ret = steer_add(dev, f, nw, idx, mask);
 	}
 	if (ret != 0)
-		goto err;
+		goto err_free;
 	dev->nflows++;
 	qp->flows++;
 	if (f->cnt != NULL)
@@ -1422,9 +1718,10 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	to_swv_ctx(ibqp->context)->objs++;
 	pthread_mutex_unlock(&swv_lock);
 	return &f->ibv_flow;
+err_free:
+	rule_free(f);
 err:
 	pthread_mutex_unlock(&swv_lock);
-	free(f);
 	errno = ret;
 	return NULL;
 }
@@ -1457,7 +1754,7 @@ swv_destroy_flow(struct ibv_flow *ibflow)
 	dev->nflows--;
 	f->qp->flows--;
 	to_swv_ctx(ibflow->context)->objs--;
-	retire(f);
+	retire_rule(f);
 	/* No rule left on the device: nothing it retired is needed. */
 	if (dev->nflows == 0)
 		retire_flush();

@@ -558,11 +558,13 @@ swv_counters_add(struct swv_counters *c, uint32_t len)
  * reads heads. Actions are fields here (COUNT: the counters object).
  */
 struct swv_flow {
+	/* control path */
 	struct ibv_flow ibv_flow;
-	struct swv_qp *qp;		/**< target (raw or hash QP) */
 	struct swv_subtable *sub;	/**< NULL: SNIFFER */
 	struct swv_flow *same;		/**< worse-ranked, same key; retire */
+	/* what the engine reads, from here to the end of key[] */
 	uint64_t rank;			/**< (class, priority, seq): lower wins */
+	struct swv_qp *qp;		/**< target (raw or hash QP) */
 	struct swv_counters *cnt;	/**< ACTION_COUNT, NULL if none */
 	uint32_t tag;			/**< ACTION_TAG, 0 if none */
 	uint32_t hash;			/**< of key[] */
@@ -631,6 +633,18 @@ struct swv_sniff {
 /** The best rule matching a frame, or NULL. */
 const struct swv_flow *swv_steer_lookup(const struct swv_steer *st,
 					const struct swv_pkt *pkt);
+
+/** Frames looked up together by swv_steer_lookup_burst(), at most. */
+#define SWV_RX_BURST 32
+
+/**
+ * swv_steer_lookup() for @n (<= SWV_RX_BURST) frames at once: out[i] is the
+ * best rule for pkt[i]. The hash slots, then the rules, of all the frames
+ * are fetched together, so that their cache misses overlap.
+ */
+void swv_steer_lookup_burst(const struct swv_steer *st,
+			    const struct swv_pkt *pkt,
+			    const struct swv_flow **out, unsigned int n);
 /** Free p after a grace period (swv_lock held; batched). */
 void swv_retire(void *p);
 /** Free a device's table at its destruction (swv_lock, no reader). */

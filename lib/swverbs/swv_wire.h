@@ -25,6 +25,23 @@ struct swv_wire;
 void swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 		   uint32_t len);
 
+/** One frame of a burst: @len bytes spread over @iov. */
+struct swv_frame {
+	const struct iovec *iov;
+	int iovcnt;
+	uint32_t len;
+};
+
+/**
+ * Deliver @n received frames to a device, in order, as swv_device_rx() for
+ * each (engine.c). The frames' memory must stay valid and unchanged until
+ * the call returns; it copies what it keeps. The frames are steered
+ * together: parsed, then looked up with their cache misses overlapped, then
+ * delivered one after the other. Runs on the engine thread.
+ */
+void swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
+			 unsigned int n);
+
 struct swv_wire_ops {
 	/**
 	 * Send one frame of @len bytes gathered from @iov.
@@ -34,6 +51,14 @@ struct swv_wire_ops {
 	 */
 	int (*tx)(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		  uint32_t len);
+	/**
+	 * Optional (NULL: the engine calls tx() per frame): send @n frames
+	 * that the wire takes all of, now and without fail (in-memory wires).
+	 * Their memory is valid until the call returns: the engine completes
+	 * the send WQEs only after it.
+	 */
+	void (*tx_burst)(struct swv_wire *wire, const struct swv_frame *fr,
+			 unsigned int n);
 	/** Push frames queued by tx() out (e.g. one sendto() per burst). */
 	void (*tx_flush)(struct swv_wire *wire);
 	/**

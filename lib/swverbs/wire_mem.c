@@ -9,7 +9,8 @@
  * serves every device of the process, so this never crosses threads). The
  * link is up while both ends exist.
  *
- * Both push frames from tx(); rx_burst() has nothing to poll.
+ * Both push frames from tx(), or a burst of them from tx_burst(), which the
+ * receiving device steers together; rx_burst() has nothing to poll.
  */
 
 #include <errno.h>
@@ -59,6 +60,13 @@ loop_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	return 0;
 }
 
+static void
+loop_tx_burst(struct swv_wire *wire, const struct swv_frame *fr,
+	      unsigned int n)
+{
+	swv_device_rx_burst(wire->dev, fr, n);
+}
+
 static bool
 loop_link_up(struct swv_wire *wire)
 {
@@ -74,6 +82,7 @@ loop_close(struct swv_wire *wire)
 
 static const struct swv_wire_ops loop_ops = {
 	.tx = loop_tx,
+	.tx_burst = loop_tx_burst,
 	.tx_flush = mem_tx_flush,
 	.rx_burst = mem_rx_burst,
 	.link_up = loop_link_up,
@@ -132,6 +141,18 @@ pair_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	return 0;
 }
 
+static void
+pair_tx_burst(struct swv_wire *wire, const struct swv_frame *fr,
+	      unsigned int n)
+{
+	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
+	struct swv_pair_end *peer;
+
+	peer = rcu_dereference(e->cable->end[e->side ^ 1]);
+	if (peer != NULL)
+		swv_device_rx_burst(peer->wire.dev, fr, n);
+}
+
 static bool
 pair_link_up(struct swv_wire *wire)
 {
@@ -157,6 +178,7 @@ pair_close(struct swv_wire *wire)
 
 static const struct swv_wire_ops pair_ops = {
 	.tx = pair_tx,
+	.tx_burst = pair_tx_burst,
 	.tx_flush = mem_tx_flush,
 	.rx_burst = mem_rx_burst,
 	.link_up = pair_link_up,

@@ -4,8 +4,9 @@
  * swverbs flow steering: every spec type with frames that must and must not
  * match (partial masks, inner vs outer, VLAN, fragments), TAG in CQEs, DROP
  * counted, SNIFFER copies, priorities and same-priority overlap, the errno
- * cases, 100k rules inserted and removed with lookups still right, and rules
- * changed while traffic flows. One device on a loop wire.
+ * cases, 100k rules inserted and removed with lookups still right, rules
+ * changed while traffic flows, and a burst of frames steered together. One
+ * device on a loop wire.
  */
 
 #include <arpa/inet.h>
@@ -1046,6 +1047,144 @@ test_churn_traffic(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A burst of frames posted in one list reaches the receiving side as a
+ * burst (steered together): every frame must still get its own rule, the
+ * better-priority rule of another mask where both match, drop and no-match
+ * counted, and the deliveries in the order sent, through both a subtable
+ * big enough for the batched passes and a small one. Frames are told apart
+ * by their length, the QP by the receive wr_id.
+ */
+static int
+test_burst_order(void)
+{
+	enum { NB = 48, NPORT = 40, STRIDE = 128, NFILL = 1000 };
+	static uint8_t bbuf[NB * STRIDE];
+	struct ibv_send_wr wr[NB], *bad = NULL;
+	struct ibv_flow *fl[NPORT + 2 + NFILL];
+	struct ibv_flow_spec_ipv4_ext *ip;
+	struct ibv_flow_spec_tcp_udp *l4;
+	struct swv_port_counters c0, c1;
+	struct ibv_sge sge[NB];
+	int want[NB], nwant = 0, ndrop = 0, nnomatch = 0, i, k, n;
+	struct ibv_wc wc[NB];
+	struct ibv_mr *bmr;
+	uint64_t end;
+	struct rb r;
+	struct fb f;
+
+	bmr = swv_reg_mr(d.pd, bbuf, sizeof(bbuf), 0);
+	TEST_ASSERT_NOT_NULL(bmr, "");
+	/* Port 2000 + i: rqp for even i, q2 for odd i; 2100 drops. */
+	for (i = 0; i <= NPORT; i++) {
+		r_init(&r, IBV_FLOW_ATTR_NORMAL, 1);
+		l4 = r_l4(&r, false, false);
+		l4->val.dst_port = htons(i < NPORT ? 2000 + i : 2100);
+		l4->mask.dst_port = 0xffff;
+		if (i == NPORT)
+			r_add(&r, IBV_FLOW_SPEC_ACTION_DROP,
+			      sizeof(struct ibv_flow_spec_action_drop));
+		fl[i] = r_create(&r, (i & 1) ? q2 : d.rqp);
+		TEST_ASSERT_NOT_NULL(fl[i], "rule %d", i);
+	}
+	/* Source 1.2.3.4 to port 2005 (q2's): rqp, by a better priority. */
+	r_init(&r, IBV_FLOW_ATTR_NORMAL, 0);
+	ip = r_ip4(&r, false);
+	ip->val.src_ip = htonl(0x01020304);
+	ip->mask.src_ip = 0xffffffff;
+	l4 = r_l4(&r, false, false);
+	l4->val.dst_port = htons(2005);
+	l4->mask.dst_port = 0xffff;
+	fl[NPORT + 1] = r_create(&r, d.rqp);
+	TEST_ASSERT_NOT_NULL(fl[NPORT + 1], "override");
+	/*
+	 * More rules of the ports' mask, none hit: a subtable big enough
+	 * for the batched passes (small ones are probed frame by frame).
+	 */
+	for (i = 0; i < NFILL; i++) {
+		r_init(&r, IBV_FLOW_ATTR_NORMAL, 1);
+		l4 = r_l4(&r, false, false);
+		l4->val.dst_port = htons(10000 + i);
+		l4->mask.dst_port = 0xffff;
+		fl[NPORT + 2 + i] = r_create(&r, q2);
+		TEST_ASSERT_NOT_NULL(fl[NPORT + 2 + i], "filler %d", i);
+	}
+	/* want[k]: 1 rqp, 2 q2, 0 dropped, -1 no match. */
+	for (k = 0; k < NB; k++) {
+		uint32_t src = 0x0a000001;
+		uint16_t port = (uint16_t)(2000 + (k * 7) % NPORT);
+
+		if (k % 12 == 5) {
+			src = 0x01020304;
+			port = 2005;
+			want[k] = 1;
+		} else if (k % 12 == 11) {
+			port = 2100;
+			want[k] = 0;
+			ndrop++;
+		} else if (k % 16 == 15) {
+			port = 3000;
+			want[k] = -1;
+			nnomatch++;
+		} else {
+			want[k] = (port & 1) ? 2 : 1;
+		}
+		if (want[k] > 0)
+			nwant++;
+		memset(&f, 0, sizeof(f));
+		f_udp4(&f, src, 0x0a000002, 9, port);
+		memset(bbuf + k * STRIDE, 0, STRIDE);
+		memcpy(bbuf + k * STRIDE, f.b, f.len);
+		sge[k].addr = (uintptr_t)(bbuf + k * STRIDE);
+		sge[k].length = 80 + (uint32_t)k;
+		sge[k].lkey = bmr->lkey;
+		memset(&wr[k], 0, sizeof(wr[k]));
+		wr[k].wr_id = (uint64_t)k;
+		wr[k].sg_list = &sge[k];
+		wr[k].num_sge = 1;
+		wr[k].opcode = IBV_WR_SEND;
+		wr[k].send_flags = IBV_SEND_SIGNALED;
+		wr[k].next = k + 1 < NB ? &wr[k + 1] : NULL;
+	}
+	swv_query_port_counters(d.ctx, &c0);
+	TEST_ASSERT_SUCCESS(ibv_post_send(d.sqp, wr, &bad), "");
+	for (n = 0, end = t_now_ms() + 2000; n < NB && t_now_ms() < end;) {
+		k = ibv_poll_cq(d.scq, NB - n, wc);
+		TEST_ASSERT(k >= 0, "");
+		n += k;
+	}
+	TEST_ASSERT_EQUAL(n, NB, "send completions");
+	for (n = 0, end = t_now_ms() + 2000; n < nwant && t_now_ms() < end;) {
+		k = ibv_poll_cq(d.rcq, nwant - n, wc + n);
+		TEST_ASSERT(k >= 0, "");
+		n += k;
+	}
+	TEST_ASSERT_EQUAL(n, nwant, "receive completions");
+	for (n = 0, k = 0; k < NB; k++) {
+		if (want[k] <= 0)
+			continue;
+		TEST_ASSERT_EQUAL(wc[n].status, IBV_WC_SUCCESS, "");
+		TEST_ASSERT_EQUAL(wc[n].byte_len, 80u + (uint32_t)k,
+				  "frame %d in order", k);
+		TEST_ASSERT_EQUAL(wc[n].wr_id, (uint64_t)want[k],
+				  "frame %d on its rule's QP", k);
+		restock(want[k] == 1 ? d.rqp : q2, (uint64_t)want[k], 1);
+		n++;
+	}
+	T_WAIT((swv_query_port_counters(d.ctx, &c1),
+		c1.rx_frames - c0.rx_frames == NB));
+	TEST_ASSERT_EQUAL(c1.rx_frames - c0.rx_frames, NB, "");
+	TEST_ASSERT_EQUAL(c1.rx_dropped - c0.rx_dropped, (uint64_t)ndrop, "");
+	TEST_ASSERT_EQUAL(c1.rx_no_match - c0.rx_no_match,
+			  (uint64_t)nnomatch, "");
+	TEST_ASSERT_EQUAL(c1.rx_delivered - c0.rx_delivered,
+			  (uint64_t)nwant, "");
+	for (i = 0; i < NPORT + 2 + NFILL; i++)
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(fl[i]), "");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(bmr), "");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs steering",
 	.cases = {
@@ -1060,6 +1199,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_errors),
 		TEST_CASE(test_many_rules),
 		TEST_CASE(test_churn_traffic),
+		TEST_CASE(test_burst_order),
 		TEST_CASES_END(),
 	},
 };
