@@ -2246,6 +2246,191 @@ static const struct unit_test_suite suite_rss_ops = {
 	},
 };
 
+/*
+ * Group "vlan": the VLAN filter offload. With it on, port1 receives untagged
+ * frames and the VLAN IDs of its table; other tagged frames find no rule
+ * (rx_no_match). With it off, every VLAN passes.
+ */
+
+/* Send one frame from port0 to dst, tagged with vid (< 0: untagged). */
+static int
+send_vlan(const struct rte_ether_addr *dst, int vid)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct rte_ether_hdr *eh;
+	uint8_t *p;
+	uint16_t len = 100, off = sizeof(*eh), i;
+
+	if (m == NULL)
+		return -1;
+	p = (uint8_t *)rte_pktmbuf_append(m, len);
+	if (p == NULL) {
+		rte_pktmbuf_free(m);
+		return -1;
+	}
+	eh = (struct rte_ether_hdr *)p;
+	eh->dst_addr = *dst;
+	rte_eth_macaddr_get(port0, &eh->src_addr);
+	if (vid >= 0) {
+		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)(eh + 1);
+
+		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = rte_cpu_to_be_16((uint16_t)vid);
+		vh->eth_proto = rte_cpu_to_be_16(ETHERTYPE_TEST);
+		off += sizeof(*vh);
+	} else {
+		eh->ether_type = rte_cpu_to_be_16(ETHERTYPE_TEST);
+	}
+	for (i = off; i < len; i++)
+		p[i] = (uint8_t)i;
+	return send_all(port0, &m, 1) == 1 ? 0 : -1;
+}
+
+/* Send one tagged (vid >= 0) or untagged frame; return what port1 got. */
+static int
+deliver_vlan(const struct rte_ether_addr *dst, int vid, unsigned int wait_ms)
+{
+	struct rte_mbuf *r;
+	uint16_t got;
+
+	if (send_vlan(dst, vid) != 0)
+		return -1;
+	got = recv_n(port1, 1, &r, 1, wait_ms, NULL);
+	free_pkts(&r, got);
+	return got;
+}
+
+/* Send n frames of vid that port1 must drop; return rx_no_match. */
+static uint64_t
+vlan_no_match(const struct rte_ether_addr *dst, int vid, uint16_t n)
+{
+	uint16_t i, got;
+	uint64_t v;
+
+	if (rte_eth_xstats_reset(port1) != 0)
+		return UINT64_MAX;
+	for (i = 0; i < n; i++)
+		if (send_vlan(dst, vid) != 0)
+			return UINT64_MAX;
+	v = xstat_wait("rx_no_match", n, &got);
+	/* Let more drops show, if any came. */
+	rte_delay_ms(50);
+	if (xstats_read(port1) != 0)
+		return UINT64_MAX;
+	v = xstat("rx_no_match");
+	return got == 0 ? v : UINT64_MAX;
+}
+
+static int
+test_vlan_filter(void)
+{
+	struct rte_ether_addr dst, bcast;
+	struct rte_eth_dev_info info;
+
+	memset(&bcast, 0xff, sizeof(bcast));
+	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port1, &info), "info");
+	TEST_ASSERT(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_VLAN_FILTER,
+		    "VLAN filter not advertised");
+	/* Filter off: everything passes; the table cannot be written. */
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, -1, WAIT_MS), 1, "untagged, off");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 10, WAIT_MS), 1, "VLAN 10, off");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 20, WAIT_MS), 1, "VLAN 20, off");
+	TEST_ASSERT_EQUAL(rte_eth_dev_vlan_filter(port1, 10, 1), -ENOSYS,
+			  "table write with the offload off");
+	/* On, VLAN 10 allowed. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_vlan_offload(port1,
+			    RTE_ETH_VLAN_FILTER_OFFLOAD), "filter on");
+	TEST_ASSERT_EQUAL(vlan_no_match(&dst, 10, 3), 3,
+			  "VLAN 10 before it is in the table");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_vlan_filter(port1, 10, 1), "add 10");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 10, WAIT_MS), 1, "VLAN 10, on");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, -1, WAIT_MS), 1, "untagged, on");
+	TEST_ASSERT_EQUAL(deliver_vlan(&bcast, 10, WAIT_MS), 1,
+			  "broadcast VLAN 10");
+	TEST_ASSERT_EQUAL(deliver_vlan(&bcast, -1, WAIT_MS), 1,
+			  "broadcast untagged");
+	TEST_ASSERT_EQUAL(vlan_no_match(&dst, 20, 5), 5, "VLAN 20 dropped");
+	TEST_ASSERT_EQUAL(vlan_no_match(&bcast, 20, 2), 2,
+			  "broadcast VLAN 20 dropped");
+	TEST_ASSERT_EQUAL(deliver_vlan(&foreign_mac, 10, 200), 0,
+			  "foreign MAC on VLAN 10");
+	/* Promiscuous mode takes every VLAN (the filter is bypassed). */
+	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_enable(port1), "promisc on");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 20, WAIT_MS), 1,
+			  "VLAN 20 in promiscuous mode");
+	TEST_ASSERT_SUCCESS(rte_eth_promiscuous_disable(port1), "promisc off");
+	/* Live changes. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_vlan_filter(port1, 20, 1), "add 20");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 20, WAIT_MS), 1, "VLAN 20 added");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 10, WAIT_MS), 1, "VLAN 10 kept");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_vlan_filter(port1, 10, 0), "del 10");
+	TEST_ASSERT_EQUAL(vlan_no_match(&dst, 10, 4), 4, "VLAN 10 removed");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 20, WAIT_MS), 1, "VLAN 20 kept");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, -1, WAIT_MS), 1, "untagged kept");
+	/* Stop/start keeps the table and the filter. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	TEST_ASSERT_SUCCESS(wait_link_up(port1), "link");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 20, WAIT_MS), 1,
+			  "VLAN 20 after restart");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, -1, WAIT_MS), 1,
+			  "untagged after restart");
+	TEST_ASSERT_EQUAL(vlan_no_match(&dst, 10, 3), 3,
+			  "VLAN 10 after restart");
+	/* Off: all pass again. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_vlan_offload(port1, 0),
+			    "filter off");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 10, WAIT_MS), 1, "VLAN 10, off");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 20, WAIT_MS), 1, "VLAN 20, off");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 30, WAIT_MS), 1, "VLAN 30, off");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, -1, WAIT_MS), 1, "untagged, off");
+	return TEST_SUCCESS;
+}
+
+/* The table holds 64 IDs; a full table refuses more and changes nothing. */
+static int
+test_vlan_table_full(void)
+{
+	struct rte_ether_addr dst;
+	uint16_t vid;
+
+	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_vlan_offload(port1,
+			    RTE_ETH_VLAN_FILTER_OFFLOAD), "filter on");
+	/* 20 may be there from the first test: adding it again is a no-op. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_vlan_filter(port1, 20, 1), "add 20");
+	for (vid = 100; vid < 163; vid++)
+		TEST_ASSERT_SUCCESS(rte_eth_dev_vlan_filter(port1, vid, 1),
+				    "add %u", vid);
+	TEST_ASSERT_EQUAL(rte_eth_dev_vlan_filter(port1, 200, 1), -ENOSPC,
+			  "65th VLAN ID");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_vlan_filter(port1, 20, 1),
+			    "adding a present ID");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 162, WAIT_MS), 1, "VLAN 162");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 20, WAIT_MS), 1, "VLAN 20");
+	TEST_ASSERT_EQUAL(vlan_no_match(&dst, 200, 2), 2, "VLAN 200");
+	for (vid = 100; vid < 163; vid++)
+		TEST_ASSERT_SUCCESS(rte_eth_dev_vlan_filter(port1, vid, 0),
+				    "del %u", vid);
+	TEST_ASSERT_EQUAL(vlan_no_match(&dst, 162, 2), 2, "VLAN 162 removed");
+	TEST_ASSERT_EQUAL(deliver_vlan(&dst, 20, WAIT_MS), 1, "VLAN 20 kept");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_vlan_offload(port1, 0),
+			    "filter off");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite_vlan = {
+	.name = "vbr vlan",
+	.setup = setup_traffic,
+	.teardown = teardown_pair,
+	.cases = {
+		TEST_CASE(test_vlan_filter),
+		TEST_CASE(test_vlan_table_full),
+		TEST_CASES_END(),
+	},
+};
+
 int
 main(int argc, char **argv)
 {
@@ -2265,6 +2450,7 @@ main(int argc, char **argv)
 		{ "errors", &suite_errors, true },
 		{ "xstats", &suite_xstats, true },
 		{ "rss-ops", &suite_rss_ops, true },
+		{ "vlan", &suite_vlan, true },
 	};
 	unsigned int g;
 	int ret;

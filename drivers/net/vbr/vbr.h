@@ -23,6 +23,10 @@
 #define VBR_MAX_MAC_ADDRS 16
 /** Multicast addresses set_mc_addr_list accepts. */
 #define VBR_MAX_MC_ADDRS 32
+/** VLAN IDs the VLAN filter table holds. */
+#define VBR_MAX_VLAN_IDS 64
+/** Default rules of one address: untagged (or any VLAN), one per VLAN ID. */
+#define VBR_VLAN_RULES (1 + VBR_MAX_VLAN_IDS)
 /** Toeplitz key length. */
 #define VBR_RSS_KEY_LEN 40
 /** Frame overhead above the MTU: Ethernet header and two VLAN tags. */
@@ -53,6 +57,19 @@ struct vbr_mr_retired {
 struct vbr_rss_table;	/* vbr_rss.c */
 struct vbr_count_port;	/* vbr_count.c */
 
+/**
+ * The default steering rules (internal, lowest priority). Slot 0 of an
+ * address takes any VLAN when the VLAN filter is off, untagged frames when
+ * it is on; slot 1 + i then takes VLAN ID vlan_ids[i].
+ */
+struct vbr_default_flows {
+	struct ibv_flow *mac[VBR_MAX_MAC_ADDRS][VBR_VLAN_RULES]; /**< unicast */
+	struct ibv_flow *mc[VBR_MAX_MC_ADDRS][VBR_VLAN_RULES]; /**< mc list */
+	struct ibv_flow *bcast[VBR_VLAN_RULES];	/**< broadcast */
+	struct ibv_flow *promisc;	/**< ALL_DEFAULT rule */
+	struct ibv_flow *allmulti;	/**< MC_DEFAULT rule */
+};
+
 /** Port private data (dev_private). */
 struct vbr_priv {
 	struct rte_eth_dev *dev;	/**< ethdev */
@@ -69,13 +86,11 @@ struct vbr_priv {
 	struct rte_intr_handle *intr;	/**< async event fd */
 	/* Steering. */
 	struct ibv_qp *hash_qp;		/**< QP of rss_port, while started */
-	struct ibv_flow *mac_flows[VBR_MAX_MAC_ADDRS]; /**< unicast rules */
-	struct ibv_flow *bcast_flow;	/**< broadcast rule */
-	struct ibv_flow *promisc_flow;	/**< ALL_DEFAULT rule */
-	struct ibv_flow *allmulti_flow;	/**< MC_DEFAULT rule */
-	struct ibv_flow *mc_flows[VBR_MAX_MC_ADDRS]; /**< multicast rules */
+	struct vbr_default_flows dflt;	/**< default rules */
 	struct rte_ether_addr mc_addrs[VBR_MAX_MC_ADDRS]; /**< mc list */
 	uint32_t nb_mc_addrs;		/**< entries of mc_addrs */
+	uint16_t vlan_ids[VBR_MAX_VLAN_IDS]; /**< VLAN filter table */
+	uint16_t nb_vlan_ids;		/**< entries of vlan_ids */
 	uint8_t rss_key[VBR_RSS_KEY_LEN]; /**< the port's Toeplitz key */
 	uint64_t rss_hf;		/**< RTE_ETH_RSS_* hashed, 0: none */
 	uint16_t reta_size;		/**< entries of reta */

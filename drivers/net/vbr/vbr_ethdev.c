@@ -2,14 +2,15 @@
 
 /*
  * ethdev operations: configure, info, start/stop, link, MAC filters and
- * the default steering rules (internal rules built by vbr_flow_ops.c), MTU,
- * promiscuous and allmulticast modes, stats. The port RSS ops (reta,
+ * the default steering rules (internal rules built by vbr_flow_ops.c), VLAN
+ * filter, MTU, promiscuous and allmulticast modes, stats. The port RSS ops (reta,
  * key, hash types) are in vbr_rss.c.
  */
 
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ethdev_driver.h>
@@ -33,12 +34,22 @@ vbr_flow_destroy(struct vbr_priv *priv, struct ibv_flow **flow)
 }
 
 static void
+vbr_flows_destroy(struct vbr_priv *priv, struct ibv_flow **flows,
+		  unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		vbr_flow_destroy(priv, &flows[i]);
+}
+
+static void
 vbr_flows_remove_mac(struct vbr_priv *priv)
 {
 	unsigned int i;
 
 	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++)
-		vbr_flow_destroy(priv, &priv->mac_flows[i]);
+		vbr_flows_destroy(priv, priv->dflt.mac[i], VBR_VLAN_RULES);
 }
 
 static void
@@ -47,7 +58,44 @@ vbr_flows_remove_mc(struct vbr_priv *priv)
 	unsigned int i;
 
 	for (i = 0; i < VBR_MAX_MC_ADDRS; i++)
-		vbr_flow_destroy(priv, &priv->mc_flows[i]);
+		vbr_flows_destroy(priv, priv->dflt.mc[i], VBR_VLAN_RULES);
+}
+
+static int
+vbr_vlan_filter_on(const struct vbr_priv *priv)
+{
+	return !!(priv->dev->data->dev_conf.rxmode.offloads &
+		  RTE_ETH_RX_OFFLOAD_VLAN_FILTER);
+}
+
+/*
+ * The rules of one destination address: with the VLAN filter off, one rule
+ * for any VLAN or none; with it on, one for untagged frames and one for each
+ * VLAN ID of the table. On failure the caller removes what was made.
+ */
+static int
+vbr_flows_make_addr(struct vbr_priv *priv, const struct rte_ether_addr *mac,
+		    struct ibv_flow **flows)
+{
+	uint16_t i;
+
+	if (!vbr_vlan_filter_on(priv)) {
+		flows[0] = vbr_flow_internal_mac(priv, mac, VBR_FLOW_VLAN_ANY);
+		return flows[0] == NULL ? -errno : 0;
+	}
+	flows[0] = vbr_flow_internal_mac(priv, mac, 0);
+	if (flows[0] == NULL)
+		return -errno;
+	for (i = 0; i < priv->nb_vlan_ids; i++) {
+		/* VID 0 (priority tag) is taken by the untagged rule. */
+		if (priv->vlan_ids[i] == 0)
+			continue;
+		flows[1 + i] = vbr_flow_internal_mac(priv, mac,
+						     priv->vlan_ids[i]);
+		if (flows[1 + i] == NULL)
+			return -errno;
+	}
+	return 0;
 }
 
 /* (Re)create the unicast rules of the configured MAC addresses. */
@@ -56,6 +104,7 @@ vbr_flows_sync_mac(struct vbr_priv *priv)
 {
 	const struct rte_ether_addr *macs = priv->dev->data->mac_addrs;
 	unsigned int i;
+	int ret;
 
 	vbr_flows_remove_mac(priv);
 	if (priv->hash_qp == NULL || priv->isolated)
@@ -70,9 +119,9 @@ vbr_flows_sync_mac(struct vbr_priv *priv)
 				break;
 		if (j < i)
 			continue;
-		priv->mac_flows[i] = vbr_flow_internal_mac(priv, &macs[i]);
-		if (priv->mac_flows[i] == NULL)
-			return -errno;
+		ret = vbr_flows_make_addr(priv, &macs[i], priv->dflt.mac[i]);
+		if (ret != 0)
+			return ret;
 	}
 	return 0;
 }
@@ -81,72 +130,68 @@ static int
 vbr_flows_sync_mc(struct vbr_priv *priv)
 {
 	unsigned int i;
+	int ret;
 
 	vbr_flows_remove_mc(priv);
 	if (priv->hash_qp == NULL || priv->isolated)
 		return 0;
 	for (i = 0; i < priv->nb_mc_addrs; i++) {
-		priv->mc_flows[i] = vbr_flow_internal_mac(priv,
-							   &priv->mc_addrs[i]);
-		if (priv->mc_flows[i] == NULL)
-			return -errno;
+		ret = vbr_flows_make_addr(priv, &priv->mc_addrs[i],
+					  priv->dflt.mc[i]);
+		if (ret != 0)
+			return ret;
 	}
 	return 0;
+}
+
+static void
+vbr_flows_remove_all(struct vbr_priv *priv, struct vbr_default_flows *f)
+{
+	unsigned int i;
+
+	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++)
+		vbr_flows_destroy(priv, f->mac[i], VBR_VLAN_RULES);
+	for (i = 0; i < VBR_MAX_MC_ADDRS; i++)
+		vbr_flows_destroy(priv, f->mc[i], VBR_VLAN_RULES);
+	vbr_flows_destroy(priv, f->bcast, VBR_VLAN_RULES);
+	vbr_flow_destroy(priv, &f->promisc);
+	vbr_flow_destroy(priv, &f->allmulti);
 }
 
 /** Remove every steering rule. */
 void
 vbr_flows_remove(struct vbr_priv *priv)
 {
-	vbr_flows_remove_mac(priv);
-	vbr_flows_remove_mc(priv);
-	vbr_flow_destroy(priv, &priv->bcast_flow);
-	vbr_flow_destroy(priv, &priv->promisc_flow);
-	vbr_flow_destroy(priv, &priv->allmulti_flow);
+	vbr_flows_remove_all(priv, &priv->dflt);
 }
 
 /**
  * Make-before-break move of the default rules onto priv->hash_qp (a new
- * hash QP of port RSS): the rules are created again there, then the old
- * ones are destroyed. A rule and its copy have the same priority, and the
- * older one wins, so the traffic switches as each old rule goes and none is
- * lost. On failure the old rules stay and are kept. Caller holds flow_lock.
+ * hash QP of port RSS), or onto a new VLAN filter configuration: the rules
+ * are created again, then the old ones are destroyed. A rule and its copy
+ * have the same priority, and the older one wins, so the traffic switches
+ * as each old rule goes and none is lost. On failure the old rules stay and
+ * are kept. Caller holds flow_lock or runs an ethdev op.
  */
 int
 vbr_flows_move(struct vbr_priv *priv)
 {
-	struct ibv_flow *mac[VBR_MAX_MAC_ADDRS], *mc[VBR_MAX_MC_ADDRS];
-	struct ibv_flow *bcast = priv->bcast_flow;
-	struct ibv_flow *promisc = priv->promisc_flow;
-	struct ibv_flow *allmulti = priv->allmulti_flow;
-	unsigned int i;
+	struct vbr_default_flows *old;
 	int ret;
 
-	memcpy(mac, priv->mac_flows, sizeof(mac));
-	memcpy(mc, priv->mc_flows, sizeof(mc));
-	memset(priv->mac_flows, 0, sizeof(priv->mac_flows));
-	memset(priv->mc_flows, 0, sizeof(priv->mc_flows));
-	priv->bcast_flow = NULL;
-	priv->promisc_flow = NULL;
-	priv->allmulti_flow = NULL;
+	old = malloc(sizeof(*old));
+	if (old == NULL)
+		return -ENOMEM;
+	*old = priv->dflt;
+	memset(&priv->dflt, 0, sizeof(priv->dflt));
 	ret = vbr_flows_sync(priv);
-	if (ret != 0) {
+	if (ret != 0)
 		/* vbr_flows_sync() removed what it made: put the old back. */
-		memcpy(priv->mac_flows, mac, sizeof(mac));
-		memcpy(priv->mc_flows, mc, sizeof(mc));
-		priv->bcast_flow = bcast;
-		priv->promisc_flow = promisc;
-		priv->allmulti_flow = allmulti;
-		return ret;
-	}
-	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++)
-		vbr_flow_destroy(priv, &mac[i]);
-	for (i = 0; i < VBR_MAX_MC_ADDRS; i++)
-		vbr_flow_destroy(priv, &mc[i]);
-	vbr_flow_destroy(priv, &bcast);
-	vbr_flow_destroy(priv, &promisc);
-	vbr_flow_destroy(priv, &allmulti);
-	return 0;
+		priv->dflt = *old;
+	else
+		vbr_flows_remove_all(priv, old);
+	free(old);
+	return ret;
 }
 
 /**
@@ -169,25 +214,83 @@ vbr_flows_sync(struct vbr_priv *priv)
 		struct rte_ether_addr bcast;
 
 		memset(&bcast, 0xff, sizeof(bcast));
-		priv->bcast_flow = vbr_flow_internal_mac(priv, &bcast);
-		if (priv->bcast_flow == NULL)
-			ret = -errno;
+		ret = vbr_flows_make_addr(priv, &bcast, priv->dflt.bcast);
 	}
 	if (ret == 0 && data->promiscuous) {
-		priv->promisc_flow = vbr_flow_internal_default(priv,
+		priv->dflt.promisc = vbr_flow_internal_default(priv,
 						      IBV_FLOW_ATTR_ALL_DEFAULT);
-		if (priv->promisc_flow == NULL)
+		if (priv->dflt.promisc == NULL)
 			ret = -errno;
 	}
 	if (ret == 0 && data->all_multicast) {
-		priv->allmulti_flow = vbr_flow_internal_default(priv,
+		priv->dflt.allmulti = vbr_flow_internal_default(priv,
 						       IBV_FLOW_ATTR_MC_DEFAULT);
-		if (priv->allmulti_flow == NULL)
+		if (priv->dflt.allmulti == NULL)
 			ret = -errno;
 	}
 	if (ret != 0)
 		vbr_flows_remove(priv);
 	return ret;
+}
+
+/* Apply a VLAN filter change to the rules of a started port. */
+static int
+vbr_vlan_apply(struct vbr_priv *priv)
+{
+	if (priv->hash_qp == NULL || priv->isolated)
+		return 0;
+	return vbr_flows_move(priv);
+}
+
+/*
+ * ethdev calls this only with the VLAN filter offload on, and updates its
+ * own table (vlan_filter_conf) after success; the rules follow
+ * priv->vlan_ids.
+ */
+static int
+vbr_vlan_filter_set(struct rte_eth_dev *dev, uint16_t vid, int on)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint16_t saved[VBR_MAX_VLAN_IDS], nb_saved = priv->nb_vlan_ids, i;
+	int ret;
+
+	if (vid > RTE_ETHER_MAX_VLAN_ID)
+		return -EINVAL;
+	for (i = 0; i < priv->nb_vlan_ids; i++)
+		if (priv->vlan_ids[i] == vid)
+			break;
+	if (!!on == (i < priv->nb_vlan_ids))
+		return 0;
+	if (on && priv->nb_vlan_ids == VBR_MAX_VLAN_IDS) {
+		VBR_LOG(ERR, "port %u: VLAN filter table full (%u IDs)",
+			dev->data->port_id, VBR_MAX_VLAN_IDS);
+		return -ENOSPC;
+	}
+	memcpy(saved, priv->vlan_ids, sizeof(saved));
+	if (on) {
+		priv->vlan_ids[priv->nb_vlan_ids++] = vid;
+	} else {
+		memmove(&priv->vlan_ids[i], &priv->vlan_ids[i + 1],
+			(priv->nb_vlan_ids - i - 1) * sizeof(uint16_t));
+		priv->nb_vlan_ids--;
+	}
+	ret = vbr_vlan_apply(priv);
+	if (ret != 0) {
+		memcpy(priv->vlan_ids, saved, sizeof(saved));
+		priv->nb_vlan_ids = nb_saved;
+	}
+	return ret;
+}
+
+/* ethdev has already stored the new offloads; it restores them on error. */
+static int
+vbr_vlan_offload_set(struct rte_eth_dev *dev, int mask)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	if (!(mask & RTE_ETH_VLAN_FILTER_MASK))
+		return 0;
+	return vbr_vlan_apply(priv);
 }
 
 static int
@@ -226,7 +329,8 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->min_mtu = RTE_ETHER_MIN_MTU;
 	info->max_mtu = priv->max_rx_pktlen - VBR_ETH_OVERHEAD;
 	info->max_mac_addrs = VBR_MAX_MAC_ADDRS;
-	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER;
+	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER |
+				RTE_ETH_RX_OFFLOAD_VLAN_FILTER;
 	info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	info->flow_type_rss_offloads = VBR_RSS_OFFLOADS;
 	info->hash_key_size = VBR_RSS_KEY_LEN;
@@ -423,10 +527,10 @@ vbr_promiscuous_enable(struct rte_eth_dev *dev)
 	struct vbr_priv *priv = dev->data->dev_private;
 
 	if (priv->hash_qp == NULL || priv->isolated ||
-	    priv->promisc_flow != NULL)
+	    priv->dflt.promisc != NULL)
 		return 0;
-	priv->promisc_flow = vbr_flow_internal_default(priv, IBV_FLOW_ATTR_ALL_DEFAULT);
-	return priv->promisc_flow == NULL ? -errno : 0;
+	priv->dflt.promisc = vbr_flow_internal_default(priv, IBV_FLOW_ATTR_ALL_DEFAULT);
+	return priv->dflt.promisc == NULL ? -errno : 0;
 }
 
 static int
@@ -434,7 +538,7 @@ vbr_promiscuous_disable(struct rte_eth_dev *dev)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 
-	vbr_flow_destroy(priv, &priv->promisc_flow);
+	vbr_flow_destroy(priv, &priv->dflt.promisc);
 	return 0;
 }
 
@@ -444,10 +548,10 @@ vbr_allmulticast_enable(struct rte_eth_dev *dev)
 	struct vbr_priv *priv = dev->data->dev_private;
 
 	if (priv->hash_qp == NULL || priv->isolated ||
-	    priv->allmulti_flow != NULL)
+	    priv->dflt.allmulti != NULL)
 		return 0;
-	priv->allmulti_flow = vbr_flow_internal_default(priv, IBV_FLOW_ATTR_MC_DEFAULT);
-	return priv->allmulti_flow == NULL ? -errno : 0;
+	priv->dflt.allmulti = vbr_flow_internal_default(priv, IBV_FLOW_ATTR_MC_DEFAULT);
+	return priv->dflt.allmulti == NULL ? -errno : 0;
 }
 
 static int
@@ -455,7 +559,7 @@ vbr_allmulticast_disable(struct rte_eth_dev *dev)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 
-	vbr_flow_destroy(priv, &priv->allmulti_flow);
+	vbr_flow_destroy(priv, &priv->dflt.allmulti);
 	return 0;
 }
 
@@ -695,6 +799,8 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.mac_addr_set = vbr_mac_addr_set,
 	.set_mc_addr_list = vbr_set_mc_addr_list,
 	.mtu_set = vbr_mtu_set,
+	.vlan_filter_set = vbr_vlan_filter_set,
+	.vlan_offload_set = vbr_vlan_offload_set,
 	.stats_get = vbr_stats_get,
 	.stats_reset = vbr_stats_reset,
 	.xstats_get = vbr_xstats_get,

@@ -24,6 +24,8 @@
 #define VBR_FLOW_PRIO_LEVELS 16
 /** Verbs priority of the internal default rules: below every user rule. */
 #define VBR_FLOW_PRIO_INTERNAL VBR_FLOW_PRIO_LEVELS
+/** VLAN argument of vbr_flow_internal_mac(): match any VLAN or none. */
+#define VBR_FLOW_VLAN_ANY 0xffffu
 /** Largest MARK id: tag = id + 1, 0 is "no tag", VBR_FLOW_TAG_FLAG is FLAG. */
 #define VBR_FLOW_MARK_MAX 0xfffffdu
 /** Verbs tag of a FLAG action. */
@@ -102,7 +104,8 @@ int vbr_flow_start(struct vbr_priv *priv);
 void vbr_flow_stop(struct vbr_priv *priv);
 void vbr_flow_release(struct vbr_priv *priv);
 struct ibv_flow *vbr_flow_internal_mac(struct vbr_priv *priv,
-				       const struct rte_ether_addr *mac);
+				       const struct rte_ether_addr *mac,
+				       uint16_t vid);
 struct ibv_flow *vbr_flow_internal_default(struct vbr_priv *priv,
 					   enum ibv_flow_attr_type type);
 int vbr_flow_rebind(struct vbr_priv *priv, struct ibv_qp *old_qp,

@@ -666,10 +666,13 @@ vbr_flow_release(struct vbr_priv *priv)
 
 /**
  * Internal rule: frames to one destination MAC go to the port's hash QP, at
- * the lowest priority. Return NULL with errno set on failure.
+ * the lowest priority. vid is VBR_FLOW_VLAN_ANY (tagged or not), 0 (untagged:
+ * the VID bits of the first tag are 0, so priority-tagged frames match too)
+ * or a VLAN ID. Return NULL with errno set on failure.
  */
 struct ibv_flow *
-vbr_flow_internal_mac(struct vbr_priv *priv, const struct rte_ether_addr *mac)
+vbr_flow_internal_mac(struct vbr_priv *priv, const struct rte_ether_addr *mac,
+		      uint16_t vid)
 {
 	static const struct rte_flow_attr attr = { .ingress = 1 };
 	struct rte_flow_item_eth spec = { .dst = *mac };
@@ -700,11 +703,29 @@ vbr_flow_internal_mac(struct vbr_priv *priv, const struct rte_ether_addr *mac)
 			priv->dev->data->port_id, error.message);
 		goto out;
 	}
+	if (vid != VBR_FLOW_VLAN_ANY) {
+		/*
+		 * The VLAN item refuses VID 0 (no tag): set the eth spec,
+		 * the only spec of the rule, directly.
+		 */
+		struct ibv_flow_spec_eth *eth =
+			(struct ibv_flow_spec_eth *)(&d->u.attr + 1);
+
+		if (d->u.attr.num_of_specs != 1 ||
+		    eth->type != IBV_FLOW_SPEC_ETH) {
+			err = EINVAL;
+			goto out;
+		}
+		eth->val.vlan_tag = rte_cpu_to_be_16(vid & 0x0fff);
+		eth->mask.vlan_tag = RTE_BE16(0x0fff);
+	}
 	flow = priv->glue->create_flow(priv->hash_qp, &d->u.attr);
 	err = errno;
 	if (flow == NULL)
-		VBR_LOG(ERR, "port %u: rule for " RTE_ETHER_ADDR_PRT_FMT ": %s",
-			priv->dev->data->port_id, RTE_ETHER_ADDR_BYTES(mac),
+		VBR_LOG(ERR, "port %u: rule for " RTE_ETHER_ADDR_PRT_FMT
+			" VLAN %d: %s", priv->dev->data->port_id,
+			RTE_ETHER_ADDR_BYTES(mac),
+			vid == VBR_FLOW_VLAN_ANY ? -1 : (int)vid,
 			strerror(err));
 out:
 	free(d);
