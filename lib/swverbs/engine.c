@@ -443,6 +443,12 @@ sq_process_burst(struct swv_qp *qp, uint32_t avail)
 				iov[niov + i].iov_base =
 					(void *)(uintptr_t)w->sge[i].addr;
 				iov[niov + i].iov_len = w->sge[i].length;
+				/* len stays <= SWV_MAX_FRAME: no wrap. */
+				if (SWV_UNLIKELY(w->sge[i].length >
+						 SWV_MAX_FRAME - len)) {
+					st = IBV_WC_LOC_LEN_ERR;
+					break;
+				}
 				len += w->sge[i].length;
 			}
 			if (st == IBV_WC_SUCCESS &&
@@ -557,6 +563,12 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 			}
 			iov[i].iov_base = (void *)(uintptr_t)w->sge[i].addr;
 			iov[i].iov_len = w->sge[i].length;
+			/* len stays <= SWV_MAX_FRAME: no wrap. */
+			if (SWV_UNLIKELY(w->sge[i].length >
+					 SWV_MAX_FRAME - len)) {
+				st = IBV_WC_LOC_LEN_ERR;
+				break;
+			}
 			len += w->sge[i].length;
 		}
 		if (st == IBV_WC_SUCCESS && (len == 0 || len > SWV_MAX_FRAME))

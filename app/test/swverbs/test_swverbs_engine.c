@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "swv_test_util.h"
@@ -79,11 +80,61 @@ test_sleeping_engine_stops_at_once(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * SGE lengths that add up past 4 GiB must not wrap into a short frame: the
+ * send completes with a length error. Two SGEs of 2 GiB + 32 bytes each,
+ * inside one MR over reserved (never touched) address space, would wrap to
+ * 64 bytes in 32-bit arithmetic.
+ */
+static int
+test_sge_length_sum_no_wrap(void)
+{
+	const size_t half = (size_t)1 << 31;
+	const size_t span = 2 * half + 4096;
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_sge sge[2];
+	struct ibv_wc wc;
+	struct ibv_mr *mr;
+	struct tdev d;
+	uint8_t *va;
+
+	va = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS |
+		  MAP_NORESERVE, -1, 0);
+	if (va == MAP_FAILED)
+		TEST_SKIP("no 4 GiB of address space: %d", errno);
+	TEST_ASSERT_SUCCESS(t_setup(&d, "wrap", "loop"), "");
+	mr = swv_reg_mr(d.pd, va, span, 0);
+	TEST_ASSERT_NOT_NULL(mr, "reg_mr: %d", errno);
+	sge[0].addr = (uintptr_t)va;
+	sge[0].length = (uint32_t)(half + 32);
+	sge[0].lkey = mr->lkey;
+	sge[1] = sge[0];
+	sge[1].addr = (uintptr_t)va + half + 64;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 7;
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	TEST_ASSERT_SUCCESS(ibv_post_send(d.sqp, &wr, &bad), "post");
+	TEST_ASSERT_EQUAL(t_poll(d.scq, &wc, 1, 1000), 1, "completion");
+	TEST_ASSERT_EQUAL(wc.wr_id, 7, "");
+	TEST_ASSERT_EQUAL(wc.status, IBV_WC_LOC_LEN_ERR,
+			  "a 4 GiB frame was sent as a short one");
+	swv_destroy_qp(d.sqp);
+	d.sqp = NULL;
+	swv_dereg_mr(mr);
+	t_teardown(&d);
+	munmap(va, span);
+	return TEST_SUCCESS;
+}
+
 static struct unit_test_suite engine_suite = {
 	.name = "swverbs engine",
 	.cases = {
 		TEST_CASE(test_doorbell_wakes_sleeping_engine),
 		TEST_CASE(test_sleeping_engine_stops_at_once),
+		TEST_CASE(test_sge_length_sum_no_wrap),
 		TEST_CASES_END(),
 	},
 };
