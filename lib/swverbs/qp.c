@@ -515,6 +515,12 @@ swv_destroy_qp(struct ibv_qp *ibqp)
 		return EBUSY;
 	}
 	if (qp->is_hash) {
+		/*
+		 * The engine may still hold a rule of this QP from a lookup
+		 * made before the rule was unpublished: let it finish before
+		 * the QP (and, through it, the indirection table) goes.
+		 */
+		synchronize_rcu();
 		qp->ind->refs--;
 	} else {
 		cds_list_del_rcu(&qp->node);
