@@ -38,6 +38,9 @@
 
 #include "swv_priv.h"
 
+/* Points that come with a counters object: packets and bytes. */
+#define SWV_CNT_INLINE 2
+
 /* Writer side of the seqlock (the one writer of the moment). */
 static inline uint64_t
 cnt_write_begin(struct swv_counters *c)
@@ -70,11 +73,17 @@ swv_create_counters(struct ibv_context *context,
 	 * little memory; one engine thread writes every object, so objects
 	 * sharing a line do not bounce it.
 	 */
-	c = calloc(1, sizeof(*c));
+	c = calloc(1, sizeof(*c) + sizeof(*c->inl) +
+		   SWV_CNT_INLINE * sizeof(c->inl->pt[0]));
 	if (c == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	/* Room for indexes 0 and 1 (packets, bytes) comes with the object,
+	 * so the usual two attaches allocate nothing.
+	 */
+	c->inl = (struct swv_counter_points *)(c + 1);
+	c->inl->cap = SWV_CNT_INLINE;
 	c->ibv_counters.context = context;
 	c->dev = swv_ctx_dev(context);
 	pthread_mutex_lock(&swv_lock);
@@ -90,7 +99,8 @@ cnt_free_points(struct swv_counters *c)
 
 	for (p = c->pts; p != NULL; p = next) {
 		next = p->old;
-		free(p);
+		if (p != c->inl)
+			free(p);
 	}
 	c->pts = NULL;
 }
@@ -133,6 +143,8 @@ cnt_points_for(struct swv_counters *c, uint32_t idx)
 
 	if (p != NULL && idx < p->cap)
 		return p;
+	if (p == NULL && idx < c->inl->cap)
+		return c->inl;
 	while (cap <= idx)
 		cap *= 2;
 	n = calloc(1, sizeof(*n) + cap * sizeof(n->pt[0]));

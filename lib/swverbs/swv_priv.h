@@ -527,6 +527,8 @@ struct swv_counters {
 	uint64_t packets;		/**< frames counted */
 	uint64_t bytes;			/**< their bytes */
 	struct swv_counter_points *pts;	/**< NULL: no point yet */
+	/** First points array, allocated with the object (2 entries). */
+	struct swv_counter_points *inl;
 	uint32_t nidx;			/**< highest attached index + 1 */
 };
 
