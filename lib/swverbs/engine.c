@@ -147,7 +147,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 	} else {
 		rq = &qp->rq;
 	}
-	if (SWV_UNLIKELY(SWV_LOAD(&rq->state) != SWV_RQ_READY ||
+	if (SWV_UNLIKELY(SWV_LOAD_ACQ(&rq->state) != SWV_RQ_READY ||
 			 swv_ring_avail(&rq->ring) == 0 ||
 			 swv_cq_room(rq->cq) == 0)) {
 		rx_count(dev, len, &dev->acc.rx_out_of_buffer, count);
@@ -509,7 +509,7 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 	const struct swv_wqe *w;
 	uint32_t tail, avail, i, len;
 	unsigned int n = 0;
-	uint32_t state = SWV_LOAD(&qp->state);
+	uint32_t state = SWV_LOAD_ACQ(&qp->state);
 	enum ibv_wc_status st;
 	uint64_t wr_id;
 	uint32_t flags;

@@ -458,10 +458,11 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		ret = EINVAL;
 		goto out;
 	}
-	SWV_STORE(&qp->state, next);
+	/* Release: a ring emptied by an earlier RESET is seen first. */
+	SWV_STORE_REL(&qp->state, next);
 	SWV_STORE(&qp->ibv_qp.state, next);
 	if (qp->has_rq)
-		SWV_STORE(&qp->rq.state,
+		SWV_STORE_REL(&qp->rq.state,
 			  next == IBV_QPS_RTR || next == IBV_QPS_RTS ?
 			  SWV_RQ_READY : next == IBV_QPS_ERR ?
 			  SWV_RQ_ERR : SWV_RQ_OFF);
