@@ -134,8 +134,9 @@ swv_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 		goto out;
 	}
 	SWV_STORE(&wq->ibv_wq.state, next);
-	SWV_STORE_REL(&wq->rq.state, next == IBV_WQS_RDY ? SWV_RQ_READY :
-		  next == IBV_WQS_ERR ? SWV_RQ_ERR : SWV_RQ_OFF);
+	SWV_STORE_REL(&wq->rq.state,
+		      next == IBV_WQS_RDY ? SWV_RQ_READY :
+		      next == IBV_WQS_ERR ? SWV_RQ_ERR : SWV_RQ_OFF);
 	if (next == IBV_WQS_RESET) {
 		synchronize_rcu();	/* the engine is out of the ring */
 		swv_ring_discard(&wq->rq.ring);
