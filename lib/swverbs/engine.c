@@ -384,6 +384,46 @@ sq_flush(struct swv_qp *qp)
  * A WQE in error ends a burst: the frames before it are sent, then it is
  * completed with its error and the QP moves to ERR, as frame by frame.
  */
+/*
+ * Check a send WQE's SGEs and gather them into iov. *lenp gets the frame
+ * length, kept at most SWV_MAX_FRAME while adding (no wrap).
+ */
+static inline enum ibv_wc_status
+sq_gather(const struct swv_wqe *w, struct ibv_pd *pd, struct iovec *iov,
+	  uint32_t *lenp)
+{
+	uint32_t i, len = 0;
+
+	for (i = 0; i < w->num_sge; i++) {
+		if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], pd, false) ==
+				 NULL))
+			return IBV_WC_LOC_PROT_ERR;
+		if (SWV_UNLIKELY(w->sge[i].length > SWV_MAX_FRAME - len))
+			return IBV_WC_LOC_LEN_ERR;
+		iov[i].iov_base = (void *)(uintptr_t)w->sge[i].addr;
+		iov[i].iov_len = w->sge[i].length;
+		len += w->sge[i].length;
+	}
+	*lenp = len;
+	return len == 0 ? IBV_WC_LOC_LEN_ERR : IBV_WC_SUCCESS;
+}
+
+/* The WQEs come from the application's core: fetch the first ones. */
+static inline void
+sq_prefetch(struct swv_qp *qp, uint32_t tail, uint32_t avail)
+{
+	const struct swv_wq_ring *r = &qp->sq;
+	uint32_t i;
+
+	SWV_PREFETCH_W(&qp->scq->cqes[(qp->scq->ehead + SWV_PF_CQE) &
+				      qp->scq->mask]);
+	for (i = 0; i < SWV_PF_WQE && i < avail; i++)
+		__builtin_prefetch(swv_ring_slot(r, tail + i));
+	for (i = 0; i < SWV_PF_BUF && i < avail; i++)
+		__builtin_prefetch((const void *)(uintptr_t)
+				   swv_ring_slot(r, tail + i)->sge[0].addr);
+}
+
 static unsigned int
 sq_process_burst(struct swv_qp *qp, uint32_t avail)
 {
@@ -395,17 +435,11 @@ sq_process_burst(struct swv_qp *qp, uint32_t avail)
 	struct iovec iov[SWV_TX_BURST_IOV];
 	const struct swv_wqe *w;
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
-	uint32_t tail = r->ctail, room, nb, niov, len, i, k, ncqe;
+	uint32_t tail = r->ctail, room, nb, niov, len, k, ncqe;
 	uint64_t bytes;
 	unsigned int n = 0;
 
-	SWV_PREFETCH_W(&qp->scq->cqes[(qp->scq->ehead + SWV_PF_CQE) &
-				      qp->scq->mask]);
-	for (i = 0; i < SWV_PF_WQE && i < avail; i++)
-		__builtin_prefetch(swv_ring_slot(r, tail + i));
-	for (i = 0; i < SWV_PF_BUF && i < avail; i++)
-		__builtin_prefetch((const void *)(uintptr_t)
-				   swv_ring_slot(r, tail + i)->sge[0].addr);
+	sq_prefetch(qp, tail, avail);
 	while (n < avail && st == IBV_WC_SUCCESS) {
 		/*
 		 * Room for the CQEs of the burst: one per signaled WQE or
@@ -433,27 +467,7 @@ sq_process_burst(struct swv_qp *qp, uint32_t avail)
 				__builtin_prefetch((const void *)(uintptr_t)
 					swv_ring_slot(r, tail + nb +
 						      SWV_PF_BUF)->sge[0].addr);
-			len = 0;
-			for (i = 0; i < w->num_sge; i++) {
-				if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], pd,
-							       false) == NULL)) {
-					st = IBV_WC_LOC_PROT_ERR;
-					break;
-				}
-				iov[niov + i].iov_base =
-					(void *)(uintptr_t)w->sge[i].addr;
-				iov[niov + i].iov_len = w->sge[i].length;
-				/* len stays <= SWV_MAX_FRAME: no wrap. */
-				if (SWV_UNLIKELY(w->sge[i].length >
-						 SWV_MAX_FRAME - len)) {
-					st = IBV_WC_LOC_LEN_ERR;
-					break;
-				}
-				len += w->sge[i].length;
-			}
-			if (st == IBV_WC_SUCCESS &&
-			    (len == 0 || len > SWV_MAX_FRAME))
-				st = IBV_WC_LOC_LEN_ERR;
+			st = sq_gather(w, pd, &iov[niov], &len);
 			if (SWV_UNLIKELY(st != IBV_WC_SUCCESS))
 				break;
 			fr[nb].iov = &iov[niov];
@@ -507,7 +521,7 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 	struct ibv_pd *pd = qp->ibv_qp.pd;
 	struct iovec iov[SWV_MAX_SGE];
 	const struct swv_wqe *w;
-	uint32_t tail, avail, i, len;
+	uint32_t tail, avail, len;
 	unsigned int n = 0;
 	uint32_t state = SWV_LOAD_ACQ(&qp->state);
 	enum ibv_wc_status st;
@@ -531,14 +545,7 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 	if (wire->ops->tx_burst != NULL)
 		return sq_process_burst(qp, avail);
 	tail = r->ctail;
-	SWV_PREFETCH_W(&qp->scq->cqes[(qp->scq->ehead + SWV_PF_CQE) &
-				      qp->scq->mask]);
-	/* The WQEs come from the application's core: fetch them together. */
-	for (i = 0; i < SWV_PF_WQE && i < avail; i++)
-		__builtin_prefetch(swv_ring_slot(r, tail + i));
-	for (i = 0; i < SWV_PF_BUF && i < avail; i++)
-		__builtin_prefetch((const void *)(uintptr_t)
-				   swv_ring_slot(r, tail + i)->sge[0].addr);
+	sq_prefetch(qp, tail, avail);
 	while (n < avail) {
 		w = swv_ring_slot(r, tail);
 		/* WQE slots ahead, and the frame data of nearer ones. */
@@ -553,26 +560,7 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 			break;
 		wr_id = w->wr_id;
 		flags = w->flags;
-		st = IBV_WC_SUCCESS;
-		len = 0;
-		for (i = 0; i < w->num_sge; i++) {
-			if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], pd, false) ==
-					 NULL)) {
-				st = IBV_WC_LOC_PROT_ERR;
-				break;
-			}
-			iov[i].iov_base = (void *)(uintptr_t)w->sge[i].addr;
-			iov[i].iov_len = w->sge[i].length;
-			/* len stays <= SWV_MAX_FRAME: no wrap. */
-			if (SWV_UNLIKELY(w->sge[i].length >
-					 SWV_MAX_FRAME - len)) {
-				st = IBV_WC_LOC_LEN_ERR;
-				break;
-			}
-			len += w->sge[i].length;
-		}
-		if (st == IBV_WC_SUCCESS && (len == 0 || len > SWV_MAX_FRAME))
-			st = IBV_WC_LOC_LEN_ERR;
+		st = sq_gather(w, pd, iov, &len);
 		if (SWV_LIKELY(st == IBV_WC_SUCCESS)) {
 			ret = tx(wire, iov, (int)w->num_sge, len);
 			if (ret == EAGAIN)
