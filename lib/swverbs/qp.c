@@ -74,12 +74,28 @@ ring_has_room(struct swv_wq_ring *r, uint32_t head)
 	return head - r->ptail <= r->mask;
 }
 
+/* Copy one WR into the ring slot at head (room checked by the caller). */
+static inline void
+ring_put(struct swv_wq_ring *r, uint32_t head, uint64_t wr_id,
+	 const struct ibv_sge *sg_list, int num_sge, uint32_t flags)
+{
+	struct swv_wqe *w = swv_ring_slot(r, head);
+
+	SWV_PREFETCH_W(swv_ring_slot(r, head + SWV_POST_PREFETCH));
+	w->wr_id = wr_id;
+	w->num_sge = (uint32_t)num_sge;
+	w->flags = flags;
+	if (SWV_LIKELY(num_sge == 1))
+		w->sge[0] = sg_list[0];
+	else
+		memcpy(w->sge, sg_list, sizeof(w->sge[0]) * num_sge);
+}
+
 int
 swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	uint32_t head = r->head;
-	struct swv_wqe *w;
 	int ret = 0;
 
 	for (; wr != NULL; wr = wr->next) {
@@ -92,16 +108,7 @@ swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 			ret = ENOMEM;
 			break;
 		}
-		w = swv_ring_slot(r, head);
-		SWV_PREFETCH_W(swv_ring_slot(r, head + SWV_POST_PREFETCH));
-		w->wr_id = wr->wr_id;
-		w->num_sge = (uint32_t)wr->num_sge;
-		w->flags = 0;
-		if (SWV_LIKELY(wr->num_sge == 1))
-			w->sge[0] = wr->sg_list[0];
-		else
-			memcpy(w->sge, wr->sg_list,
-			       sizeof(w->sge[0]) * wr->num_sge);
+		ring_put(r, head, wr->wr_id, wr->sg_list, wr->num_sge, 0);
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);
@@ -117,7 +124,6 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct swv_qp *qp = to_swv_qp(ibqp);
 	struct swv_wq_ring *r = &qp->sq;
 	uint32_t head;
-	struct swv_wqe *w;
 	int ret = 0;
 
 	if (SWV_UNLIKELY(qp->is_hash ||
@@ -140,17 +146,9 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = ENOMEM;
 			break;
 		}
-		w = swv_ring_slot(r, head);
-		SWV_PREFETCH_W(swv_ring_slot(r, head + SWV_POST_PREFETCH));
-		w->wr_id = wr->wr_id;
-		w->num_sge = (uint32_t)wr->num_sge;
-		w->flags = (qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
-			   ? SWV_WQE_SIGNALED : 0;
-		if (SWV_LIKELY(wr->num_sge == 1))
-			w->sge[0] = wr->sg_list[0];
-		else
-			memcpy(w->sge, wr->sg_list,
-			       sizeof(w->sge[0]) * wr->num_sge);
+		ring_put(r, head, wr->wr_id, wr->sg_list, wr->num_sge,
+			 (qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
+			 ? SWV_WQE_SIGNALED : 0);
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);
