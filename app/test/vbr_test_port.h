@@ -18,6 +18,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_flow.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -194,6 +195,19 @@ vbr_test_toeplitz(const uint8_t *key, unsigned int key_len,
 		h ^= w;
 	}
 	return h;
+}
+
+/** Destroy a rule, printing the driver's message when it fails. */
+static inline int
+vbr_test_flow_destroy(uint16_t port, struct rte_flow *f)
+{
+	struct rte_flow_error err = { 0 };
+	int ret = rte_flow_destroy(port, f, &err);
+
+	if (ret != 0)
+		printf("destroy: %s\n", err.message != NULL ? err.message :
+		       "no message");
+	return ret;
 }
 
 #endif /* VBR_TEST_PORT_H */

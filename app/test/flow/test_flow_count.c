@@ -458,19 +458,8 @@ rule(uint32_t src, const struct rte_flow_action *actions)
 	TEST_ASSERT_NOT_NULL(var, "rule %s", #act); \
 } while (0)
 
-static int
-destroy(struct rte_flow *f)
-{
-	struct rte_flow_error err = { 0 };
-	int ret = rte_flow_destroy(port1, f, &err);
-
-	if (ret != 0)
-		printf("destroy: %s\n", err.message != NULL ? err.message :
-		       "no message");
-	return ret;
-}
-
-#define DESTROY(f) TEST_ASSERT_SUCCESS(destroy(f), "destroy " #f)
+#define DESTROY(f) \
+	TEST_ASSERT_SUCCESS(vbr_test_flow_destroy(port1, f), "destroy " #f)
 
 static const struct rte_flow_action_queue queue_1 = { .index = 1 };
 static const uint16_t rss_queues[] = { 0, 1 };

@@ -637,19 +637,8 @@ rule(uint32_t prio, const struct rte_flow_item *pattern,
 	TEST_ASSERT_NOT_NULL(var, "rule %s", #pat); \
 } while (0)
 
-static int
-destroy(struct rte_flow *f)
-{
-	struct rte_flow_error err = { 0 };
-	int ret = rte_flow_destroy(port1, f, &err);
-
-	if (ret != 0)
-		printf("destroy: %s\n", err.message != NULL ? err.message :
-		       "no message");
-	return ret;
-}
-
-#define DESTROY(f) TEST_ASSERT_SUCCESS(destroy(f), "destroy " #f)
+#define DESTROY(f) \
+	TEST_ASSERT_SUCCESS(vbr_test_flow_destroy(port1, f), "destroy " #f)
 
 /* Port set-up and state between cases. */
 static int
@@ -704,7 +693,7 @@ item_case(const char *what, const struct rte_flow_item *pattern,
 	for (i = 0; i < nhits; i++) {
 		snprintf(buf, sizeof(buf), "%s: matching frame %u", what, i);
 		if (expect_q(buf, &hits[i], 2) != TEST_SUCCESS) {
-			destroy(f);
+			vbr_test_flow_destroy(port1, f);
 			return TEST_FAILED;
 		}
 	}
@@ -712,11 +701,12 @@ item_case(const char *what, const struct rte_flow_item *pattern,
 		snprintf(buf, sizeof(buf), "%s: non-matching frame %u", what,
 			 i);
 		if (expect_q(buf, &misses[i], 0) != TEST_SUCCESS) {
-			destroy(f);
+			vbr_test_flow_destroy(port1, f);
 			return TEST_FAILED;
 		}
 	}
-	TEST_ASSERT_SUCCESS(destroy(f), "%s: destroy", what);
+	TEST_ASSERT_SUCCESS(vbr_test_flow_destroy(port1, f), "%s: destroy",
+			    what);
 	for (i = 0; i < nhits; i++) {
 		snprintf(buf, sizeof(buf), "%s: matching frame %u, rule "
 			 "destroyed", what, i);
