@@ -17,29 +17,37 @@
  *
  * Consistency. The totals and the points are covered by a sequence counter
  * (a seqlock) that has exactly one writer at any time: the engine while the
- * object is bound to a flow, the control path (attach, under swv_lock) while
- * it is not. Attach is refused while a flow binds the object. A destroyed
- * flow stops binding it at once, but the engine may count through it until
- * a grace period has passed (the object is "stale"): attach waits for one
- * (synchronize_rcu()) before writing, and destroy frees the object only
- * after one (swv_retire()). Readers take no lock: they retry while the
- * sequence is odd or moved under them, so one read sees every index over the
- * same set of frames, whole 64-bit values, never going back.
+ * object is bound to a flow, the control path (an attach) while it is not.
+ * Which one is told by state, changed atomically: the number of flows that
+ * bind the object, or SWV_CNT_ATTACHING while an attach writes. An attach
+ * is refused (EBUSY) while a flow binds the object, and a flow waits for an
+ * attach under way before it binds; neither takes swv_lock. A destroyed
+ * flow stops binding the object at once, but the engine may count through
+ * it until a grace period has passed (the object is "stale"): attach waits
+ * for one (synchronize_rcu()) before writing, and destroy frees the object
+ * only after one (swv_retire_counters()). Readers take no lock: they retry
+ * while the sequence is odd or moved under them, so one read sees every
+ * index over the same set of frames, whole 64-bit values, never going back.
  *
- * The points live in an array that grows by replacement; replaced arrays
- * stay allocated until the object is destroyed, so a reader that raced with
- * an attach never reads freed memory (it retries, seeing the sequence move).
+ * Memory. Objects come from the object pool of flow.c, pre-faulted, so a
+ * counted rule faults no page in. The packets and bytes points (indexes 0
+ * and 1) live in the object; beyond them the points are an array that grows
+ * by replacement; replaced arrays stay allocated until the object is
+ * destroyed, so a reader that raced with an attach never reads freed memory
+ * (it retries, seeing the sequence move).
  */
 
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "swv_priv.h"
 
-/* Points that come with a counters object: packets and bytes. */
-#define SWV_CNT_INLINE 2
+/* What the engine writes per frame never straddles two cache lines. */
+_Static_assert(offsetof(struct swv_counters, bytes) + sizeof(uint64_t) <=
+	       SWV_COUNTERS_ALIGN, "counted fields in one aligned block");
 
 /* Writer side of the seqlock (the one writer of the moment). */
 static inline uint64_t
@@ -69,26 +77,18 @@ swv_create_counters(struct ibv_context *context,
 		errno = EINVAL;
 		return NULL;
 	}
-	/* 64 bytes: not cache-aligned, so that a counted rule costs
-	 * little memory; one engine thread writes every object, so objects
-	 * sharing a line do not bounce it.
-	 */
-	c = calloc(1, sizeof(*c) + sizeof(*c->inl) +
-		   SWV_CNT_INLINE * sizeof(c->inl->pt[0]));
+	pthread_mutex_lock(&swv_lock);
+	c = swv_pool_alloc(SWV_POOL_COUNTERS);
+	if (c != NULL)
+		to_swv_ctx(context)->objs++;
+	pthread_mutex_unlock(&swv_lock);
 	if (c == NULL) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* Room for indexes 0 and 1 (packets, bytes) comes with the object,
-	 * so the usual two attaches allocate nothing.
-	 */
-	c->inl = (struct swv_counter_points *)(c + 1);
-	c->inl->cap = SWV_CNT_INLINE;
+	memset(c, 0, sizeof(*c));
 	c->ibv_counters.context = context;
 	c->dev = swv_ctx_dev(context);
-	pthread_mutex_lock(&swv_lock);
-	to_swv_ctx(context)->objs++;
-	pthread_mutex_unlock(&swv_lock);
 	return &c->ibv_counters;
 }
 
@@ -99,8 +99,7 @@ cnt_free_points(struct swv_counters *c)
 
 	for (p = c->pts; p != NULL; p = next) {
 		next = p->old;
-		if (p != c->inl)
-			free(p);
+		free(p);
 	}
 	c->pts = NULL;
 }
@@ -114,37 +113,71 @@ swv_destroy_counters(struct ibv_counters *ibc)
 		return EINVAL;
 	c = to_swv_counters(ibc);
 	pthread_mutex_lock(&swv_lock);
-	if (c->bound > 0) {
+	if (SWV_LOAD_ACQ(&c->state) != 0) {
+		/* Bound to a flow (or an attach is under way). */
 		pthread_mutex_unlock(&swv_lock);
 		return EBUSY;
 	}
 	to_swv_ctx(ibc->context)->objs--;
-	if (c->stale) {
-		/* The engine may still count into it: free it after a grace
-		 * period. It never reads the points.
-		 */
-		cnt_free_points(c);
-		swv_retire(c);
-		pthread_mutex_unlock(&swv_lock);
-		return 0;
-	}
-	pthread_mutex_unlock(&swv_lock);
+	/* The engine never reads the points: they go now. */
 	cnt_free_points(c);
-	free(c);
+	if (c->stale)
+		/* The engine may still count into it. */
+		swv_retire_counters(c);
+	else
+		swv_pool_free(c, SWV_POOL_COUNTERS);
+	pthread_mutex_unlock(&swv_lock);
 	return 0;
 }
 
-/* Room for index idx: the current array, or a bigger copy (not published). */
-static struct swv_counter_points *
-cnt_points_for(struct swv_counters *c, uint32_t idx)
+/* Wait while an attach writes c; return its state then. */
+static uint32_t
+cnt_state_settled(struct swv_counters *c)
+{
+	uint32_t s;
+
+	while ((s = SWV_LOAD_ACQ(&c->state)) & SWV_CNT_ATTACHING)
+		sched_yield();
+	return s;
+}
+
+void
+swv_counters_bind(struct swv_counters *c)
+{
+	uint32_t s = cnt_state_settled(c);
+
+	while (!__atomic_compare_exchange_n(&c->state, &s, s + 1, false,
+					    __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED))
+		if (s & SWV_CNT_ATTACHING)
+			s = cnt_state_settled(c);
+}
+
+void
+swv_counters_unbind(struct swv_counters *c, bool seen)
+{
+	/* Before the count drops: the next attach sees it. */
+	if (seen)
+		c->stale = true;
+	__atomic_fetch_sub(&c->state, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Room for index idx: the points array to write (inline, current, or a
+ * bigger copy), and in *grown the copy to publish, if one was made.
+ */
+static struct swv_counter_point *
+cnt_points_for(struct swv_counters *c, uint32_t idx,
+	       struct swv_counter_points **grown)
 {
 	struct swv_counter_points *p = c->pts, *n;
-	uint32_t cap = 2;
+	uint32_t cap = 2 * SWV_CNT_INLINE;
 
-	if (p != NULL && idx < p->cap)
-		return p;
-	if (p == NULL && idx < c->inl->cap)
+	*grown = NULL;
+	if (p == NULL && idx < SWV_CNT_INLINE)
 		return c->inl;
+	if (p != NULL && idx < p->cap)
+		return p->pt;
 	while (cap <= idx)
 		cap *= 2;
 	n = calloc(1, sizeof(*n) + cap * sizeof(n->pt[0]));
@@ -154,7 +187,10 @@ cnt_points_for(struct swv_counters *c, uint32_t idx)
 	n->old = p;
 	if (p != NULL)
 		memcpy(n->pt, p->pt, p->cap * sizeof(p->pt[0]));
-	return n;
+	else
+		memcpy(n->pt, c->inl, sizeof(c->inl));
+	*grown = n;
+	return n->pt;
 }
 
 int
@@ -162,10 +198,11 @@ swv_attach_counters_point_flow(struct ibv_counters *ibc,
 			       struct ibv_counter_attach_attr *attr,
 			       struct ibv_flow *flow)
 {
-	struct swv_counter_points *p;
+	struct swv_counter_points *grown;
 	struct swv_counter_point *pt;
 	struct swv_counters *c;
 	uint64_t s, total;
+	uint32_t st;
 
 	if (ibc == NULL || attr == NULL)
 		return EINVAL;
@@ -179,26 +216,31 @@ swv_attach_counters_point_flow(struct ibv_counters *ibc,
 	if (attr->index >= SWV_MAX_COUNTERS)
 		return EINVAL;
 	c = to_swv_counters(ibc);
-	pthread_mutex_lock(&swv_lock);
-	if (c->bound > 0) {
-		pthread_mutex_unlock(&swv_lock);
-		return EBUSY;
-	}
+	/* Become the writer: unbound, and no other attach under way. */
+	st = cnt_state_settled(c);
+	do {
+		if (st & SWV_CNT_ATTACHING)
+			st = cnt_state_settled(c);
+		if (st != 0)
+			return EBUSY;
+	} while (!__atomic_compare_exchange_n(&c->state, &st,
+					      SWV_CNT_ATTACHING, false,
+					      __ATOMIC_ACQUIRE,
+					      __ATOMIC_RELAXED));
 	if (c->stale) {
 		/* Let the engine finish with the flows that bound it. */
 		synchronize_rcu();
 		c->stale = false;
 	}
-	p = cnt_points_for(c, attr->index);
-	if (p == NULL) {
-		pthread_mutex_unlock(&swv_lock);
+	pt = cnt_points_for(c, attr->index, &grown);
+	if (pt == NULL) {
+		SWV_STORE_REL(&c->state, 0);
 		return ENOMEM;
 	}
-	/* Unbound: this thread is the only writer now. */
 	s = cnt_write_begin(c);
-	if (p != c->pts)
-		SWV_STORE_REL(&c->pts, p);
-	pt = &p->pt[attr->index];
+	if (grown != NULL)
+		SWV_STORE_REL(&c->pts, grown);
+	pt += attr->index;
 	if (attr->counter_desc == IBV_COUNTER_PACKETS) {
 		total = c->packets;
 		SWV_STORE(&pt->npkt, pt->npkt + 1);
@@ -210,7 +252,7 @@ swv_attach_counters_point_flow(struct ibv_counters *ibc,
 	if (attr->index >= c->nidx)
 		SWV_STORE(&c->nidx, attr->index + 1);
 	cnt_write_end(c, s);
-	pthread_mutex_unlock(&swv_lock);
+	SWV_STORE_REL(&c->state, 0);
 	return 0;
 }
 
@@ -219,9 +261,10 @@ swv_read_counters(struct ibv_counters *ibc, uint64_t *val, uint32_t n,
 		  uint32_t flags)
 {
 	const struct swv_counter_points *p;
+	const struct swv_counter_point *pt;
 	struct swv_counters *c;
 	uint64_t s, pk, by;
-	uint32_t i, m;
+	uint32_t i, m, cap;
 
 	if (ibc == NULL ||
 	    (flags & ~(uint32_t)IBV_READ_COUNTERS_ATTR_PREFER_CACHED) != 0 ||
@@ -239,19 +282,21 @@ swv_read_counters(struct ibv_counters *ibc, uint64_t *val, uint32_t n,
 		by = SWV_LOAD(&c->bytes);
 		m = SWV_LOAD(&c->nidx);
 		p = SWV_LOAD_ACQ(&c->pts);
+		if (p == NULL) {
+			pt = c->inl;
+			cap = SWV_CNT_INLINE;
+		} else {
+			pt = p->pt;
+			cap = p->cap;
+		}
 		if (m > n)
 			m = n;
-		if (p == NULL)
-			m = 0;
-		else if (m > p->cap)
-			m = p->cap;	/* raced with an attach: retried */
-		for (i = 0; i < m; i++) {
-			const struct swv_counter_point *pt = &p->pt[i];
-
-			val[i] = SWV_LOAD(&pt->base) +
-				 SWV_LOAD(&pt->npkt) * pk +
-				 SWV_LOAD(&pt->nbyte) * by;
-		}
+		if (m > cap)
+			m = cap;	/* raced with an attach: retried */
+		for (i = 0; i < m; i++)
+			val[i] = SWV_LOAD(&pt[i].base) +
+				 SWV_LOAD(&pt[i].npkt) * pk +
+				 SWV_LOAD(&pt[i].nbyte) * by;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (SWV_LOAD(&c->seq) == s)
 			break;

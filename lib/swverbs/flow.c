@@ -674,11 +674,13 @@ swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
 }
 
 /*
- * Rule memory. Rules are carved from 2 MiB chunks, faulted in whole when
- * a chunk is added, so that an insert takes an object off a free list or a
- * bump pointer instead of faulting in fresh heap pages one by one, and
- * rules sit densely, with no allocator header. Freed rules (after their
- * grace period) go to a free list per key size. When no rule is left in
+ * Object memory: rules and counters objects. They are carved from 2 MiB
+ * chunks, faulted in whole when a chunk is added, so that an insert takes an
+ * object off a free list or a bump pointer instead of faulting in fresh heap
+ * pages one by one, and objects sit densely, with no allocator header.
+ * Freed objects (after their grace period) go to a free list per class: a
+ * rule's class is its number of key words, counters objects have one of
+ * their own (they are aligned, see swv_priv.h). When no object is left in
  * the process the chunks go back to the system, all but the newest, which
  * is kept so that a table that comes and goes around zero rules does not
  * map and fault a chunk each time.
@@ -692,30 +694,42 @@ swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
 #define SWV_MADV_POPULATE_WRITE 23	/* Linux 5.14 */
 #endif
 
-struct swv_rule_chunk {
-	struct swv_rule_chunk *next;
+struct swv_pool_chunk {
+	struct swv_pool_chunk *next;
 };
 
 static struct {
-	void *free[SWV_KEY_WORDS + 1];	/**< free rules by key words */
-	struct swv_rule_chunk *chunks;	/**< newest first */
+	void *free[SWV_POOL_CLASSES];	/**< free objects by class */
+	struct swv_pool_chunk *chunks;	/**< newest first */
 	uint8_t *cur;			/**< bump pointer in the newest */
 	uint8_t *end;
-	size_t live;			/**< rules allocated, not freed */
-} swv_rules;
+	size_t live;			/**< objects allocated, not freed */
+} swv_pool;
 
+/* Size and alignment of the objects of a class. */
 static size_t
-rule_size(unsigned int nw)
+pool_size(unsigned int cls, size_t *align)
 {
-	return sizeof(struct swv_flow) + nw * sizeof(uint64_t);
+	if (cls == SWV_POOL_COUNTERS) {
+		*align = SWV_COUNTERS_ALIGN;
+		return sizeof(struct swv_counters);
+	}
+	*align = sizeof(uint64_t);
+	return sizeof(struct swv_flow) + cls * sizeof(uint64_t);
+}
+
+static uint8_t *
+pool_align(uint8_t *p, size_t align)
+{
+	return (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
 }
 
 /* Map and fault in one chunk. 0 or ENOMEM. */
 static int
-rule_chunk_add(void)
+pool_chunk_add(void)
 {
 	size_t sz = SWV_CHUNK_SIZE, off;
-	struct swv_rule_chunk *c;
+	struct swv_pool_chunk *c;
 	uint8_t *a;
 
 	a = mmap(NULL, sz, PROT_READ | PROT_WRITE,
@@ -732,64 +746,70 @@ rule_chunk_add(void)
 	if (madvise(a, sz, SWV_MADV_POPULATE_WRITE) != 0)
 		for (off = 0; off < sz; off += SWV_PAGE_SIZE)
 			a[off] = 0;
-	c = (struct swv_rule_chunk *)a;
-	c->next = swv_rules.chunks;
-	swv_rules.chunks = c;
-	swv_rules.cur = a + SWV_CACHE_LINE;
-	swv_rules.end = a + sz;
+	c = (struct swv_pool_chunk *)a;
+	c->next = swv_pool.chunks;
+	swv_pool.chunks = c;
+	swv_pool.cur = a + SWV_CACHE_LINE;
+	swv_pool.end = a + sz;
 	return 0;
 }
 
-/* Uninitialized memory for a rule of nw key words, or NULL. */
-static struct swv_flow *
-rule_alloc(unsigned int nw)
+void *
+swv_pool_alloc(unsigned int cls)
 {
-	size_t size = rule_size(nw);
-	void *f = swv_rules.free[nw];
+	size_t align, size = pool_size(cls, &align);
+	void *p = swv_pool.free[cls];
+	uint8_t *at;
 
-	if (f != NULL) {
-		memcpy(&swv_rules.free[nw], f, sizeof(void *));
+	if (p != NULL) {
+		memcpy(&swv_pool.free[cls], p, sizeof(void *));
 	} else {
-		if ((size_t)(swv_rules.end - swv_rules.cur) < size &&
-		    rule_chunk_add() != 0)
-			return NULL;
-		f = swv_rules.cur;
-		swv_rules.cur += size;
+		at = pool_align(swv_pool.cur, align);
+		if (at > swv_pool.end ||
+		    (size_t)(swv_pool.end - at) < size) {
+			if (pool_chunk_add() != 0)
+				return NULL;
+			at = pool_align(swv_pool.cur, align);
+		}
+		p = at;
+		swv_pool.cur = at + size;
 	}
-	swv_rules.live++;
-	return f;
+	swv_pool.live++;
+	return p;
 }
 
-/* Give a rule's memory back (no reader can see it any more). */
-static void
-rule_free(struct swv_flow *f)
+void
+swv_pool_free(void *p, unsigned int cls)
 {
-	struct swv_rule_chunk *c, *next;
+	struct swv_pool_chunk *c, *next;
 	unsigned int i;
 
-	memcpy(f, &swv_rules.free[f->nw], sizeof(void *));
-	swv_rules.free[f->nw] = f;
-	if (--swv_rules.live > 0)
+	memcpy(p, &swv_pool.free[cls], sizeof(void *));
+	swv_pool.free[cls] = p;
+	if (--swv_pool.live > 0)
 		return;
-	/* No rule left: keep the newest chunk, empty, and unmap the rest. */
-	for (c = swv_rules.chunks->next; c != NULL; c = next) {
+	/* Nothing left: keep the newest chunk, empty, and unmap the rest. */
+	for (c = swv_pool.chunks->next; c != NULL; c = next) {
 		next = c->next;
 		munmap(c, SWV_CHUNK_SIZE);
 	}
-	c = swv_rules.chunks;
+	c = swv_pool.chunks;
 	c->next = NULL;
-	swv_rules.cur = (uint8_t *)c + SWV_CACHE_LINE;
-	swv_rules.end = (uint8_t *)c + SWV_CHUNK_SIZE;
-	for (i = 0; i <= SWV_KEY_WORDS; i++)
-		swv_rules.free[i] = NULL;
+	swv_pool.cur = (uint8_t *)c + SWV_CACHE_LINE;
+	swv_pool.end = (uint8_t *)c + SWV_CHUNK_SIZE;
+	for (i = 0; i < SWV_POOL_CLASSES; i++)
+		swv_pool.free[i] = NULL;
 }
 
 /*
- * Retired objects, freed after the next grace period (swv_lock). A rule is
- * entered with its low bit set (rules are 8-byte aligned) and goes back to
- * the rule pool; anything else was malloc()ed.
+ * Retired objects, freed after the next grace period (swv_lock). A pool
+ * object is entered with a tag in its low bits (objects are 8-byte
+ * aligned): a rule goes back to the pool in the class of its key words, a
+ * counters object in its class; anything else was malloc()ed.
  */
 #define SWV_RETIRED_RULE ((uintptr_t)1)
+#define SWV_RETIRED_COUNTERS ((uintptr_t)2)
+#define SWV_RETIRED_TAGS (SWV_RETIRED_RULE | SWV_RETIRED_COUNTERS)
 
 static void **swv_retired;
 static size_t swv_nretired, swv_retired_cap;
@@ -797,9 +817,13 @@ static size_t swv_nretired, swv_retired_cap;
 static void
 release(void *p)
 {
-	if ((uintptr_t)p & SWV_RETIRED_RULE)
-		rule_free((struct swv_flow *)((uintptr_t)p &
-					      ~SWV_RETIRED_RULE));
+	uintptr_t tag = (uintptr_t)p & SWV_RETIRED_TAGS;
+	void *o = (void *)((uintptr_t)p & ~SWV_RETIRED_TAGS);
+
+	if (tag == SWV_RETIRED_RULE)
+		swv_pool_free(o, ((struct swv_flow *)o)->nw);
+	else if (tag == SWV_RETIRED_COUNTERS)
+		swv_pool_free(o, SWV_POOL_COUNTERS);
 	else
 		free(p);
 }
@@ -823,6 +847,12 @@ void
 swv_retire(void *p)
 {
 	retire(p);
+}
+
+void
+swv_retire_counters(struct swv_counters *c)
+{
+	retire((void *)((uintptr_t)c | SWV_RETIRED_COUNTERS));
 }
 
 /* Free p once the engine cannot see it any more. */
@@ -1685,7 +1715,7 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		ret = ENOMEM;
 		goto err;
 	}
-	f = rule_alloc(nw);
+	f = swv_pool_alloc(nw);
 	if (f == NULL) {
 		ret = ENOMEM;
 		goto err;
@@ -1701,6 +1731,9 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	f->qp = qp;
 	f->ibv_flow.context = ibqp->context;
 	f->ibv_flow.handle = (uint32_t)++dev->flow_seq;
+	/* Bound before the engine can see the rule. */
+	if (f->cnt != NULL)
+		swv_counters_bind(f->cnt);
 	if (sniffer) {
 		ret = sniff_update(dev, qp, true);
 	} else {
@@ -1710,16 +1743,16 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		ret = steer_add(dev, f, nw, idx, mask);
 	}
 	if (ret != 0)
-		goto err_free;
+		goto err_unbind;
 	dev->nflows++;
 	qp->flows++;
-	if (f->cnt != NULL)
-		f->cnt->bound++;
 	to_swv_ctx(ibqp->context)->objs++;
 	pthread_mutex_unlock(&swv_lock);
 	return &f->ibv_flow;
-err_free:
-	rule_free(f);
+err_unbind:
+	if (f->cnt != NULL)
+		swv_counters_unbind(f->cnt, false);
+	swv_pool_free(f, nw);
 err:
 	pthread_mutex_unlock(&swv_lock);
 	errno = ret;
@@ -1742,11 +1775,9 @@ swv_destroy_flow(struct ibv_flow *ibflow)
 		ret = sniff_update(dev, f->qp, false);
 	else
 		steer_del(dev, f);
-	if (ret == 0 && f->cnt != NULL) {
+	if (ret == 0 && f->cnt != NULL)
 		/* Unbound, but the engine may count until a grace period. */
-		f->cnt->bound--;
-		f->cnt->stale = true;
-	}
+		swv_counters_unbind(f->cnt, true);
 	if (ret != 0) {
 		pthread_mutex_unlock(&swv_lock);
 		return ret;

@@ -497,7 +497,8 @@ void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
  * object bound to the flow a frame hits; an index's value is computed from
  * them at read time. A seqlock (seq) with one writer at a time covers
  * packets, bytes and the points: the engine while flows bind the object, the
- * control path (attach) while none does.
+ * control path (attach) while none does. state says which: the number of
+ * flows binding the object, or SWV_CNT_ATTACHING while an attach writes.
  */
 
 /** Descriptions attached at one index. */
@@ -507,30 +508,62 @@ struct swv_counter_point {
 	uint32_t nbyte;		/**< IBV_COUNTER_BYTES attached */
 };
 
+/** Points beyond the inline ones: an array that grows by replacement. */
 struct swv_counter_points {
 	struct swv_counter_points *old;	/**< replaced arrays, to free */
 	uint32_t cap;			/**< entries of pt[] */
 	struct swv_counter_point pt[];
 };
 
+/** Points that come with a counters object: packets and bytes. */
+#define SWV_CNT_INLINE 2
+/** state: an attach is writing (no flow may bind the object). */
+#define SWV_CNT_ATTACHING (1u << 31)
+/**
+ * Counters objects come from the object pool, aligned so that the 24
+ * bytes the engine writes per frame sit in one cache line.
+ */
+#define SWV_COUNTERS_ALIGN 32
+
 struct swv_counters {
-	struct ibv_counters ibv_counters;
-	struct swv_device *dev;
-	/* Control path (swv_lock). */
-	unsigned int bound;	/**< live flows binding the object */
-	bool stale;	/**< a binding flow was destroyed since the last grace
-			 * period this object waited for: the engine may still
-			 * count into it
-			 */
 	/* The seqlock's fields: written by its single writer. */
 	uint64_t seq;			/**< odd while a write is under way */
 	uint64_t packets;		/**< frames counted */
 	uint64_t bytes;			/**< their bytes */
-	struct swv_counter_points *pts;	/**< NULL: no point yet */
-	/** First points array, allocated with the object (2 entries). */
-	struct swv_counter_points *inl;
+	/** Indexes 0 and 1 while pts is NULL. */
+	struct swv_counter_point inl[SWV_CNT_INLINE];
+	struct swv_counter_points *pts;	/**< NULL: the points are inl */
 	uint32_t nidx;			/**< highest attached index + 1 */
-};
+	/* Control path. */
+	uint32_t state;		/**< binding flows, or SWV_CNT_ATTACHING */
+	struct ibv_counters ibv_counters;
+	struct swv_device *dev;
+	bool stale;	/**< a binding flow was destroyed since the last grace
+			 * period this object waited for: the engine may still
+			 * count into it (swv_lock, or the attach that holds
+			 * SWV_CNT_ATTACHING)
+			 */
+} __attribute__((aligned(SWV_COUNTERS_ALIGN)));
+
+/*
+ * The object pool (flow.c): rules, in a class per number of key words, and
+ * counters objects. swv_lock held.
+ */
+#define SWV_POOL_COUNTERS (SWV_KEY_WORDS + 1)
+#define SWV_POOL_CLASSES (SWV_KEY_WORDS + 2)
+/** Uninitialized memory for an object of class cls, or NULL. */
+void *swv_pool_alloc(unsigned int cls);
+/** Give an object back (no reader can see it any more). */
+void swv_pool_free(void *p, unsigned int cls);
+/** Return a counters object to the pool after a grace period. */
+void swv_retire_counters(struct swv_counters *c);
+/** A flow binds c: waits for an attach under way (before the flow is seen). */
+void swv_counters_bind(struct swv_counters *c);
+/**
+ * A flow that bound c is gone; seen: the engine may have counted through
+ * it (c is stale until a grace period passes).
+ */
+void swv_counters_unbind(struct swv_counters *c, bool seen);
 
 static inline struct swv_counters *
 to_swv_counters(struct ibv_counters *c)

@@ -6,11 +6,13 @@
  * values; binding by IBV_FLOW_SPEC_ACTION_COUNT, counts of delivered,
  * dropped and out-of-buffer frames exact in packets and bytes, flows
  * accumulating into one object, late points, reads from another thread
- * while the engine counts, counted rules churning under traffic.
+ * while the engine counts, counted rules churning under traffic, attaches
+ * racing a bind.
  */
 
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 
 #include "swv_test_util.h"
@@ -739,6 +741,92 @@ test_churn(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * An attach racing a flow that binds the same object, from two threads:
+ * every attach either lands before the bind (and its point counts every
+ * frame after it) or fails with EBUSY, and once one has failed none
+ * succeeds: the object's one writer is the attach, then the engine.
+ */
+struct attach_race {
+	struct ibv_counters *c;
+	uint32_t ready;
+	uint32_t go;
+	int ok[SWV_MAX_COUNTERS];
+	int err;
+};
+
+static void *
+attach_race_main(void *arg)
+{
+	struct attach_race *ar = arg;
+	bool busy = false;
+	uint32_t i;
+	int r;
+
+	__atomic_store_n(&ar->ready, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&ar->go, __ATOMIC_ACQUIRE))
+		;
+	for (i = 2; i < SWV_MAX_COUNTERS; i++) {
+		r = t_attach(ar->c, IBV_COUNTER_PACKETS, i);
+		if (r == 0 && !busy) {
+			ar->ok[i] = 1;
+		} else if (r == EBUSY) {
+			busy = true;
+		} else {
+			ar->err = r != 0 ? r : EINVAL;
+			break;
+		}
+	}
+	return NULL;
+}
+
+static int
+test_attach_race(void)
+{
+	uint64_t v[SWV_MAX_COUNTERS], b = 0;
+	struct attach_race ar;
+	struct ibv_flow *f;
+	unsigned int n_ok = 0, round, i;
+	pthread_t th;
+	struct tctx t;
+
+	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c8"), "");
+	for (round = 0; round < 50; round++) {
+		memset(&ar, 0, sizeof(ar));
+		ar.c = t_counters_pb(t.d.ctx);
+		TEST_ASSERT_NOT_NULL(ar.c, "");
+		TEST_ASSERT_SUCCESS(pthread_create(&th, NULL,
+						   attach_race_main, &ar), "");
+		while (!__atomic_load_n(&ar.ready, __ATOMIC_ACQUIRE))
+			sched_yield();
+		__atomic_store_n(&ar.go, 1, __ATOMIC_RELEASE);
+		/* Let the attaches get going in some rounds, not in others. */
+		for (i = 0; i < round * 20; i++)
+			__asm__ volatile("" ::: "memory");
+		f = t_flow_cnt(t.d.rqp, mac1, ar.c, false);
+		TEST_ASSERT_NOT_NULL(f, "round %u", round);
+		pthread_join(th, NULL);
+		TEST_ASSERT_SUCCESS(ar.err, "round %u", round);
+		b = 0;
+		TEST_ASSERT_SUCCESS(t_send_frames(&t, 1, 20, len_64, &b), "");
+		TEST_ASSERT_SUCCESS(swv_read_counters(ar.c, v,
+						      SWV_MAX_COUNTERS, 0), "");
+		TEST_ASSERT_EQUAL(v[0], 20, "round %u", round);
+		TEST_ASSERT_EQUAL(v[1], b, "round %u", round);
+		for (i = 2; i < SWV_MAX_COUNTERS; i++) {
+			TEST_ASSERT_EQUAL(v[i], ar.ok[i] ? 20u : 0u,
+					  "round %u index %u", round, i);
+			n_ok += ar.ok[i];
+		}
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(f), "");
+		TEST_ASSERT_SUCCESS(swv_destroy_counters(ar.c), "");
+	}
+	printf("  %u of %u racing attaches landed before the bind\n", n_ok,
+	       50 * (SWV_MAX_COUNTERS - 2));
+	t_cnt_teardown(&t);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite counters_suite = {
 	.name = "swverbs counters",
 	.cases = {
@@ -750,6 +838,7 @@ static const struct unit_test_suite counters_suite = {
 		TEST_CASE(test_drop_count),
 		TEST_CASE(test_concurrent_read),
 		TEST_CASE(test_churn),
+		TEST_CASE(test_attach_race),
 		TEST_CASES_END(),
 	},
 };

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdalign.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,19 +174,20 @@ vbr_flow_count_put(struct vbr_priv *priv, struct rte_flow *flow)
 	if (flow->count == VBR_FLOW_COUNT_INDIRECT) {
 		vbr_count_handle_put(priv, flow->cnt);
 	} else {
+		/* Its own: in the rule's allocation. */
 		vbr_count_fini(priv, flow->cnt);
-		free(flow->cnt);
 	}
 	flow->cnt = NULL;
 }
 
 /*
- * The rule's counters (its own or an indirect action's) into the COUNT
- * spec of its attr, and its ageing. Holds flow_lock.
+ * The rule's counters (its own, at own, or an indirect action's) into the
+ * COUNT spec of its attr, and its ageing. Holds flow_lock.
  */
 static int
 vbr_flow_count_get(struct vbr_priv *priv, struct rte_flow *flow,
-		   const struct vbr_flow_desc *d, struct rte_flow_error *error)
+		   const struct vbr_flow_desc *d, struct vbr_count *own,
+		   struct rte_flow_error *error)
 {
 	struct ibv_flow_spec_counter_action *spec;
 
@@ -198,16 +200,9 @@ vbr_flow_count_get(struct vbr_priv *priv, struct rte_flow *flow,
 			return -rte_errno;
 		break;
 	default:
-		flow->cnt = malloc(sizeof(*flow->cnt));
-		if (flow->cnt == NULL)
-			return rte_flow_error_set(error, ENOMEM,
-				RTE_FLOW_ERROR_TYPE_ACTION, NULL,
-				"vbr: no memory for the rule's counters");
-		if (vbr_count_init(priv, flow->cnt, error) != 0) {
-			free(flow->cnt);
-			flow->cnt = NULL;
+		if (vbr_count_init(priv, own, error) != 0)
 			return -rte_errno;
-		}
+		flow->cnt = own;
 		break;
 	}
 	spec = (struct ibv_flow_spec_counter_action *)
@@ -279,6 +274,7 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 		struct rte_flow_error *error)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
+	size_t size, own_off = 0;
 	struct vbr_flow_desc d;
 	struct rte_flow *flow;
 	int ret;
@@ -286,7 +282,13 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 	ret = vbr_flow_translate(priv, attr, pattern, actions, &d, error);
 	if (ret != 0)
 		return NULL;
-	flow = malloc(offsetof(struct rte_flow, attr) + d.attr_size);
+	size = offsetof(struct rte_flow, attr) + d.attr_size;
+	if (d.count == VBR_FLOW_COUNT_RULE || d.count == VBR_FLOW_COUNT_HIDDEN) {
+		/* Its own counters go behind the specs: one allocation. */
+		own_off = RTE_ALIGN_CEIL(size, alignof(struct vbr_count));
+		size = own_off + sizeof(struct vbr_count);
+	}
+	flow = malloc(size);
 	if (flow == NULL) {
 		rte_flow_error_set(error, ENOMEM, RTE_FLOW_ERROR_TYPE_HANDLE,
 				   NULL, "vbr: no memory for the rule");
@@ -316,7 +318,8 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 			goto error;
 		}
 	}
-	if (vbr_flow_count_get(priv, flow, &d, error) != 0)
+	if (vbr_flow_count_get(priv, flow, &d, own_off != 0 ?
+			       RTE_PTR_ADD(flow, own_off) : NULL, error) != 0)
 		goto error;
 	flow->id = priv->flow_seq++;
 	if (priv->flows_on) {
