@@ -149,7 +149,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 	}
 	if (SWV_UNLIKELY(SWV_LOAD_ACQ(&rq->state) != SWV_RQ_READY ||
 			 swv_ring_avail(&rq->ring) == 0 ||
-			 swv_cq_room(rq->cq) == 0)) {
+			 swv_cq_room(rq->cq) <= rq->cq->reserved)) {
 		rx_count(dev, len, &dev->acc.rx_out_of_buffer, count);
 		return;
 	}
@@ -483,7 +483,10 @@ sq_process_burst(struct swv_qp *qp, uint32_t avail)
 			nb++;
 		}
 		if (nb > 0) {
+			qp->scq->reserved = ncqe +
+				(st != IBV_WC_SUCCESS ? 1 : 0);
 			wire->ops->tx_burst(wire, fr, nb);
+			qp->scq->reserved = 0;
 			dev->acc.tx_frames += nb;
 			dev->acc.tx_bytes += bytes;
 			swv_dev_dirty(dev);
@@ -566,7 +569,9 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 		flags = w->flags;
 		st = sq_gather(w, pd, iov, &len);
 		if (SWV_LIKELY(st == IBV_WC_SUCCESS)) {
+			qp->scq->reserved = 1;
 			ret = tx(wire, iov, (int)w->num_sge, len);
+			qp->scq->reserved = 0;
 			if (ret == EAGAIN)
 				break;	/* retried on a later loop */
 			if (SWV_LIKELY(ret == 0)) {

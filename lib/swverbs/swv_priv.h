@@ -163,6 +163,12 @@ struct swv_cq {
 	uint32_t head SWV_ALIGNED;	/**< published: CQEs written */
 	uint32_t ehead;		/**< next CQE the engine writes */
 	uint32_t etail;		/**< engine's copy of tail */
+	/**
+	 * CQEs a send promised itself while its frames go out: a frame a
+	 * loop wire brings straight back must not take them when the QP's
+	 * receive side completes on the same CQ.
+	 */
+	uint32_t reserved;
 	bool dirty;		/**< ehead not published yet */
 	/* read-mostly line */
 	uint32_t mask SWV_ALIGNED;

@@ -142,6 +142,130 @@ test_loop_exact(void)
 	return ret;
 }
 
+/*
+ * One QP whose send and receive sides complete on one small CQ, over a
+ * loop wire: each frame it sends comes straight back to it. A burst of
+ * signaled sends fills the CQ with send completions and the frames that
+ * find it full are counted out of buffer: the CQ never takes more CQEs than
+ * it holds, and every send completes exactly once.
+ */
+#define SHARED_CQE 16
+#define SHARED_SENDS 64
+
+static int
+test_loop_shared_cq(void)
+{
+	static uint8_t area[2 * SHARED_SENDS * 128];
+	struct swv_port_counters c;
+	uint8_t sent[SHARED_SENDS] = { 0 }, got[SHARED_SENDS] = { 0 };
+	struct ibv_send_wr swr[SHARED_SENDS], *sbad;
+	struct ibv_sge sge[SHARED_SENDS];
+	struct ibv_wc wc[SHARED_CQE];
+	struct ibv_qp_init_attr a;
+	struct ibv_flow *fl;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_cq *cq;
+	struct tdev d;
+	unsigned int i, nsend = 0, nrecv = 0;
+	uint64_t end;
+	int r;
+
+	memset(&d, 0, sizeof(d));
+	snprintf(d.name, sizeof(d.name), "lq");
+	TEST_ASSERT_SUCCESS(swv_device_create("lq", "loop", NULL), "");
+	d.ctx = t_open("lq");
+	TEST_ASSERT_NOT_NULL(d.ctx, "");
+	swv_query_port_mac(d.ctx, d.mac);
+	d.pd = swv_alloc_pd(d.ctx);
+	cq = swv_create_cq(d.ctx, SHARED_CQE, NULL, NULL, 0);
+	TEST_ASSERT(d.pd != NULL && cq != NULL, "");
+	memset(&a, 0, sizeof(a));
+	a.send_cq = cq;
+	a.recv_cq = cq;
+	a.qp_type = IBV_QPT_RAW_PACKET;
+	a.sq_sig_all = 1;
+	a.cap.max_send_wr = SHARED_SENDS;
+	a.cap.max_recv_wr = SHARED_SENDS;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	qp = swv_create_qp(d.pd, &a);
+	TEST_ASSERT_NOT_NULL(qp, "");
+	TEST_ASSERT_SUCCESS(t_qp_to(qp, IBV_QPS_RTS), "");
+	mr = swv_reg_mr(d.pd, area, sizeof(area), IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	fl = t_flow_eth(qp, d.mac, 0);
+	TEST_ASSERT_NOT_NULL(fl, "");
+	for (i = 0; i < SHARED_SENDS; i++)
+		TEST_ASSERT_SUCCESS(t_recv(qp, mr, area + (SHARED_SENDS + i) *
+					   128, 128, 1000 + i), "");
+	/* All the sends in one post: one doorbell, one burst. */
+	for (i = 0; i < SHARED_SENDS; i++) {
+		t_frame(area + i * 128, 64, d.mac, d.mac, (uint8_t)i);
+		sge[i].addr = (uintptr_t)(area + i * 128);
+		sge[i].length = 64;
+		sge[i].lkey = mr->lkey;
+		memset(&swr[i], 0, sizeof(swr[i]));
+		swr[i].wr_id = i;
+		swr[i].sg_list = &sge[i];
+		swr[i].num_sge = 1;
+		swr[i].opcode = IBV_WR_SEND;
+		swr[i].next = i + 1 < SHARED_SENDS ? &swr[i + 1] : NULL;
+	}
+	TEST_ASSERT_SUCCESS(ibv_post_send(qp, swr, &sbad), "");
+	/* Let the engine run the whole queue into the full CQ first. */
+	usleep(20000);
+	end = t_now_ms() + 5000;
+	while (nsend < SHARED_SENDS && t_now_ms() < end) {
+		r = ibv_poll_cq(cq, SHARED_CQE, wc);
+		TEST_ASSERT(r >= 0 && r <= SHARED_CQE, "poll %d", r);
+		for (i = 0; i < (unsigned int)r; i++) {
+			TEST_ASSERT_EQUAL(wc[i].status, IBV_WC_SUCCESS, "");
+			if (wc[i].opcode == IBV_WC_SEND) {
+				TEST_ASSERT(wc[i].wr_id < SHARED_SENDS, "");
+				TEST_ASSERT(!sent[wc[i].wr_id], "send %" PRIu64
+					    " completed twice", wc[i].wr_id);
+				sent[wc[i].wr_id] = 1;
+				nsend++;
+			} else {
+				TEST_ASSERT_EQUAL(wc[i].opcode, IBV_WC_RECV,
+						  "");
+				TEST_ASSERT(wc[i].wr_id >= 1000 &&
+					    wc[i].wr_id < 1000 + SHARED_SENDS,
+					    "");
+				TEST_ASSERT(!got[wc[i].wr_id - 1000], "");
+				got[wc[i].wr_id - 1000] = 1;
+				nrecv++;
+			}
+		}
+		if (r == 0)
+			usleep(100);
+	}
+	TEST_ASSERT_EQUAL(nsend, SHARED_SENDS, "every send completes once");
+	/* Whatever came back found room or was counted. */
+	T_WAIT(swv_query_port_counters(d.ctx, &c) == 0 &&
+	       c.rx_delivered + c.rx_out_of_buffer == SHARED_SENDS);
+	r = ibv_poll_cq(cq, SHARED_CQE, wc);
+	TEST_ASSERT(r >= 0, "");
+	for (i = 0; i < (unsigned int)r; i++)
+		if (wc[i].opcode == IBV_WC_RECV)
+			nrecv++;
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(d.ctx, &c), "");
+	TEST_ASSERT_EQUAL(c.rx_delivered + c.rx_out_of_buffer, SHARED_SENDS,
+			  "");
+	TEST_ASSERT_EQUAL(c.rx_delivered, nrecv, "one CQE per delivery");
+	TEST_ASSERT(c.rx_out_of_buffer > 0, "the CQ was full for some");
+	TEST_ASSERT(t_counters_ok(d.ctx), "invariant");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(qp), "");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(mr), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(cq), "");
+	TEST_ASSERT_SUCCESS(swv_dealloc_pd(d.pd), "");
+	TEST_ASSERT_SUCCESS(swv_close_device(d.ctx), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("lq"), "");
+	return TEST_SUCCESS;
+}
+
 static int
 test_pair_exact(void)
 {
@@ -736,6 +860,7 @@ static const struct unit_test_suite suite = {
 	.cases = {
 		TEST_CASE(test_loop_exact),
 		TEST_CASE(test_pair_exact),
+		TEST_CASE(test_loop_shared_cq),
 		TEST_CASE(test_send_protection),
 		TEST_CASE(test_recv_protection),
 		TEST_CASE(test_len_error_and_oob),
