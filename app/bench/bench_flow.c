@@ -19,6 +19,20 @@
  * rule's MARK (each rule marks, so a miss is a frame the rules did not
  * steer).
  *
+ * Rates are timed over at least MIN_CREATE_MS of creation: when making the
+ * n rules took less, they are destroyed and made again (the destroys timed
+ * too) until it has, so that a case of one rule times thousands of
+ * rte_flow_create() calls, not one. ins/s is all the rules made over all
+ * the time spent making them, del/s all the rules destroyed (the final
+ * destroy included) over all the time spent destroying, pmd-ins/s as
+ * ins/s with the port stopped; start/s is one port start. The rules of the
+ * last round are the ones the port starts with and forwarding uses.
+ * pmd-B/r and B/rule are the resident growth over the first round only
+ * (later rounds reuse what it freed), with the heap trimmed just before
+ * (malloc_trim()), so that memory an earlier case or run freed does not
+ * hide the growth; what the device keeps in its own pools still may, so
+ * counts of a few rules read 0.
+ *
  * Rule i of a case with m masks, in subtable k = i % m:
  *   eth / ipv4 src is S(i) dst is D & M(k) (mask M(k)) / udp / end
  *   actions mark id i / queue index 0 / end
@@ -38,16 +52,30 @@
  * robin, for a second after the forwarding, and checks that the rules
  * counted every frame received ("-" without --count).
  *
+ * --ab N (A/B) runs each case 2N times in a row in this one process,
+ * without and with COUNT alternately, in the order A B B A A B B A ...
+ * (A uncounted, B counted: neither always goes first), one row per run;
+ * the counted rows are those with a qry/s figure, and pair i of a case is
+ * its i-th uncounted and i-th counted row. The two variants differ only
+ * by the COUNT action. Two runs side by side in one process compare
+ * better than runs of two processes, on a machine whose processes land on
+ * different speeds; the speed still changes now and then within a
+ * process, hence several pairs and the median of their ratios
+ * (devtools/bench-count.sh). --ab overrides --count; --ab 0 is as without
+ * it.
+ *
  * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
  *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
- *        [--count]
+ *        [--count] [--ab N]
  * Cases: each --rules count with one mask, then each --masks count with
  * --mask-rules rules. Exit 0 when every case ran; a case that cannot
- * create its rules prints the reason in its row.
+ * create its rules prints the reason in its row (with [A] or [B] after
+ * the counts under --ab).
  */
 
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +96,7 @@
 #define MAX_CASES 16
 #define SRC_BASE RTE_IPV4(10, 0, 0, 0)
 #define DST_ADDR RTE_IPV4(192, 168, 255, 255)
+#define MIN_CREATE_MS 20	/* least creation time a rate is taken over */
 
 static struct rte_mempool *mp;
 static uint16_t tx_port, rx_port;
@@ -83,6 +112,16 @@ static double seconds = 2.0;
 static uint32_t nb_flows = 65536;
 static int with_stopped = 1;
 static int with_count;
+static uint32_t ab_pairs;	/* --ab: pairs of runs per case, 0: one run */
+
+/* Creation timed over rounds (rules_create_timed()). */
+struct create_timing {
+	uint64_t made;		/* rules created, all rounds */
+	uint64_t made_tsc;	/* TSC cycles spent creating them */
+	uint64_t gone;		/* rules destroyed between rounds */
+	uint64_t gone_tsc;	/* TSC cycles spent destroying them */
+	int64_t mem;		/* resident growth over the first round */
+};
 
 static unsigned int
 parse_list(const char *s, uint32_t *out)
@@ -118,7 +157,9 @@ parse_args(int argc, char **argv)
 		if (v == NULL)
 			return -1;
 		i++;
-		if (strcmp(a, "--rules") == 0)
+		if (strcmp(a, "--ab") == 0)
+			ab_pairs = strtoul(v, NULL, 0);
+		else if (strcmp(a, "--rules") == 0)
 			nb_rule_counts = parse_list(v, rule_counts);
 		else if (strcmp(a, "--masks") == 0)
 			nb_mask_counts = parse_list(v, mask_counts);
@@ -223,6 +264,45 @@ rules_destroy(uint32_t n)
 		if (rte_flow_destroy(rx_port, flows[i], &err) != 0)
 			printf("# destroy %" PRIu32 ": %s\n", i,
 			       err.message != NULL ? err.message : "?");
+}
+
+/*
+ * Create the n rules and time it; while the creation time so far is under
+ * MIN_CREATE_MS, destroy them and create them again. Return how many the
+ * last round made (n, or fewer with err set); those rules stay. *t: the
+ * rules made and destroyed over all rounds, the cycles each took, and the
+ * resident growth over the first round.
+ */
+static uint32_t
+rules_create_timed(uint32_t n, uint32_t masks, struct create_timing *t,
+		   struct rte_flow_error *err)
+{
+	uint64_t min = rte_get_tsc_hz() / 1000 * MIN_CREATE_MS;
+	uint64_t t0, t1, m0;
+	uint32_t made;
+
+	memset(t, 0, sizeof(*t));
+	malloc_trim(0);
+	m0 = rss_bytes();
+	t0 = rte_rdtsc();
+	made = rules_create(n, masks, err);
+	t1 = rte_rdtsc();
+	t->mem = (int64_t)(rss_bytes() - m0);
+	t->made = made;
+	t->made_tsc = t1 - t0;
+	while (n != 0 && made == n && t->made_tsc < min) {
+		t0 = rte_rdtsc();
+		rules_destroy(n);
+		t1 = rte_rdtsc();
+		t->gone += n;
+		t->gone_tsc += t1 - t0;
+		t0 = rte_rdtsc();
+		made = rules_create(n, masks, err);
+		t1 = rte_rdtsc();
+		t->made += made;
+		t->made_tsc += t1 - t0;
+	}
+	return made;
 }
 
 static void
@@ -335,7 +415,7 @@ forward(uint32_t n, double *hit)
 }
 
 static double
-rate(uint32_t n, uint64_t cycles)
+rate(uint64_t n, uint64_t cycles)
 {
 	return cycles != 0 ? n / ((double)cycles / rte_get_tsc_hz()) : 0;
 }
@@ -377,8 +457,10 @@ query_rate(uint32_t n, uint64_t *hits)
 static void
 run_case(uint32_t n, uint32_t masks)
 {
+	const char *ab = ab_pairs == 0 ? "" : with_count ? " [B]" : " [A]";
 	struct rte_flow_error err = { 0 };
-	uint64_t t0, t1, m0, m1;
+	struct create_timing ct;
+	uint64_t t0, t1;
 	double pmd_rate = 0, pmd_bytes = 0, start_rate = 0;
 	double ins_rate, del_rate, mpps, hit, qrate = 0;
 	struct rte_eth_stats st;
@@ -390,17 +472,13 @@ run_case(uint32_t n, uint32_t masks)
 	fflush(stdout);
 	if (with_stopped) {
 		rte_eth_dev_stop(rx_port);
-		m0 = rss_bytes();
-		t0 = rte_rdtsc();
-		made = rules_create(n, masks, &err);
-		t1 = rte_rdtsc();
-		m1 = rss_bytes();
-		pmd_rate = rate(made, t1 - t0);
-		pmd_bytes = n != 0 ? (double)(m1 - m0) / n : 0;
+		made = rules_create_timed(n, masks, &ct, &err);
+		pmd_rate = rate(ct.made, ct.made_tsc);
+		pmd_bytes = n != 0 ? (double)ct.mem / n : 0;
 		if (made < n) {
-			printf("%9" PRIu32 " %5" PRIu32 "  failed at rule %"
-			       PRIu32 " (port stopped): %s\n", n, masks, made,
-			       err.message != NULL ? err.message : "?");
+			printf("%9" PRIu32 " %5" PRIu32 "%s  failed at rule %"
+			       PRIu32 " (port stopped): %s\n", n, masks, ab,
+			       made, err.message != NULL ? err.message : "?");
 			rte_flow_flush(rx_port, &err);
 			rte_eth_dev_start(rx_port);
 			return;
@@ -412,27 +490,23 @@ run_case(uint32_t n, uint32_t masks)
 		start_rate = rate(n, t1 - t0);
 		rte_flow_flush(rx_port, &err);
 		if (ret != 0) {
-			printf("%9" PRIu32 " %5" PRIu32 " %10.0f %7.0f  port "
+			printf("%9" PRIu32 " %5" PRIu32 "%s %10.0f %7.0f  port "
 			       "start with the rules failed (%s): see the "
-			       "log\n", n, masks, pmd_rate, pmd_bytes,
+			       "log\n", n, masks, ab, pmd_rate, pmd_bytes,
 			       strerror(-ret));
 			rte_eth_dev_start(rx_port);
 			return;
 		}
 	}
-	m0 = rss_bytes();
-	t0 = rte_rdtsc();
-	made = rules_create(n, masks, &err);
-	t1 = rte_rdtsc();
-	m1 = rss_bytes();
+	made = rules_create_timed(n, masks, &ct, &err);
 	if (made < n) {
-		printf("%9" PRIu32 " %5" PRIu32 "  failed at rule %" PRIu32
-		       ": %s\n", n, masks, made,
+		printf("%9" PRIu32 " %5" PRIu32 "%s  failed at rule %" PRIu32
+		       ": %s\n", n, masks, ab, made,
 		       err.message != NULL ? err.message : "?");
 		rules_destroy(made);
 		return;
 	}
-	ins_rate = rate(n, t1 - t0);
+	ins_rate = rate(ct.made, ct.made_tsc);
 	if (rte_eth_stats_get(rx_port, &st) == 0)
 		rx0 = st.ipackets;
 	mpps = forward(n, &hit);
@@ -448,11 +522,31 @@ run_case(uint32_t n, uint32_t masks)
 	t0 = rte_rdtsc();
 	rules_destroy(n);
 	t1 = rte_rdtsc();
-	del_rate = rate(n, t1 - t0);
+	del_rate = rate(ct.gone + n, ct.gone_tsc + (t1 - t0));
 	printf("%9" PRIu32 " %5" PRIu32 " %10.0f %7.0f %10.0f %10.0f %10.0f "
 	       "%7.0f %6.3f %5.1f %9s\n", n, masks, pmd_rate, pmd_bytes,
 	       start_rate, ins_rate, del_rate,
-	       n != 0 ? (double)(m1 - m0) / n : 0, mpps, hit, qcol);
+	       n != 0 ? (double)ct.mem / n : 0, mpps, hit, qcol);
+}
+
+/*
+ * One case: one run as the options say, or under --ab 2N runs alternating
+ * without and with COUNT, A B B A A B B A ...: run r is B when bit 0 of r
+ * differs from bit 1.
+ */
+static void
+run_cases(uint32_t n, uint32_t masks)
+{
+	uint32_t r;
+
+	if (ab_pairs == 0) {
+		run_case(n, masks);
+		return;
+	}
+	for (r = 0; r < 2 * ab_pairs; r++) {
+		with_count = (r ^ (r >> 1)) & 1;
+		run_case(n, masks);
+	}
 }
 
 int
@@ -472,7 +566,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: bench-flow-rules <EAL args> -- "
 			"[--rules N,..] [--masks M,..] [--mask-rules N] "
 			"[--seconds S] [--flows F] [--no-stopped] "
-			"[--count]\n");
+			"[--count] [--ab N]\n");
 		return 2;
 	}
 	if (rte_eth_dev_count_avail() < 2) {
@@ -501,9 +595,9 @@ main(int argc, char **argv)
 	       "masks", "pmd-ins/s", "pmd-B/r", "start/s", "ins/s", "del/s",
 	       "B/rule", "Mpps", "hit%", "qry/s");
 	for (i = 0; i < nb_rule_counts; i++)
-		run_case(rule_counts[i], 1);
+		run_cases(rule_counts[i], 1);
 	for (i = 0; i < nb_mask_counts; i++)
-		run_case(mask_rules, mask_counts[i]);
+		run_cases(mask_rules, mask_counts[i]);
 	rte_eth_dev_stop(tx_port);
 	rte_eth_dev_stop(rx_port);
 	rte_eth_dev_close(tx_port);
