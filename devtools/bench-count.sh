@@ -7,7 +7,8 @@
 # with a COUNT action on every rule, and this script prints the two side by
 # side:
 #   - datapath Mpps, 64-byte frames in a closed loop, every frame matching a
-#     rule (goal: counted within 5% of uncounted);
+#     rule (goal: counted within 5% of uncounted), measured in slices (see
+#     below);
 #   - insertion rate, port started, timed over at least 20 ms of creation
 #     (goal: counted within 20% of uncounted);
 #   - rte_flow_query(COUNT) calls per second over the case's rules (goal:
@@ -34,6 +35,16 @@
 # memory measurement, so memory figures of later runs in a process are not
 # lowered by memory that earlier runs freed.
 #
+# The datapath is measured apart, because the speed changes within a
+# process too: after its A/B runs, each case puts its rules on the port
+# twice over, uncounted and counted (sources and marks of their own), and
+# forwards to one set, then the other, in alternating slices of
+# BENCH_SLICE_MS (50) ms for the case's seconds (--slices). Two slices in a
+# row make a pair; the Mpps columns are the medians of each variant's
+# slices over all processes, the diff the median of the per-pair ratios
+# (each printed under the table). The counted rules' hits are checked
+# against the frames that came back with their marks.
+#
 # Core layout (2 cores): the bench's main lcore (insertion, forwarding and
 # query loops) on CPU 0, the swverbs engine pinned to CPU 1 (engine_cpu=1).
 # With the defaults (3 rule counts, 2 s a case) a run takes about 100 s.
@@ -41,7 +52,8 @@
 # usage: bench-count.sh [rule counts (1,1000,100000)] [seconds per case (2)]
 #        [flows (1024)]
 # Environment: VBR_BUILD_DIR (default build), BENCH_REPS (processes, 2),
-# BENCH_PAIRS (A/B pairs per case and process, 3), BENCH_TIMEOUT (seconds
+# BENCH_PAIRS (A/B pairs per case and process, 3), BENCH_SLICE_MS (datapath
+# slice, 50), BENCH_TIMEOUT (seconds
 # per process, 600), BENCH_MEM_GOAL (most bytes a counter may add to a rule
 # at 100,000 rules and more; unset: no goal).
 
@@ -56,6 +68,7 @@ SECS=${2:-2}
 FLOWS=${3:-1024}
 REPS=${BENCH_REPS:-2}
 PAIRS=${BENCH_PAIRS:-3}
+SLICE_MS=${BENCH_SLICE_MS:-50}
 TMO=${BENCH_TIMEOUT:-600}
 MEM_GOAL=${BENCH_MEM_GOAL:-}
 LOG=$BUILD/bench-count
@@ -76,6 +89,7 @@ for r in $(seq 1 "$REPS"); do
 		--vdev "net_vbr1,wire=pair:bc$$" \
 		--log-level=pmd.net.vbr:error -- --rules "$RULES" \
 		--masks "" --seconds "$SECS" --flows "$FLOWS" --ab "$PAIRS" \
+		--slices "$SLICE_MS" \
 		>"$LOG/ab.$r" 2>&1 ||
 		echo "bench-count: process $r: exit status $?" >&2
 done
@@ -90,11 +104,25 @@ NAN = float("nan")
 # rules -> {"A": rows, "B": rows, "pairs": [(A row, B row)]}; a row is a
 # dict column -> value (None for "-"); counted rows have a qry/s figure
 cases = {}
+# rules -> {"A": slice Mpps, "B": slice Mpps, "pairs": per-pair ratios %}
+slices = {}
 for path in sorted(glob.glob(f"{log}/ab.*")):
     tag = os.path.basename(path)
     rows = {}
+    pending = []
     for line in open(path, errors="replace"):
         f = line.split()
+        if line.startswith("# slices-pairs"):
+            pending = [float(v) for v in f[2:]]
+            continue
+        if line.startswith("# slices ") and len(f) == 8 and f[2].isdigit():
+            sl = slices.setdefault(int(f[2]), {"A": [], "B": [],
+                                               "pairs": []})
+            sl["A"].append(float(f[5]))
+            sl["B"].append(float(f[6]))
+            sl["pairs"] += pending
+            pending = []
+            continue
         if len(f) != len(cols) or not f[0].isdigit():
             if line.startswith("#") or "failed" in line:
                 print(f"  {tag}: {line.rstrip()}")
@@ -128,24 +156,29 @@ print(f"{'rules':>8} {'pairs':>5} {'Mpps':>7} {'Mpps+cnt':>8} {'diff':>6} "
 res = {}
 for n in sorted(cases):
     c = cases[n]
-    dm = med(ratios(c["pairs"], "Mpps"))
+    sl = slices.get(n, {"A": [], "B": [], "pairs": []})
+    dm = med(sl["pairs"])
     di = med(ratios(c["pairs"], "ins/s"))
     cb = med(b["B/rule"] - a["B/rule"] for a, b in c["pairs"])
     q = col(c["B"], "qry/s")
     res[n] = (len(c["pairs"]), dm, di, cb, q)
-    print(f"{n:>8} {len(c['pairs']):>5} {col(c['A'], 'Mpps'):7.3f} "
-          f"{col(c['B'], 'Mpps'):8.3f} {pct(dm)} "
+    print(f"{n:>8} {len(c['pairs']):>5} {med(sl['A']):7.3f} "
+          f"{med(sl['B']):8.3f} {pct(dm)} "
           f"{col(c['A'], 'ins/s'):9.0f} {col(c['B'], 'ins/s'):9.0f} "
           f"{pct(di)} {col(c['A'], 'B/rule'):7.0f} "
           f"{col(c['B'], 'B/rule'):7.0f} {cb:6.0f} {q:9.0f}")
-print("pairs: A/B pairs each figure is over (uncounted and counted rows of "
-      "one process); diff: median of the per-pair ratios; the other "
-      "columns: medians (cnt B: of the per-pair differences)")
+print("pairs: A/B pairs the insertion and memory figures are over "
+      "(uncounted and counted runs of one process); Mpps: medians of the "
+      "datapath slices, diff: median of the per-slice-pair ratios; "
+      "ins/s diff: median of the per-pair ratios; the other columns: "
+      "medians (cnt B: of the per-pair differences)")
 for n in sorted(cases):
     p = cases[n]["pairs"]
-    print(f"{n:>8} per pair, Mpps: "
-          + " ".join(f"{v:+.1f}" for v in ratios(p, "Mpps"))
-          + "; ins/s: " + " ".join(f"{v:+.1f}" for v in ratios(p, "ins/s")))
+    sp = slices.get(n, {"pairs": []})["pairs"]
+    print(f"{n:>8} per slice pair ({len(sp)}), Mpps: "
+          + " ".join(f"{v:+.1f}" for v in sp))
+    print(f"{n:>8} per run pair, ins/s: "
+          + " ".join(f"{v:+.1f}" for v in ratios(p, "ins/s")))
 print("goals: Mpps within 5%, insertion within 20%, >= 1,000,000 "
       "queries/s; memory per rule only means something at 100,000 rules "
       "and more (resident set growth / rules)")

@@ -62,11 +62,13 @@
  * different speeds; the speed still changes now and then within a
  * process, hence several pairs and the median of their ratios
  * (devtools/bench-count.sh). --ab overrides --count; --ab 0 is as without
- * it.
+ * it. --slices MS adds, after a case's A/B runs, the datapath of both
+ * variants measured in alternating slices of MS milliseconds on one table
+ * (see run_slices()).
  *
  * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
  *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
- *        [--count] [--ab N]
+ *        [--count] [--ab N [--slices MS]]
  * Cases: each --rules count with one mask, then each --masks count with
  * --mask-rules rules. Exit 0 when every case ran; a case that cannot
  * create its rules prints the reason in its row (with [A] or [B] after
@@ -113,6 +115,7 @@ static uint32_t nb_flows = 65536;
 static int with_stopped = 1;
 static int with_count;
 static uint32_t ab_pairs;	/* --ab: pairs of runs per case, 0: one run */
+static uint32_t slices_ms;	/* --slices: slice length, 0: none */
 
 /* Creation timed over rounds (rules_create_timed()). */
 struct create_timing {
@@ -159,6 +162,8 @@ parse_args(int argc, char **argv)
 		i++;
 		if (strcmp(a, "--ab") == 0)
 			ab_pairs = strtoul(v, NULL, 0);
+		else if (strcmp(a, "--slices") == 0)
+			slices_ms = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--rules") == 0)
 			nb_rule_counts = parse_list(v, rule_counts);
 		else if (strcmp(a, "--masks") == 0)
@@ -345,73 +350,121 @@ frame_src(struct rte_mbuf *m, uint32_t src)
 	ip->src_addr = rte_cpu_to_be_32(src);
 }
 
+/* Forwarding state, kept across the slices of run_slices(). */
+struct fwd {
+	uint64_t sent;		/* frames sent */
+	uint64_t got;		/* frames received */
+	uint64_t marked;	/* of them, with a MARK */
+	uint64_t over;		/* of them, with a MARK of mark_min or more */
+	uint32_t mark_min;
+	uint32_t f;		/* next flow */
+};
+
+/* Tally received frames' marks and make them plain again. */
+static void
+fwd_tally(struct fwd *s, struct rte_mbuf **pkts, uint16_t nb)
+{
+	uint16_t i;
+
+	for (i = 0; i < nb; i++) {
+		if (pkts[i]->ol_flags & RTE_MBUF_F_RX_FDIR_ID) {
+			s->marked++;
+			s->over += pkts[i]->hash.fdir.hi >= s->mark_min;
+		}
+		pkts[i]->ol_flags = 0;
+	}
+	s->got += nb;
+}
+
 /*
- * Forward for the given time, as testpmd's io mode with tx_first: WINDOW
- * frames circulate, each received frame is sent again at once (with the
- * next source), so the window never overruns the Rx ring and no cycle goes
- * to building or freeing frames: what is measured is the port pair and the
- * device. Frames cycle over nb_flows sources spread over the n rules.
- * Return Mpps received; *hit: marked share.
+ * Forward until TSC end, as testpmd's io mode with tx_first: WINDOW frames
+ * circulate, each received frame is sent again at once (with the next
+ * source), so the window never overruns the Rx ring and no cycle goes to
+ * building or freeing frames: what is measured is the port pair and the
+ * device. Frames cycle over nb_flows sources spread over the n rules from
+ * rule first on. Return the TSC cycles it ran.
  */
-static double
-forward(uint32_t n, double *hit)
+static uint64_t
+fwd_until(struct fwd *s, uint32_t first, uint32_t n, uint64_t end)
 {
 	struct rte_mbuf *pkts[BURST * 2];
-	uint64_t hz = rte_get_tsc_hz(), start, end, now, got = 0, marked = 0;
-	uint64_t sent = 0;
 	uint32_t flows_used = RTE_MAX(RTE_MIN(n, nb_flows), 1u);
-	uint32_t stride = RTE_MAX(n / flows_used, 1u), f = 0;
+	uint32_t stride = RTE_MAX(n / flows_used, 1u);
+	uint32_t base = SRC_BASE + first;
+	uint64_t start = rte_rdtsc(), now = start;
 	uint16_t i, nb_tx, nb_rx;
 
-	start = rte_rdtsc();
-	end = start + (uint64_t)(seconds * hz);
-	now = start;
+	if (s->f >= flows_used)
+		s->f = 0;
 	while (now < end) {
 		/* Top the window up (at start, and after any loss). */
-		if (sent - got < WINDOW &&
+		if (s->sent - s->got < WINDOW &&
 		    rte_pktmbuf_alloc_bulk(mp, pkts, BURST) == 0) {
 			for (i = 0; i < BURST; i++) {
-				frame_fill(pkts[i], SRC_BASE + f * stride);
-				f = f + 1 == flows_used ? 0 : f + 1;
+				frame_fill(pkts[i], base + s->f * stride);
+				s->f = s->f + 1 == flows_used ? 0 : s->f + 1;
 			}
 			nb_tx = rte_eth_tx_burst(tx_port, 0, pkts, BURST);
 			if (nb_tx < BURST)
 				rte_pktmbuf_free_bulk(pkts + nb_tx,
 						      BURST - nb_tx);
-			sent += nb_tx;
+			s->sent += nb_tx;
 		}
 		nb_rx = rte_eth_rx_burst(rx_port, 0, pkts, RTE_DIM(pkts));
+		fwd_tally(s, pkts, nb_rx);
 		for (i = 0; i < nb_rx; i++) {
-			marked += !!(pkts[i]->ol_flags &
-				     RTE_MBUF_F_RX_FDIR_ID);
-			pkts[i]->ol_flags = 0;
-			frame_src(pkts[i], SRC_BASE + f * stride);
-			f = f + 1 == flows_used ? 0 : f + 1;
+			frame_src(pkts[i], base + s->f * stride);
+			s->f = s->f + 1 == flows_used ? 0 : s->f + 1;
 		}
-		got += nb_rx;
 		nb_tx = nb_rx == 0 ? 0 :
 			rte_eth_tx_burst(tx_port, 0, pkts, nb_rx);
 		if (nb_tx < nb_rx)
 			rte_pktmbuf_free_bulk(pkts + nb_tx, nb_rx - nb_tx);
-		sent += nb_tx;
+		s->sent += nb_tx;
 		now = rte_rdtsc();
 	}
-	/* drain what is in flight so that the next case starts empty */
+	return now - start;
+}
+
+/* Receive what is in flight, so that the next case starts empty. */
+static void
+fwd_drain(struct fwd *s)
+{
+	struct rte_mbuf *pkts[BURST * 2];
+	uint16_t nb_rx;
+	int i;
+
 	for (i = 0; i < 100; i++) {
 		nb_rx = rte_eth_rx_burst(rx_port, 0, pkts, RTE_DIM(pkts));
+		fwd_tally(s, pkts, nb_rx);
 		rte_pktmbuf_free_bulk(pkts, nb_rx);
 		rte_delay_us(100);
 	}
-	*hit = got != 0 ? 100.0 * marked / got : 0;
 	if (getenv("BENCH_DEBUG") != NULL) {
 		struct rte_eth_stats st;
 
 		rte_eth_stats_get(rx_port, &st);
 		printf("# sent %" PRIu64 " got %" PRIu64 " imissed %" PRIu64
-		       " ierrors %" PRIu64 " nombuf %" PRIu64 "\n", sent, got,
-		       st.imissed, st.ierrors, st.rx_nombuf);
+		       " ierrors %" PRIu64 " nombuf %" PRIu64 "\n", s->sent,
+		       s->got, st.imissed, st.ierrors, st.rx_nombuf);
 	}
-	return got / ((double)(now - start) / hz) / 1e6;
+}
+
+/*
+ * Forward over the n rules for --seconds. Return Mpps received (in
+ * the forwarding time); *hit: marked share.
+ */
+static double
+forward(uint32_t n, double *hit)
+{
+	struct fwd s = { .mark_min = UINT32_MAX };
+	uint64_t hz = rte_get_tsc_hz(), tsc, got;
+
+	tsc = fwd_until(&s, 0, n, rte_rdtsc() + (uint64_t)(seconds * hz));
+	got = s.got;
+	fwd_drain(&s);
+	*hit = s.got != 0 ? 100.0 * s.marked / s.got : 0;
+	return tsc != 0 ? got / ((double)tsc / hz) / 1e6 : 0;
 }
 
 static double
@@ -529,6 +582,109 @@ run_case(uint32_t n, uint32_t masks)
 	       n != 0 ? (double)ct.mem / n : 0, mpps, hit, qcol);
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, unsigned int n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * --slices: the datapath with and without COUNT in one table, in slices.
+ * n uncounted rules (0 .. n-1) and n counted ones (n .. 2n-1, sources and
+ * marks of their own) are on the port together; the frames go to the
+ * uncounted ones for one slice, to the counted ones the next (A B B A
+ * ...), for --seconds in all. Each pair of slices is close in time, so a
+ * change of the machine's speed (which comes and goes under a second here)
+ * hits both alike; one line:
+ *   # slices rules masks pairs Mpps Mpps+cnt diff%
+ * medians over the pairs, diff the median of the per-pair ratios, then a
+ * line with each pair's ratio. The counted rules' hits must add up to the
+ * frames received with their marks.
+ */
+static void
+run_slices(uint32_t n, uint32_t masks)
+{
+	uint64_t hz = rte_get_tsc_hz(), slice = hz / 1000 * slices_ms;
+	uint32_t nslices = (uint32_t)(seconds * 1000 / slices_ms) & ~3u;
+	struct fwd s = { .mark_min = n };
+	const struct rte_flow_action count = {
+		.type = RTE_FLOW_ACTION_TYPE_COUNT };
+	struct rte_flow_query_count q;
+	struct rte_flow_error err = { 0 };
+	double *mpps, *diff, *ma, *mb;
+	uint64_t tsc, got, hits = 0;
+	uint32_t i, k, made = 0, npairs;
+	int b;
+
+	if (nslices < 4)
+		nslices = 4;
+	npairs = nslices / 2;
+	mpps = calloc(nslices + 3 * npairs, sizeof(*mpps));
+	if (mpps == NULL)
+		return;
+	diff = mpps + nslices;
+	for (i = 0; i < 2 * n; i++, made++) {
+		with_count = i >= n;
+		flows[i] = rule_create(i, masks, &err);
+		if (flows[i] == NULL)
+			break;
+	}
+	with_count = 0;
+	if (made < 2 * n) {
+		printf("# slices %" PRIu32 " %" PRIu32 " failed at rule %"
+		       PRIu32 ": %s\n", n, masks, made,
+		       err.message != NULL ? err.message : "?");
+		goto out;
+	}
+	for (k = 0; k < nslices; k++) {
+		b = (k ^ (k >> 1)) & 1;
+		got = s.got;
+		tsc = fwd_until(&s, b ? n : 0, n, rte_rdtsc() + slice);
+		mpps[k] = tsc != 0 ? (s.got - got) / ((double)tsc / hz) / 1e6 :
+			  0;
+	}
+	fwd_drain(&s);
+	rte_delay_ms(50);	/* frames in flight land */
+	for (i = n; i < 2 * n; i++) {
+		memset(&q, 0, sizeof(q));
+		if (rte_flow_query(rx_port, flows[i], &count, &q, &err) == 0)
+			hits += q.hits;
+	}
+	if (hits != s.over)
+		printf("# slices: counted %" PRIu64 " frames, received %"
+		       PRIu64 " with the counted rules' marks\n", hits,
+		       s.over);
+	/* Pair j: slices 2j and 2j+1, one A and one B (A B, B A, ...). */
+	ma = diff + npairs;
+	mb = ma + npairs;
+	for (k = 0; k < npairs; k++) {
+		b = k & 1;	/* slice 2k is the B one in odd pairs */
+		ma[k] = mpps[2 * k + b];
+		mb[k] = mpps[2 * k + !b];
+		diff[k] = ma[k] != 0 ? (mb[k] / ma[k] - 1) * 100 : 0;
+	}
+	printf("# slices-pairs");
+	for (k = 0; k < npairs; k++)
+		printf(" %+.1f", diff[k]);
+	printf("\n# slices %" PRIu32 " %" PRIu32 " %" PRIu32 " %.3f %.3f "
+	       "%+.2f\n", n, masks, npairs, median(ma, npairs),
+	       median(mb, npairs), median(diff, npairs));
+out:
+	rules_destroy(made);
+	free(mpps);
+}
+
 /*
  * One case: one run as the options say, or under --ab 2N runs alternating
  * without and with COUNT, A B B A A B B A ...: run r is B when bit 0 of r
@@ -547,6 +703,9 @@ run_cases(uint32_t n, uint32_t masks)
 		with_count = (r ^ (r >> 1)) & 1;
 		run_case(n, masks);
 	}
+	with_count = 0;
+	if (slices_ms != 0)
+		run_slices(n, masks);
 }
 
 int
@@ -566,7 +725,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: bench-flow-rules <EAL args> -- "
 			"[--rules N,..] [--masks M,..] [--mask-rules N] "
 			"[--seconds S] [--flows F] [--no-stopped] "
-			"[--count] [--ab N]\n");
+			"[--count] [--ab N [--slices MS]]\n");
 		return 2;
 	}
 	if (rte_eth_dev_count_avail() < 2) {
@@ -585,7 +744,7 @@ main(int argc, char **argv)
 	for (i = 0; i < nb_rule_counts; i++)
 		max = RTE_MAX(max, rule_counts[i]);
 	max = RTE_MAX(max, mask_rules);
-	flows = calloc(max, sizeof(*flows));
+	flows = calloc(2 * (size_t)max, sizeof(*flows)); /* --slices: 2n */
 	if (flows == NULL)
 		return 1;
 	/* warm-up: link up, engine running, first frames through */
