@@ -4,66 +4,61 @@
  * Counters objects: ibv_create_counters(3), ibv_attach_counters_point_flow(3)
  * (static attach), ibv_read_counters(3).
  *
- * Storage. The engine adds to two totals per object: packets and bytes of
- * the frames that the flows bound to it matched. The value of an index is
- * derived from them when read:
+ * Counting. A rule that binds an object (IBV_FLOW_SPEC_ACTION_COUNT) counts
+ * the frames it wins into a tally of its own, packets and bytes, kept
+ * behind its key: the lines the lookup has just read, so counting a frame
+ * touches no other line, and the engine never writes the object. The
+ * object lists its flows; a read sums their tallies with what flows gone
+ * for good left behind (folded into the object), and derives the value of
+ * each index from the two totals:
  *
  *     value[i] = base[i] + npkt[i] * packets + nbyte[i] * bytes   (mod 2^64)
  *
  * npkt[i] and nbyte[i] count the PACKETS and BYTES descriptions attached at
  * i; attaching one subtracts the current total from base[i], so a point
- * attached late starts from 0 and attaching never changes a value. Counting a
- * frame thus costs two additions, whatever the number of points.
+ * attached late starts from 0 and attaching never changes a value.
  *
- * Consistency. The totals and the points are covered by a sequence counter
- * (a seqlock) that has exactly one writer at any time: the engine while the
- * object is bound to a flow, the control path (an attach) while it is not.
- * Which one is told by state, changed atomically: the number of flows that
- * bind the object, or SWV_CNT_ATTACHING while an attach writes. An attach
- * is refused (EBUSY) while a flow binds the object, and a flow waits for an
- * attach under way before it binds; neither takes swv_lock. A destroyed
- * flow stops binding the object at once, but the engine may count through
- * it until a grace period has passed (the object is "stale"): attach waits
- * for one (synchronize_rcu()) before writing, and destroy frees the object
- * only after one (swv_retire_counters()). Readers take no lock: they retry
- * while the sequence is odd or moved under them, so one read sees every
- * index over the same set of frames, whole 64-bit values, never going back.
+ * Lifetimes. A destroyed flow stops binding the object at once, but the
+ * engine may count through it until a grace period has passed: it stays on
+ * the object's list, "dying", and is summed by reads until it is released
+ * after the grace period (flow.c), when its tally folds into the object.
+ * So totals never go back and no frame is lost. Destroying the object while
+ * a flow binds it fails with EBUSY; destroyed while flows are dying, it is
+ * freed by the release of the last one.
  *
- * Memory. Objects come from the object pool of flow.c, pre-faulted, so a
- * counted rule faults no page in. The packets and bytes points (indexes 0
- * and 1) live in the object; beyond them the points are an array that grows
- * by replacement; replaced arrays stay allocated until the object is
- * destroyed, so a reader that raced with an attach never reads freed memory
- * (it retries, seeing the sequence move).
+ * Consistency. The engine is the one writer of a tally: a seqlock lets a
+ * reader take packets and bytes over the same frames. The object's fields
+ * and its list are under its own lock, taken by attach, bind, unbind,
+ * release, read and destroy: no global lock on the read path, and one
+ * read computes every index from the same totals. An attach racing a bind
+ * from another thread is ordered by the lock: it lands before the bind or
+ * fails with EBUSY. Reads cost one pass over the object's flows.
  */
 
 #include <errno.h>
 #include <sched.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "swv_priv.h"
 
-/* What the engine writes per frame never straddles two cache lines. */
-_Static_assert(offsetof(struct swv_counters, bytes) + sizeof(uint64_t) <=
-	       SWV_COUNTERS_ALIGN, "counted fields in one aligned block");
-
-/* Writer side of the seqlock (the one writer of the moment). */
-static inline uint64_t
-cnt_write_begin(struct swv_counters *c)
+/*
+ * The object's lock: one atomic exchange to take, one store to give back.
+ * Every holder runs a few dozen instructions, so a waiter spins, and
+ * yields in case the holder was preempted.
+ */
+static inline void
+cnt_lock(struct swv_counters *c)
 {
-	uint64_t s = SWV_LOAD(&c->seq);
-
-	SWV_STORE(&c->seq, s + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	return s + 2;
+	while (__atomic_exchange_n(&c->lock, 1, __ATOMIC_ACQUIRE) != 0)
+		while (SWV_LOAD(&c->lock) != 0)
+			sched_yield();
 }
 
 static inline void
-cnt_write_end(struct swv_counters *c, uint64_t s)
+cnt_unlock(struct swv_counters *c)
 {
-	SWV_STORE_REL(&c->seq, s);
+	SWV_STORE_REL(&c->lock, 0);
 }
 
 struct ibv_counters *
@@ -92,88 +87,136 @@ swv_create_counters(struct ibv_context *context,
 	return &c->ibv_counters;
 }
 
+/* Free an object: no flow on its list, swv_lock held. */
 static void
-cnt_free_points(struct swv_counters *c)
+cnt_free(struct swv_counters *c)
 {
-	struct swv_counter_points *p, *next;
-
-	for (p = c->pts; p != NULL; p = next) {
-		next = p->old;
-		free(p);
-	}
-	c->pts = NULL;
+	free(c->pts);
+	swv_pool_free(c, SWV_POOL_COUNTERS);
 }
 
 int
 swv_destroy_counters(struct ibv_counters *ibc)
 {
 	struct swv_counters *c;
+	bool now;
 
 	if (ibc == NULL)
 		return EINVAL;
 	c = to_swv_counters(ibc);
 	pthread_mutex_lock(&swv_lock);
-	if (SWV_LOAD_ACQ(&c->state) != 0) {
-		/* Bound to a flow (or an attach is under way). */
+	cnt_lock(c);
+	if (c->bound > 0) {
+		cnt_unlock(c);
 		pthread_mutex_unlock(&swv_lock);
 		return EBUSY;
 	}
 	to_swv_ctx(ibc->context)->objs--;
-	/* The engine never reads the points: they go now. */
-	cnt_free_points(c);
-	if (c->stale)
-		/* The engine may still count into it. */
-		swv_retire_counters(c);
-	else
-		swv_pool_free(c, SWV_POOL_COUNTERS);
+	c->destroyed = true;
+	/* Dying flows may still count: the last one's release frees it. */
+	now = c->dying == 0;
+	cnt_unlock(c);
+	if (now)
+		cnt_free(c);
 	pthread_mutex_unlock(&swv_lock);
 	return 0;
 }
 
-/* Wait while an attach writes c; return its state then. */
-static uint32_t
-cnt_state_settled(struct swv_counters *c)
+void
+swv_counters_bind(struct swv_counters *c, struct swv_flow *f)
 {
-	uint32_t s;
+	struct swv_flow_tally *t = swv_flow_tally(f);
 
-	while ((s = SWV_LOAD_ACQ(&c->state)) & SWV_CNT_ATTACHING)
-		sched_yield();
-	return s;
+	t->seq = 0;
+	t->packets = 0;
+	t->bytes = 0;
+	cnt_lock(c);
+	t->pprev = &c->flows;
+	t->next = c->flows;
+	if (t->next != NULL)
+		swv_flow_tally(t->next)->pprev = &t->next;
+	c->flows = f;
+	c->bound++;
+	cnt_unlock(c);
+}
+
+/* Take f off c's list, its tally folded in. c->lock held. */
+static void
+cnt_unlink(struct swv_counters *c, struct swv_flow *f)
+{
+	struct swv_flow_tally *t = swv_flow_tally(f);
+
+	c->packets += SWV_LOAD(&t->packets);
+	c->bytes += SWV_LOAD(&t->bytes);
+	*t->pprev = t->next;
+	if (t->next != NULL)
+		swv_flow_tally(t->next)->pprev = t->pprev;
 }
 
 void
-swv_counters_bind(struct swv_counters *c)
+swv_counters_unbind(struct swv_counters *c, struct swv_flow *f, bool seen)
 {
-	uint32_t s = cnt_state_settled(c);
-
-	while (!__atomic_compare_exchange_n(&c->state, &s, s + 1, false,
-					    __ATOMIC_ACQUIRE,
-					    __ATOMIC_RELAXED))
-		if (s & SWV_CNT_ATTACHING)
-			s = cnt_state_settled(c);
-}
-
-void
-swv_counters_unbind(struct swv_counters *c, bool seen)
-{
-	/* Before the count drops: the next attach sees it. */
+	cnt_lock(c);
+	c->bound--;
 	if (seen)
-		c->stale = true;
-	__atomic_fetch_sub(&c->state, 1, __ATOMIC_RELEASE);
+		c->dying++;	/* summed until its release */
+	else
+		cnt_unlink(c, f);	/* never counted */
+	cnt_unlock(c);
 }
 
-/*
- * Room for index idx: the points array to write (inline, current, or a
- * bigger copy), and in *grown the copy to publish, if one was made.
- */
+void
+swv_counters_release(struct swv_counters *c, struct swv_flow *f)
+{
+	bool last;
+
+	/* The engine is done with f: its tally is final. */
+	cnt_lock(c);
+	cnt_unlink(c, f);
+	c->dying--;
+	last = c->destroyed && c->dying == 0;
+	cnt_unlock(c);
+	if (last)
+		cnt_free(c);
+}
+
+/* Packets and bytes counted through c so far. c->lock held. */
+static void
+cnt_totals(const struct swv_counters *c, uint64_t *pk, uint64_t *by)
+{
+	const struct swv_flow_tally *t;
+	const struct swv_flow *f;
+	uint64_t s, p, b;
+
+	*pk = c->packets;
+	*by = c->bytes;
+	for (f = c->flows; f != NULL; f = t->next) {
+		t = swv_flow_tally(f);
+		for (;;) {
+			s = SWV_LOAD_ACQ(&t->seq);
+			if (SWV_UNLIKELY(s & 1)) {
+				/* The engine is between two stores. */
+				sched_yield();
+				continue;
+			}
+			p = SWV_LOAD(&t->packets);
+			b = SWV_LOAD(&t->bytes);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (SWV_LOAD(&t->seq) == s)
+				break;
+		}
+		*pk += p;
+		*by += b;
+	}
+}
+
+/* The points array with room for index idx (grown if need be), or NULL. */
 static struct swv_counter_point *
-cnt_points_for(struct swv_counters *c, uint32_t idx,
-	       struct swv_counter_points **grown)
+cnt_points_for(struct swv_counters *c, uint32_t idx)
 {
 	struct swv_counter_points *p = c->pts, *n;
 	uint32_t cap = 2 * SWV_CNT_INLINE;
 
-	*grown = NULL;
 	if (p == NULL && idx < SWV_CNT_INLINE)
 		return c->inl;
 	if (p != NULL && idx < p->cap)
@@ -184,12 +227,12 @@ cnt_points_for(struct swv_counters *c, uint32_t idx,
 	if (n == NULL)
 		return NULL;
 	n->cap = cap;
-	n->old = p;
 	if (p != NULL)
 		memcpy(n->pt, p->pt, p->cap * sizeof(p->pt[0]));
 	else
 		memcpy(n->pt, c->inl, sizeof(c->inl));
-	*grown = n;
+	free(p);
+	c->pts = n;
 	return n->pt;
 }
 
@@ -198,11 +241,10 @@ swv_attach_counters_point_flow(struct ibv_counters *ibc,
 			       struct ibv_counter_attach_attr *attr,
 			       struct ibv_flow *flow)
 {
-	struct swv_counter_points *grown;
 	struct swv_counter_point *pt;
 	struct swv_counters *c;
-	uint64_t s, total;
-	uint32_t st;
+	uint64_t pk, by;
+	int ret = 0;
 
 	if (ibc == NULL || attr == NULL)
 		return EINVAL;
@@ -216,91 +258,54 @@ swv_attach_counters_point_flow(struct ibv_counters *ibc,
 	if (attr->index >= SWV_MAX_COUNTERS)
 		return EINVAL;
 	c = to_swv_counters(ibc);
-	/* Become the writer: unbound, and no other attach under way. */
-	st = cnt_state_settled(c);
-	do {
-		if (st & SWV_CNT_ATTACHING)
-			st = cnt_state_settled(c);
-		if (st != 0)
-			return EBUSY;
-	} while (!__atomic_compare_exchange_n(&c->state, &st,
-					      SWV_CNT_ATTACHING, false,
-					      __ATOMIC_ACQUIRE,
-					      __ATOMIC_RELAXED));
-	if (c->stale) {
-		/* Let the engine finish with the flows that bound it. */
-		synchronize_rcu();
-		c->stale = false;
+	cnt_lock(c);
+	if (c->bound > 0) {
+		ret = EBUSY;
+		goto out;
 	}
-	pt = cnt_points_for(c, attr->index, &grown);
+	pt = cnt_points_for(c, attr->index);
 	if (pt == NULL) {
-		SWV_STORE_REL(&c->state, 0);
-		return ENOMEM;
+		ret = ENOMEM;
+		goto out;
 	}
-	s = cnt_write_begin(c);
-	if (grown != NULL)
-		SWV_STORE_REL(&c->pts, grown);
 	pt += attr->index;
+	/* Dying flows may still add: the point starts from what is now. */
+	cnt_totals(c, &pk, &by);
 	if (attr->counter_desc == IBV_COUNTER_PACKETS) {
-		total = c->packets;
-		SWV_STORE(&pt->npkt, pt->npkt + 1);
+		pt->npkt++;
+		pt->base -= pk;
 	} else {
-		total = c->bytes;
-		SWV_STORE(&pt->nbyte, pt->nbyte + 1);
+		pt->nbyte++;
+		pt->base -= by;
 	}
-	SWV_STORE(&pt->base, pt->base - total);
 	if (attr->index >= c->nidx)
-		SWV_STORE(&c->nidx, attr->index + 1);
-	cnt_write_end(c, s);
-	SWV_STORE_REL(&c->state, 0);
-	return 0;
+		c->nidx = attr->index + 1;
+out:
+	cnt_unlock(c);
+	return ret;
 }
 
 int
 swv_read_counters(struct ibv_counters *ibc, uint64_t *val, uint32_t n,
 		  uint32_t flags)
 {
-	const struct swv_counter_points *p;
 	const struct swv_counter_point *pt;
 	struct swv_counters *c;
-	uint64_t s, pk, by;
-	uint32_t i, m, cap;
+	uint64_t pk, by;
+	uint32_t i, m;
 
 	if (ibc == NULL ||
 	    (flags & ~(uint32_t)IBV_READ_COUNTERS_ATTR_PREFER_CACHED) != 0 ||
 	    (val == NULL && n > 0))
 		return EINVAL;
 	c = to_swv_counters(ibc);
-	for (;;) {
-		s = SWV_LOAD_ACQ(&c->seq);
-		if (SWV_UNLIKELY(s & 1)) {
-			/* A writer is between two stores: let it run. */
-			sched_yield();
-			continue;
-		}
-		pk = SWV_LOAD(&c->packets);
-		by = SWV_LOAD(&c->bytes);
-		m = SWV_LOAD(&c->nidx);
-		p = SWV_LOAD_ACQ(&c->pts);
-		if (p == NULL) {
-			pt = c->inl;
-			cap = SWV_CNT_INLINE;
-		} else {
-			pt = p->pt;
-			cap = p->cap;
-		}
-		if (m > n)
-			m = n;
-		if (m > cap)
-			m = cap;	/* raced with an attach: retried */
-		for (i = 0; i < m; i++)
-			val[i] = SWV_LOAD(&pt[i].base) +
-				 SWV_LOAD(&pt[i].npkt) * pk +
-				 SWV_LOAD(&pt[i].nbyte) * by;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (SWV_LOAD(&c->seq) == s)
-			break;
-	}
+	cnt_lock(c);
+	cnt_totals(c, &pk, &by);
+	pt = c->pts != NULL ? c->pts->pt : c->inl;
+	m = c->nidx < n ? c->nidx : n;
+	for (i = 0; i < m; i++)
+		val[i] = pt[i].base + pt[i].npkt * pk + pt[i].nbyte * by;
+	cnt_unlock(c);
 	for (i = m; i < n; i++)
 		val[i] = 0;
 	return 0;

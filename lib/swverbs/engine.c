@@ -258,7 +258,7 @@ rx_steered(struct swv_device *dev, const struct swv_sniff *sn,
 	}
 	/* COUNT: every frame the rule wins, whatever happens next. */
 	if (f->cnt != NULL)
-		swv_counters_add(f->cnt, len);
+		swv_tally_add(swv_flow_tally(f), len);
 	if (SWV_UNLIKELY(f->actions & SWV_ACT_DROP)) {
 		rx_count(dev, len, &dev->acc.rx_dropped, true);
 		return;
@@ -304,10 +304,10 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 				 fr[i + k].len);
 		}
 		swv_steer_lookup_burst(st, pkt, f, m);
-		/* The winners' counters, fetched together as their rules. */
+		/* The winners' tallies, to be written: owned before use. */
 		for (k = 0; k < m; k++)
 			if (f[k] != NULL && f[k]->cnt != NULL)
-				SWV_PREFETCH_W(f[k]->cnt);
+				SWV_PREFETCH_W(swv_flow_tally(f[k]));
 		/* In arrival order: per-flow FIFO as with single frames. */
 		for (k = 0; k < m; k++)
 			rx_steered(dev, sn, f[k], &pkt[k], fr[i + k].iov,

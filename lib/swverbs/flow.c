@@ -710,12 +710,13 @@ static struct {
 static size_t
 pool_size(unsigned int cls, size_t *align)
 {
-	if (cls == SWV_POOL_COUNTERS) {
-		*align = SWV_COUNTERS_ALIGN;
-		return sizeof(struct swv_counters);
-	}
+	unsigned int nw = cls % (SWV_KEY_WORDS + 1);
+
 	*align = sizeof(uint64_t);
-	return sizeof(struct swv_flow) + cls * sizeof(uint64_t);
+	if (cls == SWV_POOL_COUNTERS)
+		return sizeof(struct swv_counters);
+	return sizeof(struct swv_flow) + nw * sizeof(uint64_t) +
+	       (cls > SWV_KEY_WORDS ? sizeof(struct swv_flow_tally) : 0);
 }
 
 static uint8_t *
@@ -802,14 +803,12 @@ swv_pool_free(void *p, unsigned int cls)
 }
 
 /*
- * Retired objects, freed after the next grace period (swv_lock). A pool
- * object is entered with a tag in its low bits (objects are 8-byte
- * aligned): a rule goes back to the pool in the class of its key words, a
- * counters object in its class; anything else was malloc()ed.
+ * Retired objects, freed after the next grace period (swv_lock). A rule is
+ * entered with its low bit set (objects are 8-byte aligned) and goes back
+ * to the pool, its tally folded into its counters object first; anything
+ * else was malloc()ed.
  */
 #define SWV_RETIRED_RULE ((uintptr_t)1)
-#define SWV_RETIRED_COUNTERS ((uintptr_t)2)
-#define SWV_RETIRED_TAGS (SWV_RETIRED_RULE | SWV_RETIRED_COUNTERS)
 
 static void **swv_retired;
 static size_t swv_nretired, swv_retired_cap;
@@ -817,15 +816,16 @@ static size_t swv_nretired, swv_retired_cap;
 static void
 release(void *p)
 {
-	uintptr_t tag = (uintptr_t)p & SWV_RETIRED_TAGS;
-	void *o = (void *)((uintptr_t)p & ~SWV_RETIRED_TAGS);
+	struct swv_flow *f;
 
-	if (tag == SWV_RETIRED_RULE)
-		swv_pool_free(o, ((struct swv_flow *)o)->nw);
-	else if (tag == SWV_RETIRED_COUNTERS)
-		swv_pool_free(o, SWV_POOL_COUNTERS);
-	else
+	if (!((uintptr_t)p & SWV_RETIRED_RULE)) {
 		free(p);
+		return;
+	}
+	f = (struct swv_flow *)((uintptr_t)p & ~SWV_RETIRED_RULE);
+	if (f->cnt != NULL)
+		swv_counters_release(f->cnt, f);
+	swv_pool_free(f, SWV_POOL_RULE(f->nw, f->cnt != NULL));
 }
 
 static void
@@ -849,11 +849,6 @@ swv_retire(void *p)
 	retire(p);
 }
 
-void
-swv_retire_counters(struct swv_counters *c)
-{
-	retire((void *)((uintptr_t)c | SWV_RETIRED_COUNTERS));
-}
 
 /* Free p once the engine cannot see it any more. */
 static void
@@ -1715,7 +1710,7 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		ret = ENOMEM;
 		goto err;
 	}
-	f = swv_pool_alloc(nw);
+	f = swv_pool_alloc(SWV_POOL_RULE(nw, b.cnt != NULL));
 	if (f == NULL) {
 		ret = ENOMEM;
 		goto err;
@@ -1731,9 +1726,9 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	f->qp = qp;
 	f->ibv_flow.context = ibqp->context;
 	f->ibv_flow.handle = (uint32_t)++dev->flow_seq;
-	/* Bound before the engine can see the rule. */
+	/* Bound, its tally zeroed, before the engine can see the rule. */
 	if (f->cnt != NULL)
-		swv_counters_bind(f->cnt);
+		swv_counters_bind(f->cnt, f);
 	if (sniffer) {
 		ret = sniff_update(dev, qp, true);
 	} else {
@@ -1751,8 +1746,8 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	return &f->ibv_flow;
 err_unbind:
 	if (f->cnt != NULL)
-		swv_counters_unbind(f->cnt, false);
-	swv_pool_free(f, nw);
+		swv_counters_unbind(f->cnt, f, false);
+	swv_pool_free(f, SWV_POOL_RULE(nw, f->cnt != NULL));
 err:
 	pthread_mutex_unlock(&swv_lock);
 	errno = ret;
@@ -1777,7 +1772,7 @@ swv_destroy_flow(struct ibv_flow *ibflow)
 		steer_del(dev, f);
 	if (ret == 0 && f->cnt != NULL)
 		/* Unbound, but the engine may count until a grace period. */
-		swv_counters_unbind(f->cnt, true);
+		swv_counters_unbind(f->cnt, f, true);
 	if (ret != 0) {
 		pthread_mutex_unlock(&swv_lock);
 		return ret;

@@ -499,12 +499,13 @@ struct swv_pkt {
 void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
 
 /*
- * Counters objects (counters.c). The engine adds to packets and bytes of an
- * object bound to the flow a frame hits; an index's value is computed from
- * them at read time. A seqlock (seq) with one writer at a time covers
- * packets, bytes and the points: the engine while flows bind the object, the
- * control path (attach) while none does. state says which: the number of
- * flows binding the object, or SWV_CNT_ATTACHING while an attach writes.
+ * Counters objects (counters.c). A counted rule adds each frame it wins to
+ * a tally of its own, behind its key, in the cache lines the lookup just
+ * read; the engine never touches the counters object. The object lists
+ * the flows that bind it, and the flows destroyed that the engine may still
+ * count through until a grace period has passed ("dying"); a read sums
+ * their tallies and what the flows gone for good left (folded), under the
+ * object's lock, and computes each index from the two totals.
  */
 
 /** Descriptions attached at one index. */
@@ -516,78 +517,39 @@ struct swv_counter_point {
 
 /** Points beyond the inline ones: an array that grows by replacement. */
 struct swv_counter_points {
-	struct swv_counter_points *old;	/**< replaced arrays, to free */
 	uint32_t cap;			/**< entries of pt[] */
 	struct swv_counter_point pt[];
 };
 
 /** Points that come with a counters object: packets and bytes. */
 #define SWV_CNT_INLINE 2
-/** state: an attach is writing (no flow may bind the object). */
-#define SWV_CNT_ATTACHING (1u << 31)
-/**
- * Counters objects come from the object pool, aligned so that the 24
- * bytes the engine writes per frame sit in one cache line.
- */
-#define SWV_COUNTERS_ALIGN 32
 
 struct swv_counters {
-	/* The seqlock's fields: written by its single writer. */
-	uint64_t seq;			/**< odd while a write is under way */
-	uint64_t packets;		/**< frames counted */
-	uint64_t bytes;			/**< their bytes */
-	/** Indexes 0 and 1 while pts is NULL. */
-	struct swv_counter_point inl[SWV_CNT_INLINE];
-	struct swv_counter_points *pts;	/**< NULL: the points are inl */
-	uint32_t nidx;			/**< highest attached index + 1 */
-	/* Control path. */
-	uint32_t state;		/**< binding flows, or SWV_CNT_ATTACHING */
 	struct ibv_counters ibv_counters;
 	struct swv_device *dev;
-	bool stale;	/**< a binding flow was destroyed since the last grace
-			 * period this object waited for: the engine may still
-			 * count into it (swv_lock, or the attach that holds
-			 * SWV_CNT_ATTACHING)
+	/**
+	 * Covers everything below, and the list links of the tallies: a
+	 * spinlock (held for a few loads and stores; never by the engine).
+	 */
+	uint32_t lock;
+	uint64_t packets;		/**< folded: of flows gone for good */
+	uint64_t bytes;
+	struct swv_flow *flows;		/**< binding and dying flows */
+	uint32_t bound;			/**< flows binding the object */
+	uint32_t dying;			/**< destroyed, engine may count */
+	bool destroyed;	/**< swv_destroy_counters() done: the last dying
+			 * flow frees the object
 			 */
-} __attribute__((aligned(SWV_COUNTERS_ALIGN)));
-
-/*
- * The object pool (flow.c): rules, in a class per number of key words, and
- * counters objects. swv_lock held.
- */
-#define SWV_POOL_COUNTERS (SWV_KEY_WORDS + 1)
-#define SWV_POOL_CLASSES (SWV_KEY_WORDS + 2)
-/** Uninitialized memory for an object of class cls, or NULL. */
-void *swv_pool_alloc(unsigned int cls);
-/** Give an object back (no reader can see it any more). */
-void swv_pool_free(void *p, unsigned int cls);
-/** Return a counters object to the pool after a grace period. */
-void swv_retire_counters(struct swv_counters *c);
-/** A flow binds c: waits for an attach under way (before the flow is seen). */
-void swv_counters_bind(struct swv_counters *c);
-/**
- * A flow that bound c is gone; seen: the engine may have counted through
- * it (c is stale until a grace period passes).
- */
-void swv_counters_unbind(struct swv_counters *c, bool seen);
+	uint32_t nidx;			/**< highest attached index + 1 */
+	struct swv_counter_points *pts;	/**< NULL: the points are inl */
+	/** Indexes 0 and 1 while pts is NULL. */
+	struct swv_counter_point inl[SWV_CNT_INLINE];
+};
 
 static inline struct swv_counters *
 to_swv_counters(struct ibv_counters *c)
 {
 	return container_of(c, struct swv_counters, ibv_counters);
-}
-
-/** Count one frame of len bytes (engine thread, object bound). */
-static inline void
-swv_counters_add(struct swv_counters *c, uint32_t len)
-{
-	uint64_t s = SWV_LOAD(&c->seq);
-
-	SWV_STORE(&c->seq, s + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	SWV_STORE(&c->packets, SWV_LOAD(&c->packets) + 1);
-	SWV_STORE(&c->bytes, SWV_LOAD(&c->bytes) + len);
-	SWV_STORE_REL(&c->seq, s + 2);
 }
 
 /** Rule action flags. */
@@ -612,7 +574,67 @@ struct swv_flow {
 	uint8_t actions;		/**< SWV_ACT_* */
 	uint8_t nw;			/**< words in key[] */
 	uint64_t key[];			/**< masked value: the subtable's words */
+	/* then, for a rule with ACTION_COUNT, its struct swv_flow_tally */
 };
+
+/**
+ * What the frames a counted rule won add up to: written by the engine
+ * alone, a seqlock for readers (packets and bytes over the same frames).
+ */
+struct swv_flow_tally {
+	uint64_t seq;			/**< odd while the engine writes */
+	uint64_t packets;
+	uint64_t bytes;
+	/* the counters object's list (its lock) */
+	struct swv_flow *next;
+	struct swv_flow **pprev;
+};
+
+/** The tally of a rule with ACTION_COUNT. */
+static inline struct swv_flow_tally *
+swv_flow_tally(const struct swv_flow *f)
+{
+	return (struct swv_flow_tally *)(uintptr_t)&f->key[f->nw];
+}
+
+/** Count one frame of len bytes (engine thread). */
+static inline void
+swv_tally_add(struct swv_flow_tally *t, uint32_t len)
+{
+	uint64_t s = SWV_LOAD(&t->seq);
+
+	SWV_STORE(&t->seq, s + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	SWV_STORE(&t->packets, SWV_LOAD(&t->packets) + 1);
+	SWV_STORE(&t->bytes, SWV_LOAD(&t->bytes) + len);
+	SWV_STORE_REL(&t->seq, s + 2);
+}
+
+/*
+ * The object pool (flow.c): rules, in a class per number of key words and
+ * tally or not, and counters objects. swv_lock held.
+ */
+#define SWV_POOL_RULE(nw, counted) \
+	((nw) + ((counted) ? SWV_KEY_WORDS + 1 : 0))
+#define SWV_POOL_COUNTERS (2 * (SWV_KEY_WORDS + 1))
+#define SWV_POOL_CLASSES (SWV_POOL_COUNTERS + 1)
+/** Uninitialized memory for an object of class cls, or NULL. */
+void *swv_pool_alloc(unsigned int cls);
+/** Give an object back (no reader can see it any more). */
+void swv_pool_free(void *p, unsigned int cls);
+
+/*
+ * A counted rule and its counters object (counters.c; swv_lock held).
+ * bind: before the engine can see the rule (its tally zeroed); unbind: the
+ * rule is destroyed (seen: the engine may have seen it, so it stays in the
+ * object's sums, dying, until release); release: after the grace period,
+ * its tally folds into the object, which it frees if it was destroyed and
+ * this was its last flow.
+ */
+void swv_counters_bind(struct swv_counters *c, struct swv_flow *f);
+void swv_counters_unbind(struct swv_counters *c, struct swv_flow *f,
+			 bool seen);
+void swv_counters_release(struct swv_counters *c, struct swv_flow *f);
 
 /** Hash slots: NULL (end of probe), SWV_SLOT_TOMB, or a list head. */
 #define SWV_SLOT_TOMB ((struct swv_flow *)(uintptr_t)1)
