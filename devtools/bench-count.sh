@@ -217,7 +217,9 @@ if mem_goal:
 elif big:
     print("  memory: a counter adds " + ", ".join(
         f"{res[n][3]:+.0f} B a rule at {n}" for n in big) +
-        " (no goal set: BENCH_MEM_GOAL)")
+        " (resident-set growth, a lower bound: swverbs reuses pool memory"
+        " an earlier round of the process left mapped; no goal set:"
+        " BENCH_MEM_GOAL)")
 else:
     print("  memory: no rule count of 100,000 or more to judge")
 PY
