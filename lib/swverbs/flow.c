@@ -679,11 +679,11 @@ swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
  * object off a free list or a bump pointer instead of faulting in fresh heap
  * pages one by one, and objects sit densely, with no allocator header.
  * Freed objects (after their grace period) go to a free list per class: a
- * rule's class is its number of key words, counters objects have one of
- * their own (they are aligned, see swv_priv.h). When no object is left in
- * the process the chunks go back to the system, all but the newest, which
- * is kept so that a table that comes and goes around zero rules does not
- * map and fault a chunk each time.
+ * rule's class is its number of key words and whether it has a tally
+ * (ACTION_COUNT), counters objects have one of their own. When no object
+ * is left in the process the chunks go back to the system, all but the
+ * newest, which is kept so that a table that comes and goes around zero
+ * rules does not map and fault a chunk each time.
  * Control path only (swv_lock).
  */
 #define SWV_CHUNK_SIZE (2u << 20)
