@@ -706,23 +706,16 @@ static struct {
 	size_t live;			/**< objects allocated, not freed */
 } swv_pool;
 
-/* Size and alignment of the objects of a class. */
+/* Size of the objects of a class (a multiple of 8: all stay aligned). */
 static size_t
-pool_size(unsigned int cls, size_t *align)
+pool_size(unsigned int cls)
 {
 	unsigned int nw = cls % (SWV_KEY_WORDS + 1);
 
-	*align = sizeof(uint64_t);
 	if (cls == SWV_POOL_COUNTERS)
 		return sizeof(struct swv_counters);
 	return sizeof(struct swv_flow) + nw * sizeof(uint64_t) +
 	       (cls > SWV_KEY_WORDS ? sizeof(struct swv_flow_tally) : 0);
-}
-
-static uint8_t *
-pool_align(uint8_t *p, size_t align)
-{
-	return (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
 }
 
 /* Map and fault in one chunk. 0 or ENOMEM. */
@@ -758,22 +751,17 @@ pool_chunk_add(void)
 void *
 swv_pool_alloc(unsigned int cls)
 {
-	size_t align, size = pool_size(cls, &align);
+	size_t size = pool_size(cls);
 	void *p = swv_pool.free[cls];
-	uint8_t *at;
 
 	if (p != NULL) {
 		memcpy(&swv_pool.free[cls], p, sizeof(void *));
 	} else {
-		at = pool_align(swv_pool.cur, align);
-		if (at > swv_pool.end ||
-		    (size_t)(swv_pool.end - at) < size) {
-			if (pool_chunk_add() != 0)
-				return NULL;
-			at = pool_align(swv_pool.cur, align);
-		}
-		p = at;
-		swv_pool.cur = at + size;
+		if ((size_t)(swv_pool.end - swv_pool.cur) < size &&
+		    pool_chunk_add() != 0)
+			return NULL;
+		p = swv_pool.cur;
+		swv_pool.cur += size;
 	}
 	swv_pool.live++;
 	return p;
@@ -840,15 +828,6 @@ retire_flush(void)
 		release(swv_retired[i]);
 	swv_nretired = 0;
 }
-
-static void retire(void *p);
-
-void
-swv_retire(void *p)
-{
-	retire(p);
-}
-
 
 /* Free p once the engine cannot see it any more. */
 static void

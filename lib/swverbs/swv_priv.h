@@ -708,8 +708,6 @@ const struct swv_flow *swv_steer_lookup(const struct swv_steer *st,
 void swv_steer_lookup_burst(const struct swv_steer *st,
 			    const struct swv_pkt *pkt,
 			    const struct swv_flow **out, unsigned int n);
-/** Free p after a grace period (swv_lock held; batched). */
-void swv_retire(void *p);
 /** Free a device's table at its destruction (swv_lock, no reader). */
 void swv_steer_free(struct swv_steer *st);
 
