@@ -553,6 +553,8 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 		return sq_process_burst(qp, avail);
 	tail = r->ctail;
 	sq_prefetch(qp, tail, avail);
+	/* Each frame goes out with room for its CQE (checked below) kept. */
+	qp->scq->reserved = 1;
 	while (n < avail) {
 		w = swv_ring_slot(r, tail);
 		/* WQE slots ahead, and the frame data of nearer ones. */
@@ -569,9 +571,7 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 		flags = w->flags;
 		st = sq_gather(w, pd, iov, &len);
 		if (SWV_LIKELY(st == IBV_WC_SUCCESS)) {
-			qp->scq->reserved = 1;
 			ret = tx(wire, iov, (int)w->num_sge, len);
-			qp->scq->reserved = 0;
 			if (ret == EAGAIN)
 				break;	/* retried on a later loop */
 			if (SWV_LIKELY(ret == 0)) {
@@ -598,6 +598,7 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 			sq_complete(qp, wr_id, IBV_WC_SUCCESS, len);
 		}
 	}
+	qp->scq->reserved = 0;
 	if (n > 0) {
 		r->ctail = tail;
 		swv_ring_consumed(r);
