@@ -304,10 +304,6 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 				 fr[i + k].len);
 		}
 		swv_steer_lookup_burst(st, pkt, f, m);
-		/* The winners' tallies, to be written: owned before use. */
-		for (k = 0; k < m; k++)
-			if (f[k] != NULL && f[k]->cnt != NULL)
-				SWV_PREFETCH_W(swv_flow_tally(f[k]));
 		/* In arrival order: per-flow FIFO as with single frames. */
 		for (k = 0; k < m; k++)
 			rx_steered(dev, sn, f[k], &pkt[k], fr[i + k].iov,
