@@ -473,6 +473,28 @@ rate(uint64_t n, uint64_t cycles)
 	return cycles != 0 ? n / ((double)cycles / rte_get_tsc_hz()) : 0;
 }
 
+/* The hits of rules first .. first + n - 1 into *hits; 0, or -1 if a query
+ * failed.
+ */
+static int
+hits_sum(uint32_t first, uint32_t n, uint64_t *hits)
+{
+	const struct rte_flow_action count = {
+		.type = RTE_FLOW_ACTION_TYPE_COUNT };
+	struct rte_flow_query_count q;
+	struct rte_flow_error err;
+	uint32_t i;
+
+	*hits = 0;
+	for (i = first; i < first + n; i++) {
+		memset(&q, 0, sizeof(q));
+		if (rte_flow_query(rx_port, flows[i], &count, &q, &err) != 0)
+			return -1;
+		*hits += q.hits;
+	}
+	return 0;
+}
+
 /*
  * rte_flow_query(COUNT) over the n rules, round robin, for a second:
  * queries per second; *hits: the sum of one pass over all rules.
@@ -487,13 +509,8 @@ query_rate(uint32_t n, uint64_t *hits)
 	uint64_t hz = rte_get_tsc_hz(), t0, t1, done = 0;
 	uint32_t i;
 
-	*hits = 0;
-	for (i = 0; i < n; i++) {
-		memset(&q, 0, sizeof(q));
-		if (rte_flow_query(rx_port, flows[i], &count, &q, &err) != 0)
-			return 0;
-		*hits += q.hits;
-	}
+	if (hits_sum(0, n, hits) != 0)
+		return 0;
 	t0 = rte_rdtsc();
 	do {
 		for (i = 0; i < 1024; i++) {
@@ -618,9 +635,6 @@ run_slices(uint32_t n, uint32_t masks)
 	uint64_t hz = rte_get_tsc_hz(), slice = hz / 1000 * slices_ms;
 	uint32_t nslices = (uint32_t)(seconds * 1000 / slices_ms) & ~3u;
 	struct fwd s = { .mark_min = n };
-	const struct rte_flow_action count = {
-		.type = RTE_FLOW_ACTION_TYPE_COUNT };
-	struct rte_flow_query_count q;
 	struct rte_flow_error err = { 0 };
 	double *mpps, *diff, *ma, *mb;
 	uint64_t tsc, got, hits = 0;
@@ -656,12 +670,7 @@ run_slices(uint32_t n, uint32_t masks)
 	}
 	fwd_drain(&s);
 	rte_delay_ms(50);	/* frames in flight land */
-	for (i = n; i < 2 * n; i++) {
-		memset(&q, 0, sizeof(q));
-		if (rte_flow_query(rx_port, flows[i], &count, &q, &err) == 0)
-			hits += q.hits;
-	}
-	if (hits != s.over)
+	if (hits_sum(n, n, &hits) != 0 || hits != s.over)
 		printf("# slices: counted %" PRIu64 " frames, received %"
 		       PRIu64 " with the counted rules' marks\n", hits,
 		       s.over);
