@@ -31,6 +31,7 @@
  * period per update.
  */
 
+#include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -795,11 +796,23 @@ swv_pool_free(void *p, unsigned int cls)
  * entered with its low bit set (objects are 8-byte aligned) and goes back
  * to the pool, its tally folded into its counters object first; anything
  * else was malloc()ed.
+ *
+ * retire() only enters an object: it never frees, so the update that
+ * retires an object may go on reading it (sub_rehash() reads the old array
+ * it has just retired). Objects are freed only by retire_flush(), which
+ * runs at the end of an update (retire_done()) or when nothing is in use
+ * (a device's steering freed): never while an update holds pointers into
+ * what it retired. The list is a fixed array: an update retires at most
+ * SWV_RETIRE_PER_OP objects, and the list is flushed at the end of any
+ * update that leaves SWV_RETIRE_BATCH or more, so entering one can neither
+ * fail nor need memory.
  */
 #define SWV_RETIRED_RULE ((uintptr_t)1)
+#define SWV_RETIRE_PER_OP 8
 
-static void **swv_retired;
-static size_t swv_nretired, swv_retired_cap;
+static void *swv_retired[SWV_RETIRE_BATCH + SWV_RETIRE_PER_OP];
+static size_t swv_nretired;
+static bool swv_retired_big;	/**< a huge slot array waits in the list */
 
 static void
 release(void *p)
@@ -816,11 +829,13 @@ release(void *p)
 	swv_pool_free(f, SWV_POOL_RULE(f->nw, f->cnt != NULL));
 }
 
+/* Free everything retired: only where no update holds any of it. */
 static void
 retire_flush(void)
 {
 	size_t i;
 
+	swv_retired_big = false;
 	if (swv_nretired == 0)
 		return;
 	synchronize_rcu();
@@ -829,28 +844,29 @@ retire_flush(void)
 	swv_nretired = 0;
 }
 
-/* Free p once the engine cannot see it any more. */
+/* Free p once the engine cannot see it any more; p stays valid until the
+ * update that retires it ends.
+ */
 static void
 retire(void *p)
 {
 	if (p == NULL)
 		return;
-	if (swv_nretired == swv_retired_cap) {
-		size_t cap = swv_retired_cap ? swv_retired_cap * 2 : 256;
-		void **n = realloc(swv_retired, cap * sizeof(*n));
-
-		if (n == NULL) {
-			/* No room to defer: pay a grace period now. */
-			retire_flush();
-			synchronize_rcu();
-			release(p);
-			return;
-		}
-		swv_retired = n;
-		swv_retired_cap = cap;
-	}
+	assert(swv_nretired < sizeof(swv_retired) / sizeof(swv_retired[0]));
 	swv_retired[swv_nretired++] = p;
-	if (swv_nretired >= SWV_RETIRE_BATCH)
+}
+
+/*
+ * The end of an update (swv_lock): what it retired is no longer in use.
+ * One grace period for a batch, or now for a huge array: that is worth a
+ * grace period rather than staying mapped until the next batch (the engine
+ * does not wait for it, and rehashes double: a handful per million
+ * inserts).
+ */
+static void
+retire_done(void)
+{
+	if (swv_nretired >= SWV_RETIRE_BATCH || swv_retired_big)
 		retire_flush();
 }
 
@@ -929,14 +945,9 @@ sub_rehash(struct swv_subtable *sub, uint32_t want)
 		if (old->slot[j].f != NULL && old->slot[j].f != SWV_SLOT_TOMB)
 			slots_put(sl, old->slot[j].f);
 	rcu_assign_pointer(sub->slots, sl);
-	retire(old);
-	/*
-	 * A big array is worth a grace period now rather than staying mapped
-	 * until the next batch (the engine does not wait for it, and rehashes
-	 * double: a handful per million inserts).
-	 */
 	if ((size_t)(old->mask + 1) * sizeof(old->slot[0]) >= SWV_HUGE_SIZE)
-		retire_flush();
+		swv_retired_big = true;
+	retire(old);
 	return 0;
 }
 
@@ -1721,6 +1732,7 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	dev->nflows++;
 	qp->flows++;
 	to_swv_ctx(ibqp->context)->objs++;
+	retire_done();
 	pthread_mutex_unlock(&swv_lock);
 	return &f->ibv_flow;
 err_unbind:
@@ -1728,6 +1740,7 @@ err_unbind:
 		swv_counters_unbind(f->cnt, f, false);
 	swv_pool_free(f, SWV_POOL_RULE(nw, f->cnt != NULL));
 err:
+	retire_done();
 	pthread_mutex_unlock(&swv_lock);
 	errno = ret;
 	return NULL;
@@ -1763,6 +1776,8 @@ swv_destroy_flow(struct ibv_flow *ibflow)
 	/* No rule left on the device: nothing it retired is needed. */
 	if (dev->nflows == 0)
 		retire_flush();
+	else
+		retire_done();
 	pthread_mutex_unlock(&swv_lock);
 	return 0;
 }

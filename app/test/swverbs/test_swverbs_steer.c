@@ -950,6 +950,75 @@ test_many_rules(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A rehash whose retirement of the old array fills the retire list (the
+ * batch is freed after a grace period) must not free that array under the
+ * rehash, which still reads it. Which update lands on the batch's last
+ * entry depends on the list's length, so the test walks every length:
+ * each round retires the same number of objects (a subtable that grows
+ * once and is emptied, plus @extra rules of a kept subtable), and for an
+ * odd number per round the rehash lands on every position of the batch
+ * within SWV_BATCH rounds. Without the fix, ASan reports a use-after-free
+ * in sub_rehash(); huge arrays (mmap-backed) fault in a plain build.
+ */
+#define SWV_BATCH 4096
+
+static int
+test_retire_mid_update(void)
+{
+	struct ibv_flow_spec_ipv4_ext *ip;
+	struct ibv_flow_spec_tcp_udp *l4;
+	struct ibv_flow *keep, *fl[8];
+	struct rb r;
+	struct fb f;
+	unsigned int extra, round, k;
+
+	/* Keeps the device's rule count above 0 (which flushes at once). */
+	r_init(&r, IBV_FLOW_ATTR_NORMAL, 1);
+	l4 = r_l4(&r, false, false);
+	l4->val.dst_port = htons(9);
+	l4->mask.dst_port = 0xffff;
+	keep = r_create(&r, d.rqp);
+	TEST_ASSERT_NOT_NULL(keep, "%d", errno);
+	for (extra = 0; extra < 2; extra++) {
+		for (round = 0; round < SWV_BATCH; round++) {
+			/* 7 keys: the 7th grows the 8-slot hash. */
+			r_init(&r, IBV_FLOW_ATTR_NORMAL, 0);
+			ip = r_ip4(&r, false);
+			ip->mask.dst_ip = 0xffffffff;
+			for (k = 0; k < 7; k++) {
+				ip->val.dst_ip = htonl(0x0c000000 + k);
+				fl[k] = r_create(&r, q2);
+				TEST_ASSERT_NOT_NULL(fl[k], "round %u rule %u: %d",
+						     round, k, errno);
+			}
+			if (round % 1024 == 0) {
+				f_udp4(&f, 1, 0x0c000006, 5, 5);
+				CHECK(&f, O_Q2, "a rule of the grown hash");
+			}
+			for (k = 0; k < 7; k++)
+				TEST_ASSERT_SUCCESS(swv_destroy_flow(fl[k]),
+						    "round %u", round);
+			/* One more retired rule of the kept subtable. */
+			if (extra > 0) {
+				r_init(&r, IBV_FLOW_ATTR_NORMAL, 1);
+				l4 = r_l4(&r, false, false);
+				l4->val.dst_port = htons(10);
+				l4->mask.dst_port = 0xffff;
+				fl[7] = r_create(&r, d.rqp);
+				TEST_ASSERT_NOT_NULL(fl[7], "%d", errno);
+				TEST_ASSERT_SUCCESS(swv_destroy_flow(fl[7]), "");
+			}
+		}
+	}
+	f_udp4(&f, 1, 0x0c000006, 5, 5);
+	CHECK(&f, O_NOMATCH, "all gone");
+	f_udp4(&f, 1, 0x0c000006, 5, 9);
+	CHECK(&f, O_RQP, "the kept rule");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(keep), "");
+	return TEST_SUCCESS;
+}
+
 /* Rules come and go while a thread keeps sending. */
 static volatile int churn_stop;
 
@@ -1198,6 +1267,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_priority_overlap),
 		TEST_CASE(test_errors),
 		TEST_CASE(test_many_rules),
+		TEST_CASE(test_retire_mid_update),
 		TEST_CASE(test_churn_traffic),
 		TEST_CASE(test_burst_order),
 		TEST_CASES_END(),
