@@ -235,14 +235,12 @@ swv_open_device(struct ibv_device *device)
 	}
 	ctx->dev = dev;
 	ctx->event_wr = fds[1];
-	ctx->ibv_ctx.device = device;
-	ctx->ibv_ctx.cmd_fd = -1;
-	ctx->ibv_ctx.async_fd = fds[0];
-	ctx->ibv_ctx.num_comp_vectors = 1;
-	ctx->ibv_ctx.ops.post_send = swv_post_send;
-	ctx->ibv_ctx.ops.post_recv = swv_post_recv;
-	ctx->ibv_ctx.ops.poll_cq = swv_poll_cq;
-	pthread_mutex_init(&ctx->ibv_ctx.mutex, NULL);
+	swv_vctx_init(&ctx->vctx);
+	ctx->vctx.context.device = device;
+	ctx->vctx.context.cmd_fd = -1;
+	ctx->vctx.context.async_fd = fds[0];
+	ctx->vctx.context.num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
 
 	pthread_mutex_lock(&swv_lock);
 	if (!device_live(device)) {
@@ -253,7 +251,7 @@ swv_open_device(struct ibv_device *device)
 	dev->nctx++;
 	cds_list_add_tail_rcu(&ctx->node, &dev->ctxs);
 	pthread_mutex_unlock(&swv_lock);
-	return &ctx->ibv_ctx;
+	return &ctx->vctx.context;
 
 err_pipe:
 	close(fds[0]);
@@ -281,9 +279,9 @@ swv_close_device(struct ibv_context *context)
 	ctx->dev->nctx--;
 	synchronize_rcu();
 	pthread_mutex_unlock(&swv_lock);
-	close(ctx->ibv_ctx.async_fd);
+	close(ctx->vctx.context.async_fd);
 	close(ctx->event_wr);
-	pthread_mutex_destroy(&ctx->ibv_ctx.mutex);
+	pthread_mutex_destroy(&ctx->vctx.context.mutex);
 	free(ctx);
 	return 0;
 }

@@ -721,7 +721,7 @@ uint32_t swv_rss_hash(const struct swv_qp *qp, const struct swv_pkt *pkt);
  * Device and context.
  */
 struct swv_context {
-	struct ibv_context ibv_ctx;
+	struct verbs_context vctx;	/**< ends with the ibv_context */
 	struct swv_device *dev;
 	struct cds_list_head node;	/**< in dev->ctxs (RCU) */
 	int event_wr;			/**< write end of the async pipe */
@@ -731,8 +731,11 @@ struct swv_context {
 static inline struct swv_context *
 to_swv_ctx(struct ibv_context *ctx)
 {
-	return container_of(ctx, struct swv_context, ibv_ctx);
+	return container_of(ctx, struct swv_context, vctx.context);
 }
+
+/** Fill a context's verbs_context: verbs.h's inline calls reach swverbs. */
+void swv_vctx_init(struct verbs_context *vctx);
 
 struct swv_device {
 	struct ibv_device ibv_dev;

@@ -27,7 +27,10 @@
  *                                 struct ibv_cq_ex (next_poll, end_poll,
  *                                 read_byte_len, read_wc_flags, read_flow_tag,
  *                                 read_completion_ts, read_opcode, read_qp_num)
- * These take no lock and make no system call. A QP, WQ or CQ has a single
+ * A swverbs context is a struct verbs_context too (verbs_ctx.c), so the
+ * other calls verbs.h defines inline (ibv_query_port, ibv_create_flow,
+ * ibv_create_wq, ibv_read_counters, ...) reach swverbs as well.
+ * The datapath calls take no lock and make no system call. A QP, WQ or CQ has a single
  * producer and a single consumer on the application side (as with a verbs
  * thread domain): one thread posts to a given queue, one thread polls a given
  * CQ. Different queues may be used from different threads.
