@@ -71,6 +71,11 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 			VBR_LOG(ERR, "%s: devarg '%s' needs a value", name, key);
 			return -EINVAL;
 		}
+		if (rte_kvargs_count(kvlist, key) > 1) {
+			VBR_LOG(ERR, "%s: devarg '%s' given %u times: give it "
+				"once", name, key, rte_kvargs_count(kvlist, key));
+			return -EINVAL;
+		}
 		if (strcmp(key, VBR_ARG_DEV) == 0) {
 			args->dev = value;
 		} else if (strcmp(key, VBR_ARG_WIRE) == 0) {
