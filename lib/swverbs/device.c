@@ -434,6 +434,7 @@ swv_query_port_counters(struct ibv_context *context,
 	c->rx_no_match = SWV_LOAD(&s->rx_no_match);
 	c->rx_errors = SWV_LOAD(&s->rx_errors);
 	c->rx_dropped = SWV_LOAD(&s->rx_dropped);
+	c->rx_runts = SWV_LOAD(&s->rx_runts);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	c->rx_frames = SWV_LOAD(&s->rx_frames);
 	c->rx_bytes = SWV_LOAD(&s->rx_bytes);

@@ -266,6 +266,20 @@ rx_steered(struct swv_device *dev, const struct swv_sniff *sn,
 	rx_deliver(dev, f->qp, pkt, iov, iovcnt, len, f->tag, true);
 }
 
+/*
+ * A frame shorter than the wire's minimum (a runt) is dropped before it is
+ * parsed, counted as an Rx error, as a NIC's MAC drops it.
+ */
+static inline bool
+rx_runt(struct swv_device *dev, uint32_t len)
+{
+	if (SWV_LIKELY(len >= dev->wire->min_frame))
+		return false;
+	dev->acc.rx_runts++;
+	rx_count(dev, len, &dev->acc.rx_errors, true);
+	return true;
+}
+
 void
 swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	      uint32_t len)
@@ -273,6 +287,8 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	const struct swv_flow *f;
 	struct swv_pkt pkt;
 
+	if (SWV_UNLIKELY(rx_runt(dev, len)))
+		return;
 	rx_parse(&pkt, iov, iovcnt, len);
 	f = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
 	rx_steered(dev, rcu_dereference(dev->sniff), f, &pkt, iov, iovcnt,
@@ -294,6 +310,16 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 
 	for (i = 0; i < n; i += m) {
 		m = n - i < SWV_RX_BURST ? n - i : SWV_RX_BURST;
+		for (k = 0; k < m; k++)
+			if (SWV_UNLIKELY(fr[i + k].len < dev->wire->min_frame))
+				break;
+		if (SWV_UNLIKELY(k < m)) {
+			/* A runt among them: this slice frame by frame. */
+			for (k = 0; k < m; k++)
+				swv_device_rx(dev, fr[i + k].iov,
+					      fr[i + k].iovcnt, fr[i + k].len);
+			continue;
+		}
 		for (k = 0; k < m && k < SWV_PF_PARSE; k++)
 			__builtin_prefetch(fr[i + k].iov[0].iov_base);
 		for (k = 0; k < m; k++) {
@@ -629,6 +655,7 @@ publish_counters(struct swv_device *dev)
 	SWV_STORE(&c->rx_no_match, c->rx_no_match + a->rx_no_match);
 	SWV_STORE(&c->rx_errors, c->rx_errors + a->rx_errors);
 	SWV_STORE(&c->rx_dropped, c->rx_dropped + a->rx_dropped);
+	SWV_STORE(&c->rx_runts, c->rx_runts + a->rx_runts);
 	memset(a, 0, sizeof(*a));
 	dev->acc_dirty = false;
 }

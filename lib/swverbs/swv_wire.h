@@ -82,6 +82,13 @@ struct swv_wire_ops {
 struct swv_wire {
 	const struct swv_wire_ops *ops;
 	struct swv_device *dev;	/**< the device frames are delivered to */
+	/**
+	 * Shortest frame the device takes from this wire; shorter ones are
+	 * runts, dropped and counted (rx_runts): 60 bytes (the Ethernet
+	 * minimum without FCS) on a kernel wire, 14 (an Ethernet header) on
+	 * an in-memory one, where no MAC pads.
+	 */
+	uint32_t min_frame;
 };
 
 /*

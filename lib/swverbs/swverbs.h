@@ -131,15 +131,19 @@ struct swv_port_counters {
 	uint64_t rx_delivered;	  /**< frames completed into a posted buffer */
 	uint64_t rx_out_of_buffer; /**< matched, but no WQE posted (or CQ full) */
 	uint64_t rx_no_match;	  /**< matched no flow rule */
-	uint64_t rx_errors;	  /**< completed with an error status */
+	uint64_t rx_errors;	  /**< completed with an error status, or runts */
 	uint64_t tx_frames;	  /**< frames handed to the wire */
 	uint64_t tx_bytes;	  /**< bytes of those frames */
 	uint64_t tx_errors;	  /**< send WQEs completed with an error */
 	uint64_t rx_dropped;	  /**< matched a rule with ACTION_DROP */
+	uint64_t rx_runts;	  /**< shorter than the wire's minimum frame */
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +
  * rx_errors + rx_dropped. Copies made for SNIFFER rules are not counted.
+ * Runts (below 60 bytes on a kernel wire, below an Ethernet header on an
+ * in-memory one) are dropped before steering, as a NIC drops them, and
+ * counted both in rx_runts and in rx_errors.
  */
 
 /**

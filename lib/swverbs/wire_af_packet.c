@@ -71,6 +71,8 @@
 #define SWV_AFP_KICK_RETRY_NS (1000 * 1000)
 
 #define SWV_AFP_VLAN_HLEN 4u
+/* Shortest frame on an Ethernet wire, less the FCS: shorter is a runt. */
+#define SWV_AFP_MIN_FRAME 60u
 
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -672,6 +674,7 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 	afp->tx_fd = -1;
 	afp->wire.ops = &afp_ops;
 	afp->wire.dev = dev;
+	afp->wire.min_frame = SWV_AFP_MIN_FRAME;
 	memcpy(afp->ifname, ifname, strlen(ifname) + 1);
 	afp->ifindex = (int)if_nametoindex(ifname);
 	if (afp->ifindex == 0) {
