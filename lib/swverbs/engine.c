@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "swv_priv.h"
@@ -34,7 +35,6 @@
 #define SWV_SLEEP_MAX_NS 1000000ull
 #define SWV_LINK_CHECK_NS 10000000ull
 #define SWV_DEEP_SLEEP_NS 100000000ull	/* link checks while asleep */
-#define SWV_CLOCK_LOOPS 64	/* power of 2 */
 #define SWV_MAX_FDS 64
 /* Prefetch distances, in WQEs or CQEs ahead of the current one. */
 #define SWV_PF_WQE 16
@@ -689,18 +689,42 @@ swv_publish(void)
 /*
  * The loop.
  */
+static inline uint64_t
+engine_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Link state and speed; a wire gone for good (its interface deleted) makes
+ * the link go down and raises IBV_EVENT_DEVICE_FATAL once, as a NIC that
+ * is unplugged does.
+ */
 static void
 link_check(struct swv_device *dev, uint64_t now)
 {
+	struct swv_wire *wire = dev->wire;
+	bool gone;
 	uint32_t up;
 
 	dev->next_link_check = now + SWV_LINK_CHECK_NS;
-	up = dev->wire->ops->link_up(dev->wire) ? 1 : 0;
-	SWV_STORE(&dev->speed, dev->wire->ops->speed_mbps(dev->wire));
+	up = wire->ops->link_up(wire) ? 1 : 0;
+	gone = wire->ops->gone != NULL && wire->ops->gone(wire);
+	if (gone)
+		up = 0;
+	else
+		SWV_STORE(&dev->speed, wire->ops->speed_mbps(wire));
 	if (up != SWV_LOAD(&dev->link)) {
 		SWV_STORE(&dev->link, up);
 		swv_device_event(dev, up ? IBV_EVENT_PORT_ACTIVE :
 				 IBV_EVENT_PORT_ERR);
+	}
+	if (SWV_UNLIKELY(gone && !SWV_LOAD(&dev->removed))) {
+		SWV_STORE(&dev->removed, 1);
+		swv_device_event(dev, IBV_EVENT_DEVICE_FATAL);
 	}
 }
 
@@ -777,8 +801,7 @@ engine_main(void *arg)
 {
 	struct swv_device *dev;
 	unsigned int work, idle = 0;
-	uint64_t sleep_ns = SWV_SLEEP_MIN_NS, now = 0;
-	unsigned int loops = 0;
+	uint64_t sleep_ns = SWV_SLEEP_MIN_NS, now;
 
 	(void)arg;
 	/* Short sleeps must stay short. */
@@ -787,11 +810,12 @@ engine_main(void *arg)
 	while (!SWV_LOAD_ACQ(&swv_engine.stop)) {
 		work = 0;
 		/*
-		 * The clock only paces link checks: under load read it every
-		 * SWV_CLOCK_LOOPS loops, not every loop.
+		 * The clock only paces link checks: a coarse one (vDSO, a few
+		 * ns, a tick's resolution) read every loop, so that under any
+		 * load a link or MTU change is seen within SWV_LINK_CHECK_NS
+		 * and a tick, plus one loop.
 		 */
-		if (idle > 0 || (++loops & (SWV_CLOCK_LOOPS - 1)) == 0)
-			now = swv_now_ns();
+		now = engine_now();
 		cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node)
 			work += device_work(dev, now);
 		rcu_quiescent_state();
@@ -818,7 +842,7 @@ engine_main(void *arg)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (SWV_LOAD_ACQ(&swv_engine.stop))
 			break;
-		now = swv_now_ns();
+		now = engine_now();
 		cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node)
 			work += device_work(dev, now);
 		if (work > 0) {

@@ -34,6 +34,7 @@
 #include <linux/if_packet.h>
 
 #include "test.h"
+#include "vbr_netns.h"
 #include "swverbs.h"
 #include "swv_wire.h"
 
@@ -114,25 +115,6 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static int
-sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int
-sh(const char *fmt, ...)
-{
-	char cmd[512];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st))
-		return -1;
-	return WEXITSTATUS(st);
-}
-
 static void
 cleanup(void)
 {
@@ -147,8 +129,8 @@ cleanup(void)
 	if (!t_created)
 		return;
 	t_created = false;
-	sh("ip link del %s >/dev/null 2>&1", t_a);
-	sh("ip netns del %s >/dev/null 2>&1", t_ns);
+	vbr_sh("ip link del %s >/dev/null 2>&1", t_a);
+	vbr_sh("ip netns del %s >/dev/null 2>&1", t_ns);
 }
 
 static void
@@ -159,60 +141,19 @@ on_signal(int sig)
 	raise(sig);
 }
 
-/* Create a socket of @type inside t_ns; -1 on error. */
-static int
-ns_socket(int domain, int type, int proto)
-{
-	char path[128];
-	int self, ns, fd = -1;
-
-	snprintf(path, sizeof(path), "/var/run/netns/%s", t_ns);
-	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	ns = open(path, O_RDONLY | O_CLOEXEC);
-	if (self >= 0 && ns >= 0 && setns(ns, CLONE_NEWNET) == 0) {
-		fd = socket(domain, type | SOCK_CLOEXEC, proto);
-		if (setns(self, CLONE_NEWNET) != 0)
-			abort();	/* cannot go home: stop here */
-	}
-	if (self >= 0)
-		close(self);
-	if (ns >= 0)
-		close(ns);
-	return fd;
-}
-
-/* The peer's ifindex, read inside t_ns. */
-static int
-ns_ifindex(const char *name)
-{
-	char cmd[128];
-	FILE *p;
-	int idx = 0;
-
-	snprintf(cmd, sizeof(cmd),
-		 "ip netns exec %s cat /sys/class/net/%s/ifindex", t_ns, name);
-	p = popen(cmd, "r");
-	if (p == NULL)
-		return 0;
-	if (fscanf(p, "%d", &idx) != 1)
-		idx = 0;
-	pclose(p);
-	return idx;
-}
-
 static int
 peer_open(void)
 {
 	struct sockaddr_ll sll;
 	int one = 1, buf = 64 << 20;
 
-	t_peer = ns_socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	t_peer = vbr_ns_socket(t_ns, AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
 	if (t_peer < 0)
 		return -1;
 	memset(&sll, 0, sizeof(sll));
 	sll.sll_family = AF_PACKET;
 	sll.sll_protocol = htons(ETH_P_ALL);
-	sll.sll_ifindex = ns_ifindex(t_b);
+	sll.sll_ifindex = vbr_ns_ifindex(t_ns, t_b);
 	if (sll.sll_ifindex == 0 ||
 	    bind(t_peer, (struct sockaddr *)&sll, sizeof(sll)) != 0)
 		return -1;
@@ -673,13 +614,13 @@ test_link(void)
 
 	TEST_ASSERT_SUCCESS(wire_open(), "");
 	TEST_ASSERT_SUCCESS(wait_link(true), "link not up");
-	TEST_ASSERT_SUCCESS(sh("ip -n %s link set %s down", t_ns, t_b), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s link set %s down", t_ns, t_b), "");
 	TEST_ASSERT_SUCCESS(wait_link(false), "link still up, peer down");
-	TEST_ASSERT_SUCCESS(sh("ip -n %s link set %s up", t_ns, t_b), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s link set %s up", t_ns, t_b), "");
 	TEST_ASSERT_SUCCESS(wait_link(true), "link still down, peer up");
-	TEST_ASSERT_SUCCESS(sh("ip link set %s down", t_a), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s down", t_a), "");
 	TEST_ASSERT_SUCCESS(wait_link(false), "link still up, own side down");
-	TEST_ASSERT_SUCCESS(sh("ip link set %s up", t_a), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s up", t_a), "");
 	TEST_ASSERT_SUCCESS(wait_link(true), "link still down, own side up");
 	/* link_up() also clears the ENETDOWN the flap left on rx_fd. */
 	usleep(20000);
@@ -733,14 +674,14 @@ test_rx_csum(void)
 	int fd;
 
 	TEST_ASSERT_SUCCESS(wire_open(), "");
-	TEST_ASSERT_SUCCESS(sh("ip -n %s addr add 10.77.0.2/24 dev %s",
+	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s addr add 10.77.0.2/24 dev %s",
 			       t_ns, t_b), "");
-	TEST_ASSERT_SUCCESS(sh("ip -n %s neigh replace 10.77.0.1 lladdr "
+	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s neigh replace 10.77.0.1 lladdr "
 			       "%02x:%02x:%02x:%02x:%02x:%02x dev %s", t_ns,
 			       t_mac[0], t_mac[1], t_mac[2], t_mac[3],
 			       t_mac[4], t_mac[5], t_b), "");
 	rec_reset(want_udp9);
-	fd = ns_socket(AF_INET, SOCK_DGRAM, 0);
+	fd = vbr_ns_socket(t_ns, AF_INET, SOCK_DGRAM, 0);
 	TEST_ASSERT(fd >= 0, "udp socket");
 	memset(&to, 0, sizeof(to));
 	to.sin_family = AF_INET;
@@ -772,8 +713,8 @@ test_jumbo(void)
 {
 	int ret;
 
-	TEST_ASSERT_SUCCESS(sh("ip link set %s mtu 9000", t_a), "");
-	TEST_ASSERT_SUCCESS(sh("ip -n %s link set %s mtu 9000", t_ns, t_b),
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s mtu 9000", t_a), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s link set %s mtu 9000", t_ns, t_b),
 			    "");
 	TEST_ASSERT_SUCCESS(wire_open(), "");
 	ret = check_rx_sizes(1400, 9014, 7, 0);
@@ -793,27 +734,9 @@ test_jumbo(void)
 		ret = TEST_SUCCESS;
 	}
 	wire_close();
-	sh("ip link set %s mtu 1500", t_a);
-	sh("ip -n %s link set %s mtu 1500", t_ns, t_b);
+	vbr_sh("ip link set %s mtu 1500", t_a);
+	vbr_sh("ip -n %s link set %s mtu 1500", t_ns, t_b);
 	return ret;
-}
-
-/* Read /sys/class/net/@ifname/mtu (root namespace); 0 on error. */
-static unsigned int
-if_mtu(const char *ifname)
-{
-	char path[128];
-	unsigned int mtu = 0;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
-	fp = fopen(path, "r");
-	if (fp == NULL)
-		return 0;
-	if (fscanf(fp, "%u", &mtu) != 1)
-		mtu = 0;
-	fclose(fp);
-	return mtu;
 }
 
 /* Let the wire read the interface again (its cache lives 10 ms). */
@@ -827,16 +750,7 @@ link_refresh(void)
 static int
 veth_make(void)
 {
-	if (sh("ip link add %s type veth peer name %s netns %s",
-	       t_a, t_b, t_ns) != 0)
-		return -1;
-	sh("echo 1 > /proc/sys/net/ipv6/conf/%s/disable_ipv6", t_a);
-	sh("ip netns exec %s sh -c 'echo 1 > "
-	   "/proc/sys/net/ipv6/conf/%s/disable_ipv6'", t_ns, t_b);
-	if (sh("ip link set %s up", t_a) != 0 ||
-	    sh("ip -n %s link set %s up", t_ns, t_b) != 0)
-		return -1;
-	return 0;
+	return vbr_veth_make(t_a, t_b, t_ns);
 }
 
 /*
@@ -851,8 +765,8 @@ test_mtu_raised(void)
 	int ret = TEST_SUCCESS;
 
 	TEST_ASSERT_SUCCESS(wire_open(), "");
-	TEST_ASSERT_SUCCESS(sh("ip link set %s mtu 9000", t_a), "");
-	TEST_ASSERT_SUCCESS(sh("ip -n %s link set %s mtu 9000", t_ns, t_b),
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s mtu 9000", t_a), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s link set %s mtu 9000", t_ns, t_b),
 			    "");
 	TEST_ASSERT(link_refresh(), "link");
 	build_frame(f, 8000, 1, 0);
@@ -868,8 +782,8 @@ test_mtu_raised(void)
 		ret = TEST_FAILED;
 	}
 	wire_close();
-	sh("ip link set %s mtu 1500", t_a);
-	sh("ip -n %s link set %s mtu 1500", t_ns, t_b);
+	vbr_sh("ip link set %s mtu 1500", t_a);
+	vbr_sh("ip -n %s link set %s mtu 1500", t_ns, t_b);
 	return ret;
 }
 
@@ -889,7 +803,7 @@ test_mtu_lowered(void)
 
 	TEST_ASSERT_SUCCESS(wire_open(), "");
 	TEST_ASSERT(link_refresh(), "link");
-	TEST_ASSERT_SUCCESS(sh("ip link set %s mtu 1000", t_a), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s mtu 1000", t_a), "");
 	/* No link_up() call: the wire still believes the MTU is 1500. */
 	for (i = 0; i < 20; i++) {
 		build_frame(f, sizeof(f), i, 0);
@@ -911,7 +825,7 @@ test_mtu_lowered(void)
 	t_wire->ops->tx_flush(t_wire);
 	TEST_ASSERT_EQUAL(peer_recv(r, sizeof(r), 2000), 1014, "");
 	wire_close();
-	sh("ip link set %s mtu 1500", t_a);
+	vbr_sh("ip link set %s mtu 1500", t_a);
 	return TEST_SUCCESS;
 }
 
@@ -926,20 +840,20 @@ test_set_mtu(void)
 
 	TEST_ASSERT_SUCCESS(wire_open(), "");
 	TEST_ASSERT_SUCCESS(t_wire->ops->set_mtu(t_wire, 9000), "");
-	TEST_ASSERT_EQUAL(if_mtu(t_a), 9000, "interface MTU");
+	TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 9000, "interface MTU");
 	TEST_ASSERT_EQUAL(t_wire->ops->set_mtu(t_wire, SWV_MAX_FRAME), EINVAL,
 			  "more than a Tx slot holds");
 	TEST_ASSERT_SUCCESS(t_wire->ops->set_mtu(t_wire, 1500), "");
-	TEST_ASSERT_EQUAL(if_mtu(t_a), 1500, "interface MTU");
+	TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 1500, "interface MTU");
 	wire_close();
 	/*
 	 * A VXLAN interface over the veth carries at most the veth's MTU
 	 * less its 50-byte encapsulation: 1450.
 	 */
 	snprintf(vx, sizeof(vx), "%.12sx", t_a);
-	TEST_ASSERT_SUCCESS(sh("ip link add %s type vxlan id 5 dev %s "
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link add %s type vxlan id 5 dev %s "
 			       "dstport 4789", vx, t_a), "");
-	sh("ip link set %s up", vx);
+	vbr_sh("ip link set %s up", vx);
 	ret = swv_wire_af_packet_open(&t_dev, vx, NULL, &w);
 	if (ret == 0) {
 		ret = w->ops->set_mtu(w, 1460);
@@ -947,8 +861,8 @@ test_set_mtu(void)
 			ret = -1;
 		w->ops->close(w);
 	}
-	mtu = if_mtu(vx);
-	sh("ip link del %s", vx);
+	mtu = vbr_if_mtu(vx);
+	vbr_sh("ip link del %s", vx);
 	TEST_ASSERT_EQUAL(ret, EINVAL, "MTU 1460 over VXLAN on MTU 1500");
 	TEST_ASSERT_EQUAL(mtu, 1400, "vxlan MTU");
 	return TEST_SUCCESS;
@@ -975,7 +889,7 @@ test_gone(void)
 	TEST_ASSERT_EQUAL(idx, (int)if_nametoindex(t_a), "ifindex");
 	close(t_peer);
 	t_peer = -1;
-	TEST_ASSERT_SUCCESS(sh("ip link del %s", t_a), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link del %s", t_a), "");
 	TEST_ASSERT(!link_refresh(), "link up on a deleted interface");
 	TEST_ASSERT(t_wire->ops->gone(t_wire), "not gone");
 	TEST_ASSERT_EQUAL(t_wire->ops->rx_fd(t_wire), -1, "rx_fd");
@@ -1027,7 +941,7 @@ suite_setup(void)
 
 	if (geteuid() != 0)
 		TEST_SKIP("not root");
-	if (sh("ip netns list >/dev/null 2>&1") != 0)
+	if (vbr_sh("ip netns list >/dev/null 2>&1") != 0)
 		TEST_SKIP("no `ip netns`");
 	snprintf(t_a, sizeof(t_a), "vbrt%da", pid);
 	snprintf(t_b, sizeof(t_b), "vbrt%db", pid);
@@ -1035,7 +949,7 @@ suite_setup(void)
 	t_dev.buf = malloc(T_REC_BYTES);
 	if (t_dev.buf == NULL)
 		return TEST_FAILED;
-	if (sh("ip netns add %s", t_ns) != 0)
+	if (vbr_sh("ip netns add %s", t_ns) != 0)
 		TEST_SKIP("cannot create a network namespace");
 	t_created = true;
 	atexit(cleanup);
