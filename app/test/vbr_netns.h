@@ -12,12 +12,17 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <string.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 
 /* Run a shell command; its exit status, -1 if it did not exit. */
 static int
@@ -78,6 +83,28 @@ vbr_ns_ifindex(const char *ns, const char *ifname)
 		idx = 0;
 	pclose(p);
 	return idx;
+}
+
+/* A raw AF_PACKET socket in @ns bound to its @ifname (all protocols). */
+static inline int
+vbr_ns_peer_socket(const char *ns, const char *ifname)
+{
+	struct sockaddr_ll sll;
+	int fd;
+
+	fd = vbr_ns_socket(ns, AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	if (fd < 0)
+		return -1;
+	memset(&sll, 0, sizeof(sll));
+	sll.sll_family = AF_PACKET;
+	sll.sll_protocol = htons(ETH_P_ALL);
+	sll.sll_ifindex = vbr_ns_ifindex(ns, ifname);
+	if (sll.sll_ifindex == 0 ||
+	    bind(fd, (struct sockaddr *)&sll, sizeof(sll)) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /*

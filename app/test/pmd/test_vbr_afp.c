@@ -73,21 +73,10 @@ on_signal(int sig)
 static int
 peer_open(void)
 {
-	struct sockaddr_ll sll;
-
 	if (t_peer >= 0)
 		close(t_peer);
-	t_peer = vbr_ns_socket(t_ns, AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-	if (t_peer < 0)
-		return -1;
-	memset(&sll, 0, sizeof(sll));
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(ETH_P_ALL);
-	sll.sll_ifindex = vbr_ns_ifindex(t_ns, t_b);
-	if (sll.sll_ifindex == 0 ||
-	    bind(t_peer, (struct sockaddr *)&sll, sizeof(sll)) != 0)
-		return -1;
-	return 0;
+	t_peer = vbr_ns_peer_socket(t_ns, t_b);
+	return t_peer < 0 ? -1 : 0;
 }
 
 /* A frame from the peer to the port: @len bytes, byte 14 = @seq. */

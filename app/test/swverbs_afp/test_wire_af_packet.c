@@ -144,18 +144,10 @@ on_signal(int sig)
 static int
 peer_open(void)
 {
-	struct sockaddr_ll sll;
 	int one = 1, buf = 64 << 20;
 
-	t_peer = vbr_ns_socket(t_ns, AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+	t_peer = vbr_ns_peer_socket(t_ns, t_b);
 	if (t_peer < 0)
-		return -1;
-	memset(&sll, 0, sizeof(sll));
-	sll.sll_family = AF_PACKET;
-	sll.sll_protocol = htons(ETH_P_ALL);
-	sll.sll_ifindex = vbr_ns_ifindex(t_ns, t_b);
-	if (sll.sll_ifindex == 0 ||
-	    bind(t_peer, (struct sockaddr *)&sll, sizeof(sll)) != 0)
 		return -1;
 	setsockopt(t_peer, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf));
 	setsockopt(t_peer, SOL_SOCKET, SO_SNDBUFFORCE, &buf, sizeof(buf));
