@@ -57,30 +57,68 @@ mac_from_name(const char *name, uint8_t mac[6])
 		mac[i] = (uint8_t)(h >> (8 * (i - 1)));
 }
 
-static int
-wire_open(struct swv_device *dev, const char *wire, const uint8_t *mac)
+static bool
+wire_is_af_packet(const char *wire)
 {
+	return strncmp(wire, "af_packet:", 10) == 0;
+}
+
+/*
+ * Whether another device than @dev has @w's interface as its wire, and
+ * they do not both share it (swv_lock).
+ */
+static bool
+wire_taken(const struct swv_device *dev, struct swv_wire *w)
+{
+	const struct swv_device *o;
+	int idx;
+
+	if (!wire_is_af_packet(dev->wire_spec))
+		return false;
+	idx = swv_wire_af_packet_ifindex(w);
+	cds_list_for_each_entry(o, &swv_devices, reg_node) {
+		if (o == dev || !wire_is_af_packet(o->wire_spec) ||
+		    swv_wire_af_packet_ifindex(o->wire) != idx)
+			continue;
+		if (!(dev->flags & o->flags & SWV_DEVICE_SHARE_WIRE))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Open dev->wire_spec into *out (swv_lock). The port MAC is set from the
+ * interface or the name when @set_mac.
+ */
+static int
+wire_open(struct swv_device *dev, bool set_mac, struct swv_wire **out)
+{
+	const char *wire = dev->wire_spec;
 	uint8_t ifmac[6];
 	int ret;
 
 	if (strcmp(wire, "loop") == 0) {
-		ret = swv_wire_loop_open(dev, &dev->wire);
+		ret = swv_wire_loop_open(dev, out);
 	} else if (strncmp(wire, "pair:", 5) == 0) {
 		if (wire[5] == '\0')
 			return EINVAL;
-		ret = swv_wire_pair_open(dev, wire + 5, &dev->wire);
-	} else if (strncmp(wire, "af_packet:", 10) == 0) {
+		ret = swv_wire_pair_open(dev, wire + 5, out);
+	} else if (wire_is_af_packet(wire)) {
 		if (wire[10] == '\0')
 			return EINVAL;
-		ret = swv_wire_af_packet_open(dev, wire + 10, ifmac,
-					      &dev->wire);
-		if (ret == 0 && mac == NULL)
+		ret = swv_wire_af_packet_open(dev, wire + 10, ifmac, out);
+		if (ret == 0 && wire_taken(dev, *out)) {
+			(*out)->ops->close(*out);
+			*out = NULL;
+			return EBUSY;
+		}
+		if (ret == 0 && set_mac)
 			memcpy(dev->mac, ifmac, 6);
 		return ret;
 	} else {
 		return EINVAL;
 	}
-	if (ret == 0 && mac == NULL)
+	if (ret == 0 && set_mac)
 		mac_from_name(dev->name, dev->mac);
 	return ret;
 }
@@ -88,11 +126,19 @@ wire_open(struct swv_device *dev, const char *wire, const uint8_t *mac)
 int
 swv_device_create(const char *name, const char *wire, const uint8_t *mac)
 {
+	return swv_device_create_flags(name, wire, mac, 0);
+}
+
+int
+swv_device_create_flags(const char *name, const char *wire,
+			const uint8_t *mac, unsigned int flags)
+{
 	struct swv_device *dev;
 	size_t len;
 	int ret;
 
-	if (name == NULL || wire == NULL)
+	if (name == NULL || wire == NULL ||
+	    (flags & ~SWV_DEVICE_SHARE_WIRE) != 0)
 		return EINVAL;
 	len = strlen(name);
 	if (len == 0 || len >= SWV_NAME_MAX)
@@ -100,6 +146,12 @@ swv_device_create(const char *name, const char *wire, const uint8_t *mac)
 	dev = swv_zalloc_aligned(sizeof(*dev));
 	if (dev == NULL)
 		return ENOMEM;
+	dev->wire_spec = strdup(wire);
+	if (dev->wire_spec == NULL) {
+		free(dev);
+		return ENOMEM;
+	}
+	dev->flags = flags;
 	memcpy(dev->name, name, len + 1);
 	if (mac != NULL)
 		memcpy(dev->mac, mac, 6);
@@ -120,7 +172,7 @@ swv_device_create(const char *name, const char *wire, const uint8_t *mac)
 		ret = EEXIST;
 		goto err_unlock;
 	}
-	ret = wire_open(dev, wire, mac);
+	ret = wire_open(dev, mac == NULL, &dev->wire);
 	if (ret != 0)
 		goto err_unlock;
 	/* Before the engine serves the device, nothing else drives the wire. */
@@ -137,7 +189,62 @@ err_wire:
 	dev->wire->ops->close(dev->wire);
 err_unlock:
 	pthread_mutex_unlock(&swv_lock);
+	free(dev->wire_spec);
 	free(dev);
+	return ret;
+}
+
+int
+swv_device_rebind(const char *name)
+{
+	struct swv_device *dev;
+	struct swv_wire *w, *old;
+	int ret;
+
+	if (name == NULL)
+		return ENOENT;
+	pthread_mutex_lock(&swv_lock);
+	dev = device_find(name);
+	if (dev == NULL) {
+		ret = ENOENT;
+		goto out;
+	}
+	ret = 0;
+	if (dev->wire->ops->gone == NULL || !dev->wire->ops->gone(dev->wire))
+		goto out;
+	ret = wire_open(dev, false, &w);
+	if (ret != 0)
+		goto out;
+	/* The engine lets go of the old wire, then serves the new one. */
+	swv_engine_del(dev);
+	old = dev->wire;
+	dev->wire = w;
+	SWV_STORE(&dev->removed, 0);
+	SWV_STORE(&dev->link, w->ops->link_up(w) ? 1 : 0);
+	SWV_STORE(&dev->speed, w->ops->speed_mbps(w));
+	old->ops->close(old);
+	ret = swv_engine_add(dev);
+out:
+	pthread_mutex_unlock(&swv_lock);
+	return ret;
+}
+
+int
+swv_set_port_mtu(struct ibv_context *context, uint32_t mtu)
+{
+	struct swv_device *dev;
+	int ret = 0;
+
+	if (context == NULL)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	pthread_mutex_lock(&swv_lock);
+	/* An Ethernet header and two VLAN tags above the MTU. */
+	if (mtu == 0 || mtu > SWV_MAX_FRAME - 14 - 8)
+		ret = EINVAL;
+	else if (dev->wire->ops->set_mtu != NULL)
+		ret = dev->wire->ops->set_mtu(dev->wire, mtu);
+	pthread_mutex_unlock(&swv_lock);
 	return ret;
 }
 
@@ -163,6 +270,7 @@ swv_device_destroy(const char *name)
 	dev->wire->ops->close(dev->wire);
 	swv_steer_free(dev->steer);
 	pthread_mutex_unlock(&swv_lock);
+	free(dev->wire_spec);
 	free(dev);
 	return 0;
 }
@@ -432,6 +540,7 @@ swv_query_port_counters(struct ibv_context *context,
 	c->rx_no_match = SWV_LOAD(&s->rx_no_match);
 	c->rx_errors = SWV_LOAD(&s->rx_errors);
 	c->rx_dropped = SWV_LOAD(&s->rx_dropped);
+	c->rx_runts = SWV_LOAD(&s->rx_runts);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	c->rx_frames = SWV_LOAD(&s->rx_frames);
 	c->rx_bytes = SWV_LOAD(&s->rx_bytes);

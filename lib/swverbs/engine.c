@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "swv_priv.h"
@@ -34,7 +35,6 @@
 #define SWV_SLEEP_MAX_NS 1000000ull
 #define SWV_LINK_CHECK_NS 10000000ull
 #define SWV_DEEP_SLEEP_NS 100000000ull	/* link checks while asleep */
-#define SWV_CLOCK_LOOPS 64	/* power of 2 */
 #define SWV_MAX_FDS 64
 /* Prefetch distances, in WQEs or CQEs ahead of the current one. */
 #define SWV_PF_WQE 16
@@ -266,6 +266,20 @@ rx_steered(struct swv_device *dev, const struct swv_sniff *sn,
 	rx_deliver(dev, f->qp, pkt, iov, iovcnt, len, f->tag, true);
 }
 
+/*
+ * A frame shorter than the wire's minimum (a runt) is dropped before it is
+ * parsed, counted as an Rx error, as a NIC's MAC drops it.
+ */
+static inline bool
+rx_runt(struct swv_device *dev, uint32_t len)
+{
+	if (SWV_LIKELY(len >= dev->wire->min_frame))
+		return false;
+	dev->acc.rx_runts++;
+	rx_count(dev, len, &dev->acc.rx_errors, true);
+	return true;
+}
+
 void
 swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	      uint32_t len)
@@ -273,6 +287,8 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	const struct swv_flow *f;
 	struct swv_pkt pkt;
 
+	if (SWV_UNLIKELY(rx_runt(dev, len)))
+		return;
 	rx_parse(&pkt, iov, iovcnt, len);
 	f = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
 	rx_steered(dev, rcu_dereference(dev->sniff), f, &pkt, iov, iovcnt,
@@ -294,6 +310,16 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 
 	for (i = 0; i < n; i += m) {
 		m = n - i < SWV_RX_BURST ? n - i : SWV_RX_BURST;
+		for (k = 0; k < m; k++)
+			if (SWV_UNLIKELY(fr[i + k].len < dev->wire->min_frame))
+				break;
+		if (SWV_UNLIKELY(k < m)) {
+			/* A runt among them: this slice frame by frame. */
+			for (k = 0; k < m; k++)
+				swv_device_rx(dev, fr[i + k].iov,
+					      fr[i + k].iovcnt, fr[i + k].len);
+			continue;
+		}
 		for (k = 0; k < m && k < SWV_PF_PARSE; k++)
 			__builtin_prefetch(fr[i + k].iov[0].iov_base);
 		for (k = 0; k < m; k++) {
@@ -629,6 +655,7 @@ publish_counters(struct swv_device *dev)
 	SWV_STORE(&c->rx_no_match, c->rx_no_match + a->rx_no_match);
 	SWV_STORE(&c->rx_errors, c->rx_errors + a->rx_errors);
 	SWV_STORE(&c->rx_dropped, c->rx_dropped + a->rx_dropped);
+	SWV_STORE(&c->rx_runts, c->rx_runts + a->rx_runts);
 	memset(a, 0, sizeof(*a));
 	dev->acc_dirty = false;
 }
@@ -662,18 +689,42 @@ swv_publish(void)
 /*
  * The loop.
  */
+static inline uint64_t
+engine_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Link state and speed; a wire gone for good (its interface deleted) makes
+ * the link go down and raises IBV_EVENT_DEVICE_FATAL once, as a NIC that
+ * is unplugged does.
+ */
 static void
 link_check(struct swv_device *dev, uint64_t now)
 {
+	struct swv_wire *wire = dev->wire;
+	bool gone;
 	uint32_t up;
 
 	dev->next_link_check = now + SWV_LINK_CHECK_NS;
-	up = dev->wire->ops->link_up(dev->wire) ? 1 : 0;
-	SWV_STORE(&dev->speed, dev->wire->ops->speed_mbps(dev->wire));
+	up = wire->ops->link_up(wire) ? 1 : 0;
+	gone = wire->ops->gone != NULL && wire->ops->gone(wire);
+	if (gone)
+		up = 0;
+	else
+		SWV_STORE(&dev->speed, wire->ops->speed_mbps(wire));
 	if (up != SWV_LOAD(&dev->link)) {
 		SWV_STORE(&dev->link, up);
 		swv_device_event(dev, up ? IBV_EVENT_PORT_ACTIVE :
 				 IBV_EVENT_PORT_ERR);
+	}
+	if (SWV_UNLIKELY(gone && !SWV_LOAD(&dev->removed))) {
+		SWV_STORE(&dev->removed, 1);
+		swv_device_event(dev, IBV_EVENT_DEVICE_FATAL);
 	}
 }
 
@@ -750,8 +801,7 @@ engine_main(void *arg)
 {
 	struct swv_device *dev;
 	unsigned int work, idle = 0;
-	uint64_t sleep_ns = SWV_SLEEP_MIN_NS, now = 0;
-	unsigned int loops = 0;
+	uint64_t sleep_ns = SWV_SLEEP_MIN_NS, now;
 
 	(void)arg;
 	/* Short sleeps must stay short. */
@@ -760,11 +810,12 @@ engine_main(void *arg)
 	while (!SWV_LOAD_ACQ(&swv_engine.stop)) {
 		work = 0;
 		/*
-		 * The clock only paces link checks: under load read it every
-		 * SWV_CLOCK_LOOPS loops, not every loop.
+		 * The clock only paces link checks: a coarse one (vDSO, a few
+		 * ns, a tick's resolution) read every loop, so that under any
+		 * load a link or MTU change is seen within SWV_LINK_CHECK_NS
+		 * and a tick, plus one loop.
 		 */
-		if (idle > 0 || (++loops & (SWV_CLOCK_LOOPS - 1)) == 0)
-			now = swv_now_ns();
+		now = engine_now();
 		cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node)
 			work += device_work(dev, now);
 		rcu_quiescent_state();
@@ -791,7 +842,7 @@ engine_main(void *arg)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (SWV_LOAD_ACQ(&swv_engine.stop))
 			break;
-		now = swv_now_ns();
+		now = engine_now();
 		cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node)
 			work += device_work(dev, now);
 		if (work > 0) {

@@ -741,7 +741,10 @@ struct swv_device {
 	struct ibv_device ibv_dev;
 	char name[SWV_NAME_MAX];
 	uint8_t mac[6];
-	struct swv_wire *wire;
+	struct swv_wire *wire;		/**< replaced by rebind (swv_lock) */
+	char *wire_spec;		/**< the wire string it was made with */
+	unsigned int flags;		/**< SWV_DEVICE_* */
+	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */
 	struct cds_list_head reg_node;	/**< registry (swv_lock) */
 	struct cds_list_head eng_node;	/**< engine list (RCU) */
 	struct cds_list_head ctxs;	/**< swv_context (RCU) */

@@ -68,6 +68,19 @@ struct swv_wire_ops {
 	unsigned int (*rx_burst)(struct swv_wire *wire, unsigned int budget);
 	/** Whether the link carries frames now (port ACTIVE). */
 	bool (*link_up)(struct swv_wire *wire);
+	/**
+	 * Optional (NULL: never): whether what the wire is bound to went
+	 * away for good (an interface deleted), as last seen by link_up() or
+	 * a send. A gone wire sends and receives nothing; the device raises
+	 * its removal event and swv_device_rebind() opens it again.
+	 */
+	bool (*gone)(struct swv_wire *wire);
+	/**
+	 * Optional (NULL: the device checks @mtu against SWV_MAX_FRAME only):
+	 * set the MTU of what the wire is bound to. Any thread.
+	 * Return: 0, or a positive errno (EINVAL: the wire cannot carry it).
+	 */
+	int (*set_mtu)(struct swv_wire *wire, uint32_t mtu);
 	/** Link speed in Mbit/s, for ibv_query_port. */
 	uint32_t (*speed_mbps)(struct swv_wire *wire);
 	/**
@@ -82,6 +95,13 @@ struct swv_wire_ops {
 struct swv_wire {
 	const struct swv_wire_ops *ops;
 	struct swv_device *dev;	/**< the device frames are delivered to */
+	/**
+	 * Shortest frame the device takes from this wire; shorter ones are
+	 * runts, dropped and counted (rx_runts): 60 bytes (the Ethernet
+	 * minimum without FCS) on a kernel wire, 14 (an Ethernet header) on
+	 * an in-memory one, where no MAC pads.
+	 */
+	uint32_t min_frame;
 };
 
 /*
@@ -101,6 +121,8 @@ int swv_wire_pair_open(struct swv_device *dev, const char *cable,
  */
 int swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 			    uint8_t mac[6], struct swv_wire **out);
+/** The interface index an af_packet wire is bound to. Any thread. */
+int swv_wire_af_packet_ifindex(struct swv_wire *wire);
 /**
  * Frames an af_packet wire received but did not deliver: truncated by the
  * kernel, longer than SWV_MAX_FRAME, GSO super-frames, and frames the kernel

@@ -73,10 +73,48 @@ extern "C" {
  *        derived from @name.
  *
  * Return: 0, or a positive errno: EINVAL (bad name or wire string), EEXIST
- * (name in use), EBUSY (pair cable already has two ends), ENODEV (no such
- * interface), EPERM (AF_PACKET needs CAP_NET_RAW), ENOMEM.
+ * (name in use), EBUSY (pair cable already has two ends, or the interface
+ * is the wire of another device), ENODEV (no such interface), EPERM
+ * (AF_PACKET needs CAP_NET_RAW), ENOMEM.
  */
 int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
+
+/**
+ * Let devices share an af_packet interface: each then receives every frame
+ * the interface receives. Every device on the interface must ask for it.
+ */
+#define SWV_DEVICE_SHARE_WIRE 1u
+
+/**
+ * swv_device_create() with @flags (0 or SWV_DEVICE_SHARE_WIRE).
+ * Return: as swv_device_create(); EINVAL also for unknown flags.
+ */
+int swv_device_create_flags(const char *name, const char *wire,
+			    const uint8_t *mac, unsigned int flags);
+
+/**
+ * Bind a device whose wire is gone (its interface deleted: the device
+ * raised IBV_EVENT_DEVICE_FATAL) to the interface that now has the name,
+ * with fresh sockets. Its objects, MAC and rules stay. Call it with the
+ * device's queues idle (e.g. at port start): frames queued on the old wire
+ * are lost.
+ *
+ * Return: 0 (rebound, or nothing to do: the wire is not gone), ENOENT (no
+ * such device), ENODEV (no interface of that name yet), EBUSY (the new
+ * interface is the wire of another device), EPERM, ENOMEM.
+ */
+int swv_device_rebind(const char *name);
+
+/**
+ * Set the port's MTU (bytes above the Ethernet header). For af_packet, the
+ * interface's MTU (SIOCSIFMTU, as a NIC driver sets its netdev's); the
+ * kernel refuses what the interface cannot carry. In-memory wires carry
+ * any MTU whose frame (with two VLAN tags) fits SWV_MAX_FRAME.
+ *
+ * Return: 0, EINVAL (too large for the wire, or refused by the kernel),
+ * ENODEV (the interface is gone), EPERM (needs CAP_NET_ADMIN).
+ */
+int swv_set_port_mtu(struct ibv_context *context, uint32_t mtu);
 
 /**
  * Destroy a device created with swv_device_create().
@@ -134,15 +172,19 @@ struct swv_port_counters {
 	uint64_t rx_delivered;	  /**< frames completed into a posted buffer */
 	uint64_t rx_out_of_buffer; /**< matched, but no WQE posted (or CQ full) */
 	uint64_t rx_no_match;	  /**< matched no flow rule */
-	uint64_t rx_errors;	  /**< completed with an error status */
+	uint64_t rx_errors;	  /**< completed with an error status, or runts */
 	uint64_t tx_frames;	  /**< frames handed to the wire */
 	uint64_t tx_bytes;	  /**< bytes of those frames */
 	uint64_t tx_errors;	  /**< send WQEs completed with an error */
 	uint64_t rx_dropped;	  /**< matched a rule with ACTION_DROP */
+	uint64_t rx_runts;	  /**< shorter than the wire's minimum frame */
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +
  * rx_errors + rx_dropped. Copies made for SNIFFER rules are not counted.
+ * Runts (below 60 bytes on a kernel wire, below an Ethernet header on an
+ * in-memory one) are dropped before steering, as a NIC drops them, and
+ * counted both in rx_runts and in rx_errors.
  */
 
 /**

@@ -24,6 +24,22 @@
  * kicks the kernel with one sendto() per burst. PACKET_QDISC_BYPASS where
  * the kernel has it; PACKET_LOSS so that a frame the kernel refuses is
  * dropped rather than blocking the ring.
+ *
+ * The port's MTU is the interface's: tx() refuses (EMSGSIZE, a Tx error)
+ * a frame above the MTU it last read, as the kernel would. The Tx slots
+ * hold the largest frame the device takes (SWV_MAX_FRAME and a VLAN tag),
+ * whatever the MTU is now, so that a raised MTU needs no new ring. Each Tx
+ * frame carries a virtio-net header (PACKET_VNET_HDR, all zero: no offload)
+ * where the kernel has it: the kernel then leaves the length check to us
+ * and never drops a frame for its size silently, as PACKET_LOSS would do
+ * with one that passed our check against an MTU lowered since.
+ *
+ * The wire is bound to an interface index, not to a name: flags and MTU
+ * are read for that index. When the index is gone (the interface was
+ * deleted; a new one of the same name has another index), or a send fails
+ * with ENXIO/ENODEV, the wire is gone for good: link down, gone() true,
+ * nothing sent or received; the device raises its removal event and can
+ * be opened again on the new interface.
  */
 
 #include <endian.h>
@@ -57,13 +73,15 @@
 #define SWV_AFP_RX_FRAME_SIZE 2048u	/* nominal: V3 frames are packed */
 #define SWV_AFP_RX_TOV_MS 1u
 
-/* Tx ring: at least 256 slots, ~2 MiB; slots sized for the MTU at open. */
-#define SWV_AFP_TX_BLOCK_SIZE (64u * 1024)
-#define SWV_AFP_TX_RING_BYTES (2u * 1024 * 1024)
-#define SWV_AFP_TX_FRAME_MIN 2048u
+/*
+ * Tx ring: 256 slots or a few more, each holding the largest frame with a
+ * VLAN tag and a virtio-net header; 128 KiB blocks of 7 slots (~5 MiB).
+ */
+#define SWV_AFP_TX_BLOCK_SIZE (128u * 1024)
 #define SWV_AFP_TX_FRAME_NR_MIN 256u
 /* Where a V2 Tx frame's data starts (no PACKET_TX_HAS_OFF). */
 #define SWV_AFP_TX_DATA_OFF TPACKET_ALIGN(sizeof(struct tpacket2_hdr))
+#define SWV_AFP_VNET_LEN ((uint32_t)sizeof(struct virtio_net_hdr))
 
 /* Link flags and MTU are re-read at most this often. */
 #define SWV_AFP_LINK_REFRESH_NS (10 * 1000 * 1000)
@@ -71,6 +89,8 @@
 #define SWV_AFP_KICK_RETRY_NS (1000 * 1000)
 
 #define SWV_AFP_VLAN_HLEN 4u
+/* Shortest frame on an Ethernet wire, less the FCS: shorter is a runt. */
+#define SWV_AFP_MIN_FRAME 60u
 
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -92,14 +112,19 @@ struct swv_afp {
 	uint8_t *tx_map;		/**< the V2 ring */
 	uint32_t tx_frame_size;		/**< slot size */
 	uint32_t tx_frame_nr;		/**< slots */
+	uint32_t tx_per_block;		/**< slots in a block */
 	uint32_t tx_head;		/**< next slot to fill */
+	uint8_t *tx_slot;		/**< its header */
+	uint32_t tx_in_block;		/**< its index in its block */
 	uint32_t tx_room;		/**< longest frame a slot holds */
+	bool tx_vnet;			/**< frames carry a virtio_net_hdr */
 	bool tx_kick;			/**< frames wait for a sendto() */
 	uint64_t tx_kick_after;		/**< no kick before (ns), after ENETDOWN */
 	/* Link state cache, engine thread. */
 	uint64_t link_next;		/**< next refresh (ns) */
-	uint32_t mtu;			/**< interface MTU */
+	uint32_t mtu;			/**< interface MTU (set_mtu: any thread) */
 	bool link;			/**< IFF_UP && IFF_RUNNING */
+	bool gone;			/**< the interface index went away */
 	/* Counters: written by the engine, read by anyone. */
 	uint64_t rx_dropped;		/**< truncated, oversize, GSO frames */
 	uint64_t rx_kernel_dropped;	/**< ring full (PACKET_STATISTICS) */
@@ -276,7 +301,8 @@ afp_rx_burst(struct swv_wire *wire, unsigned int budget)
 static uint32_t
 afp_frame_max(const struct swv_afp *afp, const struct iovec *iov, int iovcnt)
 {
-	uint32_t max = afp->mtu + ETH_HLEN, at = 0, i;
+	uint32_t max = __atomic_load_n(&afp->mtu, __ATOMIC_RELAXED) + ETH_HLEN;
+	uint32_t at = 0, i;
 	uint8_t type[2];
 	int k = 0, j;
 
@@ -290,6 +316,23 @@ afp_frame_max(const struct swv_afp *afp, const struct iovec *iov, int iovcnt)
 	if (k == 2 && (type[0] << 8 | type[1]) == ETH_P_8021Q)
 		max += SWV_AFP_VLAN_HLEN;
 	return max;
+}
+
+/* Step tx_head to the next slot; the blocks may end with unused bytes. */
+static inline void
+afp_tx_next(struct swv_afp *afp)
+{
+	if (unlikely(++afp->tx_head == afp->tx_frame_nr)) {
+		afp->tx_head = 0;
+		afp->tx_in_block = 0;
+		afp->tx_slot = afp->tx_map;
+	} else if (unlikely(++afp->tx_in_block == afp->tx_per_block)) {
+		afp->tx_in_block = 0;
+		afp->tx_slot = afp->tx_map + (size_t)afp->tx_head /
+			afp->tx_per_block * SWV_AFP_TX_BLOCK_SIZE;
+	} else {
+		afp->tx_slot += afp->tx_frame_size;
+	}
 }
 
 static int
@@ -306,11 +349,12 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return EINVAL;
 	if (unlikely(len > afp->tx_room))
 		return EMSGSIZE;
-	if (unlikely(len > afp->mtu + ETH_HLEN) &&
-	    len > afp_frame_max(afp, iov, iovcnt))
+	if (unlikely(len > __atomic_load_n(&afp->mtu, __ATOMIC_RELAXED) +
+		     ETH_HLEN) && len > afp_frame_max(afp, iov, iovcnt))
 		return EMSGSIZE;
-	h = (struct tpacket2_hdr *)(afp->tx_map +
-		(size_t)afp->tx_head * afp->tx_frame_size);
+	if (unlikely(afp->gone))
+		return ENODEV;
+	h = (struct tpacket2_hdr *)afp->tx_slot;
 	status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
 	if (status & (TP_STATUS_SEND_REQUEST | TP_STATUS_SENDING)) {
 		/* Not yet sent: make sure the next flush kicks. */
@@ -319,6 +363,11 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return EAGAIN;
 	}
 	dst = (uint8_t *)h + SWV_AFP_TX_DATA_OFF;
+	if (afp->tx_vnet) {
+		/* No offload asked: the frame goes out as it is. */
+		memset(dst, 0, SWV_AFP_VNET_LEN);
+		dst += SWV_AFP_VNET_LEN;
+	}
 	left = len;
 	for (i = 0; i < iovcnt && left != 0; i++) {
 		n = iov[i].iov_len < left ? iov[i].iov_len : left;
@@ -328,11 +377,10 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	}
 	if (unlikely(left != 0))
 		return EINVAL;	/* @iov holds fewer than @len bytes */
-	h->tp_len = len;
+	h->tp_len = len + (afp->tx_vnet ? SWV_AFP_VNET_LEN : 0);
 	__atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST,
 			 __ATOMIC_RELEASE);
-	if (++afp->tx_head == afp->tx_frame_nr)
-		afp->tx_head = 0;
+	afp_tx_next(afp);
 	afp->tx_kick = true;
 	return 0;
 }
@@ -362,6 +410,12 @@ afp_tx_flush(struct swv_wire *wire)
 	afp->tx_kick = true;
 	if (errno == EAGAIN || errno == ENOBUFS || errno == EINTR)
 		return;
+	if (errno == ENXIO || errno == ENODEV) {
+		/* Unbound by the kernel: the interface went away. */
+		afp->gone = true;
+		afp->link = false;
+		afp->tx_kick = false;
+	}
 	afp_count(&afp->tx_kick_errors, 1);
 	afp->tx_kick_after = afp_now() + SWV_AFP_KICK_RETRY_NS;
 }
@@ -376,20 +430,43 @@ afp_clear_error(int fd)
 	getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &sl);
 }
 
+/*
+ * The current name of the bound interface index into ifr.ifr_name.
+ * Return 0, ENODEV when the index is gone, or another errno.
+ */
+static int
+afp_ifr(const struct swv_afp *afp, struct ifreq *ifr)
+{
+	memset(ifr, 0, sizeof(*ifr));
+	ifr->ifr_ifindex = afp->ifindex;
+	if (ioctl(afp->tx_fd, SIOCGIFNAME, ifr) != 0)
+		return errno == ENXIO ? ENODEV : errno;
+	return 0;
+}
+
 static void
 afp_link_refresh(struct swv_afp *afp)
 {
 	struct ifreq ifr;
+	int err;
 
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, afp->ifname, sizeof(afp->ifname));
-	if (ioctl(afp->tx_fd, SIOCGIFFLAGS, &ifr) == 0)
+	if (afp->gone)
+		return;
+	err = afp_ifr(afp, &ifr);
+	if (err == ENODEV) {
+		afp->gone = true;
+		afp->link = false;
+		return;
+	}
+	if (err == 0 && ioctl(afp->tx_fd, SIOCGIFFLAGS, &ifr) == 0)
 		afp->link = (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) ==
 			(IFF_UP | IFF_RUNNING);
 	else
-		afp->link = false;	/* e.g. the interface went away */
-	if (ioctl(afp->tx_fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
-		afp->mtu = (uint32_t)ifr.ifr_mtu;
+		afp->link = false;
+	if (err == 0 && ioctl(afp->tx_fd, SIOCGIFMTU, &ifr) == 0 &&
+	    ifr.ifr_mtu > 0)
+		__atomic_store_n(&afp->mtu, (uint32_t)ifr.ifr_mtu,
+				 __ATOMIC_RELAXED);
 	/*
 	 * An interface going down leaves ENETDOWN pending on the Rx socket,
 	 * which makes rx_fd report POLLERR until read: read it here.
@@ -408,6 +485,36 @@ afp_link_up(struct swv_wire *wire)
 		afp->link_next = now + SWV_AFP_LINK_REFRESH_NS;
 	}
 	return afp->link;
+}
+
+static bool
+afp_gone(struct swv_wire *wire)
+{
+	return to_afp(wire)->gone;
+}
+
+/*
+ * Set the interface's MTU (SIOCSIFMTU), as a NIC driver sets its netdev's:
+ * the kernel refuses what the interface cannot carry. Any thread.
+ */
+static int
+afp_set_mtu(struct swv_wire *wire, uint32_t mtu)
+{
+	struct swv_afp *afp = to_afp(wire);
+	struct ifreq ifr;
+	int err;
+
+	if (mtu + ETH_HLEN + SWV_AFP_VLAN_HLEN > afp->tx_room)
+		return EINVAL;
+	err = afp_ifr(afp, &ifr);
+	if (err != 0)
+		return err;
+	ifr.ifr_mtu = (int)mtu;
+	if (ioctl(afp->tx_fd, SIOCSIFMTU, &ifr) != 0)
+		return errno;
+	/* Frames up to it go out from the next one on. */
+	__atomic_store_n(&afp->mtu, mtu, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /* Speed from ethtool, or 0 if the device does not say. */
@@ -460,7 +567,11 @@ static uint32_t
 afp_speed_mbps(struct swv_wire *wire)
 {
 	struct swv_afp *afp = to_afp(wire);
-	uint32_t speed = afp_ethtool_speed(afp->tx_fd, afp->ifname);
+	struct ifreq ifr;
+	uint32_t speed = 0;
+
+	if (!afp->gone && afp_ifr(afp, &ifr) == 0)
+		speed = afp_ethtool_speed(afp->tx_fd, ifr.ifr_name);
 
 	if (speed != 0)
 		__atomic_store_n(&afp->speed, speed, __ATOMIC_RELAXED);
@@ -472,7 +583,10 @@ afp_speed_mbps(struct swv_wire *wire)
 static int
 afp_rx_fd(struct swv_wire *wire)
 {
-	return to_afp(wire)->rx_fd;
+	struct swv_afp *afp = to_afp(wire);
+
+	/* Unbound, the socket would only ever report an error. */
+	return afp->gone ? -1 : afp->rx_fd;
 }
 
 static void
@@ -500,10 +614,18 @@ static const struct swv_wire_ops afp_ops = {
 	.tx_flush = afp_tx_flush,
 	.rx_burst = afp_rx_burst,
 	.link_up = afp_link_up,
+	.gone = afp_gone,
+	.set_mtu = afp_set_mtu,
 	.speed_mbps = afp_speed_mbps,
 	.rx_fd = afp_rx_fd,
 	.close = afp_close,
 };
+
+int
+swv_wire_af_packet_ifindex(struct swv_wire *wire)
+{
+	return to_afp(wire)->ifindex;
+}
 
 uint64_t
 swv_wire_af_packet_drops(struct swv_wire *wire)
@@ -610,28 +732,26 @@ afp_tx_setup(struct swv_afp *afp)
 	err = afp_setopt(afp->tx_fd, SOL_PACKET, PACKET_LOSS, 1);
 	if (err != 0)
 		return err;
+	/* Optional: without it the kernel also checks the MTU (see top). */
+	afp->tx_vnet = afp_setopt(afp->tx_fd, SOL_PACKET, PACKET_VNET_HDR,
+				  1) == 0;
 	/*
-	 * Slots hold a frame of the MTU at open time (with a VLAN tag), at
-	 * least 2 KiB, at most SWV_MAX_FRAME; a power of two so that they
-	 * tile the blocks.
+	 * Slots hold the largest frame with a VLAN tag, whatever the MTU:
+	 * a raised MTU needs no new ring. The kernel wants a slot size that
+	 * is a multiple of TPACKET_ALIGNMENT; slots do not cross blocks.
 	 */
-	need = SWV_AFP_TX_DATA_OFF + afp->mtu + ETH_HLEN + SWV_AFP_VLAN_HLEN;
-	if (need > SWV_AFP_TX_DATA_OFF + SWV_MAX_FRAME)
-		need = SWV_AFP_TX_DATA_OFF + SWV_MAX_FRAME;
-	for (fs = SWV_AFP_TX_FRAME_MIN; fs < need; fs *= 2)
-		;
+	need = SWV_AFP_TX_DATA_OFF + SWV_AFP_VNET_LEN + SWV_MAX_FRAME +
+		SWV_AFP_VLAN_HLEN;
+	fs = TPACKET_ALIGN(need);
 	afp->tx_frame_size = fs;
-	afp->tx_room = fs - SWV_AFP_TX_DATA_OFF;
-	if (afp->tx_room > SWV_MAX_FRAME)
-		afp->tx_room = SWV_MAX_FRAME;
-	afp->tx_frame_nr = SWV_AFP_TX_RING_BYTES / fs;
-	if (afp->tx_frame_nr < SWV_AFP_TX_FRAME_NR_MIN)
-		afp->tx_frame_nr = SWV_AFP_TX_FRAME_NR_MIN;
+	afp->tx_room = SWV_MAX_FRAME;
+	afp->tx_per_block = SWV_AFP_TX_BLOCK_SIZE / fs;
 	memset(&req, 0, sizeof(req));
-	req.tp_block_size = fs > SWV_AFP_TX_BLOCK_SIZE ?
-		fs : SWV_AFP_TX_BLOCK_SIZE;
+	req.tp_block_size = SWV_AFP_TX_BLOCK_SIZE;
 	req.tp_frame_size = fs;
-	req.tp_block_nr = afp->tx_frame_nr / (req.tp_block_size / fs);
+	req.tp_block_nr = (SWV_AFP_TX_FRAME_NR_MIN + afp->tx_per_block - 1) /
+		afp->tx_per_block;
+	afp->tx_frame_nr = req.tp_block_nr * afp->tx_per_block;
 	req.tp_frame_nr = afp->tx_frame_nr;
 	if (setsockopt(afp->tx_fd, SOL_PACKET, PACKET_TX_RING, &req,
 		       sizeof(req)) != 0)
@@ -650,6 +770,7 @@ afp_tx_setup(struct swv_afp *afp)
 		afp->tx_map = NULL;
 		return errno;
 	}
+	afp->tx_slot = afp->tx_map;
 	/* Protocol 0: this socket sends only, it receives nothing. */
 	return afp_bind(afp->tx_fd, afp->ifindex, 0);
 }
@@ -672,6 +793,7 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 	afp->tx_fd = -1;
 	afp->wire.ops = &afp_ops;
 	afp->wire.dev = dev;
+	afp->wire.min_frame = SWV_AFP_MIN_FRAME;
 	memcpy(afp->ifname, ifname, strlen(ifname) + 1);
 	afp->ifindex = (int)if_nametoindex(ifname);
 	if (afp->ifindex == 0) {

@@ -20,6 +20,7 @@
 #include "swv_priv.h"
 
 #define SWV_MEM_SPEED 100000	/* Mbit/s */
+#define SWV_MEM_MIN_FRAME 14	/* an Ethernet header: shorter is a runt */
 
 static void
 mem_tx_flush(struct swv_wire *wire)
@@ -100,6 +101,7 @@ swv_wire_loop_open(struct swv_device *dev, struct swv_wire **out)
 		return ENOMEM;
 	w->ops = &loop_ops;
 	w->dev = dev;
+	w->min_frame = SWV_MEM_MIN_FRAME;
 	*out = w;
 	return 0;
 }
@@ -223,6 +225,7 @@ swv_wire_pair_open(struct swv_device *dev, const char *cable,
 	}
 	e->wire.ops = &pair_ops;
 	e->wire.dev = dev;
+	e->wire.min_frame = SWV_MEM_MIN_FRAME;
 	e->cable = c;
 	e->side = side;
 	rcu_assign_pointer(c->end[side], e);

@@ -22,6 +22,7 @@
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_flow.h>
+#include <rte_log.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -653,6 +654,9 @@ test_bad_devargs(void)
 		"wire=loop,engine_cpu=abc",	/* bad cpu */
 		"dev=vbr_no_such_dev",		/* no hardware device */
 		"dev=x,engine_cpu=0",		/* engine_cpu with dev */
+		"wire=loop,wire=pair:c9",	/* repeated key */
+		"wire=loop,mac=02:00:00:00:00:01,mac=02:00:00:00:00:02",
+		"wire=loop,engine_cpu=0,engine_cpu=0", /* same value twice */
 	};
 	uint16_t before;
 	unsigned int i;
@@ -723,10 +727,48 @@ static const struct unit_test_suite suite_lifecycle = {
 	},
 };
 
+/* A key given twice is refused, and the message names it. */
+static int
+test_repeated_devargs(void)
+{
+	static const struct {
+		const char *args;
+		const char *says;
+	} cases[] = {
+		{ "wire=loop,wire=loop", "'wire' given 2 times" },
+		{ "mac=02:00:00:00:00:01,wire=loop,mac=02:00:00:00:00:01",
+		  "'mac' given 2 times" },
+		{ "wire=loop,engine_cpu=0,engine_cpu=0,engine_cpu=0",
+		  "'engine_cpu' given 3 times" },
+	};
+	FILE *log, *old = rte_log_get_stream();
+	char *buf = NULL;
+	size_t len = 0;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < RTE_DIM(cases); i++) {
+		log = open_memstream(&buf, &len);
+		TEST_ASSERT_NOT_NULL(log, "open_memstream");
+		rte_openlog_stream(log);
+		ret = rte_vdev_init("net_vbr9", cases[i].args);
+		rte_openlog_stream(old);
+		fclose(log);
+		printf("  devargs '%s': %d\n", cases[i].args, ret);
+		TEST_ASSERT(ret < 0, "'%s' was accepted", cases[i].args);
+		TEST_ASSERT(strstr(buf, cases[i].says) != NULL,
+			    "log does not say \"%s\": %s", cases[i].says, buf);
+		free(buf);
+		buf = NULL;
+	}
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite_devargs = {
 	.name = "vbr devargs",
 	.cases = {
 		TEST_CASE(test_bad_devargs),
+		TEST_CASE(test_repeated_devargs),
 		TEST_CASES_END(),
 	},
 };

@@ -28,12 +28,14 @@
 #define VBR_ARG_WIRE "wire"
 #define VBR_ARG_MAC "mac"
 #define VBR_ARG_ENGINE_CPU "engine_cpu"
+#define VBR_ARG_SHARE_WIRE "share_wire"
 
 static const char * const vbr_valid_args[] = {
 	VBR_ARG_DEV,
 	VBR_ARG_WIRE,
 	VBR_ARG_MAC,
 	VBR_ARG_ENGINE_CPU,
+	VBR_ARG_SHARE_WIRE,
 	NULL,
 };
 
@@ -45,6 +47,7 @@ struct vbr_args {
 	int engine_cpu;			/**< swverbs engine CPU, -1: none */
 	unsigned int has_mac:1;		/**< mac= given */
 	unsigned int has_cpu:1;		/**< engine_cpu= given */
+	unsigned int share_wire:1;	/**< share_wire=1: interface shared */
 };
 
 static int
@@ -64,11 +67,16 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 				break;
 		if (vbr_valid_args[k] == NULL) {
 			VBR_LOG(ERR, "%s: unknown devarg '%s' (valid: dev, "
-				"wire, mac, engine_cpu)", name, key);
+				"wire, mac, engine_cpu, share_wire)", name, key);
 			return -EINVAL;
 		}
 		if (value == NULL || value[0] == '\0') {
 			VBR_LOG(ERR, "%s: devarg '%s' needs a value", name, key);
+			return -EINVAL;
+		}
+		if (rte_kvargs_count(kvlist, key) > 1) {
+			VBR_LOG(ERR, "%s: devarg '%s' given %u times: give it "
+				"once", name, key, rte_kvargs_count(kvlist, key));
 			return -EINVAL;
 		}
 		if (strcmp(key, VBR_ARG_DEV) == 0) {
@@ -89,6 +97,13 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 				return -EINVAL;
 			}
 			args->has_mac = 1;
+		} else if (strcmp(key, VBR_ARG_SHARE_WIRE) == 0) {
+			if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
+				VBR_LOG(ERR, "%s: share_wire=%s: give 0 or 1",
+					name, value);
+				return -EINVAL;
+			}
+			args->share_wire = value[0] == '1';
 		} else {
 			char *end;
 			long cpu;
@@ -113,6 +128,12 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 	if (args->dev == NULL && args->wire == NULL) {
 		VBR_LOG(ERR, "%s: give dev=<verbs device> or "
 			"wire=loop|pair:<name>|af_packet:<ifname>", name);
+		return -EINVAL;
+	}
+	if (args->share_wire && (args->wire == NULL ||
+				 strncmp(args->wire, "af_packet:", 10) != 0)) {
+		VBR_LOG(ERR, "%s: share_wire=1 applies to "
+			"wire=af_packet:<ifname> only", name);
 		return -EINVAL;
 	}
 	if (args->dev != NULL && args->has_cpu) {
@@ -164,14 +185,22 @@ vbr_sw_device_create(const char *name, const struct vbr_args *args)
 				"lcore)", name, cpu);
 		placed = true;
 	}
-	ret = swv_device_create(name, args->wire,
-				args->has_mac ? args->mac.addr_bytes : NULL);
+	ret = swv_device_create_flags(name, args->wire,
+				      args->has_mac ? args->mac.addr_bytes :
+				      NULL, args->share_wire ?
+				      SWV_DEVICE_SHARE_WIRE : 0);
 	switch (ret) {
 	case 0:
 		return 0;
 	case EBUSY:
-		VBR_LOG(ERR, "%s: wire=%s: the pair cable already has two ends",
-			name, args->wire);
+		if (strncmp(args->wire, "pair:", 5) == 0)
+			VBR_LOG(ERR, "%s: wire=%s: the pair cable already has "
+				"two ends", name, args->wire);
+		else
+			VBR_LOG(ERR, "%s: wire=%s: the interface is the wire "
+				"of another port already (both would get every "
+				"frame); give share_wire=1 to every port on it "
+				"to share it", name, args->wire);
 		break;
 	case ENODEV:
 		VBR_LOG(ERR, "%s: wire=%s: no such network interface", name,
@@ -192,6 +221,57 @@ vbr_sw_device_create(const char *name, const struct vbr_args *args)
 			strerror(ret));
 		break;
 	}
+	return -ret;
+}
+
+/**
+ * Port start: a swverbs port whose af_packet interface was deleted (the
+ * device raised its removal event) is bound to the interface that has the
+ * name now. Return 0 or -errno.
+ */
+int
+vbr_sw_rebind(struct vbr_priv *priv)
+{
+	int ret;
+
+	if (!priv->sw_device)
+		return 0;
+	ret = swv_device_rebind(priv->ibdev_name);
+	switch (ret) {
+	case 0:
+		return 0;
+	case ENODEV:
+		VBR_LOG(ERR, "port %u: its interface was deleted and none has "
+			"its name now: create it, then start the port again",
+			priv->dev->data->port_id);
+		break;
+	case EBUSY:
+		VBR_LOG(ERR, "port %u: the re-created interface is the wire of "
+			"another port now", priv->dev->data->port_id);
+		break;
+	default:
+		VBR_LOG(ERR, "port %u: cannot bind the re-created interface: "
+			"%s", priv->dev->data->port_id, strerror(ret));
+		break;
+	}
+	return -ret;
+}
+
+/**
+ * mtu_set: the MTU of a swverbs port's wire (an af_packet interface's own
+ * MTU). Hardware ports keep their netdev's MTU. Return 0 or -errno.
+ */
+int
+vbr_sw_set_mtu(struct vbr_priv *priv, uint16_t mtu)
+{
+	int ret;
+
+	if (!priv->sw_device)
+		return 0;
+	ret = swv_set_port_mtu(priv->ctx, mtu);
+	if (ret != 0)
+		VBR_LOG(ERR, "port %u: MTU %u: the wire cannot carry it: %s",
+			priv->dev->data->port_id, mtu, strerror(ret));
 	return -ret;
 }
 
@@ -374,7 +454,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 	dev->dev_ops = &vbr_dev_ops;
 	dev->rx_pkt_burst = vbr_rx_burst;
 	dev->tx_pkt_burst = vbr_tx_burst;
-	dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC |
+	dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC | RTE_ETH_DEV_INTR_RMV |
 				RTE_ETH_DEV_FLOW_OPS_THREAD_SAFE |
 				RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS;
 	vbr_link_update(dev, 0);
@@ -415,5 +495,6 @@ RTE_PMD_REGISTER_PARAM_STRING(net_vbr,
 	"dev=<verbs device> "
 	"wire=loop|pair:<name>|af_packet:<ifname> "
 	"mac=<xx:xx:xx:xx:xx:xx> "
-	"engine_cpu=<int>");
+	"engine_cpu=<int> "
+	"share_wire=0|1");
 RTE_LOG_REGISTER_DEFAULT(vbr_logtype, NOTICE);

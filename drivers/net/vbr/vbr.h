@@ -119,6 +119,8 @@ struct vbr_priv {
 
 /* vbr.c */
 int vbr_dev_close(struct rte_eth_dev *dev);
+int vbr_sw_rebind(struct vbr_priv *priv);
+int vbr_sw_set_mtu(struct vbr_priv *priv, uint16_t mtu);
 
 /* vbr_ethdev.c */
 extern const struct eth_dev_ops vbr_dev_ops;

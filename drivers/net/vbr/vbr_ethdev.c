@@ -411,6 +411,10 @@ vbr_dev_start(struct rte_eth_dev *dev)
 	uint16_t i, started_tx = 0;
 	int ret;
 
+	/* A deleted and re-created interface: bind the new one. */
+	ret = vbr_sw_rebind(priv);
+	if (ret != 0)
+		return ret;
 	ret = vbr_rxq_adjust_mtu(dev);
 	if (ret != 0)
 		return ret;
@@ -502,9 +506,12 @@ vbr_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
 			priv->max_rx_pktlen - VBR_ETH_OVERHEAD);
 		return -EINVAL;
 	}
-	/* Stopped: the queues may be set up again; dev_start checks. */
+	/*
+	 * Stopped: the queues may be set up again; dev_start checks. The
+	 * wire (an af_packet interface) takes the MTU, or refuses it.
+	 */
 	if (!priv->started || vbr_rxq_check_mtu(dev, mtu) == 0)
-		return 0;
+		return vbr_sw_set_mtu(priv, mtu);
 	/*
 	 * A WQE's buffers are fixed while it is posted, and the queues cannot
 	 * be set up again under a running datapath. With scattered Rx the

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * Link-state events: the verbs context's async fd is watched by the EAL
- * interrupt thread; port events update the link and, when the application
- * asked for it (intr_conf.lsc), raise RTE_ETH_EVENT_INTR_LSC.
+ * Link-state and removal events: the verbs context's async fd is watched by
+ * the EAL interrupt thread; port events update the link and, when the
+ * application asked for it (intr_conf.lsc), raise RTE_ETH_EVENT_INTR_LSC.
+ * IBV_EVENT_DEVICE_FATAL (the device is gone: a NIC unplugged, a swverbs
+ * port's interface deleted) takes the link down and, with intr_conf.rmv,
+ * raises RTE_ETH_EVENT_INTR_RMV, as mlx5 does. A swverbs port is bound to
+ * the re-created interface at its next start.
  */
 
 #include <errno.h>
@@ -22,16 +26,32 @@ vbr_intr_handler(void *arg)
 	struct vbr_priv *priv = arg;
 	struct rte_eth_dev *dev = priv->dev;
 	struct ibv_async_event event;
-	bool link_event = false;
+	bool link_event = false, removed = false;
 
 	while (priv->glue->get_async_event(priv->ctx, &event) == 0) {
 		if (event.event_type == IBV_EVENT_PORT_ACTIVE ||
 		    event.event_type == IBV_EVENT_PORT_ERR)
 			link_event = true;
+		else if (event.event_type == IBV_EVENT_DEVICE_FATAL)
+			removed = true;
 		else
 			VBR_LOG(DEBUG, "port %u: async event %d ignored",
 				dev->data->port_id, event.event_type);
 		priv->glue->ack_async_event(&event);
+	}
+	if (removed) {
+		VBR_LOG(WARNING, "port %u: device removed (%s)",
+			dev->data->port_id, priv->ibdev_name);
+		vbr_link_update(dev, 0);
+		if (link_event && dev->data->dev_conf.intr_conf.lsc)
+			rte_eth_dev_callback_process(dev,
+						     RTE_ETH_EVENT_INTR_LSC,
+						     NULL);
+		if (dev->data->dev_conf.intr_conf.rmv)
+			rte_eth_dev_callback_process(dev,
+						     RTE_ETH_EVENT_INTR_RMV,
+						     NULL);
+		return;
 	}
 	if (!link_event)
 		return;

@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * net/vbr on af_packet wires, over a veth pair whose far end lives in a
+ * network namespace this program creates and removes: the removal event
+ * and rebinding when the interface is deleted and made again, one port per
+ * interface unless share_wire=1, runts dropped and counted, the MTU set on
+ * the interface (or refused by it).
+ * usage: test-vbr-afp <librte_net_vbr.so>. Needs root and `ip netns`
+ * (exit 77 otherwise).
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+
+#include <rte_bus_vdev.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "test.h"
+#include "vbr_netns.h"
+#include "vbr_test_port.h"
+
+#define NB_MBUF 4095
+#define NB_DESC 256
+#define WAIT_MS 3000
+#define T_TYPE 0x88b5
+
+static struct rte_mempool *mp;
+static char t_a[IF_NAMESIZE], t_b[IF_NAMESIZE], t_ns[IF_NAMESIZE];
+static bool t_created;
+static int t_peer = -1;		/* raw socket on t_b, in t_ns */
+static const struct rte_ether_addr port_mac = {
+	.addr_bytes = { 0x02, 0x76, 0x62, 0x61, 0x00, 0x01 } };
+static const uint8_t peer_src[6] = { 0x02, 0x76, 0x62, 0x61, 0x00, 0x02 };
+
+static void
+cleanup(void)
+{
+	if (t_peer >= 0) {
+		close(t_peer);
+		t_peer = -1;
+	}
+	if (!t_created)
+		return;
+	t_created = false;
+	vbr_sh("ip link del %s >/dev/null 2>&1", t_a);
+	vbr_sh("ip netns del %s >/dev/null 2>&1", t_ns);
+}
+
+static void
+on_signal(int sig)
+{
+	cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int
+peer_open(void)
+{
+	if (t_peer >= 0)
+		close(t_peer);
+	t_peer = vbr_ns_peer_socket(t_ns, t_b);
+	return t_peer < 0 ? -1 : 0;
+}
+
+/* A frame from the peer to the port: @len bytes, byte 14 = @seq. */
+static int
+peer_send(uint32_t len, uint8_t seq)
+{
+	uint8_t f[9100];
+	uint32_t i;
+
+	memcpy(f, port_mac.addr_bytes, 6);
+	memcpy(f + 6, peer_src, 6);
+	f[12] = T_TYPE >> 8;
+	f[13] = T_TYPE & 0xff;
+	for (i = 14; i < len; i++)
+		f[i] = (uint8_t)(seq + i);
+	return send(t_peer, f, len, 0) == (ssize_t)len ? 0 : -1;
+}
+
+/* Length of the next frame the peer receives from the port; 0 after ms. */
+static int
+peer_recv_len(unsigned int ms)
+{
+	static uint8_t buf[16384];
+	uint64_t end = rte_get_timer_cycles() + ms * rte_get_timer_hz() / 1000;
+	struct pollfd pfd = { t_peer, POLLIN, 0 };
+	struct sockaddr_ll sll;
+	socklen_t sl;
+	ssize_t n;
+
+	while (rte_get_timer_cycles() < end) {
+		sl = sizeof(sll);
+		n = recvfrom(t_peer, buf, sizeof(buf), MSG_DONTWAIT,
+			     (struct sockaddr *)&sll, &sl);
+		if (n < 0) {
+			poll(&pfd, 1, 5);
+			continue;
+		}
+		if (sll.sll_pkttype != PACKET_OUTGOING && n >= 14 &&
+		    memcmp(buf + 6, port_mac.addr_bytes, 6) == 0)
+			return (int)n;
+	}
+	return 0;
+}
+
+/* Receive on the port for ms; lengths into lens[], return the count. */
+static unsigned int
+port_recv(uint16_t port, uint32_t *lens, unsigned int max, unsigned int ms)
+{
+	uint64_t end = rte_get_timer_cycles() + ms * rte_get_timer_hz() / 1000;
+	struct rte_mbuf *m[32];
+	unsigned int n = 0;
+	uint16_t i, k;
+
+	while (rte_get_timer_cycles() < end) {
+		k = rte_eth_rx_burst(port, 0, m, 32);
+		for (i = 0; i < k; i++) {
+			if (n < max)
+				lens[n++] = m[i]->pkt_len;
+			rte_pktmbuf_free(m[i]);
+		}
+		if (k == 0)
+			rte_delay_us_sleep(1000);
+	}
+	return n;
+}
+
+static uint32_t rmv_events, lsc_events;
+
+static int
+event_cb(uint16_t port, enum rte_eth_event_type type, void *arg, void *ret)
+{
+	RTE_SET_USED(port);
+	RTE_SET_USED(arg);
+	RTE_SET_USED(ret);
+	if (type == RTE_ETH_EVENT_INTR_RMV)
+		__atomic_fetch_add(&rmv_events, 1, __ATOMIC_RELAXED);
+	else if (type == RTE_ETH_EVENT_INTR_LSC)
+		__atomic_fetch_add(&lsc_events, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int
+wait_link(uint16_t port, uint16_t status)
+{
+	struct rte_eth_link link;
+	int i;
+
+	for (i = 0; i < WAIT_MS / 10; i++) {
+		if (rte_eth_link_get_nowait(port, &link) == 0 &&
+		    link.link_status == status)
+			return 0;
+		rte_delay_ms(10);
+	}
+	return -1;
+}
+
+/* Probe net_vbr<n> on t_a with extra devargs; its port id, or -1. */
+static int
+port_make(const char *name, const char *extra, uint16_t *port)
+{
+	char args[128];
+	int ret;
+
+	snprintf(args, sizeof(args), "wire=af_packet:%s,mac="
+		 RTE_ETHER_ADDR_PRT_FMT "%s", t_a,
+		 RTE_ETHER_ADDR_BYTES(&port_mac), extra);
+	ret = rte_vdev_init(name, args);
+	if (ret != 0)
+		return ret;
+	return rte_eth_dev_get_port_by_name(name, port);
+}
+
+static int
+port_go(uint16_t port, bool multiseg)
+{
+	struct rte_eth_conf conf = { 0 };
+	int ret;
+
+	conf.intr_conf.lsc = 1;
+	conf.intr_conf.rmv = 1;
+	conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_SCATTER;
+	if (multiseg)
+		conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	ret = vbr_test_port_config(port, &conf, 1, NB_DESC, NB_DESC, mp);
+	if (ret == 0)
+		ret = rte_eth_dev_start(port);
+	if (ret == 0)
+		ret = wait_link(port, RTE_ETH_LINK_UP);
+	return ret;
+}
+
+static void
+port_drop(const char *name, uint16_t port)
+{
+	rte_eth_dev_stop(port);
+	rte_eth_dev_close(port);
+	rte_vdev_uninit(name);
+}
+
+/*
+ * Finding 3: the interface is deleted: link down and the removal event;
+ * start refuses while no interface has the name; once it is made again,
+ * stop/start binds it and frames flow.
+ */
+static int
+test_removal(void)
+{
+	uint32_t lens[8];
+	uint16_t p;
+	int ret;
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(port_make("net_vbr_rm", "", &p), "probe");
+	rte_eth_dev_callback_register(p, RTE_ETH_EVENT_INTR_RMV, event_cb,
+				      NULL);
+	TEST_ASSERT_SUCCESS(port_go(p, false), "start");
+	TEST_ASSERT_SUCCESS(peer_send(100, 1), "");
+	TEST_ASSERT_EQUAL(port_recv(p, lens, 8, 300), 1, "before");
+	rmv_events = 0;
+	close(t_peer);
+	t_peer = -1;
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link del %s", t_a), "");
+	TEST_ASSERT_SUCCESS(wait_link(p, RTE_ETH_LINK_DOWN), "link up");
+	for (i = 0; i < WAIT_MS / 10 &&
+	     __atomic_load_n(&rmv_events, __ATOMIC_RELAXED) == 0; i++)
+		rte_delay_ms(10);
+	TEST_ASSERT_EQUAL(rmv_events, 1, "removal events");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(p), "stop");
+	ret = rte_eth_dev_start(p);
+	TEST_ASSERT_EQUAL(ret, -ENODEV, "start with no interface");
+	TEST_ASSERT_SUCCESS(vbr_veth_make(t_a, t_b, t_ns), "veth again");
+	TEST_ASSERT_SUCCESS(peer_open(), "peer");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(p), "start on the new one");
+	TEST_ASSERT_SUCCESS(wait_link(p, RTE_ETH_LINK_UP), "link down");
+	TEST_ASSERT_SUCCESS(peer_send(200, 2), "");
+	TEST_ASSERT_EQUAL(port_recv(p, lens, 8, 300), 1, "after rebind");
+	TEST_ASSERT_EQUAL(lens[0], 200, "");
+	TEST_ASSERT_EQUAL(rmv_events, 1, "removal events");
+	port_drop("net_vbr_rm", p);
+	return TEST_SUCCESS;
+}
+
+/* Part of finding 6: one port per interface, unless share_wire=1. */
+static int
+test_same_interface(void)
+{
+	uint16_t p, q;
+
+	TEST_ASSERT_SUCCESS(port_make("net_vbr_s0", "", &p), "first");
+	TEST_ASSERT_EQUAL(port_make("net_vbr_s1", "", &q), -EBUSY, "second");
+	TEST_ASSERT_EQUAL(port_make("net_vbr_s1", ",share_wire=1", &q), -EBUSY,
+			  "the first does not share");
+	rte_vdev_uninit("net_vbr_s0");
+	TEST_ASSERT_SUCCESS(port_make("net_vbr_s0", ",share_wire=1", &p), "");
+	TEST_ASSERT_SUCCESS(port_make("net_vbr_s1", ",share_wire=1", &q), "");
+	TEST_ASSERT(p != q, "");
+	rte_vdev_uninit("net_vbr_s1");
+	rte_vdev_uninit("net_vbr_s0");
+	return TEST_SUCCESS;
+}
+
+static uint64_t
+xstat(uint16_t port, const char *name)
+{
+	uint64_t id, v;
+
+	if (rte_eth_xstats_get_id_by_name(port, name, &id) != 0 ||
+	    rte_eth_xstats_get_by_id(port, &id, &v, 1) != 1)
+		return UINT64_MAX;
+	return v;
+}
+
+/* Part of finding 6: frames under 60 bytes are dropped and counted. */
+static int
+test_runts(void)
+{
+	static const uint32_t sizes[] = { 60, 14, 42, 59, 61 };
+	uint32_t lens[8];
+	uint64_t e0, e1;
+	unsigned int i, n;
+	uint16_t p;
+
+	TEST_ASSERT_SUCCESS(port_make("net_vbr_rt", "", &p), "probe");
+	TEST_ASSERT_SUCCESS(port_go(p, false), "start");
+	e0 = xstat(p, "rx_error_completions");
+	for (i = 0; i < RTE_DIM(sizes); i++)
+		TEST_ASSERT_SUCCESS(peer_send(sizes[i], (uint8_t)i), "");
+	n = port_recv(p, lens, 8, 300);
+	e1 = xstat(p, "rx_error_completions");
+	TEST_ASSERT_EQUAL(n, 2, "delivered");
+	TEST_ASSERT_EQUAL(lens[0], 60, "");
+	TEST_ASSERT_EQUAL(lens[1], 61, "");
+	TEST_ASSERT_EQUAL(e1 - e0, 3, "runts counted");
+	port_drop("net_vbr_rt", p);
+	return TEST_SUCCESS;
+}
+
+/* A frame of @len bytes to the peer, in 2000-byte segments. */
+static struct rte_mbuf *
+make_big(uint32_t len)
+{
+	struct rte_mbuf *head = NULL, *m;
+	uint32_t left = len, seg;
+	uint8_t *d;
+
+	while (left > 0) {
+		m = rte_pktmbuf_alloc(mp);
+		if (m == NULL) {
+			rte_pktmbuf_free(head);
+			return NULL;
+		}
+		seg = left < 2000 ? left : 2000;
+		d = (uint8_t *)rte_pktmbuf_append(m, seg);
+		memset(d, 0x5a, seg);
+		if (head == NULL) {
+			memcpy(d, peer_src, 6);
+			memcpy(d + 6, port_mac.addr_bytes, 6);
+			d[12] = T_TYPE >> 8;
+			d[13] = T_TYPE & 0xff;
+			head = m;
+		} else if (rte_pktmbuf_chain(head, m) != 0) {
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free(head);
+			return NULL;
+		}
+		left -= seg;
+	}
+	return head;
+}
+
+/*
+ * Finding 4: the port's MTU is the interface's: mtu_set 9000 sets it, and
+ * an 8000-byte frame goes out; an MTU the interface refuses is refused.
+ */
+static int
+test_mtu(void)
+{
+	struct rte_eth_stats st;
+	struct rte_mbuf *m;
+	char vx[IF_NAMESIZE], args[96];
+	uint16_t p;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s link set %s mtu 9000", t_ns, t_b),
+			    "");
+	TEST_ASSERT_SUCCESS(port_make("net_vbr_mt", "", &p), "probe");
+	TEST_ASSERT_SUCCESS(port_go(p, true), "start");
+	/* Stopped: the Rx queues take more buffers per frame at start. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(p), "stop");
+	ret = rte_eth_dev_set_mtu(p, 9000);
+	if (ret != 0)
+		port_drop("net_vbr_mt", p);
+	TEST_ASSERT_SUCCESS(ret, "mtu 9000");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(p), "start");
+	TEST_ASSERT_SUCCESS(wait_link(p, RTE_ETH_LINK_UP), "link");
+	TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 9000, "interface MTU");
+	rte_eth_stats_reset(p);
+	m = make_big(8000);
+	TEST_ASSERT_NOT_NULL(m, "");
+	TEST_ASSERT_EQUAL(vbr_test_tx_all(p, &m, 1, WAIT_MS), 1, "tx");
+	TEST_ASSERT_EQUAL(peer_recv_len(WAIT_MS), 8000, "peer got it");
+	rte_delay_ms(50);
+	rte_eth_stats_get(p, &st);
+	TEST_ASSERT_EQUAL(st.oerrors, 0, "oerrors");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mtu(p, 1500), "mtu 1500");
+	TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 1500, "interface MTU");
+	port_drop("net_vbr_mt", p);
+	vbr_sh("ip -n %s link set %s mtu 1500", t_ns, t_b);
+	/* VXLAN over the veth: at most 1500 - 50. */
+	snprintf(vx, sizeof(vx), "%.12sx", t_a);
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link add %s type vxlan id 7 dev %s "
+				   "dstport 4789", vx, t_a), "");
+	vbr_sh("ip link set %s up", vx);
+	snprintf(args, sizeof(args), "wire=af_packet:%s", vx);
+	ret = rte_vdev_init("net_vbr_vx", args);
+	if (ret == 0) {
+		struct rte_eth_conf conf = { 0 };
+		int r1 = 0, r2 = 0;
+
+		ret = rte_eth_dev_get_port_by_name("net_vbr_vx", &p);
+		if (ret == 0)
+			ret = vbr_test_port_config(p, &conf, 1, NB_DESC,
+						   NB_DESC, mp);
+		if (ret == 0) {
+			r1 = rte_eth_dev_set_mtu(p, 1460);
+			r2 = rte_eth_dev_set_mtu(p, 1400);
+			printf("    vxlan: mtu 1460: %d, 1400: %d, now %u\n",
+			       r1, r2, vbr_if_mtu(vx));
+			ret = r1 == -EINVAL && r2 == 0 &&
+				vbr_if_mtu(vx) == 1400 ? 0 : -1;
+		}
+		rte_eth_dev_close(p);
+		rte_vdev_uninit("net_vbr_vx");
+	}
+	vbr_sh("ip link del %s", vx);
+	TEST_ASSERT_SUCCESS(ret, "MTU 1460 refused, 1400 taken, on VXLAN");
+	return TEST_SUCCESS;
+}
+
+static int
+suite_setup(void)
+{
+	int pid = (int)getpid();
+
+	if (geteuid() != 0)
+		TEST_SKIP("not root");
+	if (vbr_sh("ip netns list >/dev/null 2>&1") != 0)
+		TEST_SKIP("no `ip netns`");
+	snprintf(t_a, sizeof(t_a), "vba%da", pid);
+	snprintf(t_b, sizeof(t_b), "vba%db", pid);
+	snprintf(t_ns, sizeof(t_ns), "vba%d", pid);
+	if (vbr_sh("ip netns add %s", t_ns) != 0)
+		TEST_SKIP("cannot create a network namespace");
+	t_created = true;
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	if (vbr_veth_make(t_a, t_b, t_ns) != 0 || peer_open() != 0) {
+		printf("cannot set the veth pair up\n");
+		return TEST_FAILED;
+	}
+	return TEST_SUCCESS;
+}
+
+static void
+suite_teardown(void)
+{
+	cleanup();
+}
+
+static const struct unit_test_suite suite_afp = {
+	.name = "vbr af_packet ports",
+	.setup = suite_setup,
+	.teardown = suite_teardown,
+	.cases = {
+		TEST_CASE(test_same_interface),
+		TEST_CASE(test_runts),
+		TEST_CASE(test_mtu),
+		TEST_CASE(test_removal),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(int argc, char **argv)
+{
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s <librte_net_vbr.so>\n", argv[0]);
+		return 2;
+	}
+	if (geteuid() != 0) {
+		printf("SKIP: not root\n");
+		return TEST_SKIPPED;
+	}
+	if (vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", NULL,
+			      NULL) != 0)
+		return 1;
+	mp = vbr_test_pool("vbr_afp", NB_MBUF);
+	if (mp == NULL)
+		return 1;
+	ret = unit_test_suite_runner(&suite_afp);
+	vbr_test_fini(mp);
+	return ret;
+}
