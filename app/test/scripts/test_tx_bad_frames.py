@@ -27,6 +27,18 @@ def xstat(text, name):
     return int(m.group(1)) if m else None
 
 
+def txonly_second(t, c):
+    """Clear the stats, run txonly for a second; stats of ports 0 and 1."""
+    t.cmd("clear port stats all")
+    t.cmd("start")
+    time.sleep(1)
+    t.cmd("stop")
+    s0 = tp.port_stats(t.cmd("show port stats 0"), 0)
+    s1 = tp.port_stats(t.cmd("show port stats 1"), 1)
+    c.check(s0 is not None and s1 is not None, "port stats printed")
+    return s0, s1
+
+
 def run(pmd):
     c = tp.Checker()
     t = tp.start_pair("txbad", pmd, ["--total-num-mbufs=8192",
@@ -41,13 +53,7 @@ def run(pmd):
         out = t.cmd("set txpkts 8000,8000,8000")
         c.check("rror" not in out and "nvalid" not in out,
                 "set txpkts 8000,8000,8000 accepted")
-        t.cmd("clear port stats all")
-        t.cmd("start")
-        time.sleep(1)
-        t.cmd("stop")
-        s0 = tp.port_stats(t.cmd("show port stats 0"), 0)
-        s1 = tp.port_stats(t.cmd("show port stats 1"), 1)
-        c.check(s0 is not None and s1 is not None, "port stats printed")
+        s0, s1 = txonly_second(t, c)
         if s0 is None or s1 is None:
             return 1
         c.check(s0["TX-errors"] > 0,
@@ -65,13 +71,7 @@ def run(pmd):
 
         # the issue's second step: 64-byte frames must flow again
         t.cmd("set txpkts 64")
-        t.cmd("clear port stats all")
-        t.cmd("start")
-        time.sleep(1)
-        t.cmd("stop")
-        s0 = tp.port_stats(t.cmd("show port stats 0"), 0)
-        s1 = tp.port_stats(t.cmd("show port stats 1"), 1)
-        c.check(s0 is not None and s1 is not None, "port stats printed")
+        s0, s1 = txonly_second(t, c)
         if s0 is None or s1 is None:
             return 1
         c.check(s0["TX-packets"] > 1000,
