@@ -667,10 +667,11 @@ vbr_dev_counters(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
 	return ret;
 }
 
+/* The uint64_t counter at offset in a struct of counters. */
 static uint64_t
-vbr_counter(const struct vbr_glue_port_counters *c, size_t offset)
+vbr_counter(const void *base, size_t offset)
 {
-	return *(const uint64_t *)((const char *)c + offset);
+	return *(const uint64_t *)((const char *)base + offset);
 }
 
 /*
@@ -826,9 +827,8 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 			dev->data->tx_queues[k / RTE_DIM(vbr_txq_xstats)];
 
 		xstats[i].id = i;
-		xstats[i].value = txq == NULL ? 0 :
-			*(const uint64_t *)((const char *)txq +
-				vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].offset);
+		xstats[i].value = txq == NULL ? 0 : vbr_counter(txq,
+			vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].offset);
 	}
 	return n;
 }
