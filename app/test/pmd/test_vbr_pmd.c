@@ -29,6 +29,7 @@
 #include <rte_udp.h>
 
 #include "test.h"
+#include "vbr.h"
 #include "vbr_test_port.h"
 
 #define NB_MBUF 8191
@@ -2473,6 +2474,304 @@ static const struct unit_test_suite suite_vlan = {
 	},
 };
 
+/*
+ * Group "tx": a Tx queue survives packets the device cannot send. Both
+ * ports take the largest MTU the port reports, scattered Rx and
+ * multi-segment Tx, so that a frame of max_rx_pktlen bytes crosses.
+ */
+static int
+setup_tx(void)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+
+	if (vbr_test_pair_ports(&port0, &port1) != TEST_SUCCESS ||
+	    rte_eth_dev_info_get(port0, &info) != 0)
+		return TEST_FAILED;
+	conf.rxmode.mtu = info.max_mtu;
+	conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_SCATTER;
+	conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	/* 128 slots of 8 buffers each: 1024 mbufs a port. */
+	if (port_start_conf(port0, &conf, 1, 128) != 0 ||
+	    port_start_conf(port1, &conf, 1, 128) != 0)
+		return TEST_FAILED;
+	return TEST_SUCCESS;
+}
+
+/* Port0's Tx queue 0, as the PMD keeps it. */
+static struct vbr_txq *
+tx_queue(void)
+{
+	return rte_eth_fp_ops[port0].txq.data[0];
+}
+
+/*
+ * Send pkts[0..n) from port0 in one burst where possible; expect on port1
+ * exactly the frames that ref[0..nref) hold, in order, byte-exact. Port0's
+ * Tx burst is called while waiting: it is where the PMD polls its send
+ * completions (and recovers a queue in error). Frees ref.
+ */
+static int
+tx_expect(struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **ref,
+	  uint16_t nref)
+{
+	uint64_t deadline = rte_get_timer_cycles() +
+			    rte_get_timer_hz() * WAIT_MS / 1000;
+	struct rte_mbuf *r[32];
+	uint16_t sent = 0, got = 0, i, k;
+	int bad = -1;
+
+	do {
+		sent += rte_eth_tx_burst(port0, 0, pkts + sent, n - sent);
+		k = rte_eth_rx_burst(port1, 0, r, RTE_MIN(RTE_DIM(r),
+						       nref + 1u - got));
+		for (i = 0; i < k; i++, got++)
+			if (bad < 0 && (got >= nref || !same_bytes(r[i],
+								ref[got])))
+				bad = got;
+		free_pkts(r, k);
+	} while ((sent < n || got < nref) &&
+		 rte_get_timer_cycles() < deadline);
+	/* Anything more would come now. */
+	rte_delay_ms(50);
+	rte_eth_tx_burst(port0, 0, NULL, 0);
+	k = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
+	free_pkts(r, k);
+	free_pkts(ref, nref);
+	TEST_ASSERT_EQUAL(sent, n, "%u of %u packets consumed", sent, n);
+	TEST_ASSERT_EQUAL(got, nref, "%u of %u frames received", got, nref);
+	TEST_ASSERT(bad < 0, "frame %d differs from what was sent", bad);
+	TEST_ASSERT_EQUAL(k, 0, "%u frames more than sent", k);
+	return TEST_SUCCESS;
+}
+
+/* A good packet of len bytes to port1 and its copy. */
+static int
+good_pkt(uint32_t len, uint32_t seq, struct rte_mbuf **m,
+	 struct rte_mbuf **ref)
+{
+	struct rte_ether_addr dst;
+
+	rte_eth_macaddr_get(port1, &dst);
+	*m = make_pkt(&dst, port0, len, seq);
+	*ref = make_pkt(&dst, port0, len, seq);
+	TEST_ASSERT(*m != NULL && *ref != NULL, "alloc");
+	return TEST_SUCCESS;
+}
+
+/* Port0's xstat of that name. */
+static uint64_t
+port0_xstat(const char *name)
+{
+	if (xstats_read(port0) != 0)
+		return UINT64_MAX;
+	return xstat(name);
+}
+
+/*
+ * Empty, longer than max_rx_pktlen, more segments than nb_seg_max: each is
+ * refused by tx_prepare, and dropped by the burst before it reaches the
+ * device (which would fail it and stop the queue), counted in oerrors and
+ * tx_q0_bad_frames. The good packets around them, the largest included,
+ * all arrive, in order, byte-exact.
+ */
+static int
+test_tx_bad_frames(void)
+{
+	struct rte_mbuf *pkts[8], *ref[8], *prep[2];
+	struct rte_eth_dev_info info;
+	struct rte_ether_addr dst;
+	struct rte_eth_stats s0;
+	uint32_t max_len;
+	uint16_t max_segs, i, nref = 0;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port0, &info), "info");
+	max_len = info.max_rx_pktlen;
+	max_segs = info.tx_desc_lim.nb_seg_max;
+	TEST_ASSERT_EQUAL(info.max_mtu, max_len - 22, "max_mtu");
+	TEST_ASSERT(max_segs > 1 && max_segs == info.tx_desc_lim.nb_mtu_seg_max,
+		    "nb_seg_max %u", max_segs);
+	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port0), "reset");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port1), "reset");
+
+	/* good, empty, good, 1 byte too long, good, segments + 1, largest */
+	TEST_ASSERT_SUCCESS(good_pkt(60, 0, &pkts[0], &ref[nref++]), "0");
+	pkts[1] = rte_pktmbuf_alloc(mp);
+	TEST_ASSERT_SUCCESS(good_pkt(1500, 2, &pkts[2], &ref[nref++]), "2");
+	pkts[3] = make_pkt(&dst, port0, max_len + 1, 3);
+	TEST_ASSERT_SUCCESS(good_pkt(9000, 4, &pkts[4], &ref[nref++]), "4");
+	pkts[5] = make_chain(max_segs + 1, 32, 5);
+	TEST_ASSERT_SUCCESS(good_pkt(max_len, 6, &pkts[6], &ref[nref++]), "6");
+	TEST_ASSERT(pkts[1] != NULL && pkts[3] != NULL && pkts[5] != NULL,
+		    "alloc");
+	TEST_ASSERT_EQUAL(pkts[1]->pkt_len, 0, "empty packet");
+	TEST_ASSERT(pkts[3]->nb_segs <= max_segs, "long packet: %u segments",
+		    pkts[3]->nb_segs);
+
+	/* tx_prepare stops at each bad one, with EINVAL. */
+	for (i = 0; i < 7; i++) {
+		bool is_bad = i == 1 || i == 3 || i == 5;
+
+		prep[0] = pkts[i];
+		prep[1] = pkts[0];
+		rte_errno = 0;
+		TEST_ASSERT_EQUAL(rte_eth_tx_prepare(port0, 0, prep, 2),
+				  is_bad ? 0 : 2, "tx_prepare of packet %u", i);
+		TEST_ASSERT_EQUAL(rte_errno, is_bad ? EINVAL : 0,
+				  "rte_errno of packet %u", i);
+	}
+
+	TEST_ASSERT_SUCCESS(tx_expect(pkts, 7, ref, nref), "one burst");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port0, &s0), "stats");
+	TEST_ASSERT_EQUAL(s0.oerrors, 3, "oerrors");
+	TEST_ASSERT_EQUAL(s0.opackets, 4, "opackets");
+	TEST_ASSERT_EQUAL(s0.obytes, 60 + 1500 + 9000 + max_len, "obytes");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_bad_frames"), 3, "bad_frames");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_wqe_errors"), 0, "wqe_errors");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_recoveries"), 0, "recoveries");
+
+	/* One at a time too, and the queue still sends afterwards. */
+	for (i = 0; i < 3; i++) {
+		struct rte_mbuf *m = i == 0 ? rte_pktmbuf_alloc(mp) :
+				     i == 1 ? make_pkt(&dst, port0,
+						       max_len + 1, i) :
+				     make_chain(max_segs + 1, 32, i);
+
+		TEST_ASSERT_NOT_NULL(m, "alloc");
+		TEST_ASSERT_SUCCESS(tx_expect(&m, 1, NULL, 0), "bad %u", i);
+		TEST_ASSERT_SUCCESS(good_pkt(100 + i, i, &pkts[0], &ref[0]),
+				    "alloc");
+		TEST_ASSERT_SUCCESS(tx_expect(pkts, 1, ref, 1), "after %u", i);
+	}
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_bad_frames"), 6, "bad_frames");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_recoveries"), 0, "recoveries");
+	/* Reset clears them. */
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port0), "reset");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_bad_frames"), 0, "after reset");
+	return TEST_SUCCESS;
+}
+
+/*
+ * The device fails a WQE the PMD could not see coming: the MR of a second
+ * mempool is deregistered behind the PMD's back, so the PMD posts a packet
+ * from it with an lkey the device no longer knows. The device completes
+ * that WQE in error and moves the send queue to ERR; the PMD resets the
+ * queue, drops that packet alone (oerrors, tx_q0_wqe_errors) and posts the
+ * ones behind it again: every good packet arrives, in order.
+ */
+static int
+test_tx_recover_mr(void)
+{
+	struct rte_mbuf *pkts[4], *ref[3];
+	const struct vbr_glue *glue;
+	struct rte_ether_addr dst;
+	struct rte_eth_stats s0;
+	struct rte_mempool *mp2;
+	struct vbr_txq *txq = tx_queue();
+	struct vbr_priv *priv;
+	struct ibv_mr *old;
+	struct vbr_mr *mr;
+	int n_mr = 0;
+
+	TEST_ASSERT_NOT_NULL(txq, "txq");
+	priv = txq->priv;
+	glue = priv->glue;
+	rte_eth_macaddr_get(port1, &dst);
+	mp2 = rte_pktmbuf_pool_create("vbr_test_mr", 63, 0, 0,
+				      RTE_MBUF_DEFAULT_BUF_SIZE,
+				      SOCKET_ID_ANY);
+	TEST_ASSERT_NOT_NULL(mp2, "mempool: %s", rte_strerror(rte_errno));
+	/* Registered when created (the port is started). */
+	TAILQ_FOREACH(mr, &priv->mrs, next)
+		if (mr->mp == mp2)
+			n_mr++;
+	TEST_ASSERT_EQUAL(n_mr, 1, "MRs of the new mempool");
+	TAILQ_FOREACH(mr, &priv->mrs, next)
+		if (mr->mp == mp2)
+			break;
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port0), "reset");
+
+	/* Deregister it; put a new MR of the range in place for close. */
+	old = mr->ibv_mr;
+	mr->ibv_mr = glue->reg_mr(priv->pd, old->addr, old->length,
+				  IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT_NOT_NULL(mr->ibv_mr, "reg_mr");
+	TEST_ASSERT_SUCCESS(glue->dereg_mr(old), "dereg_mr");
+
+	TEST_ASSERT_SUCCESS(good_pkt(200, 0, &pkts[0], &ref[0]), "alloc");
+	pkts[1] = rte_pktmbuf_alloc(mp2);
+	TEST_ASSERT_NOT_NULL(pkts[1], "alloc");
+	memcpy(rte_pktmbuf_append(pkts[1], 100),
+	       rte_pktmbuf_mtod(pkts[0], void *), 100);
+	TEST_ASSERT_SUCCESS(good_pkt(300, 2, &pkts[2], &ref[1]), "alloc");
+	TEST_ASSERT_SUCCESS(good_pkt(4000, 3, &pkts[3], &ref[2]), "alloc");
+	TEST_ASSERT_SUCCESS(tx_expect(pkts, 4, ref, 3), "around the failure");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port0, &s0), "stats");
+	TEST_ASSERT_EQUAL(s0.oerrors, 1, "oerrors");
+	TEST_ASSERT_EQUAL(s0.opackets, 3, "opackets");
+	TEST_ASSERT_EQUAL(s0.obytes, 200 + 300 + 4000, "obytes");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_wqe_errors"), 1, "wqe_errors");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_recoveries"), 1, "recoveries");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_bad_frames"), 0, "bad_frames");
+	TEST_ASSERT_EQUAL(rte_mempool_in_use_count(mp2), 0,
+			  "failed packet's mbuf freed");
+	/* The queue goes on. */
+	TEST_ASSERT_SUCCESS(cross_exact(1000, 7), "after recovery");
+	rte_mempool_free(mp2);
+	return TEST_SUCCESS;
+}
+
+/*
+ * The send queue is moved to ERR while idle (as a device error would):
+ * the device then takes no post. The PMD sees the refusal, recovers the
+ * queue and posts the packets again; none is lost.
+ */
+static int
+test_tx_recover_idle(void)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct rte_mbuf *pkts[16], *ref[16];
+	struct vbr_txq *txq = tx_queue();
+	struct rte_eth_stats s0;
+	uint16_t i, round;
+
+	TEST_ASSERT_NOT_NULL(txq, "txq");
+	for (round = 1; round <= 2; round++) {
+		/* Nothing in flight: earlier completions come back first. */
+		TEST_ASSERT_SUCCESS(cross_exact(64, round), "before");
+		TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port0), "reset");
+		TEST_ASSERT_SUCCESS(txq->priv->glue->modify_qp(txq->qp, &attr,
+							       IBV_QP_STATE),
+				    "modify_qp to ERR");
+		for (i = 0; i < RTE_DIM(pkts); i++)
+			TEST_ASSERT_SUCCESS(good_pkt(64 + i * 97, i, &pkts[i],
+						     &ref[i]), "alloc");
+		TEST_ASSERT_SUCCESS(tx_expect(pkts, RTE_DIM(pkts), ref,
+					      RTE_DIM(ref)), "round %u", round);
+		TEST_ASSERT_SUCCESS(rte_eth_stats_get(port0, &s0), "stats");
+		TEST_ASSERT_EQUAL(s0.oerrors, 0, "oerrors");
+		TEST_ASSERT_EQUAL(s0.opackets, RTE_DIM(pkts), "opackets");
+		TEST_ASSERT_EQUAL(port0_xstat("tx_q0_recoveries"), 1,
+				  "recoveries");
+		TEST_ASSERT_EQUAL(port0_xstat("tx_q0_wqe_errors"), 0,
+				  "wqe_errors");
+	}
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite_tx = {
+	.name = "vbr tx",
+	.setup = setup_tx,
+	.teardown = teardown_pair,
+	.cases = {
+		TEST_CASE(test_tx_bad_frames),
+		TEST_CASE(test_tx_recover_mr),
+		TEST_CASE(test_tx_recover_idle),
+		TEST_CASES_END(),
+	},
+};
+
 int
 main(int argc, char **argv)
 {
@@ -2493,6 +2792,7 @@ main(int argc, char **argv)
 		{ "xstats", &suite_xstats, true },
 		{ "rss-ops", &suite_rss_ops, true },
 		{ "vlan", &suite_vlan, true },
+		{ "tx", &suite_tx, true },
 	};
 	unsigned int g;
 	int ret;

@@ -162,6 +162,7 @@ int vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 void vbr_tx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
 int vbr_txq_start(struct vbr_txq *txq);
 void vbr_txq_stop(struct vbr_txq *txq);
+uint32_t vbr_max_frame(struct vbr_priv *priv);
 
 /* vbr_mr.c */
 int vbr_mr_register_mempool(struct vbr_priv *priv, struct rte_mempool *mp);

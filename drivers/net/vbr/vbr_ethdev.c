@@ -304,7 +304,7 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	const struct ibv_device_attr_ex *attr = &priv->attr;
-	uint32_t max_rxq, max_txq, max_desc;
+	uint32_t max_rxq, max_txq, max_desc, max_frame;
 
 	max_rxq = attr->max_wq_type_rq != 0 ? attr->max_wq_type_rq :
 		  (uint32_t)attr->orig_attr.max_qp;
@@ -322,12 +322,16 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->rx_desc_lim.nb_min = VBR_MIN_DESC;
 	info->rx_desc_lim.nb_align = 1;
 	info->tx_desc_lim = info->rx_desc_lim;
-	info->tx_desc_lim.nb_seg_max = RTE_MIN(attr->orig_attr.max_sge, 32);
+	/* What a Tx queue with multi-segment Tx takes (vbr_txq.c). */
+	info->tx_desc_lim.nb_seg_max = RTE_MIN(attr->orig_attr.max_sge,
+					       VBR_TX_MAX_SEGS);
 	info->tx_desc_lim.nb_mtu_seg_max = info->tx_desc_lim.nb_seg_max;
-	info->max_rx_pktlen = priv->max_rx_pktlen;
+	/* The largest frame, both ways: what the Tx burst lets through. */
+	max_frame = vbr_max_frame(priv);
+	info->max_rx_pktlen = max_frame;
 	info->min_rx_bufsize = RTE_ETHER_MIN_LEN;
 	info->min_mtu = RTE_ETHER_MIN_MTU;
-	info->max_mtu = priv->max_rx_pktlen - VBR_ETH_OVERHEAD;
+	info->max_mtu = max_frame - VBR_ETH_OVERHEAD;
 	info->max_mac_addrs = VBR_MAX_MAC_ADDRS;
 	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER |
 				RTE_ETH_RX_OFFLOAD_VLAN_FILTER;
@@ -443,6 +447,8 @@ vbr_dev_start(struct rte_eth_dev *dev)
 	if (ret != 0)
 		goto error_flows;
 	priv->started = 1;
+	/* ethdev copies the burst functions once this op returns. */
+	dev->tx_pkt_prepare = vbr_tx_prepare;
 	for (i = 0; i < dev->data->nb_rx_queues; i++)
 		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
 	for (i = 0; i < dev->data->nb_tx_queues; i++)
@@ -498,12 +504,13 @@ static int
 vbr_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
+	uint32_t max_frame = vbr_max_frame(priv);
 	uint16_t i;
 
-	if ((uint32_t)mtu + VBR_ETH_OVERHEAD > priv->max_rx_pktlen) {
+	if ((uint32_t)mtu + VBR_ETH_OVERHEAD > max_frame) {
 		VBR_LOG(ERR, "port %u: MTU %u above the maximum %u",
 			dev->data->port_id, mtu,
-			priv->max_rx_pktlen - VBR_ETH_OVERHEAD);
+			max_frame - VBR_ETH_OVERHEAD);
 		return -EINVAL;
 	}
 	/*
@@ -667,10 +674,11 @@ vbr_dev_counters(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
 	return ret;
 }
 
+/* The uint64_t counter at offset in a struct of counters. */
 static uint64_t
-vbr_counter(const struct vbr_glue_port_counters *c, size_t offset)
+vbr_counter(const void *base, size_t offset)
 {
-	return *(const uint64_t *)((const char *)c + offset);
+	return *(const uint64_t *)((const char *)base + offset);
 }
 
 /*
@@ -679,11 +687,35 @@ vbr_counter(const struct vbr_glue_port_counters *c, size_t offset)
  * counters.
  */
 static unsigned int
-vbr_xstats_count(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
+vbr_xstats_dev_count(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
 {
 	if (vbr_dev_counters(priv, c) != 0)
 		return 0;
 	return priv->sw_device ? RTE_DIM(vbr_xstats) : 1;
+}
+
+/*
+ * Per Tx queue xstats, after the device ones: tx_q<N>_<name>, counted by
+ * the queue since the last stats or xstats reset.
+ */
+struct vbr_txq_xstat {
+	const char *name;	/* after "tx_q<N>_" */
+	size_t offset;		/* in struct vbr_txq */
+};
+
+static const struct vbr_txq_xstat vbr_txq_xstats[] = {
+	{ "bad_frames", offsetof(struct vbr_txq, bad_frames) },
+	{ "wqe_errors", offsetof(struct vbr_txq, wqe_errors) },
+	{ "recoveries", offsetof(struct vbr_txq, recoveries) },
+};
+
+/* Number of xstats: device counters, then the Tx queue ones. */
+static unsigned int
+vbr_xstats_count(struct rte_eth_dev *dev, struct vbr_glue_port_counters *c,
+		 unsigned int *n_dev)
+{
+	*n_dev = vbr_xstats_dev_count(dev->data->dev_private, c);
+	return *n_dev + dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
 }
 
 static int
@@ -750,6 +782,9 @@ vbr_stats_reset(struct rte_eth_dev *dev)
 		txq->opackets = 0;
 		txq->obytes = 0;
 		txq->oerrors = 0;
+		txq->bad_frames = 0;
+		txq->wqe_errors = 0;
+		txq->recoveries = 0;
 	}
 	vbr_dev_counters(priv, &priv->cnt_base);
 	return 0;
@@ -759,15 +794,21 @@ static int
 vbr_xstats_get_names(struct rte_eth_dev *dev,
 		     struct rte_eth_xstat_name *names, unsigned int size)
 {
-	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_glue_port_counters c;
-	unsigned int n = vbr_xstats_count(priv, &c), i;
+	unsigned int n_dev, n = vbr_xstats_count(dev, &c, &n_dev), i;
 
 	if (names == NULL || size < n)
 		return n;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n_dev; i++)
 		snprintf(names[i].name, sizeof(names[i].name), "%s",
 			 vbr_xstats[i].name);
+	for (; i < n; i++) {
+		unsigned int k = i - n_dev;
+
+		snprintf(names[i].name, sizeof(names[i].name), "tx_q%u_%s",
+			 k / (unsigned int)RTE_DIM(vbr_txq_xstats),
+			 vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].name);
+	}
 	return n;
 }
 
@@ -777,15 +818,24 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_glue_port_counters c;
-	unsigned int n = vbr_xstats_count(priv, &c), i;
+	unsigned int n_dev, n = vbr_xstats_count(dev, &c, &n_dev), i;
 
 	if (xstats == NULL || size < n)
 		return n;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n_dev; i++) {
 		xstats[i].id = i;
 		xstats[i].value = vbr_counter(&c, vbr_xstats[i].offset) -
 				  vbr_counter(&priv->cnt_base,
 					      vbr_xstats[i].offset);
+	}
+	for (; i < n; i++) {
+		unsigned int k = i - n_dev;
+		const struct vbr_txq *txq =
+			dev->data->tx_queues[k / RTE_DIM(vbr_txq_xstats)];
+
+		xstats[i].id = i;
+		xstats[i].value = txq == NULL ? 0 : vbr_counter(txq,
+			vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].offset);
 	}
 	return n;
 }

@@ -11,6 +11,7 @@
 
 #include <infiniband/verbs.h>
 #include <rte_branch_prediction.h>
+#include <rte_errno.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_prefetch.h>
@@ -302,32 +303,11 @@ repost:
 	return n;
 }
 
-/* Free the mbufs of every WQE up to and including ring index last. */
-static inline void
-vbr_txq_free_upto(struct vbr_txq *txq, uint32_t last)
-{
-	struct rte_mbuf *batch[VBR_TX_SIGNAL_INTERVAL * 2];
-	uint32_t mask = txq->mask;
-	unsigned int nb = 0;
-
-	while (txq->tail != last + 1 && txq->tail != txq->head) {
-		uint32_t idx = txq->tail & mask;
-		struct rte_mbuf *m = txq->elts[idx];
-
-		if (m != NULL) {
-			batch[nb++] = m;
-			txq->elts[idx] = NULL;
-			if (nb == RTE_DIM(batch)) {
-				rte_pktmbuf_free_bulk(batch, nb);
-				nb = 0;
-			}
-		}
-		txq->tail++;
-	}
-	if (nb > 0)
-		rte_pktmbuf_free_bulk(batch, nb);
-}
-
+/*
+ * Free what the device has sent. A CQE in error ends the poll: the device
+ * moved the send queue to ERR, the WQEs before that one were sent, it and
+ * the ones behind it were not; vbr_txq_recover() takes it from there.
+ */
 void
 vbr_txq_complete(struct vbr_txq *txq)
 {
@@ -341,11 +321,58 @@ vbr_txq_complete(struct vbr_txq *txq)
 		/* wr_id: the free-running index of the WQE. */
 		uint32_t last = (uint32_t)txq->cq->wr_id;
 
-		if (unlikely(txq->cq->status != IBV_WC_SUCCESS))
-			txq->oerrors++;
+		if (unlikely(txq->cq->status != IBV_WC_SUCCESS)) {
+			if (!txq->err_pending) {
+				txq->err_pending = 1;
+				txq->err_status = txq->cq->status;
+				txq->err_wr_id = last;
+				vbr_txq_free_upto(txq, last - 1);
+			}
+			break;
+		}
 		vbr_txq_free_upto(txq, last);
 	} while (ibv_next_poll(txq->cq) == 0);
 	ibv_end_poll(txq->cq);
+}
+
+/* Whether the device has moved the send queue to ERR. */
+static inline bool
+vbr_txq_in_error(const struct vbr_txq *txq)
+{
+	return __atomic_load_n(&txq->qp->state, __ATOMIC_RELAXED) ==
+	       IBV_QPS_ERR;
+}
+
+/* Flags that only describe the packet; any other asks for an offload. */
+#define VBR_TX_OL_INFO (RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 | \
+			RTE_MBUF_F_TX_OUTER_IPV4 | RTE_MBUF_F_TX_OUTER_IPV6)
+
+/*
+ * tx_pkt_prepare: the leading packets vbr_tx_burst() would post, the others
+ * refused with rte_errno EINVAL (empty, longer than max_frame, more
+ * segments than the queue takes) or ENOTSUP (an offload it does not do).
+ */
+uint16_t
+vbr_tx_prepare(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	const struct vbr_txq *txq = q;
+	uint16_t n;
+
+	for (n = 0; n < nb_pkts; n++) {
+		const struct rte_mbuf *m = pkts[n];
+
+		if (m->nb_segs > txq->max_sge || m->pkt_len == 0 ||
+		    m->pkt_len > txq->max_frame) {
+			rte_errno = EINVAL;
+			break;
+		}
+		if (m->ol_flags & (RTE_MBUF_F_TX_OFFLOAD_MASK &
+				   ~VBR_TX_OL_INFO)) {
+			rte_errno = ENOTSUP;
+			break;
+		}
+	}
+	return n;
 }
 
 uint16_t
@@ -358,8 +385,11 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	uint16_t n;
 
 	vbr_txq_complete(txq);
+	if (unlikely(txq->err_pending))
+		vbr_txq_recover(txq, txq->head);
 	for (n = 0; n < nb_pkts; n++) {
 		struct rte_mbuf *m = pkts[n], *seg;
+		uint32_t len = 0;
 		uint32_t free_slots = txq->desc - (txq->head - txq->tail);
 		uint32_t idx = txq->head & txq->mask;
 		struct ibv_send_wr *wr = &txq->wrs[idx];
@@ -368,16 +398,24 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 
 		if (free_slots == 0)
 			break;
-		if (unlikely(m->nb_segs > txq->max_sge))
-			goto drop;
+		/*
+		 * What the device would fail, moving the queue to ERR, is
+		 * refused here: more segments than a WQE holds, data outside
+		 * the registered memory, 0 bytes or more than max_frame.
+		 */
 		for (seg = m, i = 0; seg != NULL; seg = seg->next, i++) {
+			if (unlikely(i == txq->max_sge))
+				goto drop;
 			sge[i].addr = rte_pktmbuf_mtod(seg, uintptr_t);
 			sge[i].length = seg->data_len;
+			len += seg->data_len;
 			if (unlikely(vbr_mr_lookup(txq->priv, &txq->mr_cache,
 						   sge[i].addr, seg->data_len,
 						   &sge[i].lkey) != 0))
 				goto drop;
 		}
+		if (unlikely(len - 1 >= txq->max_frame))
+			goto drop;
 		wr->wr_id = txq->head;
 		wr->next = NULL;
 		wr->sg_list = sge;
@@ -400,6 +438,7 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 		continue;
 drop:
 		txq->oerrors++;
+		txq->bad_frames++;
 		rte_pktmbuf_free(m);
 	}
 	if (last == NULL)
@@ -411,9 +450,17 @@ drop:
 		txq->since_signal = 0;
 	}
 	if (unlikely(ibv_post_send(txq->qp, head, &bad) != 0)) {
-		/* WQEs from bad on were not posted: drop them. */
+		/* WQEs from bad on were not posted. */
 		struct ibv_send_wr *wr;
 
+		if (vbr_txq_in_error(txq)) {
+			/* The recovery posts them again. */
+			txq->opackets += posted;
+			txq->obytes += bytes;
+			vbr_txq_recover(txq, (uint32_t)bad->wr_id);
+			return n;
+		}
+		/* Refused for another reason: drop them. */
 		txq->head = (uint32_t)bad->wr_id;
 
 		for (wr = bad; wr != NULL; wr = wr->next) {

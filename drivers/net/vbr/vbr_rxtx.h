@@ -18,6 +18,8 @@ struct vbr_priv;
 #define VBR_RX_PREFETCH 8
 /** A Tx WQE asks for a completion at least once every this many WQEs. */
 #define VBR_TX_SIGNAL_INTERVAL 32
+/** Most segments a multi-segment Tx packet may have (and nb_seg_max). */
+#define VBR_TX_MAX_SEGS 32
 
 /** One registered range, as published to the datapath. */
 struct vbr_mr_range {
@@ -64,7 +66,10 @@ struct vbr_rxq {
 	uint64_t rx_nombuf;		/**< replenish failures */
 };
 
-/** Transmit queue: a RAW_PACKET QP and its CQ. */
+/**
+ * Transmit queue: a RAW_PACKET QP and its CQ. Ring slots [tail, head) hold
+ * the WQEs posted and not yet completed, by free-running index & mask.
+ */
 struct vbr_txq {
 	struct vbr_priv *priv;		/**< port private data */
 	struct ibv_qp *qp;		/**< send queue */
@@ -77,6 +82,7 @@ struct vbr_txq {
 	uint32_t mask;			/**< ring slots (power of 2) - 1 */
 	uint16_t desc;			/**< WQEs in flight at most */
 	uint16_t max_sge;		/**< segments per packet */
+	uint32_t max_frame;		/**< largest frame the device sends */
 	uint16_t signal_interval;	/**< signal at least every so many */
 	uint16_t since_signal;		/**< WQEs posted since last signal */
 	uint16_t port_id;		/**< ethdev port */
@@ -85,12 +91,50 @@ struct vbr_txq {
 	uint64_t opackets;		/**< packets posted */
 	uint64_t obytes;		/**< bytes posted */
 	uint64_t oerrors;		/**< dropped or failed packets */
+	uint64_t bad_frames;		/**< refused before posting */
+	uint64_t wqe_errors;		/**< WQEs the device failed */
+	uint64_t recoveries;		/**< ERR -> RESET -> ... -> RTS */
+	/* Send queue in error: set by vbr_txq_complete(), slow path. */
+	unsigned int err_pending:1;	/**< an error CQE was polled */
+	enum ibv_wc_status err_status;	/**< its status */
+	uint32_t err_wr_id;		/**< its WQE (ring index) */
+	uint64_t log_tsc;		/**< last recovery message */
+	uint32_t log_quiet;		/**< recoveries not logged since */
 };
 
 uint16_t vbr_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts);
 uint16_t vbr_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts);
+uint16_t vbr_tx_prepare(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts);
 int vbr_mr_lookup(struct vbr_priv *priv, struct vbr_mr_cache *cache,
 		  uintptr_t addr, uint32_t len, uint32_t *lkey);
 void vbr_txq_complete(struct vbr_txq *txq);
+/* vbr_txq.c: the slow path of a send queue in error. */
+void vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted);
+
+/** Free the mbufs of every WQE up to and including ring index last. */
+static inline void
+vbr_txq_free_upto(struct vbr_txq *txq, uint32_t last)
+{
+	struct rte_mbuf *batch[VBR_TX_SIGNAL_INTERVAL * 2];
+	uint32_t mask = txq->mask;
+	unsigned int nb = 0;
+
+	while (txq->tail != last + 1 && txq->tail != txq->head) {
+		uint32_t idx = txq->tail & mask;
+		struct rte_mbuf *m = txq->elts[idx];
+
+		if (m != NULL) {
+			batch[nb++] = m;
+			txq->elts[idx] = NULL;
+			if (nb == RTE_DIM(batch)) {
+				rte_pktmbuf_free_bulk(batch, nb);
+				nb = 0;
+			}
+		}
+		txq->tail++;
+	}
+	if (nb > 0)
+		rte_pktmbuf_free_bulk(batch, nb);
+}
 
 #endif /* VBR_RXTX_H */

@@ -1,31 +1,64 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
-/* Tx queues: a RAW_PACKET QP (send side only) and its CQ each. */
+/*
+ * Tx queues: a RAW_PACKET QP (send side only) and its CQ each, and the slow
+ * path of a send queue the device moved to ERR.
+ *
+ * A device fails a send WQE it cannot take (0 bytes, longer than it sends,
+ * an SGE outside its MR) and moves the QP to ERR: the WQEs behind that one
+ * are flushed unsent, and no later post is taken. The burst refuses what it
+ * can see coming (vbr_tx_burst()); for the rest the queue is recovered as
+ * the mlx5 PMD recovers its SQs: RESET -> INIT -> RTR -> RTS, then the WQEs
+ * the device did not send, except the one it failed, are posted again.
+ */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
 #include "vbr.h"
 #include "vbr_utils.h"
 
-/** Most segments a multi-segment packet may have. */
-#define VBR_TX_MAX_SEGS 32
+/**
+ * Largest frame the port sends: the port's max_msg_sz (a RAW_PACKET send
+ * is one frame), no more than max_rx_pktlen, the largest it receives.
+ */
+uint32_t
+vbr_max_frame(struct vbr_priv *priv)
+{
+	struct ibv_port_attr pattr;
 
-/* Free every mbuf still in the ring and forget all WQEs. */
+	memset(&pattr, 0, sizeof(pattr));
+	if (priv->glue->query_port(priv->ctx, VBR_PORT_NUM, &pattr) == 0 &&
+	    pattr.max_msg_sz != 0)
+		return RTE_MIN(pattr.max_msg_sz, priv->max_rx_pktlen);
+	return priv->max_rx_pktlen;
+}
+
+/* Read and forget every CQE of the queue. */
 static void
-vbr_txq_flush(struct vbr_txq *txq)
+vbr_txq_cq_discard(struct vbr_txq *txq)
 {
 	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
-	uint32_t i;
 
 	if (ibv_start_poll(txq->cq, &attr) == 0) {
 		while (ibv_next_poll(txq->cq) == 0)
 			;
 		ibv_end_poll(txq->cq);
 	}
+}
+
+/* Free every mbuf still in the ring and forget all WQEs. */
+static void
+vbr_txq_flush(struct vbr_txq *txq)
+{
+	uint32_t i;
+
+	vbr_txq_cq_discard(txq);
 	for (i = 0; i <= txq->mask; i++) {
 		if (txq->elts[i] != NULL) {
 			rte_pktmbuf_free(txq->elts[i]);
@@ -35,6 +68,7 @@ vbr_txq_flush(struct vbr_txq *txq)
 	txq->head = 0;
 	txq->tail = 0;
 	txq->since_signal = 0;
+	txq->err_pending = 0;
 }
 
 static void
@@ -103,6 +137,7 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	if (offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		txq->max_sge = RTE_MIN(VBR_TX_MAX_SEGS,
 				       priv->attr.orig_attr.max_sge);
+	txq->max_frame = vbr_max_frame(priv);
 	txq->signal_interval = RTE_MIN(VBR_TX_SIGNAL_INTERVAL,
 				       RTE_MAX(desc / 4, 1));
 	txq->port_id = dev->data->port_id;
@@ -148,9 +183,9 @@ error:
 	return ret;
 }
 
-/** RESET -> INIT -> RTR -> RTS. */
-int
-vbr_txq_start(struct vbr_txq *txq)
+/* RESET -> INIT -> RTR -> RTS: 0 or a positive errno (logged). */
+static int
+vbr_txq_ready(struct vbr_txq *txq)
 {
 	const struct vbr_glue *glue = txq->priv->glue;
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_INIT,
@@ -166,13 +201,174 @@ vbr_txq_start(struct vbr_txq *txq)
 		attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS };
 		ret = glue->modify_qp(txq->qp, &attr, IBV_QP_STATE);
 	}
-	if (ret != 0) {
+	if (ret != 0)
 		VBR_LOG(ERR, "port %u txq %u: modify_qp to RTS: %s",
 			txq->port_id, txq->queue_id, strerror(ret));
+	return ret;
+}
+
+/** RESET -> INIT -> RTR -> RTS. */
+int
+vbr_txq_start(struct vbr_txq *txq)
+{
+	int ret;
+
+	ret = vbr_txq_ready(txq);
+	if (ret != 0) {
 		vbr_txq_stop(txq);
 		return -ret;
 	}
 	return 0;
+}
+
+/*
+ * The WQE at tail did not go out: free its mbuf, count it as failed rather
+ * than sent (it was counted as sent when posted, unless a stats reset came
+ * between).
+ */
+static void
+vbr_txq_lose(struct vbr_txq *txq)
+{
+	uint32_t idx = txq->tail & txq->mask;
+	struct rte_mbuf *m = txq->elts[idx];
+
+	if (m != NULL) {
+		txq->opackets -= RTE_MIN(txq->opackets, 1u);
+		txq->obytes -= RTE_MIN(txq->obytes, (uint64_t)m->pkt_len);
+		rte_pktmbuf_free(m);
+		txq->elts[idx] = NULL;
+	}
+	txq->oerrors++;
+	txq->wqe_errors++;
+	txq->tail++;
+}
+
+/* Post the WQEs of ring slots [tail, head) again, in order. */
+static void
+vbr_txq_repost(struct vbr_txq *txq)
+{
+	struct ibv_send_wr *first = NULL, *last = NULL, *bad, *wr;
+	uint32_t i;
+
+	txq->since_signal = 0;
+	for (i = txq->tail; i != txq->head; i++) {
+		wr = &txq->wrs[i & txq->mask];
+		wr->next = NULL;
+		if (last != NULL)
+			last->next = wr;
+		else
+			first = wr;
+		last = wr;
+	}
+	if (last == NULL)
+		return;
+	/* Their mbufs come back with this CQE at the latest. */
+	last->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(txq->qp, first, &bad) == 0)
+		return;
+	VBR_LOG(ERR, "port %u txq %u: %u WQEs refused again after recovery",
+		txq->port_id, txq->queue_id, txq->head - (uint32_t)bad->wr_id);
+	/* Drop what the device refused, from the end of the ring. */
+	for (wr = bad; wr != NULL; wr = wr->next) {
+		uint32_t idx = (uint32_t)wr->wr_id & txq->mask;
+		struct rte_mbuf *m = txq->elts[idx];
+
+		txq->opackets -= RTE_MIN(txq->opackets, 1u);
+		txq->obytes -= RTE_MIN(txq->obytes, (uint64_t)m->pkt_len);
+		txq->oerrors++;
+		txq->wqe_errors++;
+		rte_pktmbuf_free(m);
+		txq->elts[idx] = NULL;
+	}
+	txq->head = (uint32_t)bad->wr_id;
+}
+
+/* One line per recovery, at most one a second (the others are counted). */
+static void
+vbr_txq_log_recovery(struct vbr_txq *txq, int failed, uint32_t wqe,
+		     enum ibv_wc_status status)
+{
+	uint64_t now = rte_get_timer_cycles();
+
+	if (txq->log_tsc != 0 && now - txq->log_tsc < rte_get_timer_hz()) {
+		txq->log_quiet++;
+		return;
+	}
+	if (failed)
+		VBR_LOG(WARNING, "port %u txq %u: the device failed WQE %u "
+			"(completion status %d) and moved the send queue to "
+			"ERR; queue reset, WQE dropped, %u behind it posted "
+			"again (recovery %" PRIu64 "; %u more not logged "
+			"since the last line)", txq->port_id, txq->queue_id,
+			wqe, status, txq->head - txq->tail, txq->recoveries,
+			txq->log_quiet);
+	else
+		VBR_LOG(WARNING, "port %u txq %u: send queue in ERR; queue "
+			"reset, %u WQEs posted again (recovery %" PRIu64 "; "
+			"%u more not logged since the last line)", txq->port_id,
+			txq->queue_id, txq->head - txq->tail,
+			txq->recoveries, txq->log_quiet);
+	txq->log_tsc = now;
+	txq->log_quiet = 0;
+}
+
+/**
+ * Slow path of a send queue in ERR, seen as an error CQE (err_pending) or
+ * as a post refused in ERR; slots [unposted, head) are WQEs the device
+ * refused. The QP goes to RESET, so the device no longer touches the ring
+ * and its last CQEs are in the CQ; the WQEs they show sent are freed. The
+ * WQE the device failed is dropped and counted (oerrors, wqe_errors); one
+ * completed with IBV_WC_WR_FLUSH_ERR was only flushed (the QP was moved to
+ * ERR from outside) and is kept. WQEs with no CQE before unposted were sent
+ * when no CQE in error came: the device reports nothing else for them. Then
+ * INIT -> RTR -> RTS and the kept WQEs are posted again. If the QP cannot be
+ * made ready, the ring is emptied and the QP left in ERR: the next burst
+ * tries again.
+ */
+void
+vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
+	enum ibv_wc_status status;
+	uint32_t wqe;
+	int failed = 0, ret;
+
+	ret = txq->priv->glue->modify_qp(txq->qp, &attr, IBV_QP_STATE);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u txq %u: modify_qp to RESET: %s",
+			txq->port_id, txq->queue_id, strerror(ret));
+		goto fail;
+	}
+	vbr_txq_complete(txq);
+	vbr_txq_cq_discard(txq);	/* flushed behind the error */
+	if (txq->err_pending) {
+		/* vbr_txq_complete() freed up to it: tail is the WQE. */
+		status = txq->err_status;
+		wqe = txq->err_wr_id;
+		if (status != IBV_WC_WR_FLUSH_ERR) {
+			failed = 1;
+			vbr_txq_lose(txq);
+		}
+		txq->err_pending = 0;
+	} else {
+		status = IBV_WC_SUCCESS;
+		wqe = unposted;
+		vbr_txq_free_upto(txq, unposted - 1);
+	}
+	ret = vbr_txq_ready(txq);
+	if (ret != 0)
+		goto fail;
+	txq->recoveries++;
+	vbr_txq_repost(txq);
+	vbr_txq_log_recovery(txq, failed, wqe, status);
+	return;
+fail:
+	attr.qp_state = IBV_QPS_ERR;
+	txq->priv->glue->modify_qp(txq->qp, &attr, IBV_QP_STATE);
+	vbr_txq_cq_discard(txq);
+	txq->err_pending = 0;
+	while (txq->tail != txq->head)
+		vbr_txq_lose(txq);
 }
 
 /** Back to RESET; the ring's mbufs are freed. */
