@@ -638,19 +638,27 @@ test_concurrent_read(void)
 	rd.max_len = 64;
 	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, reader_main, &rd), "");
 	swv_query_port_counters(t.d.ctx, &p0);
-	for (round = 0; round < 20; round++)
+	/*
+	 * At least 20 rounds, and on until the reader has read 100 times
+	 * during the traffic (a loaded machine may run it late): what is
+	 * checked is what the reads saw, not how fast they came.
+	 */
+	for (round = 0; round < 20 ||
+	     (__atomic_load_n(&rd.reads, __ATOMIC_RELAXED) <= 100 &&
+	      round < 2000); round++)
 		if (t_send_frames(&t, 1, 10000, len_64, &b) != 0)
 			break;
 	__atomic_store_n(&rd.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	TEST_ASSERT_EQUAL(round, 20, "traffic");
+	TEST_ASSERT(round >= 20 && b == (uint64_t)round * 10000 * 64,
+		    "traffic: %d rounds", round);
 	swv_query_port_counters(t.d.ctx, &p1);
 	printf("  %" PRIu64 " reads during %" PRIu64 " frames\n", rd.reads,
 	       p1.rx_frames - p0.rx_frames);
 	TEST_ASSERT_EQUAL(rd.bad, 0, "%s", rd.why);
 	TEST_ASSERT(rd.reads > 100, "the reader ran");
 	TEST_ASSERT_SUCCESS(swv_read_counters(c, v, 2, 0), "");
-	TEST_ASSERT_EQUAL(v[0], 200000, "");
+	TEST_ASSERT_EQUAL(v[0], (uint64_t)round * 10000, "");
 	TEST_ASSERT_EQUAL(v[1], b, "");
 	TEST_ASSERT(t_counters_ok(t.d.ctx), "port counters invariant");
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(f), "");
@@ -717,7 +725,10 @@ test_churn(void)
 	memset(&ch, 0, sizeof(ch));
 	ch.t = &t;
 	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, churn_main, &ch), "");
-	for (round = 0; round < 10; round++) {
+	/* At least 10 rounds, and on until the churn has run 50 times. */
+	for (round = 0; round < 10 ||
+	     (__atomic_load_n(&ch.loops, __ATOMIC_RELAXED) < 50 &&
+	      round < 5000); round++) {
 		if (t_send_frames(&t, 1, 5000, len_var, &b) != 0)
 			break;
 		/* Frames to the churning rule: counted or not, never here. */
@@ -726,13 +737,12 @@ test_churn(void)
 	}
 	__atomic_store_n(&ch.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	TEST_ASSERT_EQUAL(round, 10, "traffic");
 	TEST_ASSERT_SUCCESS(ch.err, "churn");
 	printf("  %" PRIu64 " counted rules created and destroyed\n",
 	       ch.loops);
-	TEST_ASSERT(ch.loops > 0, "");
+	TEST_ASSERT(ch.loops >= 50, "the churn ran: %d rounds", round);
 	TEST_ASSERT_SUCCESS(swv_read_counters(c, v, 2, 0), "");
-	TEST_ASSERT_EQUAL(v[0], 50000, "");
+	TEST_ASSERT_EQUAL(v[0], (uint64_t)round * 5000, "");
 	TEST_ASSERT_EQUAL(v[1], b, "");
 	TEST_ASSERT(t_counters_ok(t.d.ctx), "port counters invariant");
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(f), "");
@@ -880,10 +890,13 @@ test_destroy_under_traffic(void)
 	swv_query_port_counters(t.d.ctx, &p0);
 	TEST_ASSERT_SUCCESS(pthread_create(&rth, NULL, reader_main, &rd), "");
 	TEST_ASSERT_SUCCESS(pthread_create(&sth, NULL, sender_main, &sd), "");
-	usleep(30000);
+	/* Until f1 has counted some of the sender's frames. */
+	T_WAIT((swv_read_counters(c, v, 2, 0) == 0 && v[0] > 100));
 	/* Frames to f1 are in flight through the engine. */
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(f1), "");
-	usleep(20000);
+	/* Until the sender's frames go unmatched. */
+	T_WAIT((swv_query_port_counters(t.d.ctx, &p1),
+		p1.rx_no_match > p0.rx_no_match + 1000));
 	__atomic_store_n(&sd.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(sth, NULL);
 	TEST_ASSERT_SUCCESS(sd.err, "traffic");
