@@ -295,21 +295,27 @@ test_runts(void)
 {
 	static const uint32_t sizes[] = { 60, 14, 42, 59, 61 };
 	uint32_t lens[8];
-	uint64_t e0, e1;
+	struct rte_eth_stats st;
+	uint64_t e0, e1, r0, r1;
 	unsigned int i, n;
 	uint16_t p;
 
 	TEST_ASSERT_SUCCESS(port_make("net_vbr_rt", "", &p), "probe");
 	TEST_ASSERT_SUCCESS(port_go(p, false), "start");
 	e0 = xstat(p, "rx_error_completions");
+	r0 = xstat(p, "rx_runt_frames");
 	for (i = 0; i < RTE_DIM(sizes); i++)
 		TEST_ASSERT_SUCCESS(peer_send(sizes[i], (uint8_t)i), "");
 	n = port_recv(p, lens, 8, 300);
 	e1 = xstat(p, "rx_error_completions");
+	r1 = xstat(p, "rx_runt_frames");
 	TEST_ASSERT_EQUAL(n, 2, "delivered");
 	TEST_ASSERT_EQUAL(lens[0], 60, "");
 	TEST_ASSERT_EQUAL(lens[1], 61, "");
 	TEST_ASSERT_EQUAL(e1 - e0, 3, "runts counted");
+	TEST_ASSERT_EQUAL(r1 - r0, 3, "runts counted as runts");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(p, &st), "");
+	TEST_ASSERT_EQUAL(st.ierrors, 3, "runts in ierrors");
 	port_drop("net_vbr_rt", p);
 	return TEST_SUCCESS;
 }

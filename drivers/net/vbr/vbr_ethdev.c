@@ -660,6 +660,8 @@ static const struct vbr_xstat vbr_xstats[] = {
 	  offsetof(struct vbr_glue_port_counters, rx_errors) },
 	{ "rx_flow_dropped",
 	  offsetof(struct vbr_glue_port_counters, dropped) },
+	{ "rx_runt_frames",
+	  offsetof(struct vbr_glue_port_counters, runts) },
 };
 
 /* Read the device counters; all zero when the device has none. */
@@ -755,6 +757,8 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	}
 	vbr_dev_counters(priv, &c);
 	stats->imissed = c.out_of_buffer - priv->cnt_base.out_of_buffer;
+	/* Runts: errors of the port's MAC, before any queue. */
+	stats->ierrors += c.runts - priv->cnt_base.runts;
 	return 0;
 }
 

@@ -36,6 +36,7 @@ struct vbr_glue_port_counters {
 	uint64_t no_match;	/**< frames that matched no steering rule */
 	uint64_t rx_errors;	/**< frames completed with an error */
 	uint64_t dropped;	/**< frames dropped by a DROP rule */
+	uint64_t runts;		/**< frames below the wire's minimum size */
 };
 
 struct vbr_glue {

@@ -32,6 +32,7 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 	counters->no_match = c.rx_no_match;
 	counters->rx_errors = c.rx_errors;
 	counters->dropped = c.rx_dropped;
+	counters->runts = c.rx_runts;
 	return 0;
 }
 
