@@ -510,6 +510,66 @@ test_accumulate(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Specs packed back to back sit at any 4-byte offset: the COUNT spec (with
+ * its 8-byte counters pointer) right after the 20-byte attr and 40-byte eth
+ * spec is at 4 modulo 8, after a 12-byte TAG spec at 0 modulo 8. The device
+ * reads both (a sanitizer build fails on a misaligned read).
+ */
+static int
+test_spec_offsets(void)
+{
+	struct ibv_flow_spec_action_tag tag;
+	struct ibv_flow_spec_counter_action sc;
+	struct ibv_flow_spec_eth eth;
+	struct ibv_counters *c[2];
+	struct ibv_flow *f[2];
+	uint64_t v[2], bytes[2] = { 0, 0 };
+	struct t_rule r;
+	unsigned int i;
+	struct tctx t;
+
+	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c10"), "");
+	for (i = 0; i < 2; i++) {
+		c[i] = t_counters_pb(t.d.ctx);
+		TEST_ASSERT_NOT_NULL(c[i], "");
+		t_rule_init(&r, IBV_FLOW_ATTR_NORMAL);
+		memset(&eth, 0, sizeof(eth));
+		eth.type = IBV_FLOW_SPEC_ETH;
+		eth.size = sizeof(eth);
+		memcpy(eth.val.dst_mac, i == 0 ? mac1 : mac2, 6);
+		memset(eth.mask.dst_mac, 0xff, 6);
+		t_rule_add(&r, &eth, sizeof(eth));
+		if (i == 1) {
+			memset(&tag, 0, sizeof(tag));
+			tag.type = IBV_FLOW_SPEC_ACTION_TAG;
+			tag.size = sizeof(tag);
+			tag.tag_id = 7;
+			t_rule_add(&r, &tag, sizeof(tag));
+		}
+		TEST_ASSERT_EQUAL(r.u.attr.size % 8, i == 0 ? 4 : 0,
+				  "COUNT spec offset");
+		memset(&sc, 0, sizeof(sc));
+		sc.type = IBV_FLOW_SPEC_ACTION_COUNT;
+		sc.size = sizeof(sc);
+		sc.counters = c[i];
+		t_rule_add(&r, &sc, sizeof(sc));
+		f[i] = swv_create_flow(t.d.rqp, &r.u.attr);
+		TEST_ASSERT_NOT_NULL(f[i], "rule %u: errno %d", i, errno);
+	}
+	TEST_ASSERT_SUCCESS(t_send_frames(&t, 1, 5, len_var, &bytes[0]), "");
+	TEST_ASSERT_SUCCESS(t_send_frames(&t, 2, 9, len_64, &bytes[1]), "");
+	for (i = 0; i < 2; i++) {
+		TEST_ASSERT_SUCCESS(swv_read_counters(c[i], v, 2, 0), "");
+		TEST_ASSERT_EQUAL(v[0], i == 0 ? 5 : 9, "rule %u packets", i);
+		TEST_ASSERT_EQUAL(v[1], bytes[i], "rule %u bytes", i);
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(f[i]), "");
+		TEST_ASSERT_SUCCESS(swv_destroy_counters(c[i]), "");
+	}
+	t_cnt_teardown(&t);
+	return TEST_SUCCESS;
+}
+
 /* DROP + COUNT counts the dropped frames; so do frames out of buffer. */
 static int
 test_drop_count(void)
@@ -917,6 +977,7 @@ static const struct unit_test_suite counters_suite = {
 		TEST_CASE(test_read),
 		TEST_CASE(test_bind_errors),
 		TEST_CASE(test_accumulate),
+		TEST_CASE(test_spec_offsets),
 		TEST_CASE(test_drop_count),
 		TEST_CASE(test_concurrent_read),
 		TEST_CASE(test_churn),
