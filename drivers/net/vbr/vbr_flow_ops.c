@@ -189,8 +189,6 @@ vbr_flow_count_get(struct vbr_priv *priv, struct rte_flow *flow,
 		   const struct vbr_flow_desc *d, struct vbr_count *own,
 		   struct rte_flow_error *error)
 {
-	struct ibv_flow_spec_counter_action *spec;
-
 	switch (d->count) {
 	case VBR_FLOW_COUNT_NONE:
 		return 0;
@@ -205,9 +203,8 @@ vbr_flow_count_get(struct vbr_priv *priv, struct rte_flow *flow,
 		flow->cnt = own;
 		break;
 	}
-	spec = (struct ibv_flow_spec_counter_action *)
-	       ((uint8_t *)&flow->attr + d->count_off);
-	spec->counters = flow->cnt->obj;
+	vbr_flow_spec_set_counters((uint8_t *)&flow->attr + d->count_off,
+				   flow->cnt->obj);
 	if (d->age) {
 		flow->age = vbr_age_add(priv, flow->cnt, d->age_timeout,
 					d->age_context != NULL ?
