@@ -501,10 +501,14 @@ vbr_flow_dev_dump(struct rte_eth_dev *dev, struct rte_flow *flow, FILE *file,
 		else
 			vbr_flow_dump_one(priv, f, file);
 	} else {
+		unsigned int n = 0;
+
+		/* the rules there are, not flow_seq (the next rule id) */
+		TAILQ_FOREACH(f, &priv->flows, next)
+			n++;
 		fprintf(file, "port %u: %s, %u vbr rules, %u hash QPs\n",
 			dev->data->port_id, priv->isolated ? "isolated" :
-			"not isolated", (unsigned int)priv->flow_seq,
-			vbr_rss_nb_qps(priv));
+			"not isolated", n, vbr_rss_nb_qps(priv));
 		TAILQ_FOREACH(f, &priv->flows, next)
 			vbr_flow_dump_one(priv, f, file);
 	}
