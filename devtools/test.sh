@@ -10,14 +10,42 @@
 # UNEXPECTEDPASS, skipped = SKIP. A failed setup or build counts as one
 # failure. Exit status 0 iff nothing failed.
 #
+# usage: test.sh [--sanitize]
+#
+# --sanitize: the same suites on an ASan+UBSan build (-Db_sanitize=
+# address,undefined) in build-asan, or build-asan-clang when $CC is clang.
+# Any sanitizer report fails its test (meson.build: -fno-sanitize-recover,
+# halt_on_error, LeakSanitizer on); the testpmd script tests preload the
+# sanitizer runtimes into stock dpdk-testpmd.
+#
 # Environment: VBR_BUILD_DIR (default build), MESON_TEST_ARGS (extra
-# arguments for meson test, e.g. "--suite fast").
+# arguments for meson test, e.g. "--suite fast"), CC (compiler of a new
+# build folder).
 
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BUILD_DIR=${VBR_BUILD_DIR:-build}
+case ${1:-} in
+"") ;;
+--sanitize)
+	if "${CC:-cc}" --version 2>/dev/null | head -n 1 | grep -q clang; then
+		BUILD_DIR=${VBR_BUILD_DIR:-build-asan-clang}
+		# clang links no sanitizer runtime into shared objects
+		VBR_MESON_ARGS="-Db_lundef=false ${VBR_MESON_ARGS:-}"
+	else
+		BUILD_DIR=${VBR_BUILD_DIR:-build-asan}
+	fi
+	export VBR_BUILD_DIR=$BUILD_DIR
+	export VBR_MESON_ARGS="-Db_sanitize=address,undefined ${VBR_MESON_ARGS:-}"
+	;;
+*)
+	echo "usage: test.sh [--sanitize]" >&2
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 2
+	;;
+esac
 LOG=$BUILD_DIR/meson-logs/testlog.json
 
 if ! bash devtools/setup.sh; then

@@ -16,26 +16,36 @@
 
 pthread_mutex_t swv_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Lists are walked node by node (cds_list_for_each*, then cds_list_entry()
+ * on each real node), never with cds_list_for_each_entry*(): those end by
+ * taking the container of the list head, which is not inside such a struct,
+ * and reading a member through it (UBSan: misaligned member access).
+ */
 static CDS_LIST_HEAD(swv_devices);
 
 static struct swv_device *
 device_find(const char *name)
 {
+	struct cds_list_head *node;
 	struct swv_device *dev;
 
-	cds_list_for_each_entry(dev, &swv_devices, reg_node)
+	cds_list_for_each(node, &swv_devices) {
+		dev = cds_list_entry(node, struct swv_device, reg_node);
 		if (strcmp(dev->name, name) == 0)
 			return dev;
+	}
 	return NULL;
 }
 
 static bool
 device_live(const struct ibv_device *ibdev)
 {
-	struct swv_device *dev;
+	struct cds_list_head *node;
 
-	cds_list_for_each_entry(dev, &swv_devices, reg_node)
-		if (&dev->ibv_dev == ibdev)
+	cds_list_for_each(node, &swv_devices)
+		if (&cds_list_entry(node, struct swv_device,
+				    reg_node)->ibv_dev == ibdev)
 			return true;
 	return false;
 }
@@ -279,11 +289,11 @@ struct ibv_device **
 swv_get_device_list(int *num_devices)
 {
 	struct ibv_device **list;
-	struct swv_device *dev;
+	struct cds_list_head *node;
 	int n = 0;
 
 	pthread_mutex_lock(&swv_lock);
-	cds_list_for_each_entry(dev, &swv_devices, reg_node)
+	cds_list_for_each(node, &swv_devices)
 		n++;
 	list = calloc(n + 1, sizeof(*list));
 	if (list == NULL) {
@@ -292,8 +302,9 @@ swv_get_device_list(int *num_devices)
 		return NULL;
 	}
 	n = 0;
-	cds_list_for_each_entry(dev, &swv_devices, reg_node)
-		list[n++] = &dev->ibv_dev;
+	cds_list_for_each(node, &swv_devices)
+		list[n++] = &cds_list_entry(node, struct swv_device,
+					    reg_node)->ibv_dev;
 	pthread_mutex_unlock(&swv_lock);
 	if (num_devices != NULL)
 		*num_devices = n;
@@ -553,11 +564,13 @@ swv_query_port_counters(struct ibv_context *context,
 void
 swv_device_event(struct swv_device *dev, enum ibv_event_type type)
 {
+	struct cds_list_head *node;
 	struct swv_context *ctx;
 	uint32_t ev = type;
 	ssize_t n;
 
-	cds_list_for_each_entry_rcu(ctx, &dev->ctxs, node) {
+	cds_list_for_each_rcu(node, &dev->ctxs) {
+		ctx = cds_list_entry(node, struct swv_context, node);
 		/* A full pipe drops the event: the reader is far behind. */
 		n = write(ctx->event_wr, &ev, sizeof(ev));
 		(void)n;

@@ -732,16 +732,24 @@ static unsigned int
 device_work(struct swv_device *dev, uint64_t now)
 {
 	struct swv_wire *wire = dev->wire;
-	struct swv_qp *qp;
+	struct cds_list_head *node;
 	struct swv_wq *wq;
 	unsigned int n;
 
+	/*
+	 * Node by node, cds_list_entry() on real nodes only: the _entry
+	 * iterators take the container of the head, which is no such struct
+	 * (UBSan: misaligned member access).
+	 */
 	n = wire->ops->rx_burst(wire, SWV_RX_BUDGET);
-	cds_list_for_each_entry_rcu(qp, &dev->qps, node)
-		n += swv_qp_process(qp, SWV_TX_BUDGET);
-	cds_list_for_each_entry_rcu(wq, &dev->wqs, node)
+	cds_list_for_each_rcu(node, &dev->qps)
+		n += swv_qp_process(cds_list_entry(node, struct swv_qp, node),
+				    SWV_TX_BUDGET);
+	cds_list_for_each_rcu(node, &dev->wqs) {
+		wq = cds_list_entry(node, struct swv_wq, node);
 		if (SWV_UNLIKELY(SWV_LOAD(&wq->rq.state) == SWV_RQ_ERR))
 			n += swv_rq_flush(&wq->rq);
+	}
 	wire->ops->tx_flush(wire);
 	swv_publish();
 	if (now >= dev->next_link_check)
@@ -753,13 +761,15 @@ static void
 engine_sleep(uint64_t ns, bool bell)
 {
 	struct pollfd fds[SWV_MAX_FDS + 1];
+	struct cds_list_head *node;
 	struct swv_device *dev;
 	struct timespec ts;
 	uint64_t rings;
 	nfds_t n = 0;
 	int fd;
 
-	cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node) {
+	cds_list_for_each_rcu(node, &swv_engine.devs) {
+		dev = cds_list_entry(node, struct swv_device, eng_node);
 		fd = dev->wire->ops->rx_fd(dev->wire);
 		if (fd >= 0 && n < SWV_MAX_FDS) {
 			fds[n].fd = fd;
@@ -796,10 +806,21 @@ swv_engine_wake(void)
 		return;	/* the counter is full: the engine is woken anyway */
 }
 
+static unsigned int
+engine_work(uint64_t now)
+{
+	struct cds_list_head *node;
+	unsigned int work = 0;
+
+	cds_list_for_each_rcu(node, &swv_engine.devs)
+		work += device_work(cds_list_entry(node, struct swv_device,
+						   eng_node), now);
+	return work;
+}
+
 static void *
 engine_main(void *arg)
 {
-	struct swv_device *dev;
 	unsigned int work, idle = 0;
 	uint64_t sleep_ns = SWV_SLEEP_MIN_NS, now;
 
@@ -808,7 +829,6 @@ engine_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 	rcu_register_thread();
 	while (!SWV_LOAD_ACQ(&swv_engine.stop)) {
-		work = 0;
 		/*
 		 * The clock only paces link checks: a coarse one (vDSO, a few
 		 * ns, a tick's resolution) read every loop, so that under any
@@ -816,8 +836,7 @@ engine_main(void *arg)
 		 * and a tick, plus one loop.
 		 */
 		now = engine_now();
-		cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node)
-			work += device_work(dev, now);
+		work = engine_work(now);
 		rcu_quiescent_state();
 		if (work > 0) {
 			idle = 0;
@@ -843,8 +862,7 @@ engine_main(void *arg)
 		if (SWV_LOAD_ACQ(&swv_engine.stop))
 			break;
 		now = engine_now();
-		cds_list_for_each_entry_rcu(dev, &swv_engine.devs, eng_node)
-			work += device_work(dev, now);
+		work = engine_work(now);
 		if (work > 0) {
 			SWV_STORE(&swv_engine_asleep, 0);
 			idle = 0;

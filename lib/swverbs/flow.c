@@ -1646,25 +1646,37 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		b.m.k.outer.dmac[0] = 0x01;
 		b.v.k.outer.dmac[0] = 0x01;
 	}
-	/* Walk the specs; their sizes must add up to attr->size exactly. */
+	/*
+	 * Walk the specs; their sizes must add up to attr->size exactly.
+	 * Specs are packed back to back, so one may start at any offset (a
+	 * 12-byte tag spec puts the next one at 4 modulo 8): each is read
+	 * through an aligned copy, never in place.
+	 */
 	p = (const uint8_t *)(attr + 1);
 	end = (const uint8_t *)attr + attr->size;
 	for (i = 0; i < attr->num_of_specs; i++) {
-		const struct ibv_flow_spec *spec =
-			(const struct ibv_flow_spec *)p;
+		struct ibv_flow_spec spec;
+		size_t size;
 
-		if ((size_t)(end - p) < sizeof(spec->hdr) ||
-		    spec->hdr.size < sizeof(spec->hdr) ||
-		    spec->hdr.size > (size_t)(end - p)) {
+		if ((size_t)(end - p) < sizeof(spec.hdr)) {
 			errno = EINVAL;
 			return NULL;
 		}
-		ret = flow_add_spec(&b, spec);
+		memcpy(&spec.hdr, p, sizeof(spec.hdr));
+		size = spec.hdr.size;
+		if (size < sizeof(spec.hdr) || size > (size_t)(end - p) ||
+		    size > sizeof(spec)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		memset(&spec, 0, sizeof(spec));
+		memcpy(&spec, p, size);
+		ret = flow_add_spec(&b, &spec);
 		if (ret != 0) {
 			errno = ret;
 			return NULL;
 		}
-		p += spec->hdr.size;
+		p += size;
 	}
 	if (p != end) {
 		errno = EINVAL;

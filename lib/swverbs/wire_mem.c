@@ -193,16 +193,21 @@ int
 swv_wire_pair_open(struct swv_device *dev, const char *cable,
 		   struct swv_wire **out)
 {
-	struct swv_cable *c;
+	struct swv_cable *c = NULL;
+	struct cds_list_head *node;
 	struct swv_pair_end *e;
 	unsigned int side;
 
 	if (strlen(cable) >= SWV_NAME_MAX)
 		return EINVAL;
-	cds_list_for_each_entry(c, &swv_cables, node)
+	/* node by node: no container of the list head (see device.c) */
+	cds_list_for_each(node, &swv_cables) {
+		c = cds_list_entry(node, struct swv_cable, node);
 		if (strcmp(c->name, cable) == 0)
 			break;
-	if (&c->node == &swv_cables) {
+		c = NULL;
+	}
+	if (c == NULL) {
 		c = calloc(1, sizeof(*c));
 		if (c == NULL)
 			return ENOMEM;

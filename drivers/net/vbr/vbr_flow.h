@@ -95,6 +95,7 @@ int vbr_flow_error(struct rte_flow_error *error, int code,
 		   enum rte_flow_error_type type, const void *cause,
 		   const char *fmt, ...) __rte_format_printf(5, 6);
 void vbr_flow_dump_attr(FILE *file, const struct ibv_flow_attr *attr);
+void vbr_flow_spec_set_counters(uint8_t *pos, struct ibv_counters *counters);
 
 /* vbr_flow_ops.c */
 struct vbr_priv;

@@ -189,8 +189,6 @@ vbr_flow_count_get(struct vbr_priv *priv, struct rte_flow *flow,
 		   const struct vbr_flow_desc *d, struct vbr_count *own,
 		   struct rte_flow_error *error)
 {
-	struct ibv_flow_spec_counter_action *spec;
-
 	switch (d->count) {
 	case VBR_FLOW_COUNT_NONE:
 		return 0;
@@ -205,9 +203,8 @@ vbr_flow_count_get(struct vbr_priv *priv, struct rte_flow *flow,
 		flow->cnt = own;
 		break;
 	}
-	spec = (struct ibv_flow_spec_counter_action *)
-	       ((uint8_t *)&flow->attr + d->count_off);
-	spec->counters = flow->cnt->obj;
+	vbr_flow_spec_set_counters((uint8_t *)&flow->attr + d->count_off,
+				   flow->cnt->obj);
 	if (d->age) {
 		flow->age = vbr_age_add(priv, flow->cnt, d->age_timeout,
 					d->age_context != NULL ?
@@ -504,10 +501,14 @@ vbr_flow_dev_dump(struct rte_eth_dev *dev, struct rte_flow *flow, FILE *file,
 		else
 			vbr_flow_dump_one(priv, f, file);
 	} else {
+		unsigned int n = 0;
+
+		/* the rules there are, not flow_seq (the next rule id) */
+		TAILQ_FOREACH(f, &priv->flows, next)
+			n++;
 		fprintf(file, "port %u: %s, %u vbr rules, %u hash QPs\n",
 			dev->data->port_id, priv->isolated ? "isolated" :
-			"not isolated", (unsigned int)priv->flow_seq,
-			vbr_rss_nb_qps(priv));
+			"not isolated", n, vbr_rss_nb_qps(priv));
 		TAILQ_FOREACH(f, &priv->flows, next)
 			vbr_flow_dump_one(priv, f, file);
 	}
