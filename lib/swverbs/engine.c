@@ -42,6 +42,7 @@
 #define SWV_PF_CQE 16
 
 uint32_t swv_engine_asleep;
+uint64_t swv_engine_bell_wakes;
 
 static struct {
 	pthread_t thread;
@@ -790,6 +791,9 @@ engine_sleep(uint64_t ns, bool bell)
 	ppoll(fds, n, &ts, NULL);
 	rcu_thread_online();
 	if (bell) {
+		if (fds[n - 1].revents & POLLIN)
+			SWV_STORE(&swv_engine_bell_wakes,
+				  swv_engine_bell_wakes + 1);
 		SWV_STORE(&swv_engine_asleep, 0);
 		if (read(swv_engine.bell_fd, &rings, sizeof(rings)) < 0)
 			rings = 0;	/* nothing rang: EAGAIN */

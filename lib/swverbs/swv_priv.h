@@ -790,6 +790,8 @@ int swv_engine_add(struct swv_device *dev);
 void swv_engine_del(struct swv_device *dev);
 /** Non-zero while the engine sleeps and wants a doorbell for new work. */
 extern uint32_t swv_engine_asleep;
+/** Deep sleeps the doorbell ended (the engine alone writes it). */
+extern uint64_t swv_engine_bell_wakes;
 /** Wake the engine if it sleeps (one eventfd write). */
 void swv_engine_wake(void);
 
