@@ -9,7 +9,8 @@
 #               trailing whitespace; indent with tabs (spaces only after the
 #               tabs, for alignment, before '*' in a comment, or up to 7
 #               to align a continuation line on a column-0 line); no
-#               `typedef struct`
+#               `typedef struct`; no cds_list_for_each_entry*() (it forms
+#               a misaligned pointer from the list head)
 #   meson       SPDX line first; 4-space indent, no tabs (continuation lines
 #               may align freely); no trailing whitespace; files() lists of
 #               plain strings in alphabetical order
@@ -54,6 +55,7 @@ SPDX_C = "/* SPDX-License-Identifier: BSD-3-Clause */"
 SPDX_MESON = "# SPDX-License-Identifier: BSD-3-Clause"
 MAX_COLS = 100
 TYPEDEF_STRUCT = re.compile(r"\btypedef\s+struct\b")
+LIST_ENTRY_WALK = re.compile(r"\bcds_list_for_each_entry\w*\s*\(")
 CONTINUES = ("+", ",", "(", "[", "{", "\\", " and", " or", "?", ":")
 
 errors = 0
@@ -107,6 +109,10 @@ def check_c(path):
             report(path, no, "8 spaces in indent (use a tab)")
         if TYPEDEF_STRUCT.search(line):
             report(path, no, "typedef struct (use the struct tag)")
+        if LIST_ENTRY_WALK.search(line) and not rest.startswith("*"):
+            report(path, no, "cds_list_for_each_entry*() takes the container "
+                   "of the list head (misaligned): use cds_list_for_each*() "
+                   "and cds_list_entry()")
 
 
 def check_files_lists(path, text):

@@ -81,12 +81,14 @@ static bool
 wire_taken(const struct swv_device *dev, struct swv_wire *w)
 {
 	const struct swv_device *o;
+	struct cds_list_head *node;
 	int idx;
 
 	if (!wire_is_af_packet(dev->wire_spec))
 		return false;
 	idx = swv_wire_af_packet_ifindex(w);
-	cds_list_for_each_entry(o, &swv_devices, reg_node) {
+	cds_list_for_each(node, &swv_devices) {
+		o = cds_list_entry(node, struct swv_device, reg_node);
 		if (o == dev || !wire_is_af_packet(o->wire_spec) ||
 		    swv_wire_af_packet_ifindex(o->wire) != idx)
 			continue;
