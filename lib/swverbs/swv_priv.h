@@ -446,7 +446,7 @@ struct swv_hdr_key {
 	uint8_t ipflags;	/**< IPv4 flags: 4 reserved, 2 DF, 1 MF */
 	uint8_t l4;		/**< TCP or UDP when its ports are parsed */
 	uint8_t eth;		/**< 1: an Ethernet header was parsed */
-	uint8_t rsvd;
+	uint8_t cvlan;		/**< 1: the first tag is 802.1Q (0x8100) */
 	/* word 3 */
 	uint16_t sport;		/**< network order */
 	uint16_t dport;
@@ -551,6 +551,9 @@ to_swv_counters(struct ibv_counters *c)
 {
 	return container_of(c, struct swv_counters, ibv_counters);
 }
+
+/** Ranks from here on are leftovers rules (MC_DEFAULT, ALL_DEFAULT). */
+#define SWV_RANK_LEFTOVERS (1ull << 62)
 
 /** Rule action flags. */
 #define SWV_ACT_DROP 1u
@@ -744,13 +747,21 @@ struct swv_device {
 	struct swv_wire *wire;		/**< replaced by rebind (swv_lock) */
 	char *wire_spec;		/**< the wire string it was made with */
 	unsigned int flags;		/**< SWV_DEVICE_* */
+	bool strict;			/**< SWV_DEVICE_PROFILE_MLX5 */
+	/**
+	 * The mlx5 profile on an af_packet wire: the interface plays the
+	 * kernel netdev in front of the port, which takes frames to its own
+	 * MAC and broadcast before leftovers rules see them.
+	 */
+	bool netdev;
+	uint8_t netdev_mac[6];		/**< the interface's MAC */
+	uint32_t mtu;			/**< port MTU (in-memory wires) */
 	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */
 	struct cds_list_head reg_node;	/**< registry (swv_lock) */
 	struct cds_list_head eng_node;	/**< engine list (RCU) */
 	struct cds_list_head ctxs;	/**< swv_context (RCU) */
 	struct cds_list_head qps;	/**< raw swv_qp (RCU) */
 	struct cds_list_head wqs;	/**< swv_wq (RCU) */
-	struct cds_list_head flows;	/**< unused */
 	struct swv_steer *steer;	/**< RCU pointer */
 	struct swv_sniff *sniff;	/**< RCU pointer, NULL: none */
 	uint32_t link;			/**< port up, engine-written */
@@ -782,6 +793,8 @@ swv_dev_dirty(struct swv_device *dev)
 
 /* device.c */
 struct swv_device *swv_ctx_dev(struct ibv_context *ctx);
+/** active_mtu for a port MTU, as mlx5 derives it from its netdev's. */
+enum ibv_mtu swv_active_mtu(uint32_t mtu);
 /** Queue an async event on every context of dev (engine thread). */
 void swv_device_event(struct swv_device *dev, enum ibv_event_type type);
 

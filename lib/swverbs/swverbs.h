@@ -80,13 +80,50 @@ extern "C" {
 int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
 
 /**
+ * The profile flag of a profile name: "mlx5" or "full".
+ * Return: 0 (*flag set), EINVAL (unknown name).
+ */
+int swv_profile_parse(const char *name, unsigned int *flag);
+
+/**
  * Let devices share an af_packet interface: each then receives every frame
  * the interface receives. Every device on the interface must ask for it.
  */
 #define SWV_DEVICE_SHARE_WIRE 1u
 
 /**
- * swv_device_create() with @flags (0 or SWV_DEVICE_SHARE_WIRE).
+ * Device profiles: what the device accepts and how it steers where the man
+ * pages leave it open (doc/guides/swverbs.rst, "Device profiles", lists
+ * every rule and where it comes from).
+ *
+ * SWV_DEVICE_PROFILE_MLX5 (0, the default) behaves like a ConnectX (mlx5
+ * kernel driver and rdma-core provider, Verbs mode): it refuses what mlx5
+ * refuses, with mlx5's errno (flow priorities above 15, IPv4 TTL/flags and
+ * IPv6 hop limit matches, GRE C/K/S bits, ESP, MPLS, conflicting ether type
+ * or IP protocol, hash QPs mixing IPv4 with IPv6 or TCP with UDP, reads of
+ * counters no flow holds, ...) and steers as mlx5 does (any VLAN mask
+ * means tagged frames only, multicast-only rules after priority 15,
+ * ALL_DEFAULT/MC_DEFAULT as leftovers rules whose specs are ignored).
+ *
+ * SWV_DEVICE_PROFILE_FULL: swverbs' own, more capable behaviour (TTL, hop
+ * limit, GRE flag, ESP and MPLS matches, SNIFFER rules, any priority, reads
+ * of unbound counters).
+ *
+ * swv_query_device_ex() reports the profile in vendor_part_id
+ * (SWV_VENDOR_PART_MLX5 or SWV_VENDOR_PART_FULL) and fw_ver; a driver should
+ * not need to look: it finds out what a device accepts by trying.
+ */
+#define SWV_DEVICE_PROFILE_MLX5 0u
+#define SWV_DEVICE_PROFILE_FULL 2u
+
+/** vendor_part_id of a device with the mlx5 profile. */
+#define SWV_VENDOR_PART_MLX5 0x5701
+/** vendor_part_id of a device with the full profile. */
+#define SWV_VENDOR_PART_FULL 0x5702
+
+/**
+ * swv_device_create() with @flags: SWV_DEVICE_SHARE_WIRE and a profile
+ * (SWV_DEVICE_PROFILE_MLX5, the default, or SWV_DEVICE_PROFILE_FULL), or'ed.
  * Return: as swv_device_create(); EINVAL also for unknown flags.
  */
 int swv_device_create_flags(const char *name, const char *wire,

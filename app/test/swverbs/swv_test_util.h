@@ -97,15 +97,19 @@ t_raw_qp(struct tdev *d, uint32_t send_wr, uint32_t recv_wr, uint32_t sge,
 	return swv_create_qp(d->pd, &a);
 }
 
-/* Device, context, PD, two CQs, sender QP (RTS), receiver QP (RTR). */
+/*
+ * Device (with swv_device_create_flags() @flags: a profile), context, PD,
+ * two CQs, sender QP (RTS), receiver QP (RTR).
+ */
 static inline int
-t_setup(struct tdev *d, const char *name, const char *wire)
+t_setup_flags(struct tdev *d, const char *name, const char *wire,
+	      unsigned int flags)
 {
 	int ret;
 
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", name);
-	ret = swv_device_create(name, wire, NULL);
+	ret = swv_device_create_flags(name, wire, NULL, flags);
 	if (ret != 0)
 		return ret;
 	d->ctx = t_open(name);
@@ -125,6 +129,20 @@ t_setup(struct tdev *d, const char *name, const char *wire)
 	if (ret == 0)
 		ret = t_qp_to(d->rqp, IBV_QPS_RTR);
 	return ret;
+}
+
+/* t_setup_flags() on the default (mlx5) profile. */
+static inline int
+t_setup(struct tdev *d, const char *name, const char *wire)
+{
+	return t_setup_flags(d, name, wire, SWV_DEVICE_PROFILE_MLX5);
+}
+
+/* t_setup_flags() on the full profile: matches mlx5 refuses. */
+static inline int
+t_setup_full(struct tdev *d, const char *name, const char *wire)
+{
+	return t_setup_flags(d, name, wire, SWV_DEVICE_PROFILE_FULL);
 }
 
 static inline void
