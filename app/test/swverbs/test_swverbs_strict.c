@@ -504,20 +504,29 @@ static const struct refusal refusals[] = {
 static int
 test_flow_refusals(void)
 {
+	unsigned int i, bad = 0;
 	struct rb r;
-	unsigned int i;
+	int ret;
 
+	/* Every row is tried and reported, so one run shows them all. */
 	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
 		const struct refusal *c = &refusals[i];
 
 		c->build(&r, &es);
-		TEST_ASSERT_EQUAL(try_flow(&es, &r), c->strict_errno,
-				  "mlx5 profile: %s", c->what);
+		ret = try_flow(&es, &r);
+		if (ret != c->strict_errno) {
+			printf("mlx5 profile: %s: %d, want %d\n", c->what, ret,
+			       c->strict_errno);
+			bad++;
+		}
 		c->build(&r, &ef);
-		if (c->full_takes)
-			TEST_ASSERT_EQUAL(try_flow(&ef, &r), 0,
-					  "full profile: %s", c->what);
+		ret = c->full_takes ? try_flow(&ef, &r) : 0;
+		if (ret != 0) {
+			printf("full profile: %s: %d, want 0\n", c->what, ret);
+			bad++;
+		}
 	}
+	TEST_ASSERT_EQUAL(bad, 0u, "rows that failed");
 	return TEST_SUCCESS;
 }
 
