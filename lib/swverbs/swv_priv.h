@@ -127,6 +127,7 @@ swv_ring_slot(const struct swv_wq_ring *r, uint32_t idx)
 				  r->stride);
 }
 
+/* Rings and aligned memory (qp.c). */
 int swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge);
 void swv_ring_fini(struct swv_wq_ring *r);
 /** Empty a ring the engine does not use now (control path, after a grace
@@ -279,6 +280,7 @@ swv_ring_consumed(struct swv_wq_ring *r)
 	}
 }
 
+/** CLOCK_MONOTONIC in ns (cq.c). */
 uint64_t swv_now_ns(void);
 
 /** Completion timestamp: one clock read per engine pass. */
@@ -496,6 +498,7 @@ struct swv_pkt {
 	union swv_key key;
 };
 
+/** Parse a frame's first bytes into its key (flow.c). */
 void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
 
 /*
@@ -737,7 +740,10 @@ to_swv_ctx(struct ibv_context *ctx)
 	return container_of(ctx, struct swv_context, vctx.context);
 }
 
-/** Fill a context's verbs_context: verbs.h's inline calls reach swverbs. */
+/**
+ * Fill a context's verbs_context: verbs.h's inline calls reach swverbs
+ * (verbs_ctx.c).
+ */
 void swv_vctx_init(struct verbs_context *vctx);
 
 struct swv_device {
@@ -825,15 +831,17 @@ swv_doorbell(void)
 		swv_engine_wake();
 }
 
+/* engine.c: the queues' device side */
+/** Drain up to budget send WQEs of an RTS QP; flush an ERR QP. */
+unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
+/** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR. */
+unsigned int swv_rq_flush(struct swv_rq *rq);
+
 /* qp.c */
 int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
 int swv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr);
-/** Drain up to budget send WQEs of an RTS QP; flush an ERR QP. */
-unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
-/** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR. */
-unsigned int swv_rq_flush(struct swv_rq *rq);
 
 /* cq.c */
 int swv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);

@@ -179,8 +179,10 @@ int swv_close_device(struct ibv_context *context);
  * capabilities: raw packet QPs (IBV_RAW_PACKET_CAP_*), flow steering
  * (IBV_DEVICE_MANAGED_FLOW_STEERING), RSS (rss_caps: Toeplitz, the
  * IBV_RX_HASH_* fields, max_rwq_indirection_table_size), WQ limits,
- * packet pacing (packet_pacing_caps), completion timestamp (hca_core_clock in
- * kHz; timestamps count nanoseconds of CLOCK_MONOTONIC).
+ * completion timestamp (hca_core_clock in kHz; timestamps count nanoseconds
+ * of CLOCK_MONOTONIC), the profile (vendor_part_id, fw_ver). swverbs does
+ * not pace: packet_pacing_caps is all zero, as on an mlx5 device without
+ * the packet_pacing capability, and IBV_QP_RATE_LIMIT is refused.
  * Return: 0, EINVAL (input comp_mask not 0).
  */
 int swv_query_device_ex(struct ibv_context *context,
@@ -290,6 +292,10 @@ struct ibv_qp *swv_create_qp(struct ibv_pd *pd,
  * WQs of its indirection table by the Toeplitz hash of rx_hash_conf (key
  * and IBV_RX_HASH_* fields; no field selected: always entry 0). It is usable
  * at once, in no state machine.
+ * The mlx5 profile takes what an mlx5 TIR takes: a 40-byte key always; no
+ * field only with a 1-entry table; IPv4 or IPv6 fields, not both; at most
+ * one of TCP ports, UDP ports (EINVAL), and ports only with an IP family
+ * (EINVAL, a swverbs choice); IBV_RX_HASH_INNER, IPSEC_SPI: EOPNOTSUPP.
  */
 struct ibv_qp *swv_create_qp_ex(struct ibv_context *context,
 				struct ibv_qp_init_attr_ex *attr);
@@ -297,6 +303,10 @@ struct ibv_qp *swv_create_qp_ex(struct ibv_context *context,
  * RESET -> INIT (IBV_QP_STATE | IBV_QP_PORT) -> RTR -> RTS; any state ->
  * RESET or ERR. Other transitions, or attr_mask bits the transition does not
  * allow, give EINVAL. Moving to RESET discards outstanding WQEs.
+ * The mlx5 profile follows the kernel's RAW_PACKET table: also RESET ->
+ * RESET, INIT -> INIT and RTS -> RTS; not RESET -> ERR nor IBV_QP_CUR_STATE
+ * (EINVAL); IBV_QP_RATE_LIMIT on RTR/RTS -> RTS is EOPNOTSUPP (no pacing); a
+ * hash QP cannot be modified or queried (EOPNOTSUPP).
  */
 int swv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int swv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
@@ -321,14 +331,22 @@ int swv_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table);
 /**
  * Attach a steering rule to a QP (a RAW_PACKET QP with its own receive queue,
  * or a hash QP), as ibv_create_flow(3) says. Types IBV_FLOW_ATTR_NORMAL,
- * IBV_FLOW_ATTR_ALL_DEFAULT, IBV_FLOW_ATTR_MC_DEFAULT. Lower priority values
- * win; among rules of one priority, the first created wins. A frame that
+ * IBV_FLOW_ATTR_ALL_DEFAULT, IBV_FLOW_ATTR_MC_DEFAULT (and SNIFFER on the
+ * full profile). Lower priority values win; among rules of one priority,
+ * the first created wins (on mlx5 the winner among overlapping rules of one
+ * priority is unspecified: do not rely on it). On the mlx5 profile the
+ * rules of doc/guides/swverbs.rst "Device profiles" apply: priority 0-15
+ * (ENOMEM above), at most 10 specs, mlx5's masks and errnos, VLAN masks
+ * meaning tagged frames, multicast-only rules after priority 15, leftovers
+ * rules ignoring their specs, EEXIST for an equal match and priority with
+ * another action. A frame that
  * matches no rule of the port is dropped and counted (rx_no_match).
  * IBV_FLOW_SPEC_ACTION_COUNT binds a counters object (see Counters below)
  * until the flow is destroyed.
  * NULL + errno: EINVAL (bad attr, spec size or type; COUNT with NULL
  * counters or counters of another device), ENOTSUP (spec type the device
- * does not support), ENOMEM.
+ * does not support), ENOMEM; on the mlx5 profile also EEXIST and the
+ * errnos of the profile table.
  */
 struct ibv_flow *swv_create_flow(struct ibv_qp *qp,
 				 struct ibv_flow_attr *flow_attr);
@@ -397,14 +415,17 @@ int swv_attach_counters_point_flow(struct ibv_counters *counters,
  * call are of one instant: all indices reflect the same set of frames (so
  * with packets at one index and bytes at another, bytes is exactly the sum
  * of the lengths of those packets). Never torn, never smaller than a
- * previous read. Lock-free: may be called from any thread, at any rate,
- * while the engine counts.
+ * previous read. May be called from any thread while the engine counts:
+ * it takes the object's own spinlock (shared with attach and flow
+ * create/destroy, never with the engine) and reads each bound flow's tally
+ * through a sequence count, so the engine never waits for a reader.
  * flags: 0 or IBV_READ_COUNTERS_ATTR_PREFER_CACHED; both read the live
  * values (a software device has no slower "hardware access" to avoid).
- * Unlike mlx5 hardware (which fails with EINVAL), an unbound object may be
- * read, and ncounters may be smaller than the highest attached index + 1.
+ * On the mlx5 profile, as on mlx5, a read of an object no live flow binds
+ * (none yet, or all destroyed) and one with ncounters below the highest
+ * attached index + 1 fail with EINVAL; the full profile answers both.
  * Return: 0, EINVAL (counters NULL, unknown flags, counters_value NULL with
- * ncounters > 0).
+ * ncounters > 0; mlx5 profile: unbound, ncounters too small).
  */
 int swv_read_counters(struct ibv_counters *counters, uint64_t *counters_value,
 		      uint32_t ncounters, uint32_t flags);
