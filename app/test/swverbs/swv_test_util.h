@@ -145,6 +145,28 @@ t_setup_full(struct tdev *d, const char *name, const char *wire)
 	return t_setup_flags(d, name, wire, SWV_DEVICE_PROFILE_FULL);
 }
 
+/* A counters object with no point attached. */
+static inline struct ibv_counters *
+t_counters(struct ibv_context *ctx)
+{
+	struct ibv_counters_init_attr ia;
+
+	memset(&ia, 0, sizeof(ia));
+	return swv_create_counters(ctx, &ia);
+}
+
+/* Attach a point (static mode). 0 or the errno. */
+static inline int
+t_attach(struct ibv_counters *c, int desc, uint32_t index)
+{
+	struct ibv_counter_attach_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.counter_desc = (enum ibv_counter_description)desc;
+	a.index = index;
+	return swv_attach_counters_point_flow(c, &a, NULL);
+}
+
 static inline void
 t_teardown(struct tdev *d)
 {

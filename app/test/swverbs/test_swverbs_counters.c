@@ -17,26 +17,6 @@
 
 #include "swv_test_util.h"
 
-static struct ibv_counters *
-t_counters(struct ibv_context *ctx)
-{
-	struct ibv_counters_init_attr ia;
-
-	memset(&ia, 0, sizeof(ia));
-	return swv_create_counters(ctx, &ia);
-}
-
-static int
-t_attach(struct ibv_counters *c, int desc, uint32_t index)
-{
-	struct ibv_counter_attach_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.counter_desc = (enum ibv_counter_description)desc;
-	a.index = index;
-	return swv_attach_counters_point_flow(c, &a, NULL);
-}
-
 static int
 test_create_destroy(void)
 {

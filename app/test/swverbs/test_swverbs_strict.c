@@ -33,27 +33,6 @@ struct env {
 	struct ibv_counters *cnt;	/**< packets at index 0 */
 };
 
-static struct ibv_counters *
-counters(struct env *e)
-{
-	struct ibv_counters_init_attr ia;
-
-	memset(&ia, 0, sizeof(ia));
-	return swv_create_counters(e->d.ctx, &ia);
-}
-
-static int
-attach(struct ibv_counters *c, enum ibv_counter_description desc,
-       uint32_t index)
-{
-	struct ibv_counter_attach_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.counter_desc = desc;
-	a.index = index;
-	return swv_attach_counters_point_flow(c, &a, NULL);
-}
-
 static struct env es;	/* mlx5 profile */
 static struct env ef;	/* full profile */
 
@@ -74,11 +53,11 @@ env_setup(struct env *e, const char *name, unsigned int flags)
 	e->rmr = swv_reg_mr(e->d.pd, rxarea, sizeof(rxarea),
 			    IBV_ACCESS_LOCAL_WRITE);
 	e->q2 = t_raw_qp(&e->d, 1, NRECV, 1, 1);
-	e->cnt = counters(e);
+	e->cnt = t_counters(e->d.ctx);
 	if (e->tmr == NULL || e->rmr == NULL || e->q2 == NULL ||
 	    e->cnt == NULL)
 		return errno;
-	ret = attach(e->cnt, IBV_COUNTER_PACKETS, 0);
+	ret = t_attach(e->cnt, IBV_COUNTER_PACKETS, 0);
 	if (ret != 0)
 		return ret;
 	ret = t_qp_to(e->q2, IBV_QPS_RTR);
@@ -833,8 +812,8 @@ test_counters(void)
 	struct fb f;
 	int i;
 
-	c = counters(&es);
-	cf = counters(&ef);
+	c = t_counters(es.d.ctx);
+	cf = t_counters(ef.d.ctx);
 	TEST_ASSERT_NOT_NULL(c, "");
 	TEST_ASSERT_NOT_NULL(cf, "");
 	/* COUNT with no attach point. */
@@ -843,10 +822,10 @@ test_counters(void)
 	fl = counted_rule(&ef, cf);
 	TEST_ASSERT_NOT_NULL(fl, "full: COUNT, no attach point");
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
-	TEST_ASSERT_SUCCESS(attach(c, IBV_COUNTER_PACKETS, 0), "");
-	TEST_ASSERT_SUCCESS(attach(c, IBV_COUNTER_BYTES, 2), "");
-	TEST_ASSERT_SUCCESS(attach(cf, IBV_COUNTER_PACKETS, 0), "");
-	TEST_ASSERT_SUCCESS(attach(cf, IBV_COUNTER_BYTES, 2), "");
+	TEST_ASSERT_SUCCESS(t_attach(c, IBV_COUNTER_PACKETS, 0), "");
+	TEST_ASSERT_SUCCESS(t_attach(c, IBV_COUNTER_BYTES, 2), "");
+	TEST_ASSERT_SUCCESS(t_attach(cf, IBV_COUNTER_PACKETS, 0), "");
+	TEST_ASSERT_SUCCESS(t_attach(cf, IBV_COUNTER_BYTES, 2), "");
 	/* No flow holds it. */
 	TEST_ASSERT_EQUAL(swv_read_counters(c, v, 3, 0), EINVAL, "unbound");
 	TEST_ASSERT_SUCCESS(swv_read_counters(cf, v, 3, 0), "full: unbound");
@@ -868,7 +847,7 @@ test_counters(void)
 	TEST_ASSERT_EQUAL(swv_read_counters(c, v, 3, 2), EINVAL, "flag");
 	TEST_ASSERT_SUCCESS(swv_read_counters(c, v, 3,
 			    IBV_READ_COUNTERS_ATTR_PREFER_CACHED), "cached");
-	TEST_ASSERT_EQUAL(attach(c, IBV_COUNTER_PACKETS, 1), EBUSY, "bound");
+	TEST_ASSERT_EQUAL(t_attach(c, IBV_COUNTER_PACKETS, 1), EBUSY, "bound");
 	TEST_ASSERT_EQUAL(swv_destroy_counters(c), EBUSY, "held");
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
 	TEST_ASSERT_EQUAL(swv_read_counters(c, v, 3, 0), EINVAL,
