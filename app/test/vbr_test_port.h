@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * Helpers shared by the test programs that load the vbr PMD: EAL start-up
+ * Helpers shared by the test programs that load the vbr PMD: the device
+ * they run on (swverbs, or the NIC VBR_TEST_DEV names), EAL start-up
  * with the PMD (no hugepages, no shared files), the mbuf pool, port
  * configuration, sending with a deadline, tear-down, and a Toeplitz
  * reference kept apart from the driver's code.
@@ -12,6 +13,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <rte_common.h>
 #include <rte_cycles.h>
@@ -25,16 +27,61 @@
 #include "test.h"
 
 /*
+ * The device the suites run on. Without VBR_TEST_DEV: swverbs (its default
+ * profile), two ports joined by a pair wire. With VBR_TEST_DEV=<verbs
+ * device> (e.g. mlx5_0): port 0 on it and port 1 on VBR_TEST_DEV_PEER (the
+ * port cabled to it: the second port of the NIC with a cable between the
+ * two, or a port of another NIC), through the ibverbs glue.
+ */
+static inline const char *
+vbr_test_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+/** The verbs device named by VBR_TEST_DEV, or NULL (swverbs). */
+static inline const char *
+vbr_test_dev(void)
+{
+	return vbr_test_env("VBR_TEST_DEV");
+}
+
+/** The peer device, VBR_TEST_DEV_PEER, or NULL. */
+static inline const char *
+vbr_test_dev_peer(void)
+{
+	return vbr_test_env("VBR_TEST_DEV_PEER");
+}
+
+/** Skip the case (77) on a device named by VBR_TEST_DEV: swverbs only. */
+#define VBR_TEST_SWVERBS_ONLY(why) do { \
+	if (vbr_test_dev() != NULL) \
+		TEST_SKIP("on %s: %s", vbr_test_dev(), why); \
+} while (0)
+
+/** Skip the case (77) when the device does not count the xstat name. */
+#define VBR_TEST_NEED_XSTAT(port, name) do { \
+	uint64_t vbr_test_id_; \
+	if (rte_eth_xstats_get_id_by_name(port, name, &vbr_test_id_) != 0) \
+		TEST_SKIP("the device has no xstat %s", name); \
+} while (0)
+
+/*
  * Start EAL on lcore 0 with the PMD at pmd. log_level (e.g.
  * "pmd.net.vbr:info") may be NULL. With cable set, net_vbr0 and net_vbr1
- * are created on the pair wire of that name; with vdev set, that device
- * too. Return 0, or -1 (said on stdout).
+ * are created: on the pair wire of that name, or on VBR_TEST_DEV and
+ * VBR_TEST_DEV_PEER when VBR_TEST_DEV is set. With vdev set, that device
+ * too. Return 0, TEST_SKIPPED (a two-port suite without
+ * VBR_TEST_DEV_PEER), or -1 (said on stdout).
  */
 static inline int
 vbr_test_eal_init(const char *prog, const char *pmd, const char *log_level,
 		  const char *cable, const char *vdev)
 {
 	static char log_arg[128], vdev0[128], vdev1[128], vdev2[128];
+	const char *dev = vbr_test_dev(), *peer = vbr_test_dev_peer();
 	char *eal[16];
 	int n = 0;
 
@@ -51,9 +98,21 @@ vbr_test_eal_init(const char *prog, const char *pmd, const char *log_level,
 	}
 	eal[n++] = (char *)(uintptr_t)"-d";
 	eal[n++] = (char *)(uintptr_t)pmd;
-	if (cable != NULL) {
+	if (cable != NULL && dev != NULL) {
+		if (peer == NULL) {
+			printf("SKIP: VBR_TEST_DEV=%s: a two-port suite needs "
+			       "VBR_TEST_DEV_PEER=<the port cabled to it>\n",
+			       dev);
+			return TEST_SKIPPED;
+		}
+		snprintf(vdev0, sizeof(vdev0), "net_vbr0,dev=%s", dev);
+		snprintf(vdev1, sizeof(vdev1), "net_vbr1,dev=%s", peer);
+		printf("device: %s, peer %s (VBR_TEST_DEV)\n", dev, peer);
+	} else if (cable != NULL) {
 		snprintf(vdev0, sizeof(vdev0), "net_vbr0,wire=pair:%s", cable);
 		snprintf(vdev1, sizeof(vdev1), "net_vbr1,wire=pair:%s", cable);
+	}
+	if (cable != NULL) {
 		eal[n++] = (char *)(uintptr_t)"--vdev";
 		eal[n++] = vdev0;
 		eal[n++] = (char *)(uintptr_t)"--vdev";
@@ -70,6 +129,13 @@ vbr_test_eal_init(const char *prog, const char *pmd, const char *log_level,
 		return -1;
 	}
 	return 0;
+}
+
+/** A main()'s exit status for a vbr_test_eal_init() result. */
+static inline int
+vbr_test_init_status(int ret)
+{
+	return ret == TEST_SKIPPED ? 77 : ret != 0 ? 1 : 0;
 }
 
 /* An mbuf pool of n default-sized buffers; NULL (said on stdout). */

@@ -2271,9 +2271,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: %s <librte_net_vbr.so>\n", argv[0]);
 		return 2;
 	}
-	if (vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", "fpk",
-			      NULL) != 0)
-		return 1;
+	ret = vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", "fpk",
+				NULL);
+	if (ret != 0)
+		return vbr_test_init_status(ret);
 	mp = vbr_test_pool("flow_pkts", 4095);
 	if (mp == NULL)
 		return 1;

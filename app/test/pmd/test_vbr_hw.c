@@ -1,110 +1,129 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * net/vbr on an RDMA NIC (suite 'hw'). Skips (exit 77) when libibverbs or
- * the glue object cannot be loaded, or when the glue lists no verbs device;
- * otherwise brings a port up on the first device and reads its link.
- * usage: test-vbr-hw <librte_net_vbr.so> <librte_net_vbr_glue_ibv.so>
+ * net/vbr on an RDMA NIC (suite 'hw'): the same flow, counter, RSS and
+ * traffic suites as on swverbs, run with VBR_TEST_DEV (and
+ * VBR_TEST_DEV_PEER) set, so that they open their ports on the NIC.
+ * Skips (77) without VBR_TEST_DEV. Checks first, through the glue object,
+ * that the named devices exist (a clear failure, listing the devices there
+ * are, when not); then runs each suite and sums up. A suite that skips
+ * (swverbs-only internals) counts as skipped; the run fails if one fails.
+ * usage: test-vbr-hw <librte_net_vbr_glue_ibv.so> -- <suite> [args]
+ *                    [-- <suite> [args]]...
  */
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
-#include <rte_eal.h>
-#include <rte_errno.h>
-#include <rte_ethdev.h>
-#include <rte_mbuf.h>
-
-#include "test.h"
-#include "vbr_test_port.h"
 #include "vbr_glue.h"
 
-static char ibdev[64];
-static char vdev_arg[128];
-static const char *glue_path;
+extern char **environ;
 
-/* Find the first verbs device through the glue object. */
-static int
-find_device(void)
+/* Whether the glue lists a verbs device called name; prints the list. */
+static bool
+have_device(const struct vbr_glue *glue, const char *name)
 {
-	const struct vbr_glue *glue;
 	struct ibv_device **list;
-	void *h;
-	int n = 0;
+	bool found = false;
+	int n = 0, i;
 
-	if (dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL) == NULL)
-		TEST_SKIP("libibverbs.so.1: %s", dlerror());
-	h = dlopen(glue_path, RTLD_NOW);
-	TEST_ASSERT_NOT_NULL(h, "%s: %s", glue_path, dlerror());
-	glue = dlsym(h, VBR_GLUE_IBV_SYMBOL);
-	TEST_ASSERT_NOT_NULL(glue, "no symbol " VBR_GLUE_IBV_SYMBOL);
 	list = glue->get_device_list(&n);
-	if (list == NULL || n == 0) {
-		if (list != NULL)
-			glue->free_device_list(list);
-		TEST_SKIP("no RDMA device");
+	if (list == NULL) {
+		printf("ibverbs lists no device: %s\n", strerror(errno));
+		return false;
 	}
-	snprintf(ibdev, sizeof(ibdev), "%s", glue->get_device_name(list[0]));
+	for (i = 0; i < n; i++)
+		if (strcmp(glue->get_device_name(list[i]), name) == 0)
+			found = true;
+	if (!found) {
+		printf("no verbs device %s; there are:", name);
+		for (i = 0; i < n; i++)
+			printf(" %s", glue->get_device_name(list[i]));
+		printf("%s\n", n == 0 ? " none" : "");
+	}
 	glue->free_device_list(list);
-	return TEST_SUCCESS;
+	return found;
 }
 
+/* Run argv[0] with its arguments; its exit status, or 1. */
 static int
-test_hw_port(void)
+run_suite(char **argv)
 {
-	struct rte_eth_conf conf = { 0 };
-	struct rte_mempool *mp;
-	struct rte_eth_link link;
-	uint16_t port;
+	int status, i;
+	pid_t pid;
 
-	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name("net_vbr0", &port),
-			    "port for %s", ibdev);
-	mp = rte_pktmbuf_pool_create("hw", 4095, 256, 0,
-				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	TEST_ASSERT_NOT_NULL(mp, "mempool");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_configure(port, 1, 1, &conf), "conf");
-	TEST_ASSERT_SUCCESS(rte_eth_rx_queue_setup(port, 0, 512, SOCKET_ID_ANY,
-						   NULL, mp), "rxq");
-	TEST_ASSERT_SUCCESS(rte_eth_tx_queue_setup(port, 0, 512, SOCKET_ID_ANY,
-						   NULL), "txq");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port), "start");
-	TEST_ASSERT_SUCCESS(rte_eth_link_get(port, &link), "link");
-	printf("  %s: link %s, %u Mb/s\n", ibdev,
-	       link.link_status ? "up" : "down", link.link_speed);
-	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port), "stop");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_close(port), "close");
-	rte_mempool_free(mp);
-	return TEST_SUCCESS;
+	printf("== ");
+	for (i = 0; argv[i] != NULL; i++)
+		printf("%s ", argv[i]);
+	printf("\n");
+	fflush(stdout);
+	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, environ) != 0) {
+		printf("cannot run %s: %s\n", argv[0], strerror(errno));
+		return 1;
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 1;
+	return WEXITSTATUS(status);
 }
-
-static const struct unit_test_suite suite_hw = {
-	.name = "vbr hw",
-	.cases = {
-		TEST_CASE(test_hw_port),
-		TEST_CASES_END(),
-	},
-};
 
 int
 main(int argc, char **argv)
 {
-	int ret;
+	const char *dev = getenv("VBR_TEST_DEV");
+	const char *peer = getenv("VBR_TEST_DEV_PEER");
+	unsigned int passed = 0, failed = 0, skipped = 0;
+	const struct vbr_glue *glue;
+	int i, start, ret;
+	void *h;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s <pmd.so> <glue.so>\n", argv[0]);
+	if (argc < 4 || strcmp(argv[2], "--") != 0) {
+		fprintf(stderr, "usage: %s <glue.so> -- <suite> [args] "
+			"[-- <suite> [args]]...\n", argv[0]);
 		return 2;
 	}
-	glue_path = argv[2];
-	ret = find_device();
-	if (ret == TEST_SKIPPED)
+	if (dev == NULL || dev[0] == '\0') {
+		printf("SKIP: set VBR_TEST_DEV=<verbs device> (and "
+		       "VBR_TEST_DEV_PEER=<the port cabled to it>) to run the "
+		       "suites on a NIC\n");
 		return 77;
-	if (ret != TEST_SUCCESS)
+	}
+	if (dlopen("libibverbs.so.1", RTLD_NOW | RTLD_GLOBAL) == NULL) {
+		printf("VBR_TEST_DEV=%s, but libibverbs.so.1: %s\n", dev,
+		       dlerror());
 		return 1;
-	snprintf(vdev_arg, sizeof(vdev_arg), "net_vbr0,dev=%s", ibdev);
-	if (vbr_test_eal_init(argv[0], argv[1], NULL, NULL, vdev_arg) != 0)
+	}
+	h = dlopen(argv[1], RTLD_NOW);
+	glue = h != NULL ? dlsym(h, VBR_GLUE_IBV_SYMBOL) : NULL;
+	if (glue == NULL) {
+		printf("%s: %s\n", argv[1], dlerror());
 		return 1;
-	ret = unit_test_suite_runner(&suite_hw);
-	rte_eal_cleanup();
-	return ret;
+	}
+	if (!have_device(glue, dev) ||
+	    (peer != NULL && peer[0] != '\0' && !have_device(glue, peer)))
+		return 1;
+	for (start = 3; start < argc; start = i + 1) {
+		for (i = start; i < argc && strcmp(argv[i], "--") != 0; i++)
+			;
+		argv[i < argc ? i : argc] = NULL;
+		ret = run_suite(&argv[start]);
+		if (ret == 0)
+			passed++;
+		else if (ret == 77)
+			skipped++;
+		else
+			failed++;
+		printf("== %s: %s\n", argv[start], ret == 0 ? "ok" :
+		       ret == 77 ? "skipped" : "FAILED");
+	}
+	printf("hw suites on %s: %u passed, %u failed, %u skipped\n", dev,
+	       passed, failed, skipped);
+	if (failed != 0)
+		return 1;
+	return passed == 0 ? 77 : 0;
 }

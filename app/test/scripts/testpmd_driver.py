@@ -177,12 +177,28 @@ class Checker:
         return cond
 
 
+def pair_vdevs(tag):
+    """The --vdev arguments of two cabled ports: a swverbs pair wire, or
+    VBR_TEST_DEV and VBR_TEST_DEV_PEER when VBR_TEST_DEV names a NIC (the
+    suite exits 77 without the peer)."""
+    dev = os.environ.get("VBR_TEST_DEV") or None
+    peer = os.environ.get("VBR_TEST_DEV_PEER") or None
+    if dev is None:
+        cable = f"{tag}{os.getpid()}"
+        return [f"net_vbr0,wire=pair:{cable}", f"net_vbr1,wire=pair:{cable}"]
+    if peer is None:
+        print(f"SKIP: VBR_TEST_DEV={dev}: a two-port suite needs "
+              "VBR_TEST_DEV_PEER=<the port cabled to it>", flush=True)
+        sys.exit(SKIP)
+    print(f"device: {dev}, peer {peer} (VBR_TEST_DEV)", flush=True)
+    return [f"net_vbr0,dev={dev}", f"net_vbr1,dev={peer}"]
+
+
 def start_pair(tag, pmd, app):
-    """testpmd on two vbr ports (0, 1) joined by one in-memory cable."""
-    cable = f"{tag}{os.getpid()}"
+    """testpmd on two vbr ports (0, 1) joined by one cable (pair_vdevs)."""
     eal, prefix = eal_args(tag, pmd)
-    eal += ["--vdev", f"net_vbr0,wire=pair:{cable}",
-            "--vdev", f"net_vbr1,wire=pair:{cable}"]
+    for vdev in pair_vdevs(tag):
+        eal += ["--vdev", vdev]
     return TestPmd(eal, app, prefix)
 
 

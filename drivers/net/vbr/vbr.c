@@ -19,67 +19,106 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include <swverbs.h>
-
 #include "vbr.h"
 #include "vbr_utils.h"
 
-#define VBR_ARG_DEV "dev"
-#define VBR_ARG_WIRE "wire"
 #define VBR_ARG_MAC "mac"
-#define VBR_ARG_ENGINE_CPU "engine_cpu"
-#define VBR_ARG_SHARE_WIRE "share_wire"
-#define VBR_ARG_PROFILE "profile"
-
-/*
- * The swverbs profile of a wire= port when profile= is not given. "full"
- * until the driver keeps to the mlx5 rules; then "mlx5", swverbs' own
- * default.
- */
-#define VBR_PROFILE_DEFAULT "full"
-
-static const char * const vbr_valid_args[] = {
-	VBR_ARG_DEV,
-	VBR_ARG_WIRE,
-	VBR_ARG_MAC,
-	VBR_ARG_ENGINE_CPU,
-	VBR_ARG_SHARE_WIRE,
-	VBR_ARG_PROFILE,
-	NULL,
-};
+/** Backend devargs a port may give (each key at most once). */
+#define VBR_MAX_BACKEND_ARGS 16
+/** Longest message of a backend. */
+#define VBR_WHY_LEN 512
 
 /** Parsed devargs. */
 struct vbr_args {
-	const char *dev;		/**< verbs device name, or NULL */
-	const char *wire;		/**< swverbs wire, or NULL */
+	const struct vbr_glue_backend *backend;	/**< the one selected */
+	struct vbr_glue_port_conf conf;	/**< what the backend is asked */
+	struct vbr_glue_arg args[VBR_MAX_BACKEND_ARGS]; /**< conf.args */
+	const struct vbr_glue_backend *owner[VBR_MAX_BACKEND_ARGS];
+					/**< backend each of args is for */
 	struct rte_ether_addr mac;	/**< port MAC, if has_mac */
-	int engine_cpu;			/**< swverbs engine CPU, -1: none */
 	unsigned int has_mac:1;		/**< mac= given */
-	unsigned int has_cpu:1;		/**< engine_cpu= given */
-	unsigned int share_wire:1;	/**< share_wire=1: interface shared */
-	unsigned int profile;		/**< swverbs profile flag */
-	const char *profile_name;	/**< profile=, or NULL */
 };
+
+/*
+ * The backend a devarg belongs to; *selects: it is the key that picks it.
+ * NULL for mac= (every backend's) and for unknown keys (*known false).
+ */
+static const struct vbr_glue_backend *
+vbr_arg_backend(const char *key, bool *selects, bool *known)
+{
+	const struct vbr_glue_backend *b;
+	unsigned int i;
+
+	*selects = false;
+	*known = true;
+	if (strcmp(key, VBR_ARG_MAC) == 0)
+		return NULL;
+	for (b = vbr_glue_backends; b->key != NULL; b++) {
+		if (strcmp(key, b->key) == 0) {
+			*selects = true;
+			return b;
+		}
+		for (i = 0; b->args[i] != NULL; i++)
+			if (strcmp(key, b->args[i]) == 0)
+				return b;
+	}
+	*known = false;
+	return NULL;
+}
+
+/* "dev, wire, mac, <the backends' other devargs>" into buf. */
+static void
+vbr_valid_args(char *buf, size_t size)
+{
+	const struct vbr_glue_backend *b;
+	size_t n = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (b = vbr_glue_backends; b->key != NULL; b++)
+		n += snprintf(buf + n, n < size ? size - n : 0, "%s, ",
+			      b->key);
+	n += snprintf(buf + n, n < size ? size - n : 0, "%s", VBR_ARG_MAC);
+	for (b = vbr_glue_backends; b->key != NULL; b++)
+		for (i = 0; b->args[i] != NULL; i++)
+			n += snprintf(buf + n, n < size ? size - n : 0, ", %s",
+				      b->args[i]);
+}
+
+/* "dev=<verbs device> or wire=..." into buf. */
+static void
+vbr_backend_usage(char *buf, size_t size)
+{
+	const struct vbr_glue_backend *b;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (b = vbr_glue_backends; b->key != NULL; b++)
+		n += snprintf(buf + n, n < size ? size - n : 0, "%s%s",
+			      b == vbr_glue_backends ? "" : " or ", b->usage);
+}
 
 static int
 vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 	       struct vbr_args *args)
 {
-	unsigned int i, k;
+	const struct vbr_glue_backend *b, *other = NULL;
+	const char *target = NULL, *other_target = NULL;
+	char msg[256];
+	unsigned int i, n = 0;
+	bool selects, known;
 
 	memset(args, 0, sizeof(*args));
-	args->engine_cpu = -1;
+	args->conf.port = name;
 	for (i = 0; i < kvlist->count; i++) {
 		const char *key = kvlist->pairs[i].key;
 		const char *value = kvlist->pairs[i].value;
 
-		for (k = 0; vbr_valid_args[k] != NULL; k++)
-			if (strcmp(key, vbr_valid_args[k]) == 0)
-				break;
-		if (vbr_valid_args[k] == NULL) {
-			VBR_LOG(ERR, "%s: unknown devarg '%s' (valid: dev, "
-				"wire, mac, engine_cpu, share_wire, profile)",
-				name, key);
+		b = vbr_arg_backend(key, &selects, &known);
+		if (!known) {
+			vbr_valid_args(msg, sizeof(msg));
+			VBR_LOG(ERR, "%s: unknown devarg '%s' (valid: %s)", name,
+				key, msg);
 			return -EINVAL;
 		}
 		if (value == NULL || value[0] == '\0') {
@@ -91,11 +130,7 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 				"once", name, key, rte_kvargs_count(kvlist, key));
 			return -EINVAL;
 		}
-		if (strcmp(key, VBR_ARG_DEV) == 0) {
-			args->dev = value;
-		} else if (strcmp(key, VBR_ARG_WIRE) == 0) {
-			args->wire = value;
-		} else if (strcmp(key, VBR_ARG_MAC) == 0) {
+		if (b == NULL) {
 			if (rte_ether_unformat_addr(value, &args->mac) != 0 ||
 			    strlen(value) != 17) {
 				VBR_LOG(ERR, "%s: mac=%s: not a MAC address "
@@ -109,233 +144,84 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 				return -EINVAL;
 			}
 			args->has_mac = 1;
-		} else if (strcmp(key, VBR_ARG_SHARE_WIRE) == 0) {
-			if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
-				VBR_LOG(ERR, "%s: share_wire=%s: give 0 or 1",
-					name, value);
-				return -EINVAL;
-			}
-			args->share_wire = value[0] == '1';
-		} else if (strcmp(key, VBR_ARG_PROFILE) == 0) {
-			if (swv_profile_parse(value, &args->profile) != 0) {
-				VBR_LOG(ERR, "%s: profile=%s: give mlx5 or full",
-					name, value);
-				return -EINVAL;
-			}
-			args->profile_name = value;
+		} else if (selects && args->backend == NULL) {
+			args->backend = b;
+			target = value;
+		} else if (selects) {
+			other = b;
+			other_target = value;
 		} else {
-			char *end;
-			long cpu;
-
-			errno = 0;
-			cpu = strtol(value, &end, 10);
-			if (errno != 0 || *end != '\0' || cpu < 0 ||
-			    cpu >= RTE_MAX_LCORE * 4) {
-				VBR_LOG(ERR, "%s: engine_cpu=%s: not a CPU "
-					"number", name, value);
-				return -EINVAL;
-			}
-			args->engine_cpu = cpu;
-			args->has_cpu = 1;
+			/* Each key once, so never more than the keys. */
+			RTE_VERIFY(n < VBR_MAX_BACKEND_ARGS);
+			args->args[n].key = key;
+			args->args[n].value = value;
+			args->owner[n++] = b;
 		}
 	}
-	if (args->dev != NULL && args->wire != NULL) {
-		VBR_LOG(ERR, "%s: dev=%s and wire=%s: give one of them only",
-			name, args->dev, args->wire);
+	if (other != NULL) {
+		VBR_LOG(ERR, "%s: %s=%s and %s=%s: give one of them only",
+			name, args->backend->key, target, other->key,
+			other_target);
 		return -EINVAL;
 	}
-	if (args->dev == NULL && args->wire == NULL) {
-		VBR_LOG(ERR, "%s: give dev=<verbs device> or "
-			"wire=loop|pair:<name>|af_packet:<ifname>", name);
+	if (args->backend == NULL) {
+		vbr_backend_usage(msg, sizeof(msg));
+		VBR_LOG(ERR, "%s: give %s", name, msg);
 		return -EINVAL;
 	}
-	if (args->share_wire && (args->wire == NULL ||
-				 strncmp(args->wire, "af_packet:", 10) != 0)) {
-		VBR_LOG(ERR, "%s: share_wire=1 applies to "
-			"wire=af_packet:<ifname> only", name);
-		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (args->owner[i] != args->backend) {
+			VBR_LOG(ERR, "%s: %s=%s applies to %s= only", name,
+				args->args[i].key, args->args[i].value,
+				args->owner[i]->key);
+			return -EINVAL;
+		}
 	}
-	if (args->dev != NULL && args->profile_name != NULL) {
-		VBR_LOG(ERR, "%s: profile=%s applies to wire= only", name,
-			args->profile_name);
-		return -EINVAL;
-	}
-	if (args->profile_name == NULL)
-		swv_profile_parse(VBR_PROFILE_DEFAULT, &args->profile);
-	if (args->dev != NULL && args->has_cpu) {
-		VBR_LOG(ERR, "%s: engine_cpu=%d applies to wire= only", name,
-			args->engine_cpu);
-		return -EINVAL;
-	}
-	if (args->wire != NULL && strcmp(args->wire, "loop") != 0 &&
-	    strncmp(args->wire, "pair:", 5) != 0 &&
-	    strncmp(args->wire, "af_packet:", 10) != 0) {
-		VBR_LOG(ERR, "%s: wire=%s: unknown wire kind (loop, "
-			"pair:<name>, af_packet:<ifname>)", name, args->wire);
-		return -EINVAL;
-	}
-	if (args->wire != NULL && strchr(args->wire, ':') != NULL &&
-	    strchr(args->wire, ':')[1] == '\0') {
-		VBR_LOG(ERR, "%s: wire=%s: name missing after ':'", name,
-			args->wire);
-		return -EINVAL;
-	}
+	args->conf.target = target;
+	args->conf.mac = args->has_mac ? args->mac.addr_bytes : NULL;
+	args->conf.args = args->args;
+	args->conf.nb_args = n;
 	return 0;
 }
 
-/* Create the swverbs device of a wire= port. */
-static int
-vbr_sw_device_create(const char *name, const struct vbr_args *args)
-{
-	static bool placed;	/* an engine CPU was chosen in this process */
-	int ret, cpu;
-
-	if (args->has_cpu) {
-		ret = swv_set_engine_cpu(args->engine_cpu);
-		if (ret != 0) {
-			VBR_LOG(ERR, "%s: engine_cpu=%d: %s", name,
-				args->engine_cpu, strerror(ret));
-			return -ret;
-		}
-		placed = true;
-	} else if (!placed) {
-		/*
-		 * Default placement: the main lcore's CPU. DPDK applications
-		 * (testpmd among them) keep busy-polling work off the main
-		 * lcore, while an unpinned engine may land on a forwarding
-		 * core and halve both.
-		 */
-		cpu = rte_lcore_to_cpu_id(rte_get_main_lcore());
-		if (cpu >= 0 && swv_set_engine_cpu(cpu) == 0)
-			VBR_LOG(DEBUG, "%s: swverbs engine on CPU %d (main "
-				"lcore)", name, cpu);
-		placed = true;
-	}
-	ret = swv_device_create_flags(name, args->wire,
-				      args->has_mac ? args->mac.addr_bytes :
-				      NULL, args->profile | (args->share_wire ?
-				      SWV_DEVICE_SHARE_WIRE : 0));
-	switch (ret) {
-	case 0:
-		return 0;
-	case EBUSY:
-		if (strncmp(args->wire, "pair:", 5) == 0)
-			VBR_LOG(ERR, "%s: wire=%s: the pair cable already has "
-				"two ends", name, args->wire);
-		else
-			VBR_LOG(ERR, "%s: wire=%s: the interface is the wire "
-				"of another port already (both would get every "
-				"frame); give share_wire=1 to every port on it "
-				"to share it", name, args->wire);
-		break;
-	case ENODEV:
-		VBR_LOG(ERR, "%s: wire=%s: no such network interface", name,
-			args->wire);
-		break;
-	case EPERM:
-		VBR_LOG(ERR, "%s: wire=%s: AF_PACKET needs CAP_NET_RAW", name,
-			args->wire);
-		break;
-	case EEXIST:
-		VBR_LOG(ERR, "%s: a swverbs device of that name exists", name);
-		break;
-	case EINVAL:
-		VBR_LOG(ERR, "%s: wire=%s: invalid wire", name, args->wire);
-		break;
-	default:
-		VBR_LOG(ERR, "%s: wire=%s: %s", name, args->wire,
-			strerror(ret));
-		break;
-	}
-	return -ret;
-}
-
 /**
- * Port start: a swverbs port whose af_packet interface was deleted (the
- * device raised its removal event) is bound to the interface that has the
- * name now. Return 0 or -errno.
+ * Port start: a port whose wire went away (an af_packet interface deleted,
+ * the device raised its removal event) is bound to the interface that has
+ * the name now. Return 0 or -errno.
  */
 int
-vbr_sw_rebind(struct vbr_priv *priv)
+vbr_port_rebind(struct vbr_priv *priv)
 {
+	char why[VBR_WHY_LEN];
 	int ret;
 
-	if (!priv->sw_device)
-		return 0;
-	ret = swv_device_rebind(priv->ibdev_name);
-	switch (ret) {
-	case 0:
-		return 0;
-	case ENODEV:
-		VBR_LOG(ERR, "port %u: its interface was deleted and none has "
-			"its name now: create it, then start the port again",
-			priv->dev->data->port_id);
-		break;
-	case EBUSY:
-		VBR_LOG(ERR, "port %u: the re-created interface is the wire of "
-			"another port now", priv->dev->data->port_id);
-		break;
-	default:
-		VBR_LOG(ERR, "port %u: cannot bind the re-created interface: "
-			"%s", priv->dev->data->port_id, strerror(ret));
-		break;
-	}
-	return -ret;
-}
-
-/**
- * mtu_set: the MTU of a swverbs port's wire (an af_packet interface's own
- * MTU). Hardware ports keep their netdev's MTU. Return 0 or -errno.
- */
-int
-vbr_sw_set_mtu(struct vbr_priv *priv, uint16_t mtu)
-{
-	int ret;
-
-	if (!priv->sw_device)
-		return 0;
-	ret = swv_set_port_mtu(priv->ctx, mtu);
+	ret = priv->glue->port_rebind(priv->ctx, why, sizeof(why));
 	if (ret != 0)
-		VBR_LOG(ERR, "port %u: MTU %u: the wire cannot carry it: %s",
-			priv->dev->data->port_id, mtu, strerror(ret));
+		VBR_LOG(ERR, "port %u: %s", priv->dev->data->port_id, why);
 	return -ret;
 }
 
-/* Open the named device of a backend. */
-static struct ibv_context *
-vbr_open(const struct vbr_glue *glue, const char *ibdev)
+/**
+ * mtu_set: the MTU of the port's wire (an af_packet interface's own MTU);
+ * hardware ports keep their netdev's. Return 0 or -errno.
+ */
+int
+vbr_port_set_mtu(struct vbr_priv *priv, uint16_t mtu)
 {
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int n = 0, i;
+	char why[VBR_WHY_LEN];
+	int ret;
 
-	list = glue->get_device_list(&n);
-	if (list == NULL) {
-		VBR_LOG(ERR, "%s: get_device_list: %s", glue->name,
-			strerror(errno));
-		return NULL;
-	}
-	for (i = 0; i < n; i++)
-		if (strcmp(glue->get_device_name(list[i]), ibdev) == 0)
-			break;
-	if (i == n) {
-		VBR_LOG(ERR, "%s: no verbs device named %s (%d devices)",
-			glue->name, ibdev, n);
-		errno = ENODEV;
-	} else {
-		ctx = glue->open_device(list[i]);
-		if (ctx == NULL)
-			VBR_LOG(ERR, "%s: open_device(%s): %s", glue->name,
-				ibdev, strerror(errno));
-	}
-	glue->free_device_list(list);
-	return ctx;
+	ret = priv->glue->port_set_mtu(priv->ctx, mtu, why, sizeof(why));
+	if (ret != 0)
+		VBR_LOG(ERR, "port %u: %s", priv->dev->data->port_id, why);
+	return -ret;
 }
 
 /* Undo a probe, whatever point it reached. */
 static void
 vbr_release(struct vbr_priv *priv)
 {
+	char why[VBR_WHY_LEN];
 	int ret;
 
 	vbr_intr_uninstall(priv);
@@ -349,18 +235,10 @@ vbr_release(struct vbr_priv *priv)
 		priv->pd = NULL;
 	}
 	if (priv->ctx != NULL) {
-		ret = priv->glue->close_device(priv->ctx);
+		ret = priv->glue->port_close(priv->ctx, why, sizeof(why));
 		if (ret != 0)
-			VBR_LOG(ERR, "%s: close_device: %s", priv->ibdev_name,
-				strerror(ret));
+			VBR_LOG(ERR, "%s: %s", priv->ibdev_name, why);
 		priv->ctx = NULL;
-	}
-	if (priv->sw_device) {
-		ret = swv_device_destroy(priv->ibdev_name);
-		if (ret != 0)
-			VBR_LOG(ERR, "%s: swv_device_destroy: %s",
-				priv->ibdev_name, strerror(ret));
-		priv->sw_device = 0;
 	}
 }
 
@@ -382,6 +260,8 @@ vbr_probe(struct rte_vdev_device *vdev)
 	const char *name = rte_vdev_device_name(vdev);
 	const char *params = rte_vdev_device_args(vdev);
 	struct rte_kvargs *kvlist;
+	char port_why[VBR_WHY_LEN];
+	struct vbr_glue_port port;
 	struct vbr_args args;
 	struct rte_eth_dev *dev;
 	struct vbr_priv *priv;
@@ -420,36 +300,30 @@ vbr_probe(struct rte_vdev_device *vdev)
 	LIST_INIT(&priv->rss_objs);
 	pthread_mutex_init(&priv->flow_lock, NULL);
 	priv->flow_lock_init = 1;
-	if (args.wire != NULL) {
-		priv->glue = &vbr_glue_swverbs;
-		snprintf(priv->ibdev_name, sizeof(priv->ibdev_name), "%s", name);
-		ret = vbr_sw_device_create(name, &args);
-		if (ret != 0)
-			goto error;
-		priv->sw_device = 1;
-	} else {
-		priv->glue = vbr_glue_ibverbs_load(&why);
-		if (priv->glue == NULL) {
-			VBR_LOG(ERR, "%s: dev=%s: %s", name, args.dev, why);
-			ret = -ENOTSUP;
-			goto error;
-		}
-		snprintf(priv->ibdev_name, sizeof(priv->ibdev_name), "%s",
-			 args.dev);
-	}
-	priv->ctx = vbr_open(priv->glue, priv->ibdev_name);
-	if (priv->ctx == NULL) {
-		ret = -(errno != 0 ? errno : ENODEV);
+	priv->glue = args.backend->load(&why);
+	if (priv->glue == NULL) {
+		VBR_LOG(ERR, "%s: %s=%s: %s", name, args.backend->key,
+			args.conf.target, why);
+		ret = -ENOTSUP;
 		goto error;
 	}
+	ret = priv->glue->port_open(&args.conf, &port, port_why,
+				    sizeof(port_why));
+	if (ret != 0) {
+		VBR_LOG(ERR, "%s: %s", name, port_why);
+		ret = -ret;
+		goto error;
+	}
+	priv->ctx = port.ctx;
+	snprintf(priv->ibdev_name, sizeof(priv->ibdev_name), "%s",
+		 port.ibdev_name);
+	priv->max_rx_pktlen = port.max_frame;
 	ret = priv->glue->query_device_ex(priv->ctx, NULL, &priv->attr);
 	if (ret != 0) {
 		VBR_LOG(ERR, "%s: query_device_ex: %s", name, strerror(ret));
 		ret = -ret;
 		goto error;
 	}
-	priv->max_rx_pktlen = args.wire != NULL ? SWV_MAX_FRAME :
-			      RTE_ETHER_MAX_JUMBO_FRAME_LEN;
 	priv->pd = priv->glue->alloc_pd(priv->ctx);
 	if (priv->pd == NULL) {
 		ret = -errno;

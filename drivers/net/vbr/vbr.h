@@ -79,7 +79,6 @@ struct vbr_priv {
 	struct ibv_pd *pd;		/**< protection domain */
 	struct ibv_device_attr_ex attr;	/**< device capabilities */
 	uint32_t max_rx_pktlen;		/**< largest frame received */
-	unsigned int sw_device:1;	/**< swverbs device created by us */
 	unsigned int started:1;		/**< between dev_start and dev_stop */
 	unsigned int mr_cb:1;		/**< mempool event callback set */
 	unsigned int intr_cb:1;		/**< async fd handler registered */
@@ -119,8 +118,8 @@ struct vbr_priv {
 
 /* vbr.c */
 int vbr_dev_close(struct rte_eth_dev *dev);
-int vbr_sw_rebind(struct vbr_priv *priv);
-int vbr_sw_set_mtu(struct vbr_priv *priv, uint16_t mtu);
+int vbr_port_rebind(struct vbr_priv *priv);
+int vbr_port_set_mtu(struct vbr_priv *priv, uint16_t mtu);
 
 /* vbr_ethdev.c */
 extern const struct eth_dev_ops vbr_dev_ops;

@@ -416,7 +416,7 @@ vbr_dev_start(struct rte_eth_dev *dev)
 	int ret;
 
 	/* A deleted and re-created interface: bind the new one. */
-	ret = vbr_sw_rebind(priv);
+	ret = vbr_port_rebind(priv);
 	if (ret != 0)
 		return ret;
 	ret = vbr_rxq_adjust_mtu(dev);
@@ -518,7 +518,7 @@ vbr_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
 	 * wire (an af_packet interface) takes the MTU, or refuses it.
 	 */
 	if (!priv->started || vbr_rxq_check_mtu(dev, mtu) == 0)
-		return vbr_sw_set_mtu(priv, mtu);
+		return vbr_port_set_mtu(priv, mtu);
 	/*
 	 * A WQE's buffers are fixed while it is posted, and the queues cannot
 	 * be set up again under a running datapath. With scattered Rx the
@@ -649,19 +649,25 @@ vbr_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
 struct vbr_xstat {
 	const char *name;	/* xstat name */
 	size_t offset;		/* in struct vbr_glue_port_counters */
+	uint32_t bit;		/* VBR_GLUE_CNT_*: the device counts it */
 };
 
 static const struct vbr_xstat vbr_xstats[] = {
 	{ "rx_out_of_buffer",
-	  offsetof(struct vbr_glue_port_counters, out_of_buffer) },
+	  offsetof(struct vbr_glue_port_counters, out_of_buffer),
+	  VBR_GLUE_CNT_OUT_OF_BUFFER },
 	{ "rx_no_match",
-	  offsetof(struct vbr_glue_port_counters, no_match) },
+	  offsetof(struct vbr_glue_port_counters, no_match),
+	  VBR_GLUE_CNT_NO_MATCH },
 	{ "rx_error_completions",
-	  offsetof(struct vbr_glue_port_counters, rx_errors) },
+	  offsetof(struct vbr_glue_port_counters, rx_errors),
+	  VBR_GLUE_CNT_RX_ERRORS },
 	{ "rx_flow_dropped",
-	  offsetof(struct vbr_glue_port_counters, dropped) },
+	  offsetof(struct vbr_glue_port_counters, dropped),
+	  VBR_GLUE_CNT_DROPPED },
 	{ "rx_runt_frames",
-	  offsetof(struct vbr_glue_port_counters, runts) },
+	  offsetof(struct vbr_glue_port_counters, runts),
+	  VBR_GLUE_CNT_RUNTS },
 };
 
 /* Read the device counters; all zero when the device has none. */
@@ -684,16 +690,33 @@ vbr_counter(const void *base, size_t offset)
 }
 
 /*
- * Device counters shown as xstats: swverbs has them all; the ibverbs glue
- * reads out_of_buffer only (the first entry); none when the device has no
- * counters.
+ * Device counters shown as xstats: those the device says it counts (the
+ * glue's valid bits; swverbs has them all, the ibverbs glue out_of_buffer
+ * only); none when the device has no counters.
  */
 static unsigned int
 vbr_xstats_dev_count(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
 {
+	unsigned int k, n = 0;
+
 	if (vbr_dev_counters(priv, c) != 0)
 		return 0;
-	return priv->sw_device ? RTE_DIM(vbr_xstats) : 1;
+	for (k = 0; k < RTE_DIM(vbr_xstats); k++)
+		n += (c->valid & vbr_xstats[k].bit) != 0;
+	return n;
+}
+
+/* The i-th device xstat among those the device counts. */
+static const struct vbr_xstat *
+vbr_xstat_nth(const struct vbr_glue_port_counters *c, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < RTE_DIM(vbr_xstats); k++)
+		if ((c->valid & vbr_xstats[k].bit) != 0 && i-- == 0)
+			break;
+	RTE_VERIFY(k < RTE_DIM(vbr_xstats));
+	return &vbr_xstats[k];
 }
 
 /*
@@ -805,7 +828,7 @@ vbr_xstats_get_names(struct rte_eth_dev *dev,
 		return n;
 	for (i = 0; i < n_dev; i++)
 		snprintf(names[i].name, sizeof(names[i].name), "%s",
-			 vbr_xstats[i].name);
+			 vbr_xstat_nth(&c, i)->name);
 	for (; i < n; i++) {
 		unsigned int k = i - n_dev;
 
@@ -827,10 +850,11 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	if (xstats == NULL || size < n)
 		return n;
 	for (i = 0; i < n_dev; i++) {
+		size_t off = vbr_xstat_nth(&c, i)->offset;
+
 		xstats[i].id = i;
-		xstats[i].value = vbr_counter(&c, vbr_xstats[i].offset) -
-				  vbr_counter(&priv->cnt_base,
-					      vbr_xstats[i].offset);
+		xstats[i].value = vbr_counter(&c, off) -
+				  vbr_counter(&priv->cnt_base, off);
 	}
 	for (; i < n; i++) {
 		unsigned int k = i - n_dev;

@@ -17,6 +17,9 @@
 
 #include "vbr_glue.h"
 
+/* The table the PMD looks up with dlsym(VBR_GLUE_IBV_SYMBOL), at the end. */
+extern const struct vbr_glue vbr_glue_ibv;
+
 static const char *
 vbr_ibv_get_device_name(struct ibv_device *device)
 {
@@ -90,6 +93,63 @@ vbr_ibv_query_port_mac(struct ibv_context *context, uint8_t mac[6])
 	return 0;
 }
 
+/*
+ * Device lifecycle. A hardware port's device exists already: dev= names
+ * it. Its netdev keeps its own MTU, and it has no wire to bind again.
+ */
+
+/** Largest frame of a hardware port: a 9000-byte MTU jumbo frame. */
+#define VBR_IBV_MAX_FRAME 9018
+
+static int
+vbr_ibv_port_open(const struct vbr_glue_port_conf *conf,
+		  struct vbr_glue_port *port, char *why, size_t len)
+{
+	int ret;
+
+	if ((size_t)snprintf(port->ibdev_name, sizeof(port->ibdev_name), "%s",
+			     conf->target) >= sizeof(port->ibdev_name)) {
+		snprintf(why, len, "dev=%s: name too long", conf->target);
+		return EINVAL;
+	}
+	ret = vbr_glue_open_named(&vbr_glue_ibv, conf->target, &port->ctx,
+				  why, len);
+	if (ret != 0)
+		return ret;
+	port->max_frame = VBR_IBV_MAX_FRAME;
+	return 0;
+}
+
+static int
+vbr_ibv_port_close(struct ibv_context *context, char *why, size_t len)
+{
+	int ret = ibv_close_device(context);
+
+	if (ret != 0)
+		snprintf(why, len, "close_device: %s", strerror(ret));
+	return ret;
+}
+
+static int
+vbr_ibv_port_rebind(struct ibv_context *context, char *why, size_t len)
+{
+	(void)context;
+	(void)why;
+	(void)len;
+	return 0;
+}
+
+static int
+vbr_ibv_port_set_mtu(struct ibv_context *context, uint32_t mtu, char *why,
+		     size_t len)
+{
+	(void)context;
+	(void)mtu;
+	(void)why;
+	(void)len;
+	return 0;
+}
+
 static int
 vbr_ibv_read_counter(struct ibv_context *context, const char *name,
 		     uint64_t *value)
@@ -113,9 +173,14 @@ static int
 vbr_ibv_query_port_counters(struct ibv_context *context,
 			    struct vbr_glue_port_counters *counters)
 {
+	int ret;
+
 	memset(counters, 0, sizeof(*counters));
-	return vbr_ibv_read_counter(context, "out_of_buffer",
-				    &counters->out_of_buffer);
+	ret = vbr_ibv_read_counter(context, "out_of_buffer",
+				   &counters->out_of_buffer);
+	if (ret == 0)
+		counters->valid = VBR_GLUE_CNT_OUT_OF_BUFFER;
+	return ret;
 }
 
 static struct ibv_cq_ex *
@@ -213,11 +278,14 @@ vbr_ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 	return ibv_reg_mr(pd, addr, length, access);
 }
 
-/* The table the PMD looks up with dlsym(VBR_GLUE_IBV_SYMBOL). */
-extern const struct vbr_glue vbr_glue_ibv;
 __attribute__((visibility("default")))
 const struct vbr_glue vbr_glue_ibv = {
+	.version = VBR_GLUE_VERSION,
 	.name = "ibverbs",
+	.port_open = vbr_ibv_port_open,
+	.port_close = vbr_ibv_port_close,
+	.port_rebind = vbr_ibv_port_rebind,
+	.port_set_mtu = vbr_ibv_port_set_mtu,
 	.get_device_list = ibv_get_device_list,
 	.free_device_list = ibv_free_device_list,
 	.get_device_name = vbr_ibv_get_device_name,

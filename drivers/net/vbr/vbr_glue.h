@@ -12,7 +12,10 @@
  *   - swverbs: lib/swverbs, linked into the PMD.
  *
  * Every entry keeps the libibverbs convention of its call (creators: NULL and
- * errno; others: positive errno). Datapath calls are not in the table: they
+ * errno; others: positive errno). The port_* entries are the backend's
+ * device lifecycle: they create (swverbs) or find (ibverbs) the device a
+ * port's devargs name and open it, bind a re-created wire, set the MTU, and
+ * close; the PMD never asks which backend it has. Datapath calls are not in the table: they
  * are the verbs.h inline functions (ibv_post_send, ibv_post_wq_recv,
  * ibv_start_poll, ...), which reach the provider through the objects' own
  * function pointers on both backends, and which reference no libibverbs
@@ -22,8 +25,23 @@
 #ifndef VBR_GLUE_H
 #define VBR_GLUE_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
 #include <infiniband/verbs.h>
+
+/*
+ * Version of the table. The PMD and the ibverbs glue object are built
+ * together; one of another build may have another table layout, so the
+ * loader refuses a glue whose version string is not the PMD's (as DPDK's
+ * mlx4 checks its glue's). The build passes "<project version>-<hash of
+ * this header>", so any change to the table or its structs changes it.
+ */
+#ifndef VBR_GLUE_VERSION
+#define VBR_GLUE_VERSION "unversioned"
+#endif
 
 /** Symbol that the ibverbs glue object exports its table under. */
 #define VBR_GLUE_IBV_SYMBOL "vbr_glue_ibv"
@@ -37,10 +55,59 @@ struct vbr_glue_port_counters {
 	uint64_t rx_errors;	/**< frames completed with an error */
 	uint64_t dropped;	/**< frames dropped by a DROP rule */
 	uint64_t runts;		/**< frames below the wire's minimum size */
+	uint32_t valid;		/**< VBR_GLUE_CNT_* the device counts */
+};
+
+/* Bits of vbr_glue_port_counters.valid. */
+#define VBR_GLUE_CNT_OUT_OF_BUFFER	(1u << 0)
+#define VBR_GLUE_CNT_NO_MATCH		(1u << 1)
+#define VBR_GLUE_CNT_RX_ERRORS		(1u << 2)
+#define VBR_GLUE_CNT_DROPPED		(1u << 3)
+#define VBR_GLUE_CNT_RUNTS		(1u << 4)
+
+/** One devarg of a port, as given. */
+struct vbr_glue_arg {
+	const char *key;	/**< name */
+	const char *value;	/**< value, never empty */
+};
+
+/** What a port asks of its backend (vbr.c fills it from the devargs). */
+struct vbr_glue_port_conf {
+	const char *port;		/**< port (vdev) name */
+	const char *target;		/**< value of the backend's key */
+	const uint8_t *mac;		/**< mac=, or NULL */
+	const struct vbr_glue_arg *args; /**< backend devargs given */
+	unsigned int nb_args;		/**< entries of args */
+};
+
+/** A port's device, as port_open() leaves it. */
+struct vbr_glue_port {
+	struct ibv_context *ctx;	/**< open context */
+	char ibdev_name[64];		/**< verbs device name */
+	uint32_t max_frame;		/**< largest frame, no FCS, bytes */
 };
 
 struct vbr_glue {
+	const char *version;	/**< VBR_GLUE_VERSION; stays first */
 	const char *name;	/**< "ibverbs" or "swverbs" */
+	/*
+	 * Device lifecycle. Each returns 0 or a positive errno, with a
+	 * sentence a user can act on in why[len] (without the port name).
+	 */
+	/** Create or find the device conf names and open it. */
+	int (*port_open)(const struct vbr_glue_port_conf *conf,
+			 struct vbr_glue_port *port, char *why, size_t len);
+	/** Close the context; destroy what port_open() created. */
+	int (*port_close)(struct ibv_context *context, char *why, size_t len);
+	/**
+	 * Port start: bind a wire that went away (its interface deleted and
+	 * created again) anew; 0 when there is nothing to do.
+	 */
+	int (*port_rebind)(struct ibv_context *context, char *why, size_t len);
+	/** Set the port's MTU (bytes above the Ethernet header). */
+	int (*port_set_mtu)(struct ibv_context *context, uint32_t mtu,
+			    char *why, size_t len);
+	/* Verbs calls. */
 	struct ibv_device **(*get_device_list)(int *num_devices);
 	void (*free_device_list)(struct ibv_device **list);
 	const char *(*get_device_name)(struct ibv_device *device);
@@ -96,11 +163,63 @@ struct vbr_glue {
 			     uint32_t flags);
 };
 
+/**
+ * Open the device called name through a table's device list into *ctx.
+ * Return 0, or a positive errno with why[len] set.
+ */
+static inline int
+vbr_glue_open_named(const struct vbr_glue *glue, const char *name,
+		    struct ibv_context **ctx, char *why, size_t len)
+{
+	struct ibv_device **list;
+	int n = 0, i, ret = 0;
+
+	*ctx = NULL;
+	list = glue->get_device_list(&n);
+	if (list == NULL) {
+		ret = errno != 0 ? errno : ENOMEM;
+		snprintf(why, len, "%s: get_device_list: %s", glue->name,
+			 strerror(ret));
+		return ret;
+	}
+	for (i = 0; i < n; i++)
+		if (strcmp(glue->get_device_name(list[i]), name) == 0)
+			break;
+	if (i == n) {
+		snprintf(why, len, "%s: no verbs device named %s (%d devices)",
+			 glue->name, name, n);
+		ret = ENODEV;
+	} else {
+		*ctx = glue->open_device(list[i]);
+		if (*ctx == NULL) {
+			ret = errno != 0 ? errno : ENODEV;
+			snprintf(why, len, "%s: open_device(%s): %s",
+				 glue->name, name, strerror(ret));
+		}
+	}
+	glue->free_device_list(list);
+	return ret;
+}
+
+/**
+ * A backend as the devargs see it: the key that selects it, the other
+ * devargs it takes, and how to get its table.
+ */
+struct vbr_glue_backend {
+	const char *key;		/**< "dev" or "wire" */
+	const char *usage;		/**< "<key>=<what>", for messages */
+	const char * const *args;	/**< its other devargs, NULL-ended */
+	/** The table, or NULL with *why set to a sentence. */
+	const struct vbr_glue *(*load)(const char **why);
+};
+
 /* vbr_glue_sw.c */
-extern const struct vbr_glue vbr_glue_swverbs;
+/** The backends, ended by a NULL key. */
+extern const struct vbr_glue_backend vbr_glue_backends[];
 /**
  * Load the ibverbs table. Return: the table, or NULL with *why set to a
- * sentence a user can act on (libibverbs.so.1 missing, glue object missing).
+ * sentence a user can act on (libibverbs.so.1 missing, glue object missing
+ * or of another build).
  */
 const struct vbr_glue *vbr_glue_ibverbs_load(const char **why);
 
