@@ -67,10 +67,51 @@ mac_from_name(const char *name, uint8_t mac[6])
 		mac[i] = (uint8_t)(h >> (8 * (i - 1)));
 }
 
+int
+swv_wire_parse(const char *wire, enum swv_wire_kind *kind, const char **name)
+{
+	static const struct {
+		const char *prefix;	/* with its ':' when a name follows */
+		enum swv_wire_kind kind;
+	} kinds[] = {
+		{ "loop", SWV_WIRE_LOOP },
+		{ "pair:", SWV_WIRE_PAIR },
+		{ "af_packet:", SWV_WIRE_AF_PACKET },
+	};
+	const char *rest = NULL;
+	unsigned int i;
+	size_t n;
+
+	if (wire == NULL)
+		return EINVAL;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		n = strlen(kinds[i].prefix);
+		if (kinds[i].prefix[n - 1] != ':') {
+			if (strcmp(wire, kinds[i].prefix) == 0)
+				break;
+		} else if (strncmp(wire, kinds[i].prefix, n) == 0) {
+			rest = wire + n;
+			break;
+		}
+	}
+	if (i == sizeof(kinds) / sizeof(kinds[0]))
+		return EINVAL;
+	if (rest != NULL && rest[0] == '\0')
+		return ENOENT;
+	if (kind != NULL)
+		*kind = kinds[i].kind;
+	if (name != NULL)
+		*name = rest;
+	return 0;
+}
+
 static bool
 wire_is_af_packet(const char *wire)
 {
-	return strncmp(wire, "af_packet:", 10) == 0;
+	enum swv_wire_kind kind;
+
+	return swv_wire_parse(wire, &kind, NULL) == 0 &&
+	       kind == SWV_WIRE_AF_PACKET;
 }
 
 /*
@@ -105,20 +146,19 @@ wire_taken(const struct swv_device *dev, struct swv_wire *w)
 static int
 wire_open(struct swv_device *dev, bool set_mac, struct swv_wire **out)
 {
-	const char *wire = dev->wire_spec;
+	enum swv_wire_kind kind;
+	const char *name;
 	uint8_t ifmac[6];
 	int ret;
 
-	if (strcmp(wire, "loop") == 0) {
+	if (swv_wire_parse(dev->wire_spec, &kind, &name) != 0)
+		return EINVAL;
+	if (kind == SWV_WIRE_LOOP) {
 		ret = swv_wire_loop_open(dev, out);
-	} else if (strncmp(wire, "pair:", 5) == 0) {
-		if (wire[5] == '\0')
-			return EINVAL;
-		ret = swv_wire_pair_open(dev, wire + 5, out);
-	} else if (wire_is_af_packet(wire)) {
-		if (wire[10] == '\0')
-			return EINVAL;
-		ret = swv_wire_af_packet_open(dev, wire + 10, ifmac, out);
+	} else if (kind == SWV_WIRE_PAIR) {
+		ret = swv_wire_pair_open(dev, name, out);
+	} else {
+		ret = swv_wire_af_packet_open(dev, name, ifmac, out);
 		if (ret == 0 && wire_taken(dev, *out)) {
 			(*out)->ops->close(*out);
 			*out = NULL;
@@ -129,8 +169,6 @@ wire_open(struct swv_device *dev, bool set_mac, struct swv_wire **out)
 		if (ret == 0)
 			memcpy(dev->netdev_mac, ifmac, 6);
 		return ret;
-	} else {
-		return EINVAL;
 	}
 	if (ret == 0 && set_mac)
 		mac_from_name(dev->name, dev->mac);

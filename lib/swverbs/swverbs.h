@@ -61,6 +61,21 @@ extern "C" {
  * Device registry.
  */
 
+/** Kinds of wire. */
+enum swv_wire_kind {
+	SWV_WIRE_LOOP,		/**< "loop" */
+	SWV_WIRE_PAIR,		/**< "pair:<cable>" */
+	SWV_WIRE_AF_PACKET,	/**< "af_packet:<ifname>" */
+};
+
+/**
+ * Parse a wire string, the one parser of them: *kind gets its kind and
+ * *name what follows the ':' (NULL for loop). Either out pointer may be
+ * NULL. Return: 0, EINVAL (unknown kind), ENOENT (no name after the ':').
+ */
+int swv_wire_parse(const char *wire, enum swv_wire_kind *kind,
+		   const char **name);
+
 /**
  * Create a software device bound to a wire.
  *

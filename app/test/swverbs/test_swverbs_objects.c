@@ -8,6 +8,35 @@
 
 #include "swv_test_util.h"
 
+/* The one parser of wire strings, as the device and the PMD use it. */
+static int
+test_wire_parse(void)
+{
+	enum swv_wire_kind kind;
+	const char *name;
+
+	TEST_ASSERT_SUCCESS(swv_wire_parse("loop", &kind, &name), "");
+	TEST_ASSERT(kind == SWV_WIRE_LOOP && name == NULL, "loop");
+	TEST_ASSERT_SUCCESS(swv_wire_parse("pair:c0", &kind, &name), "");
+	TEST_ASSERT(kind == SWV_WIRE_PAIR && strcmp(name, "c0") == 0, "");
+	TEST_ASSERT_SUCCESS(swv_wire_parse("af_packet:vb0", &kind, &name), "");
+	TEST_ASSERT(kind == SWV_WIRE_AF_PACKET && strcmp(name, "vb0") == 0,
+		    "");
+	TEST_ASSERT_EQUAL(swv_wire_parse("pair:", &kind, &name), ENOENT, "");
+	TEST_ASSERT_EQUAL(swv_wire_parse("af_packet:", NULL, NULL), ENOENT,
+			  "");
+	TEST_ASSERT_EQUAL(swv_wire_parse("loopy", &kind, &name), EINVAL, "");
+	TEST_ASSERT_EQUAL(swv_wire_parse("loop:x", &kind, &name), EINVAL, "");
+	TEST_ASSERT_EQUAL(swv_wire_parse("pair", &kind, &name), EINVAL, "");
+	TEST_ASSERT_EQUAL(swv_wire_parse(NULL, &kind, &name), EINVAL, "");
+	/* The device takes what the parser takes, and refuses the rest. */
+	TEST_ASSERT_EQUAL(swv_device_create("wp0", "pair:", NULL), EINVAL, "");
+	TEST_ASSERT_EQUAL(swv_device_create("wp0", "loopy", NULL), EINVAL, "");
+	TEST_ASSERT_SUCCESS(swv_device_create("wp0", "loop", NULL), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("wp0"), "");
+	return TEST_SUCCESS;
+}
+
 static int
 test_device_registry(void)
 {
@@ -573,6 +602,7 @@ static const struct unit_test_suite suite = {
 	.name = "swverbs objects",
 	.cases = {
 		TEST_CASE(test_device_registry),
+		TEST_CASE(test_wire_parse),
 		TEST_CASE(test_mac),
 		TEST_CASE(test_pair_ends),
 		TEST_CASE(test_query),

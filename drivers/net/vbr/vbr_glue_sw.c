@@ -28,27 +28,13 @@
 static const struct vbr_glue vbr_glue_swverbs;
 
 /*
- * Wire strings. The one parser of wire= in the PMD: the devargs check, the
- * share_wire rule and the messages all read its result.
+ * Wire strings: parsed by swverbs' own parser (swv_wire_parse(), which the
+ * device uses too); the devargs check, the share_wire rule and the
+ * messages all read its result.
  */
-enum vbr_sw_wire_kind {
-	VBR_SW_WIRE_LOOP,	/* "loop" */
-	VBR_SW_WIRE_PAIR,	/* "pair:<cable>" */
-	VBR_SW_WIRE_AF_PACKET,	/* "af_packet:<ifname>" */
-};
-
 struct vbr_sw_wire {
-	enum vbr_sw_wire_kind kind;
+	enum swv_wire_kind kind;
 	const char *name;	/* after the ':', NULL for loop */
-};
-
-static const struct {
-	const char *prefix;	/* up to and with the ':' when it takes a name */
-	enum vbr_sw_wire_kind kind;
-} vbr_sw_wire_kinds[] = {
-	{ "loop", VBR_SW_WIRE_LOOP },
-	{ "pair:", VBR_SW_WIRE_PAIR },
-	{ "af_packet:", VBR_SW_WIRE_AF_PACKET },
 };
 
 /* Parse a wire string into *w. Return 0 or EINVAL with why[len] set. */
@@ -56,29 +42,17 @@ static int
 vbr_sw_wire_parse(const char *wire, struct vbr_sw_wire *w, char *why,
 		  size_t len)
 {
-	unsigned int i;
-	size_t n;
-
-	for (i = 0; i < RTE_DIM(vbr_sw_wire_kinds); i++) {
-		const char *prefix = vbr_sw_wire_kinds[i].prefix;
-
-		n = strlen(prefix);
-		if (prefix[n - 1] != ':' ? strcmp(wire, prefix) == 0 :
-		    strncmp(wire, prefix, n) == 0)
-			break;
-	}
-	if (i == RTE_DIM(vbr_sw_wire_kinds)) {
+	switch (swv_wire_parse(wire, &w->kind, &w->name)) {
+	case 0:
+		return 0;
+	case ENOENT:
+		snprintf(why, len, "wire=%s: name missing after ':'", wire);
+		return EINVAL;
+	default:
 		snprintf(why, len, "wire=%s: unknown wire kind (loop, "
 			 "pair:<name>, af_packet:<ifname>)", wire);
 		return EINVAL;
 	}
-	w->kind = vbr_sw_wire_kinds[i].kind;
-	w->name = w->kind == VBR_SW_WIRE_LOOP ? NULL : wire + n;
-	if (w->name != NULL && w->name[0] == '\0') {
-		snprintf(why, len, "wire=%s: name missing after ':'", wire);
-		return EINVAL;
-	}
-	return 0;
 }
 
 /* The devargs of a wire= port besides wire= and mac=. */
@@ -156,7 +130,7 @@ vbr_sw_conf_parse(const struct vbr_glue_port_conf *conf,
 	ret = vbr_sw_wire_parse(conf->target, &sw->wire, why, len);
 	if (ret != 0)
 		return ret;
-	if (sw->share_wire && sw->wire.kind != VBR_SW_WIRE_AF_PACKET) {
+	if (sw->share_wire && sw->wire.kind != SWV_WIRE_AF_PACKET) {
 		snprintf(why, len, "share_wire=1 applies to "
 			 "wire=af_packet:<ifname> only");
 		return EINVAL;
@@ -202,7 +176,7 @@ vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 {
 	switch (err) {
 	case EBUSY:
-		if (sw->wire.kind == VBR_SW_WIRE_PAIR)
+		if (sw->wire.kind == SWV_WIRE_PAIR)
 			snprintf(why, len, "wire=%s: the pair cable already "
 				 "has two ends", wire);
 		else
