@@ -228,16 +228,21 @@ parse_inner_eth(union swv_key *k, const uint8_t *buf, uint32_t off,
 	parse_ip(k, SWV_KW_INNER, buf, o, len, type, 1);
 }
 
-/* IP with no Ethernet header, told by its version nibble. */
+/*
+ * IP with no Ethernet header: of version ver (what a GRE protocol field
+ * says), or (ver 0, after MPLS) told by its version nibble.
+ */
 static void
 parse_inner_ip(union swv_key *k, const uint8_t *buf, uint32_t off,
-	       uint32_t len)
+	       uint32_t len, unsigned int ver)
 {
 	if (len < off + 1)
 		return;
-	if ((buf[off] >> 4) == 4)
+	if (ver == 0)
+		ver = buf[off] >> 4;
+	if (ver == 4)
 		parse_ipv4(k, SWV_KW_INNER, buf, off, len, 0);
-	else if ((buf[off] >> 4) == 6)
+	else if (ver == 6)
 		parse_ipv6(k, SWV_KW_INNER, buf, off, len, 0);
 }
 
@@ -256,7 +261,7 @@ parse_mpls(union swv_key *k, const uint8_t *buf, uint32_t off, uint32_t len)
 
 		off += 4;
 		if (bos) {
-			parse_inner_ip(k, buf, off, len);
+			parse_inner_ip(k, buf, off, len, 0);
 			return;
 		}
 	}
@@ -289,8 +294,10 @@ parse_gre(union swv_key *k, const uint8_t *buf, uint32_t off, uint32_t len)
 		o += 4;
 	if (proto == htons(0x6558))
 		parse_inner_eth(k, buf, o, len);
-	else if (proto == htons(0x0800) || proto == htons(0x86dd))
-		parse_inner_ip(k, buf, o, len);
+	else if (proto == htons(0x0800))
+		parse_inner_ip(k, buf, o, len, 4);
+	else if (proto == htons(0x86dd))
+		parse_inner_ip(k, buf, o, len, 6);
 	else if (proto == htons(0x8847))
 		parse_mpls(k, buf, o, len);
 }
