@@ -695,6 +695,27 @@ swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
  */
 #define SWV_CHUNK_SIZE (2u << 20)
 #define SWV_PAGE_SIZE 4096u
+
+/*
+ * LeakSanitizer scans the heap, not anonymous mappings: without being told,
+ * it would not see the pointers the objects hold (a counters object's
+ * points array) and report what they point to as leaked.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SWV_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SWV_LSAN 1
+#endif
+#endif
+#ifdef SWV_LSAN
+#include <sanitizer/lsan_interface.h>
+#define SWV_LSAN_ROOT(p, n) __lsan_register_root_region((p), (n))
+#define SWV_LSAN_UNROOT(p, n) __lsan_unregister_root_region((p), (n))
+#else
+#define SWV_LSAN_ROOT(p, n) do { } while (0)
+#define SWV_LSAN_UNROOT(p, n) do { } while (0)
+#endif
 #ifdef MADV_POPULATE_WRITE
 #define SWV_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
 #else
@@ -747,6 +768,7 @@ pool_chunk_add(void)
 	if (madvise(a, sz, SWV_MADV_POPULATE_WRITE) != 0)
 		for (off = 0; off < sz; off += SWV_PAGE_SIZE)
 			a[off] = 0;
+	SWV_LSAN_ROOT(a, sz);
 	c = (struct swv_pool_chunk *)a;
 	c->next = swv_pool.chunks;
 	swv_pool.chunks = c;
@@ -787,6 +809,7 @@ swv_pool_free(void *p, unsigned int cls)
 	/* Nothing left: keep the newest chunk, empty, and unmap the rest. */
 	for (c = swv_pool.chunks->next; c != NULL; c = next) {
 		next = c->next;
+		SWV_LSAN_UNROOT(c, SWV_CHUNK_SIZE);
 		munmap(c, SWV_CHUNK_SIZE);
 	}
 	c = swv_pool.chunks;
