@@ -12,7 +12,7 @@
  *     not a rule of the port fails with an error set (destroying a handle
  *     twice is a use after free, as in any rte_flow driver: not tried).
  *
- * Input format (a reader that yields zeros once the input runs out):
+ * Input format (fuzz_common.h's reader: zeros once the input runs out):
  *   flags, priority, nb_items, items..., nb_actions, actions...
  *   item:   type index, presence (spec 1, mask 2, last 4), then for each
  *           present buffer a length and that many bytes (rest zero)
@@ -25,22 +25,20 @@
  *   rule twice, 32 stop and start the port with the rules on it.
  *
  * Built with clang: a libFuzzer target (-fsanitize=fuzzer,address). Built
- * otherwise: a replay driver, main() below, that runs the target over the
- * files and folders given and over random inputs from a fixed seed, so the
- * corpus runs as a plain test.
+ * otherwise: fuzz_replay.c's main() runs the target over the files and
+ * folders given and over random inputs from a fixed seed, so the corpus
+ * runs as a plain test.
  *
  * The PMD: built in (FUZZ_PMD_BUILTIN, the libFuzzer build), else loaded
  * from $VBR_PMD, else from the path meson gave (VBR_PMD_PATH).
  */
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -48,6 +46,8 @@
 #include <rte_flow.h>
 #include <rte_mbuf.h>
 #include <rte_memory.h>
+
+#include "fuzz_common.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -61,19 +61,6 @@
 #define MAX_ACTIONS 6
 #define BUF_SZ 128
 #define MANY_QUEUES 2000
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define FUZZ_ASSERT(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "fuzz_flow: %s:%d: %s: ", __FILE__, __LINE__, \
-			#cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fprintf(stderr, "\n"); \
-		abort(); \
-	} \
-} while (0)
 
 static uint16_t port = 1;
 static int verbose; /* $FUZZ_FLOW_VERBOSE: print each outcome */
@@ -132,39 +119,14 @@ struct fuzz_rule {
 	unsigned int flags;
 };
 
-struct reader {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint8_t
-get8(struct reader *r)
-{
-	if (r->left == 0)
-		return 0;
-	r->left--;
-	return *r->p++;
-}
-
-static uint64_t
-getn(struct reader *r, unsigned int n)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)get8(r) << (8 * i);
-	return v;
-}
-
 static void
-decode_items(struct reader *r, struct fuzz_rule *f)
+decode_items(struct fuzz_reader *r, struct fuzz_rule *f)
 {
-	unsigned int n = get8(r) % (MAX_ITEMS + 1), i, b;
+	unsigned int n = fuzz_get8(r) % (MAX_ITEMS + 1), i, b;
 
 	for (i = 0; i < n; i++) {
-		unsigned int t = get8(r) % RTE_DIM(item_types);
-		unsigned int present = get8(r);
+		unsigned int t = fuzz_get8(r) % RTE_DIM(item_types);
+		unsigned int present = fuzz_get8(r);
 		struct rte_flow_item *item = &f->items[i];
 
 		item->type = item_types[t];
@@ -173,9 +135,9 @@ decode_items(struct reader *r, struct fuzz_rule *f)
 
 			if (!(present & (1u << b)))
 				continue;
-			len = get8(r) % (item_sizes[t] + 1);
+			len = fuzz_get8(r) % (item_sizes[t] + 1);
 			for (k = 0; k < len; k++)
-				f->bufs[i][b][k] = get8(r);
+				f->bufs[i][b][k] = fuzz_get8(r);
 			if (b == 0)
 				item->spec = f->bufs[i][b];
 			else if (b == 1)
@@ -188,24 +150,24 @@ decode_items(struct reader *r, struct fuzz_rule *f)
 }
 
 static void
-decode_rss(struct reader *r, struct fuzz_rule *f, unsigned int i)
+decode_rss(struct fuzz_reader *r, struct fuzz_rule *f, unsigned int i)
 {
 	struct rte_flow_action_rss *rss = &f->confs[i].rss;
 	unsigned int mode, n, q;
 
-	rss->func = get8(r) % 5;
-	rss->level = get8(r) % 3;
-	rss->types = getn(r, 8);
-	mode = get8(r) % 4;
+	rss->func = fuzz_get8(r) % 5;
+	rss->level = fuzz_get8(r) % 3;
+	rss->types = fuzz_getn(r, 8);
+	mode = fuzz_get8(r) % 4;
 	if (mode == 1 || mode == 2) {
-		rss->key_len = mode == 1 ? 40 : get8(r) % (BUF_SZ + 1);
+		rss->key_len = mode == 1 ? 40 : fuzz_get8(r) % (BUF_SZ + 1);
 		for (q = 0; q < rss->key_len; q++)
-			f->keys[i][q] = get8(r);
+			f->keys[i][q] = fuzz_get8(r);
 		rss->key = f->keys[i];
 	} else if (mode == 3) {
 		rss->key_len = 40;
 	}
-	n = get8(r);
+	n = fuzz_get8(r);
 	if (n == 255) {
 		n = MANY_QUEUES;
 		for (q = 0; q < n; q++)
@@ -213,37 +175,37 @@ decode_rss(struct reader *r, struct fuzz_rule *f, unsigned int i)
 	} else {
 		n %= 10;
 		for (q = 0; q < n; q++)
-			f->queues[i][q] = get8(r) % (NB_RXQ + 2);
+			f->queues[i][q] = fuzz_get8(r) % (NB_RXQ + 2);
 	}
 	rss->queue_num = n;
 	rss->queue = n != 0 ? f->queues[i] : NULL;
 }
 
 static void
-decode_actions(struct reader *r, struct fuzz_rule *f)
+decode_actions(struct fuzz_reader *r, struct fuzz_rule *f)
 {
-	unsigned int n = get8(r) % (MAX_ACTIONS + 1), i;
+	unsigned int n = fuzz_get8(r) % (MAX_ACTIONS + 1), i;
 
 	for (i = 0; i < n; i++) {
 		struct rte_flow_action *a = &f->actions[i];
-		unsigned int null_conf = get8(r) & 1;
+		unsigned int null_conf = fuzz_get8(r) & 1;
 
-		a->type = action_types[get8(r) % RTE_DIM(action_types)];
+		a->type = action_types[fuzz_get8(r) % RTE_DIM(action_types)];
 		switch (a->type) {
 		case RTE_FLOW_ACTION_TYPE_QUEUE:
-			f->confs[i].queue.index = get8(r) % (NB_RXQ + 2);
+			f->confs[i].queue.index = fuzz_get8(r) % (NB_RXQ + 2);
 			break;
 		case RTE_FLOW_ACTION_TYPE_MARK:
-			f->confs[i].mark.id = getn(r, 4);
+			f->confs[i].mark.id = fuzz_getn(r, 4);
 			break;
 		case RTE_FLOW_ACTION_TYPE_JUMP:
-			f->confs[i].jump.group = getn(r, 4);
+			f->confs[i].jump.group = fuzz_getn(r, 4);
 			break;
 		case RTE_FLOW_ACTION_TYPE_RSS:
 			decode_rss(r, f, i);
 			break;
 		case RTE_FLOW_ACTION_TYPE_COUNT:
-			f->confs[i].count.id = getn(r, 4);
+			f->confs[i].count.id = fuzz_getn(r, 4);
 			break;
 		default:
 			null_conf = 1;
@@ -257,15 +219,15 @@ decode_actions(struct reader *r, struct fuzz_rule *f)
 static void
 decode(const uint8_t *data, size_t size, struct fuzz_rule *f)
 {
-	struct reader r = { data, size };
+	struct fuzz_reader r = { data, size };
 
 	memset(f, 0, offsetof(struct fuzz_rule, queues));
-	f->flags = get8(&r);
+	f->flags = fuzz_get8(&r);
 	f->attr.ingress = !(f->flags & 1);
 	f->attr.egress = !!(f->flags & 2);
 	f->attr.transfer = !!(f->flags & 4);
 	f->attr.group = !!(f->flags & 8);
-	f->attr.priority = get8(&r) % 20;
+	f->attr.priority = fuzz_get8(&r) % 20;
 	decode_items(&r, f);
 	decode_actions(&r, f);
 }
@@ -441,100 +403,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-#ifndef FUZZ_LIBFUZZER
-/*
- * Replay driver: fuzz-flow-replay [--random N SEED] FILE|DIR...
- * Runs every file (folders: every file in them) and N random inputs.
- */
-static int
-replay_file(const char *path)
+void
+fuzz_fini(void)
 {
-	static uint8_t buf[1 << 16];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-
-	if (f == NULL) {
-		fprintf(stderr, "fuzz_flow: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, n);
-	return 0;
-}
-
-static int
-replay_path(const char *path, unsigned int *count)
-{
-	struct stat st;
-	struct dirent **names;
-	char sub[4096];
-	int n, i, ret = 0;
-
-	if (stat(path, &st) != 0) {
-		fprintf(stderr, "fuzz_flow: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		(*count)++;
-		return replay_file(path);
-	}
-	n = scandir(path, &names, NULL, alphasort);
-	if (n < 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (names[i]->d_name[0] != '.') {
-			snprintf(sub, sizeof(sub), "%s/%s", path,
-				 names[i]->d_name);
-			if (replay_path(sub, count) != 0)
-				ret = -1;
-		}
-		free(names[i]);
-	}
-	free(names);
-	return ret;
-}
-
-int
-main(int argc, char **argv)
-{
-	unsigned long nb_random = 0, i;
-	uint64_t seed = 1, x;
-	unsigned int count = 0;
-	uint8_t buf[512];
-	int a, ret = 0;
-
-	LLVMFuzzerInitialize(&argc, &argv);
-	for (a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--random") == 0 && a + 2 < argc) {
-			nb_random = strtoul(argv[a + 1], NULL, 0);
-			seed = strtoull(argv[a + 2], NULL, 0);
-			a += 2;
-			continue;
-		}
-		if (replay_path(argv[a], &count) != 0)
-			ret = 1;
-	}
-	x = seed != 0 ? seed : 1;
-	for (i = 0; i < nb_random; i++) {
-		size_t len, k;
-
-		/* xorshift64 */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		len = x % sizeof(buf);
-		for (k = 0; k < len; k++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			buf[k] = (uint8_t)(x >> 32);
-		}
-		LLVMFuzzerTestOneInput(buf, len);
-	}
-	printf("fuzz_flow: %u corpus files and %lu random inputs: no "
-	       "finding\n", count, nb_random);
 	rte_eal_cleanup();
-	return ret;
 }
-#endif /* FUZZ_LIBFUZZER */

@@ -1,11 +1,17 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Write the seed corpus of fuzz_flow.c into app/fuzz/corpus/.
+"""Write the seed corpora of the fuzz targets.
 
-Each seed is one rule in the target's input format (see fuzz_flow.c):
+app/fuzz/corpus/: fuzz_flow.c, one rule per seed in its input format:
 valid rules of every item and action the PMD handles, and the usual ways
-to get one wrong. Run again after changing the format; the files are
-committed so the replay test does not need Python.
+to get one wrong.
+app/fuzz/corpus-rx/: fuzz_rx.c, 1 to 4 frames per seed in its input
+format: every tunnel and L3 shape aimed at rules, runts, truncated, jumbo
+and oversize frames, gathers, scatter layouts too short or in many SGEs,
+the ALL_DEFAULT rule.
+
+Run again after changing a format; the files are committed so the replay
+tests do not need Python.
 """
 
 import os
@@ -147,13 +153,136 @@ SEEDS = {
 }
 
 
-def main():
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+# fuzz_rx.c: tunnels, lengths (mode byte, 2 bytes), layouts.
+TUN = {"none": 0, "vxlan": 1, "gre": 2, "mpls": 3, "esp": 4}
+LEN_RUNT, LEN_TRUNC, LEN_60, LEN_JUMBO, LEN_ODD, LEN_NATURAL = 0, 1, 2, 3, 4, 5
+SGE_IDX = {0: 0, 1: 1, 6: 2, 14: 3, 32: 4, 60: 5, 64: 6, 100: 7, 128: 8,
+           256: 9, 1500: 10, 2048: 11, 4096: 12, 9000: 13, 16384: 14, 3: 15}
+
+
+def level(l3=4, vlans=0, mac=0, addr=0, proto=0, ports=0, frag=False,
+          opts=False):
+    """5 bytes for rand_level(): l3 4, 6 or 0."""
+    b = (mac % 6) | (3 << 6 if vlans else 0)
+    l3bits = {4: 0, 6: 1, 0: 3}[l3]
+    c = (vlans & 3) | (l3bits << 5)
+    p = proto % 6
+    if frag:
+        p |= 0xa0
+    elif opts:
+        p |= 0x80
+    return bytes([b, c, addr & 0xff, p, ports & 0xff])
+
+
+def rx_frame(rule=0, tun="none", aimed=True, outer=None, inner=None,
+             payload=32, length=(LEN_NATURAL, 0), muts=(), gather=(),
+             sges=(16384,), post=True, sniff=True, how_bits=0):
+    how = (TUN[tun] << 4) | (how_bits & 0x0f)
+    if not aimed:
+        how |= 0x80
+        rule |= 0x8000
+    out = bytes([how]) + struct.pack("<H", rule)
+    out += outer if outer is not None else level()
+    out += inner if inner is not None else level()
+    out += bytes([payload, length[0]]) + struct.pack("<H", length[1])
+    out += bytes([len(muts)])
+    for off, x in muts:
+        out += bytes([off, x])
+    out += bytes([len(gather)]) + bytes(gather)  # ntx = 1 + n % 3
+    nsge = len(sges)
+    lay = (1 if post else 0) | (8 if sniff else 0)
+    if nsge > 4:
+        lay |= 0xc0
+    else:
+        lay |= (nsge - 1) << 6
+    out += bytes([lay])
+    if nsge > 4:
+        out += bytes([nsge - 4])
+    for i, n in enumerate(sges):
+        # the last SGE: a high nibble means 16384, else the table entry
+        out += bytes([SGE_IDX[n]])
+    return out
+
+
+def rx_input(frames, flags=0):
+    return bytes([flags, len(frames) - 1]) + b"".join(frames)
+
+
+RX_SEEDS = {
+    "empty": b"",
+    "one_ipv4": rx_input([rx_frame(1)]),
+    "one_ipv6": rx_input([rx_frame(2, outer=level(6))]),
+    "not_ip": rx_input([rx_frame(3, outer=level(0))]),
+    "vlan1": rx_input([rx_frame(4, outer=level(4, vlans=1))]),
+    "vlan2": rx_input([rx_frame(5, outer=level(6, vlans=2))]),
+    "vlan3": rx_input([rx_frame(6, outer=level(4, vlans=3))]),
+    "ipv4_opts": rx_input([rx_frame(7, outer=level(4, opts=True))]),
+    "ipv4_frag": rx_input([rx_frame(8, outer=level(4, frag=True))]),
+    "multicast": rx_input([rx_frame(0, aimed=False,
+                                    outer=level(4, mac=2))]),
+    "broadcast": rx_input([rx_frame(0, aimed=False,
+                                    outer=level(0, mac=3))]),
+    "no_match": rx_input([rx_frame(0, aimed=False, outer=level(0, mac=5))]),
+    "all_default": rx_input([rx_frame(0, aimed=False,
+                                      outer=level(0, mac=5)),
+                             rx_frame(9)], flags=1 | 0x10 | (2 << 1)),
+    "runt": rx_input([rx_frame(10, length=(LEN_RUNT, 5))]),
+    "runt_and_good": rx_input([rx_frame(11, length=(LEN_RUNT, 12)),
+                               rx_frame(12)]),
+    "truncated": rx_input([rx_frame(13, tun="vxlan",
+                                    length=(LEN_TRUNC, 30))]),
+    "min60": rx_input([rx_frame(14, length=(LEN_60, 0))]),
+    "jumbo": rx_input([rx_frame(15, length=(LEN_JUMBO, 0))]),
+    "max16384": rx_input([rx_frame(16, length=(LEN_ODD | 0x20, 0))]),
+    "oversize_flush": rx_input([rx_frame(17),
+                                rx_frame(18, length=(LEN_ODD, 3)),
+                                rx_frame(19)]),
+    "zero_len": rx_input([rx_frame(20, length=(LEN_ODD | 0x10, 0)),
+                          rx_frame(21)]),
+    "gather3": rx_input([rx_frame(22, gather=(2, 7, 30), how_bits=2)]),
+    "gather_hdr_split": rx_input([rx_frame(23, tun="gre",
+                                           gather=(1, 20))]),
+    "scatter5": rx_input([rx_frame(24, sges=(1, 6, 14, 60, 16384))]),
+    "scatter_short": rx_input([rx_frame(25, sges=(32, 60))]),
+    "scatter_zero_sge": rx_input([rx_frame(26, sges=(0, 64, 0, 16384))]),
+    "jumbo_scatter": rx_input([rx_frame(27, length=(LEN_JUMBO, 500),
+                                        sges=(4096, 4096, 2048, 16384))]),
+    "no_wqe": rx_input([rx_frame(28, post=False, sniff=False)]),
+    "same_queue4": rx_input([rx_frame(29), rx_frame(29), rx_frame(29),
+                             rx_frame(29, post=False)]),
+    "mutated": rx_input([rx_frame(30, muts=((14, 0x10), (23, 0xff),
+                                            (12, 0x01)))]),
+}
+for t in ("vxlan", "gre", "mpls", "esp"):
+    for i, l3 in enumerate((4, 6)):
+        RX_SEEDS["%s_ipv%d" % (t, l3)] = rx_input(
+            [rx_frame(40 + 10 * TUN[t] + i, tun=t, outer=level(l3),
+                      inner=level(4 if i == 0 else 6), how_bits=4 * i)])
+    RX_SEEDS["%s_burst" % t] = rx_input(
+        [rx_frame(100 + 37 * TUN[t] + k, tun=t, how_bits=k,
+                  outer=level(4 + 2 * (k & 1), proto=k))
+         for k in range(4)])
+# Aimed at rules across the table, in bursts of 4.
+for k in range(12):
+    RX_SEEDS["aimed_%02d" % k] = rx_input(
+        [rx_frame(83 * k + 7 * j, tun=list(TUN)[(k + j) % 5],
+                  outer=level(4 if (k + j) % 3 else 6, addr=k * 5 + j,
+                              ports=k + 3 * j, proto=j))
+         for j in range(4)])
+
+
+def write(folder, seeds):
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), folder)
     os.makedirs(out, exist_ok=True)
-    for name, data in SEEDS.items():
+    for name, data in seeds.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
-    print("%d seeds in %s" % (len(SEEDS), out))
+    print("%d seeds in %s" % (len(seeds), out))
+
+
+def main():
+    write("corpus", SEEDS)
+    write("corpus-rx", RX_SEEDS)
 
 
 if __name__ == "__main__":
