@@ -12,7 +12,17 @@
  *     not a rule of the port fails with an error set (destroying a handle
  *     twice is a use after free, as in any rte_flow driver: not tried).
  *
- * Input format (fuzz_common.h's reader: zeros once the input runs out):
+ * Input format (fuzz_common.h's reader: zeros once the input runs out).
+ * The first byte picks the decoder:
+ *   below 0xe0, shaped (decode() below): valid rule shapes, so that most
+ *   inputs reach rte_flow_create(): bit 0 create twice, bits 1-4 all set
+ *   stop and start the port, the next byte the priority (mod 16); the
+ *   pattern walks vbr's item graph (a byte per step: 7 in the low bits
+ *   ends it, the others pick the next item; then per item a byte, low 2
+ *   bits 0 no spec, 1 the full matchable mask, 2 a subset of it, and the
+ *   spec bytes under it); then a fate byte (0-3, 7 queue, 4-5 rss, 6
+ *   drop) and an extras byte (mark, flag, count, age, jump, void).
+ *   0xe0 and above, raw: every byte as the fields below say:
  *   flags, priority, nb_items, items..., nb_actions, actions...
  *   item:   type index, presence (spec 1, mask 2, last 4), then for each
  *           present buffer a length and that many bytes (rest zero)
@@ -25,15 +35,16 @@
  *   rule twice, 32 stop and start the port with the rules on it.
  *
  * Built with clang: a libFuzzer target (-fsanitize=fuzzer,address). Built
- * otherwise: fuzz_replay.c's main() runs the target over the files and
- * folders given and over random inputs from a fixed seed, so the corpus
- * runs as a plain test.
+ * otherwise: a replay driver, main() below, that runs the target over the
+ * files and folders given and over random inputs from a fixed seed, so the
+ * corpus runs as a plain test.
  *
  * The PMD: built in (FUZZ_PMD_BUILTIN, the libFuzzer build), else loaded
  * from $VBR_PMD, else from the path meson gave (VBR_PMD_PATH).
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +75,10 @@
 
 static uint16_t port = 1;
 static int verbose; /* $FUZZ_FLOW_VERBOSE: print each outcome */
+/* Inputs run, and how many of them validate accepted and create made. */
+static uint64_t nb_inputs, nb_valid, nb_created;
+
+static void print_figures(void);
 
 /* Items: the ones the PMD knows, then some it does not (no pointers in
  * their specs).
@@ -98,7 +113,7 @@ static const enum rte_flow_action_type action_types[] = {
 	RTE_FLOW_ACTION_TYPE_FLAG, RTE_FLOW_ACTION_TYPE_PASSTHRU,
 	RTE_FLOW_ACTION_TYPE_VOID, RTE_FLOW_ACTION_TYPE_JUMP,
 	RTE_FLOW_ACTION_TYPE_COUNT, RTE_FLOW_ACTION_TYPE_DEC_TTL,
-	RTE_FLOW_ACTION_TYPE_OF_POP_VLAN,
+	RTE_FLOW_ACTION_TYPE_OF_POP_VLAN, RTE_FLOW_ACTION_TYPE_AGE,
 };
 
 /* Everything one input decodes into. */
@@ -113,6 +128,7 @@ struct fuzz_rule {
 		struct rte_flow_action_jump jump;
 		struct rte_flow_action_rss rss;
 		struct rte_flow_action_count count;
+		struct rte_flow_action_age age;
 	} confs[MAX_ACTIONS];
 	uint8_t keys[MAX_ACTIONS][BUF_SZ];
 	uint16_t queues[MAX_ACTIONS][MANY_QUEUES];
@@ -207,6 +223,9 @@ decode_actions(struct fuzz_reader *r, struct fuzz_rule *f)
 		case RTE_FLOW_ACTION_TYPE_COUNT:
 			f->confs[i].count.id = fuzz_getn(r, 4);
 			break;
+		case RTE_FLOW_ACTION_TYPE_AGE:
+			f->confs[i].age.timeout = fuzz_getn(r, 3);
+			break;
 		default:
 			null_conf = 1;
 			break;
@@ -216,12 +235,280 @@ decode_actions(struct fuzz_reader *r, struct fuzz_rule *f)
 	f->actions[n].type = RTE_FLOW_ACTION_TYPE_END;
 }
 
+/*
+ * Shaped decoding: the pattern walks the item graph vbr accepts (eth, vlan,
+ * ipv4/ipv6, tcp/udp, vxlan, gre, mpls, esp, and the inner headers after a
+ * tunnel), with spec and mask bytes only under the bits vbr can match, and
+ * the actions are a valid fate (queue, rss, drop) with extras (mark, flag,
+ * count, age, jump 0, void), so that most inputs reach rte_flow_create()
+ * and what they exercise is the rule, not its rejection.
+ */
+
+/* Bits vbr can match per item: documented in doc/guides/nics/vbr.rst. */
+static const struct rte_flow_item_eth shape_eth = {
+	.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	.src.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	.type = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_vlan shape_vlan = {
+	.tci = RTE_BE16(0xffff), .inner_type = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_ipv4 shape_ipv4 = {
+	.hdr = { .src_addr = RTE_BE32(0xffffffff),
+		 .dst_addr = RTE_BE32(0xffffffff), .next_proto_id = 0xff,
+		 .type_of_service = 0xff, .time_to_live = 0xff },
+};
+static const struct rte_flow_item_ipv6 shape_ipv6 = {
+	.hdr = { .vtc_flow = RTE_BE32(0x0fffffff), .proto = 0xff,
+		 .hop_limits = 0xff,
+		 .src_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
+			     "\xff\xff\xff\xff\xff\xff\xff\xff",
+		 .dst_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
+			     "\xff\xff\xff\xff\xff\xff\xff\xff" },
+};
+static const struct rte_flow_item_tcp shape_tcp = {
+	.hdr = { .src_port = RTE_BE16(0xffff), .dst_port = RTE_BE16(0xffff) },
+};
+static const struct rte_flow_item_udp shape_udp = {
+	.hdr = { .src_port = RTE_BE16(0xffff), .dst_port = RTE_BE16(0xffff) },
+};
+static const struct rte_flow_item_vxlan shape_vxlan = {
+	.vni = { 0xff, 0xff, 0xff },
+};
+static const struct rte_flow_item_gre shape_gre = {
+	.c_rsvd0_ver = RTE_BE16(0xb000), .protocol = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_mpls shape_mpls = {
+	.label_tc_s = { 0xff, 0xff, 0xff },
+};
+static const struct rte_flow_item_esp shape_esp = {
+	.hdr.spi = RTE_BE32(0xffffffff),
+};
+
+enum shape { S_ETH, S_VLAN, S_IPV4, S_IPV6, S_TCP, S_UDP, S_VXLAN, S_GRE,
+	     S_MPLS, S_ESP, S_END };
+
+static const struct {
+	enum rte_flow_item_type type;
+	const void *mask;
+	size_t size;
+	uint8_t next[5];	/* S_END terminated; after a tunnel: inner */
+} shapes[] = {
+	[S_ETH] = { RTE_FLOW_ITEM_TYPE_ETH, &shape_eth, sizeof(shape_eth),
+		    { S_VLAN, S_IPV4, S_IPV6, S_END } },
+	[S_VLAN] = { RTE_FLOW_ITEM_TYPE_VLAN, &shape_vlan, sizeof(shape_vlan),
+		     { S_IPV4, S_IPV6, S_END } },
+	[S_IPV4] = { RTE_FLOW_ITEM_TYPE_IPV4, &shape_ipv4, sizeof(shape_ipv4),
+		     { S_TCP, S_UDP, S_GRE, S_ESP, S_END } },
+	[S_IPV6] = { RTE_FLOW_ITEM_TYPE_IPV6, &shape_ipv6, sizeof(shape_ipv6),
+		     { S_TCP, S_UDP, S_GRE, S_ESP, S_END } },
+	[S_TCP] = { RTE_FLOW_ITEM_TYPE_TCP, &shape_tcp, sizeof(shape_tcp),
+		    { S_END } },
+	[S_UDP] = { RTE_FLOW_ITEM_TYPE_UDP, &shape_udp, sizeof(shape_udp),
+		    { S_VXLAN, S_MPLS, S_END } },
+	[S_VXLAN] = { RTE_FLOW_ITEM_TYPE_VXLAN, &shape_vxlan,
+		      sizeof(shape_vxlan), { S_ETH, S_END } },
+	[S_GRE] = { RTE_FLOW_ITEM_TYPE_GRE, &shape_gre, sizeof(shape_gre),
+		    { S_ETH, S_IPV4, S_IPV6, S_MPLS, S_END } },
+	[S_MPLS] = { RTE_FLOW_ITEM_TYPE_MPLS, &shape_mpls, sizeof(shape_mpls),
+		     { S_ETH, S_IPV4, S_IPV6, S_END } },
+	[S_ESP] = { RTE_FLOW_ITEM_TYPE_ESP, &shape_esp, sizeof(shape_esp),
+		    { S_END } },
+};
+
+static unsigned int
+shape_nnext(const uint8_t *next)
+{
+	unsigned int n = 0;
+
+	while (next[n] != S_END)
+		n++;
+	return n;
+}
+
+/*
+ * An item's spec and mask from the input: no spec (the default mask), or
+ * bytes under the matchable bits, with the full matchable mask or a
+ * subset of it.
+ */
+static void
+shape_item(struct fuzz_reader *r, struct fuzz_rule *f, unsigned int i,
+	   unsigned int sh, bool after_tunnel)
+{
+	const uint8_t *sup = shapes[sh].mask;
+	uint8_t *spec = f->bufs[i][0], *mask = f->bufs[i][1];
+	unsigned int how = fuzz_get8(r), k;
+
+	f->items[i].type = shapes[sh].type;
+	/* any header of this type (a VLAN item needs its VID) */
+	if ((how & 3) == 0 && sh != S_VLAN)
+		return;
+	if (sh == S_VLAN && i > 0 &&
+	    f->items[i - 1].type == RTE_FLOW_ITEM_TYPE_ETH &&
+	    f->items[i - 1].mask != NULL) {
+		/* the type after the tag is vlan's inner_type, not eth's */
+		((struct rte_flow_item_eth *)f->bufs[i - 1][1])->type = 0;
+		((struct rte_flow_item_eth *)f->bufs[i - 1][0])->type = 0;
+	}
+	for (k = 0; k < shapes[sh].size; k++) {
+		if (sup[k] == 0)
+			continue;
+		mask[k] = sup[k];
+		if ((how & 3) == 2)
+			mask[k] &= fuzz_get8(r) & 1 ? 0xff : 0;
+		spec[k] = fuzz_get8(r) & mask[k];
+	}
+	if (sh == S_VLAN) {
+		struct rte_flow_item_vlan *v = (void *)spec;
+		struct rte_flow_item_vlan *m = (void *)mask;
+
+		/* vbr refuses a VID of 0: it would take untagged frames */
+		m->tci |= RTE_BE16(0x0fff);
+		if ((v->tci & RTE_BE16(0x0fff)) == 0)
+			v->tci |= RTE_BE16(1);
+	}
+	RTE_SET_USED(after_tunnel);
+	f->items[i].spec = spec;
+	f->items[i].mask = mask;
+}
+
+static void
+shape_items(struct fuzz_reader *r, struct fuzz_rule *f)
+{
+	static const uint8_t start[] = { S_ETH, S_IPV4, S_IPV6, S_END };
+	static const uint8_t inner_l3_next[] = { S_TCP, S_UDP, S_END };
+	const uint8_t *next = start;
+	unsigned int n = 0, choice, nn, sh;
+	bool tunnel = false;
+
+	while (n < MAX_ITEMS) {
+		nn = shape_nnext(next);
+		if (nn == 0)
+			break;
+		/* one value in 8 ends the pattern early */
+		choice = fuzz_get8(r);
+		if (n > 0 && (choice & 7) == 7)
+			break;
+		sh = next[(choice >> 3) % nn];
+		shape_item(r, f, n, sh, tunnel);
+		tunnel |= sh == S_VXLAN || sh == S_GRE || sh == S_MPLS;
+		n++;
+		next = shapes[sh].next;
+		/* one level of tunnel: no tunnel item inside one */
+		if (tunnel && (sh == S_IPV4 || sh == S_IPV6))
+			next = inner_l3_next;
+		if (tunnel && sh == S_UDP)
+			next = shapes[S_TCP].next;
+	}
+	f->items[n].type = RTE_FLOW_ITEM_TYPE_END;
+}
+
+static const uint64_t shape_rss_types[] = {
+	0, RTE_ETH_RSS_IP, RTE_ETH_RSS_UDP, RTE_ETH_RSS_TCP,
+	RTE_ETH_RSS_NONFRAG_IPV4_TCP, RTE_ETH_RSS_NONFRAG_IPV6_UDP,
+	RTE_ETH_RSS_IPV4, RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP,
+};
+
+static void
+shape_actions(struct fuzz_reader *r, struct fuzz_rule *f)
+{
+	unsigned int fate = fuzz_get8(r), extra = fuzz_get8(r), n = 0, q, k;
+	struct rte_flow_action *a = f->actions;
+
+	/* Nothing to mark on a drop rule: now and then, to be refused. */
+	if (fate % 8 == 6 && (extra & 0x60) != 0x60)
+		extra &= ~3u;
+
+	/* Extras first or after the fate, by bit 7. */
+	for (k = 0; k < 2; k++) {
+		if ((k == 0) == !(extra & 0x80)) {
+			if (extra & 1) {
+				a[n].type = RTE_FLOW_ACTION_TYPE_MARK;
+				f->confs[n].mark.id = fuzz_getn(r, 3) %
+						      0xfffffe;
+				a[n].conf = &f->confs[n];
+				n++;
+			} else if (extra & 2) {
+				a[n++].type = RTE_FLOW_ACTION_TYPE_FLAG;
+			}
+			if (extra & 4) {
+				a[n].type = RTE_FLOW_ACTION_TYPE_COUNT;
+				a[n].conf = &f->confs[n];
+				n++;
+			}
+			if ((extra & 0x18) == 0x18) {
+				a[n].type = RTE_FLOW_ACTION_TYPE_AGE;
+				f->confs[n].age.timeout =
+					1 + fuzz_get8(r) % 60;
+				a[n].conf = &f->confs[n];
+				n++;
+			} else if (extra & 0x10) {
+				/* to group 0, the only one */
+				a[n].type = RTE_FLOW_ACTION_TYPE_JUMP;
+				a[n].conf = &f->confs[n];
+				n++;
+			} else if (extra & 0x08) {
+				a[n++].type = RTE_FLOW_ACTION_TYPE_VOID;
+			}
+			continue;
+		}
+		switch (fate % 8) {
+		case 4:
+		case 5: {
+			struct rte_flow_action_rss *rss = &f->confs[n].rss;
+			unsigned int nq = 1 + fuzz_get8(r) % NB_RXQ;
+
+			a[n].type = RTE_FLOW_ACTION_TYPE_RSS;
+			rss->func = (fate >> 3) & 1 ?
+				    RTE_ETH_HASH_FUNCTION_TOEPLITZ :
+				    RTE_ETH_HASH_FUNCTION_DEFAULT;
+			rss->level = (fate >> 4) & 1;
+			rss->types = shape_rss_types[(fate >> 5) % 8];
+			if (fuzz_get8(r) & 1) {
+				for (q = 0; q < 40; q++)
+					f->keys[n][q] = fuzz_get8(r);
+				rss->key = f->keys[n];
+				rss->key_len = 40;
+			}
+			for (q = 0; q < nq; q++)
+				f->queues[n][q] = fuzz_get8(r) % NB_RXQ;
+			rss->queue = f->queues[n];
+			rss->queue_num = nq;
+			a[n].conf = rss;
+			break;
+		}
+		case 6:
+			a[n].type = RTE_FLOW_ACTION_TYPE_DROP;
+			break;
+		default:
+			a[n].type = RTE_FLOW_ACTION_TYPE_QUEUE;
+			f->confs[n].queue.index = (fate >> 3) % NB_RXQ;
+			a[n].conf = &f->confs[n];
+			break;
+		}
+		n++;
+	}
+	a[n].type = RTE_FLOW_ACTION_TYPE_END;
+}
+
 static void
 decode(const uint8_t *data, size_t size, struct fuzz_rule *f)
 {
 	struct fuzz_reader r = { data, size };
+	unsigned int mode;
 
 	memset(f, 0, offsetof(struct fuzz_rule, queues));
+	mode = fuzz_get8(&r);
+	if (mode < 0xe0) {
+		/* shaped: flags 16 and (rarely) 32 only */
+		f->flags = (mode & 1 ? 16 : 0) |
+			   ((mode & 0x1e) == 0x1e ? 32 : 0);
+		f->attr.ingress = 1;
+		f->attr.priority = fuzz_get8(&r) % 16;
+		shape_items(&r, f);
+		shape_actions(&r, f);
+		return;
+	}
 	f->flags = fuzz_get8(&r);
 	f->attr.ingress = !(f->flags & 1);
 	f->attr.egress = !!(f->flags & 2);
@@ -295,6 +582,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!valid)
 		check_failure("validate", ret, &err);
 	a = create(&f, valid);
+	nb_inputs++;
+	nb_valid += valid;
+	nb_created += a != NULL;
 	if (verbose)
 		printf("validate: %s; create: %s\n",
 		       valid ? "ok" : err.message,
@@ -372,6 +662,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	verbose = getenv("FUZZ_FLOW_VERBOSE") != NULL;
+#ifdef FUZZ_LIBFUZZER
+	atexit(print_figures);
+#endif
 #ifdef FUZZ_PMD_BUILTIN
 	RTE_SET_USED(pmd);
 	nb_args -= 2;
@@ -403,8 +696,19 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* The figures: at the replay's end, or when libFuzzer exits. */
+static void
+print_figures(void)
+{
+	printf("fuzz_flow: %" PRIu64 " inputs, %" PRIu64 " (%.1f %%) valid, "
+	       "%" PRIu64 " (%.1f %%) created\n", nb_inputs, nb_valid,
+	       nb_inputs ? 100.0 * nb_valid / nb_inputs : 0.0, nb_created,
+	       nb_inputs ? 100.0 * nb_created / nb_inputs : 0.0);
+}
+
 void
 fuzz_fini(void)
 {
+	print_figures();
 	rte_eal_cleanup();
 }

@@ -65,8 +65,97 @@ def jump(group):
 
 
 def rule(items, actions, flags=0, prio=0):
-    return bytes([flags, prio, len(items)]) + b"".join(items) + \
+    """A rule for the raw decoder (first byte 0xe0 or above)."""
+    return bytes([0xff, flags, prio, len(items)]) + b"".join(items) + \
         bytes([len(actions)]) + b"".join(actions)
+
+
+# The shaped decoder: vbr's item graph, as in fuzz_flow.c.
+GRAPH = {"start": ["eth", "ipv4", "ipv6"],
+         "eth": ["vlan", "ipv4", "ipv6"], "vlan": ["ipv4", "ipv6"],
+         "ipv4": ["tcp", "udp", "gre", "esp"],
+         "ipv6": ["tcp", "udp", "gre", "esp"], "tcp": [],
+         "udp": ["vxlan", "mpls"], "vxlan": ["eth"],
+         "gre": ["eth", "ipv4", "ipv6", "mpls"],
+         "mpls": ["eth", "ipv4", "ipv6"], "esp": []}
+# Bytes under each item's matchable mask, in struct order.
+MATCHABLE = {"eth": 14, "vlan": 4, "ipv4": 11, "ipv6": 38, "tcp": 4,
+             "udp": 4, "vxlan": 3, "gre": 3, "mpls": 3, "esp": 4}
+TUNNELS = ("vxlan", "gre", "mpls")
+
+
+def shaped(items, fate=("queue", 1), extras=(), extras_after=False,
+           prio=0, twice=False, restart=False):
+    """items: (name, None | bytes of the matchable fields | ("some", [(keep,
+    byte)...])); fate: ("queue", i), ("drop",), ("rss", types_idx, queues,
+    key, func, level); extras: "mark", "flag", "count", "age", "jump",
+    "void"."""
+    mode = (1 if twice else 0) | (0x1e if restart else 0)
+    out = bytes([mode, prio])
+    prev, tunnel = "start", False
+    for k, (name, val) in enumerate(items):
+        nxt = GRAPH[prev]
+        if tunnel and prev in ("ipv4", "ipv6"):
+            nxt = ["tcp", "udp"]
+        elif tunnel and prev == "udp":
+            nxt = []
+        out += bytes([nxt.index(name) << 3])
+        if val is None:
+            out += b"\x00"
+        elif isinstance(val, tuple):
+            out += b"\x02" + b"".join(bytes([kp, b]) for kp, b in val[1])
+        else:
+            assert len(val) == MATCHABLE[name], name
+            out += b"\x01" + val
+        tunnel |= name in TUNNELS
+        prev = name
+    if GRAPH[prev] and not (tunnel and prev in ("tcp", "udp", "esp")):
+        out += b"\x07"  # end of pattern
+    if fate[0] == "queue":
+        fb = 0 | (fate[1] << 3)
+    elif fate[0] == "drop":
+        fb = 6
+    else:
+        _, types, _, _, func, level = fate
+        fb = 4 | (func << 3) | (level << 4) | (types << 5)
+    eb = 0x80 if extras_after else 0
+    for e, bit in (("mark", 1), ("flag", 2), ("count", 4), ("jump", 0x10),
+                   ("void", 8), ("age", 0x18)):
+        if e in extras:
+            eb |= bit
+    out += bytes([fb, eb])
+
+    def extra_bytes():
+        b = b""
+        if "mark" in extras:
+            b += struct.pack("<I", 77)[:3]
+        if "age" in extras:
+            b += b"\x09"
+        return b
+
+    def fate_bytes():
+        if fate[0] != "rss":
+            return b""
+        _, _, queues, key, _, _ = fate
+        b = bytes([len(queues) - 1])
+        b += b"\x01" + key if key is not None else b"\x00"
+        return b + bytes(queues)
+
+    out += fate_bytes() + extra_bytes() if extras_after else \
+        extra_bytes() + fate_bytes()
+    return out
+
+
+MAC_D = bytes([2, 0, 0, 0, 0, 1])
+ETH_F = MAC_D + bytes([2, 0, 0, 0, 0, 2]) + b"\x08\x00"
+VLAN_F = b"\x00\x2a\x08\x00"
+IP4_F = bytes([0, 64, 17]) + bytes([10, 0, 0, 1, 10, 0, 0, 2])
+IP6_F = bytes([0x60, 0, 0, 1, 6, 64]) + bytes(range(16)) + bytes(range(16))
+L4_F = b"\x04\xd2\x12\xb5"
+VNI_F = b"\x00\x00\x2a"
+GRE_F = b"\x20\x65\x58"
+MPLS_F = b"\x00\x01\x01"
+ESP_F = b"\x00\x00\x10\x00"
 
 
 ETH_TYPE = b"\x00" * 12 + b"\x88\xf7"
@@ -150,6 +239,44 @@ SEEDS = {
                     [rss([0, 1, 2])], flags=32 | 16),
     "restart_drop": rule([item("eth")], [simple("drop")], flags=32),
     "empty": b"",
+    # Shaped: every item, with a full mask, a subset, or none.
+    "s_eth_queue": shaped([("eth", ETH_F)]),
+    "s_eth_any": shaped([("eth", None)], ("queue", 3)),
+    "s_eth_vlan_ipv4_udp": shaped([("eth", ("some", [(1, 2)] * 6 +
+                                            [(0, 0)] * 8)),
+                                   ("vlan", VLAN_F), ("ipv4", IP4_F),
+                                   ("udp", L4_F)], ("queue", 2)),
+    "s_ipv4_tcp": shaped([("ipv4", IP4_F), ("tcp", L4_F)], prio=3),
+    "s_ipv6_udp": shaped([("ipv6", IP6_F), ("udp", L4_F)], prio=9),
+    "s_ipv6_tcp_rss": shaped([("eth", None), ("ipv6", None), ("tcp", None)],
+                             ("rss", 7, [0, 1, 2, 3], None, 1, 0)),
+    "s_ipv4_udp_rss_key": shaped([("eth", None), ("ipv4", None),
+                                  ("udp", None)],
+                                 ("rss", 2, [3, 1], bytes(range(40)), 0,
+                                  1)),
+    "s_vxlan_inner": shaped([("eth", None), ("ipv4", None), ("udp", None),
+                             ("vxlan", VNI_F), ("eth", ETH_F),
+                             ("ipv4", IP4_F), ("tcp", L4_F)],
+                            ("queue", 1), ("mark",)),
+    "s_gre_teb": shaped([("eth", None), ("ipv4", None), ("gre", GRE_F),
+                         ("eth", None), ("ipv6", None), ("udp", L4_F)],
+                        ("drop",), ("count",)),
+    "s_gre_mpls": shaped([("ipv6", None), ("gre", None), ("mpls", MPLS_F),
+                          ("ipv4", IP4_F)], ("queue", 0), ("flag",)),
+    "s_udp_mpls": shaped([("eth", None), ("ipv4", None), ("udp", None),
+                          ("mpls", MPLS_F), ("eth", None)],
+                         ("rss", 1, [0, 2], None, 0, 0), ("count", "age")),
+    "s_esp": shaped([("eth", None), ("ipv4", None), ("esp", ESP_F)],
+                    ("queue", 2), ("jump", "count"), extras_after=True),
+    "s_mark_count_void": shaped([("ipv4", IP4_F)], ("queue", 1),
+                                ("mark", "count", "void")),
+    "s_age": shaped([("eth", ETH_F), ("ipv6", IP6_F)], ("drop",),
+                    ("count", "age")),
+    "s_twice": shaped([("eth", None), ("ipv4", None)],
+                      ("rss", 0, [1, 2], None, 0, 0), twice=True),
+    "s_restart": shaped([("eth", ETH_F)], ("queue", 3), ("mark",),
+                        restart=True),
+    "s_prio15": shaped([("ipv4", None)], ("queue", 0), prio=15),
 }
 
 
