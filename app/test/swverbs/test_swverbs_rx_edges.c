@@ -163,13 +163,11 @@ test_lsan_sees_pool(void)
 static int
 setup(void)
 {
-	int ret = t_setup(&d, "rxedge", "loop");
-
-	if (ret != 0)
-		return ret;
+	TEST_ASSERT_SUCCESS(t_setup(&d, "rxedge", "loop"), "device");
 	tmr = swv_reg_mr(d.pd, txbuf, sizeof(txbuf), 0);
 	rmr = swv_reg_mr(d.pd, rxbuf, sizeof(rxbuf), IBV_ACCESS_LOCAL_WRITE);
-	return tmr == NULL || rmr == NULL ? ENOMEM : 0;
+	TEST_ASSERT(tmr != NULL && rmr != NULL, "mr: %d", errno);
+	return TEST_SUCCESS;
 }
 
 static void
@@ -182,6 +180,8 @@ teardown(void)
 
 static const struct unit_test_suite suite = {
 	.name = "swverbs rx edges",
+	.setup = setup,
+	.teardown = teardown,
 	.cases = {
 		TEST_CASE(test_gre_inner_by_protocol),
 		TEST_CASE(test_lsan_sees_pool),
@@ -192,13 +192,5 @@ static const struct unit_test_suite suite = {
 int
 main(void)
 {
-	int ret;
-
-	if (setup() != 0) {
-		printf("setup failed: %s\n", strerror(errno));
-		return 1;
-	}
-	ret = unit_test_suite_runner(&suite);
-	teardown();
-	return ret;
+	return unit_test_suite_runner(&suite);
 }
