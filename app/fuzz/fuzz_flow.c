@@ -14,7 +14,7 @@
  *
  * Input format (fuzz_common.h's reader: zeros once the input runs out).
  * The first byte picks the decoder:
- *   below 0xe0, shaped (decode() below): valid rule shapes, so that most
+ *   not 0xff, shaped (decode() below): valid rule shapes, so that most
  *   inputs reach rte_flow_create(): bit 0 create twice, bits 1-4 all set
  *   stop and start the port, the next byte the priority (mod 16); the
  *   pattern walks vbr's item graph (a byte per step: 7 in the low bits
@@ -22,7 +22,8 @@
  *   bits 0 no spec, 1 the full matchable mask, 2 a subset of it, and the
  *   spec bytes under it); then a fate byte (0-3, 7 queue, 4-5 rss, 6
  *   drop) and an extras byte (mark, flag, count, age, jump, void).
- *   0xe0 and above, raw: every byte as the fields below say:
+ *   0xff, raw: every byte as the fields below say (the error paths;
+ *   libFuzzer keeps many such inputs, each reaching a new rejection):
  *   flags, priority, nb_items, items..., nb_actions, actions...
  *   item:   type index, presence (spec 1, mask 2, last 4), then for each
  *           present buffer a length and that many bytes (rest zero)
@@ -499,7 +500,7 @@ decode(const uint8_t *data, size_t size, struct fuzz_rule *f)
 
 	memset(f, 0, offsetof(struct fuzz_rule, queues));
 	mode = fuzz_get8(&r);
-	if (mode < 0xe0) {
+	if (mode != 0xff) {
 		/* shaped: flags 16 and (rarely) 32 only */
 		f->flags = (mode & 1 ? 16 : 0) |
 			   ((mode & 0x1e) == 0x1e ? 32 : 0);
@@ -608,6 +609,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_failure("destroy of a foreign handle", ret, &err);
 	return 0;
 }
+
+#ifdef FUZZ_LIBFUZZER
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
+
+/*
+ * libFuzzer's mutations, then the raw decoder (first byte 0xff) kept to
+ * one mutant in 16: every new rejection is new coverage, so libFuzzer
+ * keeps many raw inputs, and without this spends most runs on inputs that
+ * validation refuses.
+ */
+size_t
+LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			unsigned int seed)
+{
+	size = LLVMFuzzerMutate(data, size, max_size);
+	if (size > 0 && data[0] == 0xff && (seed & 15) != 0)
+		data[0] = (uint8_t)((seed >> 4) % 0xff);
+	return size;
+}
+#endif
 
 static int
 port_setup(struct rte_mempool *mp, uint16_t p, uint16_t nb_rxq)

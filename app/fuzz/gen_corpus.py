@@ -65,7 +65,7 @@ def jump(group):
 
 
 def rule(items, actions, flags=0, prio=0):
-    """A rule for the raw decoder (first byte 0xe0 or above)."""
+    """A rule for the raw decoder (first byte 0xff)."""
     return bytes([0xff, flags, prio, len(items)]) + b"".join(items) + \
         bytes([len(actions)]) + b"".join(actions)
 
