@@ -7,7 +7,8 @@
  *   - a failure returns a negative errno equal to -rte_errno, and sets the
  *     rte_flow_error (poisoned before the call) to a type other than NONE
  *     with a message;
- *   - a rule that validate rejects, create rejects too;
+ *   - a rule that validate rejects, create rejects too; one it accepts,
+ *     create makes (unless short of memory);
  *   - destroy of a created rule succeeds, and destroy of a handle that is
  *     not a rule of the port fails with an error set (destroying a handle
  *     twice is a use after free, as in any rte_flow driver: not tried).
@@ -548,6 +549,11 @@ create(const struct fuzz_rule *f, bool valid)
 	if (flow == NULL) {
 		check_failure("create", -rte_errno, &err);
 		FUZZ_ASSERT(rte_errno != 0, "create: rte_errno 0");
+		/* What validate accepted, create makes, short of memory. */
+		FUZZ_ASSERT(!valid || rte_errno == ENOMEM ||
+			    rte_errno == ENOSPC,
+			    "create refused what validate accepted: %s (%d)",
+			    err.message, rte_errno);
 	} else {
 		FUZZ_ASSERT(valid, "create accepted what validate rejected");
 	}
