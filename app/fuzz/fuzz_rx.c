@@ -37,8 +37,9 @@
  * them. swverbs does not yet (another change makes it), so they are sent
  * on their own after the checked frames, with no receive WQE posted
  * anywhere, and only checked to reach no completion and to be counted as
- * received frames; the counters objects are read afresh after them. Make
- * them strict (RUNT_STRICT) once swverbs drops them.
+ * received frames; the counters objects are read afresh after them. Once
+ * swverbs drops them, check them as the other frames are (no rule, no
+ * sniffer copy, counted as a drop).
  *
  * Input format (fuzz_common.h's reader: zeros once the input runs out):
  *   flags: 1 add an ALL_DEFAULT rule, bits 1-3 its target, 16 it counts
