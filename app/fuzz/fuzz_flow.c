@@ -7,12 +7,24 @@
  *   - a failure returns a negative errno equal to -rte_errno, and sets the
  *     rte_flow_error (poisoned before the call) to a type other than NONE
  *     with a message;
- *   - a rule that validate rejects, create rejects too;
+ *   - a rule that validate rejects, create rejects too; one it accepts,
+ *     create makes (unless short of memory);
  *   - destroy of a created rule succeeds, and destroy of a handle that is
  *     not a rule of the port fails with an error set (destroying a handle
  *     twice is a use after free, as in any rte_flow driver: not tried).
  *
- * Input format (a reader that yields zeros once the input runs out):
+ * Input format (fuzz_common.h's reader: zeros once the input runs out).
+ * The first byte picks the decoder:
+ *   not 0xff, shaped (decode() below): valid rule shapes, so that most
+ *   inputs reach rte_flow_create(): bit 0 create twice, bits 1-4 all set
+ *   stop and start the port, the next byte the priority (mod 16); the
+ *   pattern walks vbr's item graph (a byte per step: 7 in the low bits
+ *   ends it, the others pick the next item; then per item a byte, low 2
+ *   bits 0 no spec, 1 the full matchable mask, 2 a subset of it, and the
+ *   spec bytes under it); then a fate byte (0-3, 7 queue, 4-5 rss, 6
+ *   drop) and an extras byte (mark, flag, count, age, jump, void).
+ *   0xff, raw: every byte as the fields below say (the error paths;
+ *   libFuzzer keeps many such inputs, each reaching a new rejection):
  *   flags, priority, nb_items, items..., nb_actions, actions...
  *   item:   type index, presence (spec 1, mask 2, last 4), then for each
  *           present buffer a length and that many bytes (rest zero)
@@ -33,14 +45,13 @@
  * from $VBR_PMD, else from the path meson gave (VBR_PMD_PATH).
  */
 
-#include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -48,6 +59,8 @@
 #include <rte_flow.h>
 #include <rte_mbuf.h>
 #include <rte_memory.h>
+
+#include "fuzz_common.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -62,21 +75,12 @@
 #define BUF_SZ 128
 #define MANY_QUEUES 2000
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define FUZZ_ASSERT(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "fuzz_flow: %s:%d: %s: ", __FILE__, __LINE__, \
-			#cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fprintf(stderr, "\n"); \
-		abort(); \
-	} \
-} while (0)
-
 static uint16_t port = 1;
 static int verbose; /* $FUZZ_FLOW_VERBOSE: print each outcome */
+/* Inputs run, and how many of them validate accepted and create made. */
+static uint64_t nb_inputs, nb_valid, nb_created;
+
+static void print_figures(void);
 
 /* Items: the ones the PMD knows, then some it does not (no pointers in
  * their specs).
@@ -111,7 +115,7 @@ static const enum rte_flow_action_type action_types[] = {
 	RTE_FLOW_ACTION_TYPE_FLAG, RTE_FLOW_ACTION_TYPE_PASSTHRU,
 	RTE_FLOW_ACTION_TYPE_VOID, RTE_FLOW_ACTION_TYPE_JUMP,
 	RTE_FLOW_ACTION_TYPE_COUNT, RTE_FLOW_ACTION_TYPE_DEC_TTL,
-	RTE_FLOW_ACTION_TYPE_OF_POP_VLAN,
+	RTE_FLOW_ACTION_TYPE_OF_POP_VLAN, RTE_FLOW_ACTION_TYPE_AGE,
 };
 
 /* Everything one input decodes into. */
@@ -126,45 +130,21 @@ struct fuzz_rule {
 		struct rte_flow_action_jump jump;
 		struct rte_flow_action_rss rss;
 		struct rte_flow_action_count count;
+		struct rte_flow_action_age age;
 	} confs[MAX_ACTIONS];
 	uint8_t keys[MAX_ACTIONS][BUF_SZ];
 	uint16_t queues[MAX_ACTIONS][MANY_QUEUES];
 	unsigned int flags;
 };
 
-struct reader {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint8_t
-get8(struct reader *r)
-{
-	if (r->left == 0)
-		return 0;
-	r->left--;
-	return *r->p++;
-}
-
-static uint64_t
-getn(struct reader *r, unsigned int n)
-{
-	uint64_t v = 0;
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)get8(r) << (8 * i);
-	return v;
-}
-
 static void
-decode_items(struct reader *r, struct fuzz_rule *f)
+decode_items(struct fuzz_reader *r, struct fuzz_rule *f)
 {
-	unsigned int n = get8(r) % (MAX_ITEMS + 1), i, b;
+	unsigned int n = fuzz_get8(r) % (MAX_ITEMS + 1), i, b;
 
 	for (i = 0; i < n; i++) {
-		unsigned int t = get8(r) % RTE_DIM(item_types);
-		unsigned int present = get8(r);
+		unsigned int t = fuzz_get8(r) % RTE_DIM(item_types);
+		unsigned int present = fuzz_get8(r);
 		struct rte_flow_item *item = &f->items[i];
 
 		item->type = item_types[t];
@@ -173,9 +153,9 @@ decode_items(struct reader *r, struct fuzz_rule *f)
 
 			if (!(present & (1u << b)))
 				continue;
-			len = get8(r) % (item_sizes[t] + 1);
+			len = fuzz_get8(r) % (item_sizes[t] + 1);
 			for (k = 0; k < len; k++)
-				f->bufs[i][b][k] = get8(r);
+				f->bufs[i][b][k] = fuzz_get8(r);
 			if (b == 0)
 				item->spec = f->bufs[i][b];
 			else if (b == 1)
@@ -188,24 +168,24 @@ decode_items(struct reader *r, struct fuzz_rule *f)
 }
 
 static void
-decode_rss(struct reader *r, struct fuzz_rule *f, unsigned int i)
+decode_rss(struct fuzz_reader *r, struct fuzz_rule *f, unsigned int i)
 {
 	struct rte_flow_action_rss *rss = &f->confs[i].rss;
 	unsigned int mode, n, q;
 
-	rss->func = get8(r) % 5;
-	rss->level = get8(r) % 3;
-	rss->types = getn(r, 8);
-	mode = get8(r) % 4;
+	rss->func = fuzz_get8(r) % 5;
+	rss->level = fuzz_get8(r) % 3;
+	rss->types = fuzz_getn(r, 8);
+	mode = fuzz_get8(r) % 4;
 	if (mode == 1 || mode == 2) {
-		rss->key_len = mode == 1 ? 40 : get8(r) % (BUF_SZ + 1);
+		rss->key_len = mode == 1 ? 40 : fuzz_get8(r) % (BUF_SZ + 1);
 		for (q = 0; q < rss->key_len; q++)
-			f->keys[i][q] = get8(r);
+			f->keys[i][q] = fuzz_get8(r);
 		rss->key = f->keys[i];
 	} else if (mode == 3) {
 		rss->key_len = 40;
 	}
-	n = get8(r);
+	n = fuzz_get8(r);
 	if (n == 255) {
 		n = MANY_QUEUES;
 		for (q = 0; q < n; q++)
@@ -213,37 +193,40 @@ decode_rss(struct reader *r, struct fuzz_rule *f, unsigned int i)
 	} else {
 		n %= 10;
 		for (q = 0; q < n; q++)
-			f->queues[i][q] = get8(r) % (NB_RXQ + 2);
+			f->queues[i][q] = fuzz_get8(r) % (NB_RXQ + 2);
 	}
 	rss->queue_num = n;
 	rss->queue = n != 0 ? f->queues[i] : NULL;
 }
 
 static void
-decode_actions(struct reader *r, struct fuzz_rule *f)
+decode_actions(struct fuzz_reader *r, struct fuzz_rule *f)
 {
-	unsigned int n = get8(r) % (MAX_ACTIONS + 1), i;
+	unsigned int n = fuzz_get8(r) % (MAX_ACTIONS + 1), i;
 
 	for (i = 0; i < n; i++) {
 		struct rte_flow_action *a = &f->actions[i];
-		unsigned int null_conf = get8(r) & 1;
+		unsigned int null_conf = fuzz_get8(r) & 1;
 
-		a->type = action_types[get8(r) % RTE_DIM(action_types)];
+		a->type = action_types[fuzz_get8(r) % RTE_DIM(action_types)];
 		switch (a->type) {
 		case RTE_FLOW_ACTION_TYPE_QUEUE:
-			f->confs[i].queue.index = get8(r) % (NB_RXQ + 2);
+			f->confs[i].queue.index = fuzz_get8(r) % (NB_RXQ + 2);
 			break;
 		case RTE_FLOW_ACTION_TYPE_MARK:
-			f->confs[i].mark.id = getn(r, 4);
+			f->confs[i].mark.id = fuzz_getn(r, 4);
 			break;
 		case RTE_FLOW_ACTION_TYPE_JUMP:
-			f->confs[i].jump.group = getn(r, 4);
+			f->confs[i].jump.group = fuzz_getn(r, 4);
 			break;
 		case RTE_FLOW_ACTION_TYPE_RSS:
 			decode_rss(r, f, i);
 			break;
 		case RTE_FLOW_ACTION_TYPE_COUNT:
-			f->confs[i].count.id = getn(r, 4);
+			f->confs[i].count.id = fuzz_getn(r, 4);
+			break;
+		case RTE_FLOW_ACTION_TYPE_AGE:
+			f->confs[i].age.timeout = fuzz_getn(r, 3);
 			break;
 		default:
 			null_conf = 1;
@@ -254,18 +237,286 @@ decode_actions(struct reader *r, struct fuzz_rule *f)
 	f->actions[n].type = RTE_FLOW_ACTION_TYPE_END;
 }
 
+/*
+ * Shaped decoding: the pattern walks the item graph vbr accepts (eth, vlan,
+ * ipv4/ipv6, tcp/udp, vxlan, gre, mpls, esp, and the inner headers after a
+ * tunnel), with spec and mask bytes only under the bits vbr can match, and
+ * the actions are a valid fate (queue, rss, drop) with extras (mark, flag,
+ * count, age, jump 0, void), so that most inputs reach rte_flow_create()
+ * and what they exercise is the rule, not its rejection.
+ */
+
+/* Bits vbr can match per item: documented in doc/guides/nics/vbr.rst. */
+static const struct rte_flow_item_eth shape_eth = {
+	.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	.src.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	.type = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_vlan shape_vlan = {
+	.tci = RTE_BE16(0xffff), .inner_type = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_ipv4 shape_ipv4 = {
+	.hdr = { .src_addr = RTE_BE32(0xffffffff),
+		 .dst_addr = RTE_BE32(0xffffffff), .next_proto_id = 0xff,
+		 .type_of_service = 0xff, .time_to_live = 0xff },
+};
+static const struct rte_flow_item_ipv6 shape_ipv6 = {
+	.hdr = { .vtc_flow = RTE_BE32(0x0fffffff), .proto = 0xff,
+		 .hop_limits = 0xff,
+		 .src_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
+			     "\xff\xff\xff\xff\xff\xff\xff\xff",
+		 .dst_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
+			     "\xff\xff\xff\xff\xff\xff\xff\xff" },
+};
+static const struct rte_flow_item_tcp shape_tcp = {
+	.hdr = { .src_port = RTE_BE16(0xffff), .dst_port = RTE_BE16(0xffff) },
+};
+static const struct rte_flow_item_udp shape_udp = {
+	.hdr = { .src_port = RTE_BE16(0xffff), .dst_port = RTE_BE16(0xffff) },
+};
+static const struct rte_flow_item_vxlan shape_vxlan = {
+	.vni = { 0xff, 0xff, 0xff },
+};
+static const struct rte_flow_item_gre shape_gre = {
+	.c_rsvd0_ver = RTE_BE16(0xb000), .protocol = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_mpls shape_mpls = {
+	.label_tc_s = { 0xff, 0xff, 0xff },
+};
+static const struct rte_flow_item_esp shape_esp = {
+	.hdr.spi = RTE_BE32(0xffffffff),
+};
+
+enum shape { S_ETH, S_VLAN, S_IPV4, S_IPV6, S_TCP, S_UDP, S_VXLAN, S_GRE,
+	     S_MPLS, S_ESP, S_END };
+
+static const struct {
+	enum rte_flow_item_type type;
+	const void *mask;
+	size_t size;
+	uint8_t next[5];	/* S_END terminated; after a tunnel: inner */
+} shapes[] = {
+	[S_ETH] = { RTE_FLOW_ITEM_TYPE_ETH, &shape_eth, sizeof(shape_eth),
+		    { S_VLAN, S_IPV4, S_IPV6, S_END } },
+	[S_VLAN] = { RTE_FLOW_ITEM_TYPE_VLAN, &shape_vlan, sizeof(shape_vlan),
+		     { S_IPV4, S_IPV6, S_END } },
+	[S_IPV4] = { RTE_FLOW_ITEM_TYPE_IPV4, &shape_ipv4, sizeof(shape_ipv4),
+		     { S_TCP, S_UDP, S_GRE, S_ESP, S_END } },
+	[S_IPV6] = { RTE_FLOW_ITEM_TYPE_IPV6, &shape_ipv6, sizeof(shape_ipv6),
+		     { S_TCP, S_UDP, S_GRE, S_ESP, S_END } },
+	[S_TCP] = { RTE_FLOW_ITEM_TYPE_TCP, &shape_tcp, sizeof(shape_tcp),
+		    { S_END } },
+	[S_UDP] = { RTE_FLOW_ITEM_TYPE_UDP, &shape_udp, sizeof(shape_udp),
+		    { S_VXLAN, S_MPLS, S_END } },
+	[S_VXLAN] = { RTE_FLOW_ITEM_TYPE_VXLAN, &shape_vxlan,
+		      sizeof(shape_vxlan), { S_ETH, S_END } },
+	[S_GRE] = { RTE_FLOW_ITEM_TYPE_GRE, &shape_gre, sizeof(shape_gre),
+		    { S_ETH, S_IPV4, S_IPV6, S_MPLS, S_END } },
+	[S_MPLS] = { RTE_FLOW_ITEM_TYPE_MPLS, &shape_mpls, sizeof(shape_mpls),
+		     { S_ETH, S_IPV4, S_IPV6, S_END } },
+	[S_ESP] = { RTE_FLOW_ITEM_TYPE_ESP, &shape_esp, sizeof(shape_esp),
+		    { S_END } },
+};
+
+static unsigned int
+shape_nnext(const uint8_t *next)
+{
+	unsigned int n = 0;
+
+	while (next[n] != S_END)
+		n++;
+	return n;
+}
+
+/*
+ * An item's spec and mask from the input: no spec (the default mask), or
+ * bytes under the matchable bits, with the full matchable mask or a
+ * subset of it.
+ */
+static void
+shape_item(struct fuzz_reader *r, struct fuzz_rule *f, unsigned int i,
+	   unsigned int sh, bool after_tunnel)
+{
+	const uint8_t *sup = shapes[sh].mask;
+	uint8_t *spec = f->bufs[i][0], *mask = f->bufs[i][1];
+	unsigned int how = fuzz_get8(r), k;
+
+	f->items[i].type = shapes[sh].type;
+	/* any header of this type (a VLAN item needs its VID) */
+	if ((how & 3) == 0 && sh != S_VLAN)
+		return;
+	if (sh == S_VLAN && i > 0 &&
+	    f->items[i - 1].type == RTE_FLOW_ITEM_TYPE_ETH &&
+	    f->items[i - 1].mask != NULL) {
+		/* the type after the tag is vlan's inner_type, not eth's */
+		((struct rte_flow_item_eth *)f->bufs[i - 1][1])->type = 0;
+		((struct rte_flow_item_eth *)f->bufs[i - 1][0])->type = 0;
+	}
+	for (k = 0; k < shapes[sh].size; k++) {
+		if (sup[k] == 0)
+			continue;
+		mask[k] = sup[k];
+		if ((how & 3) == 2)
+			mask[k] &= fuzz_get8(r) & 1 ? 0xff : 0;
+		spec[k] = fuzz_get8(r) & mask[k];
+	}
+	if (sh == S_VLAN) {
+		struct rte_flow_item_vlan *v = (void *)spec;
+		struct rte_flow_item_vlan *m = (void *)mask;
+
+		/* vbr refuses a VID of 0: it would take untagged frames */
+		m->tci |= RTE_BE16(0x0fff);
+		if ((v->tci & RTE_BE16(0x0fff)) == 0)
+			v->tci |= RTE_BE16(1);
+	}
+	RTE_SET_USED(after_tunnel);
+	f->items[i].spec = spec;
+	f->items[i].mask = mask;
+}
+
+static void
+shape_items(struct fuzz_reader *r, struct fuzz_rule *f)
+{
+	static const uint8_t start[] = { S_ETH, S_IPV4, S_IPV6, S_END };
+	static const uint8_t inner_l3_next[] = { S_TCP, S_UDP, S_END };
+	const uint8_t *next = start;
+	unsigned int n = 0, choice, nn, sh;
+	bool tunnel = false;
+
+	while (n < MAX_ITEMS) {
+		nn = shape_nnext(next);
+		if (nn == 0)
+			break;
+		/* one value in 8 ends the pattern early */
+		choice = fuzz_get8(r);
+		if (n > 0 && (choice & 7) == 7)
+			break;
+		sh = next[(choice >> 3) % nn];
+		shape_item(r, f, n, sh, tunnel);
+		tunnel |= sh == S_VXLAN || sh == S_GRE || sh == S_MPLS;
+		n++;
+		next = shapes[sh].next;
+		/* one level of tunnel: no tunnel item inside one */
+		if (tunnel && (sh == S_IPV4 || sh == S_IPV6))
+			next = inner_l3_next;
+		if (tunnel && sh == S_UDP)
+			next = shapes[S_TCP].next;
+	}
+	f->items[n].type = RTE_FLOW_ITEM_TYPE_END;
+}
+
+static const uint64_t shape_rss_types[] = {
+	0, RTE_ETH_RSS_IP, RTE_ETH_RSS_UDP, RTE_ETH_RSS_TCP,
+	RTE_ETH_RSS_NONFRAG_IPV4_TCP, RTE_ETH_RSS_NONFRAG_IPV6_UDP,
+	RTE_ETH_RSS_IPV4, RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP,
+};
+
+static void
+shape_actions(struct fuzz_reader *r, struct fuzz_rule *f)
+{
+	unsigned int fate = fuzz_get8(r), extra = fuzz_get8(r), n = 0, q, k;
+	struct rte_flow_action *a = f->actions;
+
+	/* Nothing to mark on a drop rule: now and then, to be refused. */
+	if (fate % 8 == 6 && (extra & 0x60) != 0x60)
+		extra &= ~3u;
+
+	/* Extras first or after the fate, by bit 7. */
+	for (k = 0; k < 2; k++) {
+		if ((k == 0) == !(extra & 0x80)) {
+			if (extra & 1) {
+				a[n].type = RTE_FLOW_ACTION_TYPE_MARK;
+				f->confs[n].mark.id = fuzz_getn(r, 3) %
+						      0xfffffe;
+				a[n].conf = &f->confs[n];
+				n++;
+			} else if (extra & 2) {
+				a[n++].type = RTE_FLOW_ACTION_TYPE_FLAG;
+			}
+			if (extra & 4) {
+				a[n].type = RTE_FLOW_ACTION_TYPE_COUNT;
+				a[n].conf = &f->confs[n];
+				n++;
+			}
+			if ((extra & 0x18) == 0x18) {
+				a[n].type = RTE_FLOW_ACTION_TYPE_AGE;
+				f->confs[n].age.timeout =
+					1 + fuzz_get8(r) % 60;
+				a[n].conf = &f->confs[n];
+				n++;
+			} else if (extra & 0x10) {
+				/* to group 0, the only one */
+				a[n].type = RTE_FLOW_ACTION_TYPE_JUMP;
+				a[n].conf = &f->confs[n];
+				n++;
+			} else if (extra & 0x08) {
+				a[n++].type = RTE_FLOW_ACTION_TYPE_VOID;
+			}
+			continue;
+		}
+		switch (fate % 8) {
+		case 4:
+		case 5: {
+			struct rte_flow_action_rss *rss = &f->confs[n].rss;
+			unsigned int nq = 1 + fuzz_get8(r) % NB_RXQ;
+
+			a[n].type = RTE_FLOW_ACTION_TYPE_RSS;
+			rss->func = (fate >> 3) & 1 ?
+				    RTE_ETH_HASH_FUNCTION_TOEPLITZ :
+				    RTE_ETH_HASH_FUNCTION_DEFAULT;
+			rss->level = (fate >> 4) & 1;
+			rss->types = shape_rss_types[(fate >> 5) % 8];
+			if (fuzz_get8(r) & 1) {
+				for (q = 0; q < 40; q++)
+					f->keys[n][q] = fuzz_get8(r);
+				rss->key = f->keys[n];
+				rss->key_len = 40;
+			}
+			for (q = 0; q < nq; q++)
+				f->queues[n][q] = fuzz_get8(r) % NB_RXQ;
+			rss->queue = f->queues[n];
+			rss->queue_num = nq;
+			a[n].conf = rss;
+			break;
+		}
+		case 6:
+			a[n].type = RTE_FLOW_ACTION_TYPE_DROP;
+			break;
+		default:
+			a[n].type = RTE_FLOW_ACTION_TYPE_QUEUE;
+			f->confs[n].queue.index = (fate >> 3) % NB_RXQ;
+			a[n].conf = &f->confs[n];
+			break;
+		}
+		n++;
+	}
+	a[n].type = RTE_FLOW_ACTION_TYPE_END;
+}
+
 static void
 decode(const uint8_t *data, size_t size, struct fuzz_rule *f)
 {
-	struct reader r = { data, size };
+	struct fuzz_reader r = { data, size };
+	unsigned int mode;
 
 	memset(f, 0, offsetof(struct fuzz_rule, queues));
-	f->flags = get8(&r);
+	mode = fuzz_get8(&r);
+	if (mode != 0xff) {
+		/* shaped: flags 16 and (rarely) 32 only */
+		f->flags = (mode & 1 ? 16 : 0) |
+			   ((mode & 0x1e) == 0x1e ? 32 : 0);
+		f->attr.ingress = 1;
+		f->attr.priority = fuzz_get8(&r) % 16;
+		shape_items(&r, f);
+		shape_actions(&r, f);
+		return;
+	}
+	f->flags = fuzz_get8(&r);
 	f->attr.ingress = !(f->flags & 1);
 	f->attr.egress = !!(f->flags & 2);
 	f->attr.transfer = !!(f->flags & 4);
 	f->attr.group = !!(f->flags & 8);
-	f->attr.priority = get8(&r) % 20;
+	f->attr.priority = fuzz_get8(&r) % 20;
 	decode_items(&r, f);
 	decode_actions(&r, f);
 }
@@ -298,6 +549,11 @@ create(const struct fuzz_rule *f, bool valid)
 	if (flow == NULL) {
 		check_failure("create", -rte_errno, &err);
 		FUZZ_ASSERT(rte_errno != 0, "create: rte_errno 0");
+		/* What validate accepted, create makes, short of memory. */
+		FUZZ_ASSERT(!valid || rte_errno == ENOMEM ||
+			    rte_errno == ENOSPC,
+			    "create refused what validate accepted: %s (%d)",
+			    err.message, rte_errno);
 	} else {
 		FUZZ_ASSERT(valid, "create accepted what validate rejected");
 	}
@@ -333,6 +589,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!valid)
 		check_failure("validate", ret, &err);
 	a = create(&f, valid);
+	nb_inputs++;
+	nb_valid += valid;
+	nb_created += a != NULL;
 	if (verbose)
 		printf("validate: %s; create: %s\n",
 		       valid ? "ok" : err.message,
@@ -356,6 +615,28 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_failure("destroy of a foreign handle", ret, &err);
 	return 0;
 }
+
+#ifdef FUZZ_LIBFUZZER
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			       unsigned int seed);
+
+/*
+ * libFuzzer's mutations, then the raw decoder (first byte 0xff) kept to
+ * one mutant in 16: every new rejection is new coverage, so libFuzzer
+ * keeps many raw inputs, and without this spends most runs on inputs that
+ * validation refuses.
+ */
+size_t
+LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
+			unsigned int seed)
+{
+	size = LLVMFuzzerMutate(data, size, max_size);
+	if (size > 0 && data[0] == 0xff && (seed & 15) != 0)
+		data[0] = (uint8_t)((seed >> 4) % 0xff);
+	return size;
+}
+#endif
 
 static int
 port_setup(struct rte_mempool *mp, uint16_t p, uint16_t nb_rxq)
@@ -410,6 +691,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc;
 	(void)argv;
 	verbose = getenv("FUZZ_FLOW_VERBOSE") != NULL;
+#ifdef FUZZ_LIBFUZZER
+	atexit(print_figures);
+#endif
 #ifdef FUZZ_PMD_BUILTIN
 	RTE_SET_USED(pmd);
 	nb_args -= 2;
@@ -441,100 +725,19 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-#ifndef FUZZ_LIBFUZZER
-/*
- * Replay driver: fuzz-flow-replay [--random N SEED] FILE|DIR...
- * Runs every file (folders: every file in them) and N random inputs.
- */
-static int
-replay_file(const char *path)
+/* The figures: at the replay's end, or when libFuzzer exits. */
+static void
+print_figures(void)
 {
-	static uint8_t buf[1 << 16];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-
-	if (f == NULL) {
-		fprintf(stderr, "fuzz_flow: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	n = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	LLVMFuzzerTestOneInput(buf, n);
-	return 0;
+	printf("fuzz_flow: %" PRIu64 " inputs, %" PRIu64 " (%.1f %%) valid, "
+	       "%" PRIu64 " (%.1f %%) created\n", nb_inputs, nb_valid,
+	       nb_inputs ? 100.0 * nb_valid / nb_inputs : 0.0, nb_created,
+	       nb_inputs ? 100.0 * nb_created / nb_inputs : 0.0);
 }
 
-static int
-replay_path(const char *path, unsigned int *count)
+void
+fuzz_fini(void)
 {
-	struct stat st;
-	struct dirent **names;
-	char sub[4096];
-	int n, i, ret = 0;
-
-	if (stat(path, &st) != 0) {
-		fprintf(stderr, "fuzz_flow: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		(*count)++;
-		return replay_file(path);
-	}
-	n = scandir(path, &names, NULL, alphasort);
-	if (n < 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (names[i]->d_name[0] != '.') {
-			snprintf(sub, sizeof(sub), "%s/%s", path,
-				 names[i]->d_name);
-			if (replay_path(sub, count) != 0)
-				ret = -1;
-		}
-		free(names[i]);
-	}
-	free(names);
-	return ret;
-}
-
-int
-main(int argc, char **argv)
-{
-	unsigned long nb_random = 0, i;
-	uint64_t seed = 1, x;
-	unsigned int count = 0;
-	uint8_t buf[512];
-	int a, ret = 0;
-
-	LLVMFuzzerInitialize(&argc, &argv);
-	for (a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--random") == 0 && a + 2 < argc) {
-			nb_random = strtoul(argv[a + 1], NULL, 0);
-			seed = strtoull(argv[a + 2], NULL, 0);
-			a += 2;
-			continue;
-		}
-		if (replay_path(argv[a], &count) != 0)
-			ret = 1;
-	}
-	x = seed != 0 ? seed : 1;
-	for (i = 0; i < nb_random; i++) {
-		size_t len, k;
-
-		/* xorshift64 */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		len = x % sizeof(buf);
-		for (k = 0; k < len; k++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			buf[k] = (uint8_t)(x >> 32);
-		}
-		LLVMFuzzerTestOneInput(buf, len);
-	}
-	printf("fuzz_flow: %u corpus files and %lu random inputs: no "
-	       "finding\n", count, nb_random);
+	print_figures();
 	rte_eal_cleanup();
-	return ret;
 }
-#endif /* FUZZ_LIBFUZZER */

@@ -242,16 +242,21 @@ parse_inner_eth(union swv_key *k, const uint8_t *buf, uint32_t off,
 	k->k.inner.cvlan = cv;
 }
 
-/* IP with no Ethernet header, told by its version nibble. */
+/*
+ * IP with no Ethernet header: of version ver (what a GRE protocol field
+ * says), or (ver 0, after MPLS) told by its version nibble.
+ */
 static void
 parse_inner_ip(union swv_key *k, const uint8_t *buf, uint32_t off,
-	       uint32_t len)
+	       uint32_t len, unsigned int ver)
 {
 	if (len < off + 1)
 		return;
-	if ((buf[off] >> 4) == 4)
+	if (ver == 0)
+		ver = buf[off] >> 4;
+	if (ver == 4)
 		parse_ipv4(k, SWV_KW_INNER, buf, off, len, 0);
-	else if ((buf[off] >> 4) == 6)
+	else if (ver == 6)
 		parse_ipv6(k, SWV_KW_INNER, buf, off, len, 0);
 }
 
@@ -270,7 +275,7 @@ parse_mpls(union swv_key *k, const uint8_t *buf, uint32_t off, uint32_t len)
 
 		off += 4;
 		if (bos) {
-			parse_inner_ip(k, buf, off, len);
+			parse_inner_ip(k, buf, off, len, 0);
 			return;
 		}
 	}
@@ -303,8 +308,10 @@ parse_gre(union swv_key *k, const uint8_t *buf, uint32_t off, uint32_t len)
 		o += 4;
 	if (proto == htons(0x6558))
 		parse_inner_eth(k, buf, o, len);
-	else if (proto == htons(0x0800) || proto == htons(0x86dd))
-		parse_inner_ip(k, buf, o, len);
+	else if (proto == htons(0x0800))
+		parse_inner_ip(k, buf, o, len, 4);
+	else if (proto == htons(0x86dd))
+		parse_inner_ip(k, buf, o, len, 6);
 	else if (proto == htons(0x8847))
 		parse_mpls(k, buf, o, len);
 }
@@ -705,6 +712,27 @@ swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
  */
 #define SWV_CHUNK_SIZE (2u << 20)
 #define SWV_PAGE_SIZE 4096u
+
+/*
+ * LeakSanitizer scans the heap, not anonymous mappings: without being told,
+ * it would not see the pointers the objects hold (a counters object's
+ * points array) and report what they point to as leaked.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SWV_LSAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SWV_LSAN 1
+#endif
+#endif
+#ifdef SWV_LSAN
+#include <sanitizer/lsan_interface.h>
+#define SWV_LSAN_ROOT(p, n) __lsan_register_root_region((p), (n))
+#define SWV_LSAN_UNROOT(p, n) __lsan_unregister_root_region((p), (n))
+#else
+#define SWV_LSAN_ROOT(p, n) do { } while (0)
+#define SWV_LSAN_UNROOT(p, n) do { } while (0)
+#endif
 #ifdef MADV_POPULATE_WRITE
 #define SWV_MADV_POPULATE_WRITE MADV_POPULATE_WRITE
 #else
@@ -757,6 +785,7 @@ pool_chunk_add(void)
 	if (madvise(a, sz, SWV_MADV_POPULATE_WRITE) != 0)
 		for (off = 0; off < sz; off += SWV_PAGE_SIZE)
 			a[off] = 0;
+	SWV_LSAN_ROOT(a, sz);
 	c = (struct swv_pool_chunk *)a;
 	c->next = swv_pool.chunks;
 	swv_pool.chunks = c;
@@ -797,6 +826,7 @@ swv_pool_free(void *p, unsigned int cls)
 	/* Nothing left: keep the newest chunk, empty, and unmap the rest. */
 	for (c = swv_pool.chunks->next; c != NULL; c = next) {
 		next = c->next;
+		SWV_LSAN_UNROOT(c, SWV_CHUNK_SIZE);
 		munmap(c, SWV_CHUNK_SIZE);
 	}
 	c = swv_pool.chunks;
