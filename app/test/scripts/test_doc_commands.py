@@ -99,18 +99,20 @@ class Block:
         self.line = line	# first line of the block, 1-based
         self.lines = lines	# the block's text, dedented
         self.skip = None	# reason the whole block is skipped
-        self.skip_prefix = []	# [(prefix, reason, used)]
+        self.skip_prefix = []	# [[prefix, reason, used, where]]
 
     def where(self):
         return f"{self.path}:{self.line}"
 
 
-def parse_mark(text, where, errors):
+def take_mark(text, rel, i, marks, errors):
+    """Add the marker on line i (0-based) to marks, or an error."""
+    where = f"{rel}:{i + 1}"
     m = MARK.search(text)
     if m is None or not m.group(3) or not m.group(3).strip():
         errors.append(f"{where}: marker without a reason: {text.strip()}")
-        return None
-    return (m.group(1), m.group(3).strip())
+        return
+    marks.append((m.group(1), m.group(3).strip(), where))
 
 
 def attach_marks(block, marks, errors):
@@ -129,9 +131,7 @@ def md_blocks(path, rel, errors):
     while i < len(text):
         line = text[i]
         if MD_MARK.match(line):
-            m = parse_mark(line, f"{rel}:{i + 1}", errors)
-            if m:
-                marks.append(m + (f"{rel}:{i + 1}",))
+            take_mark(line, rel, i, marks, errors)
         fence = re.match(r"^(\s*)```(\S*)\s*$", line)
         if fence:
             j = i + 1
@@ -162,9 +162,7 @@ def rst_blocks(path, rel, errors):
     while i < len(text):
         line = text[i]
         if RST_MARK.match(line):
-            m = parse_mark(line, f"{rel}:{i + 1}", errors)
-            if m:
-                marks.append(m + (f"{rel}:{i + 1}",))
+            take_mark(line, rel, i, marks, errors)
             i += 1
             continue
         stripped = line.strip()
