@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # The "test" command: set up and build (devtools/setup.sh), run every meson
-# test suite (fast, e2e, style; e2e needs root), and print as the last line
+# test suite (fast, e2e, style, docs; e2e and docs need root), and print as
+# the last line
 #
 #   N passed, N failed, N skipped
 #
@@ -12,7 +13,7 @@
 #
 # usage: test.sh [--sanitize]
 #
-# --sanitize: the same suites on an ASan+UBSan build (-Db_sanitize=
+# --sanitize: the same suites but docs on an ASan+UBSan build (-Db_sanitize=
 # address,undefined) in build-asan, or build-asan-clang when $CC is clang.
 # Any sanitizer report fails its test (meson.build: -fno-sanitize-recover,
 # halt_on_error, LeakSanitizer on); the testpmd script tests preload the
@@ -39,6 +40,8 @@ case ${1:-} in
 	fi
 	export VBR_BUILD_DIR=$BUILD_DIR
 	export VBR_MESON_ARGS="-Db_sanitize=address,undefined ${VBR_MESON_ARGS:-}"
+	# the docs' commands are written for the normal build in build/
+	MESON_TEST_ARGS="--no-suite docs ${MESON_TEST_ARGS:-}"
 	;;
 *)
 	echo "usage: test.sh [--sanitize]" >&2
