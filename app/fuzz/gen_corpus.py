@@ -234,6 +234,10 @@ SEEDS = {
     "two_tunnels": rule([item("eth"), item("ipv4"), item("udp"),
                          item("vxlan"), item("eth"), item("ipv4"),
                          item("gre")], [queue(0)]),
+    # Found by fuzz-flow: validate took it, create could not make it.
+    "esp_after_tunnel": rule([item("eth"), item("ipv4"), item("udp"),
+                              item("vxlan"), item("eth"), item("ipv4"),
+                              item("esp")], [queue(0)]),
     "twice_shared_rss": rule([item("eth")], [rss([1, 2])], flags=16),
     "restart": rule([item("eth", ETH_TYPE, b"\x00" * 12 + b"\xff\xff")],
                     [rss([0, 1, 2])], flags=32 | 16),

@@ -335,8 +335,11 @@ vbr_flow_merge_esp(struct vbr_flow_parse *p, const void *spec,
 	struct ibv_flow_spec_esp *e = (struct ibv_flow_spec_esp *)p->pos;
 	const struct rte_flow_item_esp *s = spec, *m = mask;
 
-	RTE_SET_USED(item);
-	RTE_SET_USED(error);
+	/* Verbs' ESP spec has no inner form: validate must not accept it. */
+	if (p->inner)
+		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
+			item, "vbr: esp item: ESP can be matched in the outer "
+			"headers only, not after a tunnel item");
 	if (s == NULL)
 		return 0;
 	vbr_flow_set(&e->val.spi, &e->mask.spi, &s->hdr.spi, &m->hdr.spi, 4);
