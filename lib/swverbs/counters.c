@@ -251,7 +251,7 @@ swv_attach_counters_point_flow(struct ibv_counters *ibc,
 	if (flow != NULL)
 		return ENOTSUP;		/* static attach only */
 	if (attr->comp_mask != 0)
-		return EINVAL;
+		return to_swv_counters(ibc)->dev->strict ? EOPNOTSUPP : EINVAL;
 	if (attr->counter_desc != IBV_COUNTER_PACKETS &&
 	    attr->counter_desc != IBV_COUNTER_BYTES)
 		return ENOTSUP;
@@ -300,6 +300,15 @@ swv_read_counters(struct ibv_counters *ibc, uint64_t *val, uint32_t n,
 		return EINVAL;
 	c = to_swv_counters(ibc);
 	cnt_lock(c);
+	/*
+	 * mlx5: no flow holds the object (uverbs usecnt 0), or the array
+	 * is shorter than the highest attached index + 1 (mlx5 counters.c
+	 * mlx5_ib_read_counters): EINVAL.
+	 */
+	if (c->dev->strict && (c->bound == 0 || n < c->nidx)) {
+		cnt_unlock(c);
+		return EINVAL;
+	}
 	cnt_totals(c, &pk, &by);
 	pt = c->pts != NULL ? c->pts->pt : c->inl;
 	m = c->nidx < n ? c->nidx : n;

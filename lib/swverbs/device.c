@@ -124,6 +124,8 @@ wire_open(struct swv_device *dev, bool set_mac, struct swv_wire **out)
 		}
 		if (ret == 0 && set_mac)
 			memcpy(dev->mac, ifmac, 6);
+		if (ret == 0)
+			memcpy(dev->netdev_mac, ifmac, 6);
 		return ret;
 	} else {
 		return EINVAL;
@@ -131,6 +133,20 @@ wire_open(struct swv_device *dev, bool set_mac, struct swv_wire **out)
 	if (ret == 0 && set_mac)
 		mac_from_name(dev->name, dev->mac);
 	return ret;
+}
+
+int
+swv_profile_parse(const char *name, unsigned int *flag)
+{
+	if (name == NULL || flag == NULL)
+		return EINVAL;
+	if (strcmp(name, "mlx5") == 0)
+		*flag = SWV_DEVICE_PROFILE_MLX5;
+	else if (strcmp(name, "full") == 0)
+		*flag = SWV_DEVICE_PROFILE_FULL;
+	else
+		return EINVAL;
+	return 0;
 }
 
 int
@@ -148,7 +164,7 @@ swv_device_create_flags(const char *name, const char *wire,
 	int ret;
 
 	if (name == NULL || wire == NULL ||
-	    (flags & ~SWV_DEVICE_SHARE_WIRE) != 0)
+	    (flags & ~(SWV_DEVICE_SHARE_WIRE | SWV_DEVICE_PROFILE_FULL)) != 0)
 		return EINVAL;
 	len = strlen(name);
 	if (len == 0 || len >= SWV_NAME_MAX)
@@ -162,6 +178,9 @@ swv_device_create_flags(const char *name, const char *wire,
 		return ENOMEM;
 	}
 	dev->flags = flags;
+	dev->strict = !(flags & SWV_DEVICE_PROFILE_FULL);
+	dev->netdev = dev->strict && wire_is_af_packet(wire);
+	dev->mtu = 1500;
 	memcpy(dev->name, name, len + 1);
 	if (mac != NULL)
 		memcpy(dev->mac, mac, 6);
@@ -173,7 +192,6 @@ swv_device_create_flags(const char *name, const char *wire,
 	CDS_INIT_LIST_HEAD(&dev->ctxs);
 	CDS_INIT_LIST_HEAD(&dev->qps);
 	CDS_INIT_LIST_HEAD(&dev->wqs);
-	CDS_INIT_LIST_HEAD(&dev->flows);
 	dev->next_qpn = 0x100;
 	dev->next_wqn = 0x100;
 
@@ -254,6 +272,8 @@ swv_set_port_mtu(struct ibv_context *context, uint32_t mtu)
 		ret = EINVAL;
 	else if (dev->wire->ops->set_mtu != NULL)
 		ret = dev->wire->ops->set_mtu(dev->wire, mtu);
+	if (ret == 0)
+		SWV_STORE(&dev->mtu, mtu);
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
 }
@@ -428,7 +448,9 @@ swv_query_device_ex(struct ibv_context *context,
 	dev = swv_ctx_dev(context);
 	memset(attr, 0, sizeof(*attr));
 	a = &attr->orig_attr;
-	snprintf(a->fw_ver, sizeof(a->fw_ver), "swverbs 0.1");
+	/* The profile, told honestly (swverbs.h). */
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "swverbs 0.2 %s",
+		 dev->strict ? "mlx5" : "full");
 	/* EUI-64 from the MAC, in network order as verbs keeps GUIDs. */
 	{
 		uint8_t eui[8] = { dev->mac[0] ^ 0x02, dev->mac[1],
@@ -443,8 +465,9 @@ swv_query_device_ex(struct ibv_context *context,
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 4096;
 	a->vendor_id = 0;
-	a->vendor_part_id = 0;
-	a->hw_ver = 1;
+	a->vendor_part_id = dev->strict ? SWV_VENDOR_PART_MLX5 :
+			    SWV_VENDOR_PART_FULL;
+	a->hw_ver = dev->strict ? 5 : 1;
 	a->max_qp = SWV_MAX_QP;
 	a->max_qp_wr = SWV_MAX_QP_WR;
 	a->max_sge = SWV_MAX_SGE;
@@ -494,6 +517,42 @@ static const struct {
 	{ 400000, 2, 128 },	/* 4X NDR */
 };
 
+/*
+ * The RoCE MTU a netdev MTU leaves, as mlx5 reports active_mtu: less the
+ * worst-case RoCE headers (GRH 40, UDP 8, BTH 12, XRC 4, atomic 28, ICRC 4:
+ * 96 bytes), rounded down to an IB MTU, at most 4096 (1500 gives 1024).
+ */
+#define SWV_ROCE_OVERHEAD 96
+
+enum ibv_mtu
+swv_active_mtu(uint32_t mtu)
+{
+	uint32_t room = mtu > SWV_ROCE_OVERHEAD ? mtu - SWV_ROCE_OVERHEAD : 0;
+
+	if (room >= 4096)
+		return IBV_MTU_4096;
+	if (room >= 2048)
+		return IBV_MTU_2048;
+	if (room >= 1024)
+		return IBV_MTU_1024;
+	if (room >= 512)
+		return IBV_MTU_512;
+	if (room >= 256)
+		return IBV_MTU_256;
+	return (enum ibv_mtu)0;
+}
+
+/* The MTU of what the port is bound to, now. */
+static uint32_t
+dev_mtu(struct swv_device *dev)
+{
+	uint32_t mtu = 0;
+
+	if (dev->wire->ops->mtu != NULL)
+		mtu = dev->wire->ops->mtu(dev->wire);
+	return mtu != 0 ? mtu : SWV_LOAD(&dev->mtu);
+}
+
 int
 swv_query_port(struct ibv_context *context, uint8_t port_num,
 	       struct ibv_port_attr *port_attr)
@@ -515,7 +574,7 @@ swv_query_port(struct ibv_context *context, uint8_t port_num,
 	port_attr->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	port_attr->phys_state = up ? 5 : 3;	/* LinkUp : Disabled */
 	port_attr->max_mtu = IBV_MTU_4096;
-	port_attr->active_mtu = IBV_MTU_4096;
+	port_attr->active_mtu = swv_active_mtu(dev_mtu(dev));
 	port_attr->gid_tbl_len = 1;
 	port_attr->pkey_tbl_len = 1;
 	port_attr->max_msg_sz = SWV_MAX_FRAME;

@@ -245,6 +245,19 @@ rx_parse(struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
 	swv_parse(pkt, hdr, hlen);
 }
 
+/*
+ * Whether the kernel netdev in front of an mlx5-profile af_packet port
+ * keeps the frame before leftovers rules see it: its own MAC, broadcast.
+ */
+static inline bool
+rx_netdev_takes(const struct swv_device *dev, const struct swv_pkt *pkt)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	const uint8_t *d = pkt->key.k.outer.dmac;
+
+	return memcmp(d, dev->netdev_mac, 6) == 0 || memcmp(d, bcast, 6) == 0;
+}
+
 /* Sniffer copies, then what rule f (or no rule) says. */
 static inline void
 rx_steered(struct swv_device *dev, const struct swv_sniff *sn,
@@ -253,6 +266,9 @@ rx_steered(struct swv_device *dev, const struct swv_sniff *sn,
 {
 	if (SWV_UNLIKELY(sn != NULL))
 		rx_sniff(dev, sn, pkt, iov, iovcnt, len);
+	if (SWV_UNLIKELY(f != NULL && f->rank >= SWV_RANK_LEFTOVERS) &&
+	    dev->netdev && rx_netdev_takes(dev, pkt))
+		f = NULL;	/* the kernel's, not the port's */
 	if (SWV_UNLIKELY(f == NULL)) {
 		rx_count(dev, len, &dev->acc.rx_no_match, true);
 		return;

@@ -47,6 +47,13 @@
 #define SWV_RANK_CLASS_SHIFT 62
 #define SWV_RANK_PRIO_SHIFT 46
 #define SWV_RANK_SEQ_MASK ((1ull << SWV_RANK_PRIO_SHIFT) - 1)
+_Static_assert((SWV_CLASS_MC << SWV_RANK_CLASS_SHIFT) == SWV_RANK_LEFTOVERS,
+	       "leftovers rank");
+
+/* The mlx5 profile: 16 priorities, then the multicast level, 10 specs. */
+#define SWV_MLX5_MAX_PRIO 15
+#define SWV_PRIO_MCAST (SWV_MLX5_MAX_PRIO + 1)
+#define SWV_MLX5_MAX_SPECS 10
 
 /* Objects retired before a batched grace period. */
 #define SWV_RETIRE_BATCH 4096
@@ -112,17 +119,20 @@ is_vlan(uint16_t type)
 /*
  * Ethernet at buf[0] with up to two VLAN tags (the first TCI is matched) into
  * key words w and w + 1. The caller checked len >= 14. Return the offset of
- * the payload; *type is its ether type.
+ * the payload; *type is its ether type, *cvlan 1 when the first tag is an
+ * 802.1Q C-tag (what an mlx5 VLAN match asks for).
  */
 static inline uint32_t
 parse_eth(union swv_key *k, unsigned int w, const uint8_t *buf, uint32_t len,
-	  uint16_t *type)
+	  uint16_t *type, uint8_t *cvlan)
 {
 	uint64_t a = ld64(buf), b = ld64(buf + 6);
 	uint16_t t = ld16(buf + 12), vlan = 0;
 	uint32_t off = 14;
 
+	*cvlan = 0;
 	if (SWV_UNLIKELY(is_vlan(t)) && len >= 18) {
+		*cvlan = t == htons(0x8100);
 		vlan = ld16(buf + 14);
 		t = ld16(buf + 16);
 		off = 18;
@@ -220,13 +230,16 @@ parse_inner_eth(union swv_key *k, const uint8_t *buf, uint32_t off,
 		uint32_t len)
 {
 	uint16_t type;
+	uint8_t cv;
 	uint32_t o;
 
 	if (len < off + 14)
 		return;
-	o = off + parse_eth(k, SWV_KW_INNER, buf + off, len - off, &type);
+	o = off + parse_eth(k, SWV_KW_INNER, buf + off, len - off, &type,
+			    &cv);
 	k->w[SWV_KW_INNER + 2] = SWV_B8(1, 6);
 	parse_ip(k, SWV_KW_INNER, buf, o, len, type, 1);
+	k->k.inner.cvlan = cv;
 }
 
 /* IP with no Ethernet header, told by its version nibble. */
@@ -331,6 +344,7 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 	union swv_key *k = &pkt->key;
 	uint32_t off, l4off;
 	uint16_t type;
+	uint8_t cv;
 
 	/* The presence words: everything else is junk unless they say. */
 	k->w[SWV_KW_OUTER_L3] = 0;
@@ -342,16 +356,18 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 		memcpy(k->k.outer.dmac, buf, len < 6 ? len : 6);
 		return;
 	}
-	off = parse_eth(k, SWV_KW_OUTER, buf, len, &type);
+	off = parse_eth(k, SWV_KW_OUTER, buf, len, &type, &cv);
 	if (SWV_LIKELY(type == htons(0x0800))) {
 		l4off = parse_ipv4(k, SWV_KW_OUTER, buf, off, len, 1);
 	} else if (type == htons(0x86dd)) {
 		l4off = parse_ipv6(k, SWV_KW_OUTER, buf, off, len, 1);
 	} else {
+		k->k.outer.cvlan = cv;
 		if (type == htons(0x8847))
 			parse_mpls(k, buf, off, len);
 		return;
 	}
+	k->k.outer.cvlan = cv;
 	if (SWV_UNLIKELY(l4off == 0))
 		return;
 	if (k->k.outer.l4 == IPPROTO_UDP) {
@@ -1297,7 +1313,32 @@ struct flow_build {
 	uint32_t tag;
 	uint8_t actions;
 	struct swv_counters *cnt;	/**< ACTION_COUNT */
+	bool strict;		/**< the mlx5 profile's rules apply */
+	/** IP protocol written so far, outer [0] and inner [1] (mlx5). */
+	uint8_t proto_m[2];
+	uint8_t proto_v[2];
 };
+
+/*
+ * mlx5 writes a rule's IP protocol once per header level: IPV4_EXT proto,
+ * IPV6 next_hdr, TCP (6), UDP (17) and GRE (47) all write it, and a later
+ * writer with another mask or value is refused (fs.c set_proto). A zero
+ * mask writes nothing.
+ */
+static int
+set_proto(struct flow_build *b, bool inner, uint8_t m, uint8_t v)
+{
+	unsigned int l = inner ? 1 : 0;
+
+	if (!b->strict || m == 0)
+		return 0;
+	if (b->proto_m[l] == 0) {
+		b->proto_m[l] = m;
+		b->proto_v[l] = v & m;
+		return 0;
+	}
+	return b->proto_m[l] == m && b->proto_v[l] == (v & m) ? 0 : EINVAL;
+}
 
 /* dst = src (bytes), with a mask and a value. */
 static inline void
@@ -1314,6 +1355,39 @@ spec_seen(struct flow_build *b, unsigned int bit)
 		return EINVAL;
 	b->seen |= bit;
 	return 0;
+}
+
+/*
+ * The mlx5 profile's answer to a tunnel spec before it is folded: VXLAN and
+ * GRE have no inner form (EINVAL from uverbs and libibverbs), a VNI has 24
+ * bits (EINVAL), GRE's C/K/S/version bits cannot be matched, nor MPLS
+ * without the device's MPLS field caps (none reported), nor ESP since the
+ * FPGA IPsec code left the kernel (EOPNOTSUPP, fs.c parse_flow_attr).
+ */
+static int
+flow_tunnel_mlx5(struct flow_build *b, const struct ibv_flow_spec *spec,
+		 uint32_t type, bool inner)
+{
+	switch (type) {
+	case IBV_FLOW_SPEC_VXLAN_TUNNEL:
+		if (inner)
+			return EINVAL;
+		if (((spec->tunnel.val.tunnel_id | spec->tunnel.mask.tunnel_id) &
+		     ~htonl(0xffffff)) != 0)
+			return EINVAL;
+		return 0;
+	case IBV_FLOW_SPEC_GRE:
+		if (inner)
+			return EINVAL;
+		return spec->gre.mask.c_ks_res0_ver != 0 ? EOPNOTSUPP : 0;
+	case IBV_FLOW_SPEC_MPLS:
+		if (spec->mpls.mask.label != 0)
+			return EOPNOTSUPP;
+		/* A zero mask: nothing to match, at either level. */
+		return spec_seen(b, SEEN_MPLS);
+	default:
+		return EOPNOTSUPP;	/* ESP */
+	}
 }
 
 /* Fold one spec into the rule. 0, EINVAL or ENOTSUP. */
@@ -1392,6 +1466,11 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 			  &e->val.ether_type, &e->mask.ether_type, 2);
 		set_field(&hv->vlan_tag, &hm->vlan_tag, &e->val.vlan_tag,
 			  &e->mask.vlan_tag, 2);
+		/* mlx5: any VLAN mask asks for a C-tag (fs.c, cvlan_tag). */
+		if (b->strict && e->mask.vlan_tag != 0) {
+			hv->cvlan = 1;
+			hm->cvlan = 0xff;
+		}
 		if (inner) {
 			hv->eth = 1;
 			hm->eth = 0xff;
@@ -1416,6 +1495,12 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 				  &p4->mask.dst_ip, 4);
 			return 0;
 		}
+		/* mlx5 matches up to tos: TTL and flags are refused. */
+		if (b->strict && (ip->mask.ttl != 0 || ip->mask.flags != 0))
+			return EOPNOTSUPP;
+		ret = set_proto(b, inner, ip->mask.proto, ip->val.proto);
+		if (ret != 0)
+			return ret;
 		set_field(hv->src, hm->src, &ip->val.src_ip,
 			  &ip->mask.src_ip, 4);
 		set_field(hv->dst, hm->dst, &ip->val.dst_ip,
@@ -1434,6 +1519,18 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 		ret = spec_seen(b, SEEN_L3 << sh);
 		if (ret != 0)
 			return ret;
+		if (b->strict) {
+			/* uverbs: a 20-bit label; mlx5: no hop limit. */
+			if (((ip->val.flow_label | ip->mask.flow_label) &
+			     ~htonl(0xfffff)) != 0)
+				return EINVAL;
+			if (ip->mask.hop_limit != 0)
+				return EOPNOTSUPP;
+			ret = set_proto(b, inner, ip->mask.next_hdr,
+					ip->val.next_hdr);
+			if (ret != 0)
+				return ret;
+		}
 		hv->l3 = 6;
 		hm->l3 = 0xff;
 		set_field(hv->src, hm->src, ip->val.src_ip, ip->mask.src_ip,
@@ -1458,6 +1555,9 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 		if (ret != 0)
 			return ret;
 		l4 = type == IBV_FLOW_SPEC_TCP ? IPPROTO_TCP : IPPROTO_UDP;
+		ret = set_proto(b, inner, 0xff, l4);
+		if (ret != 0)
+			return ret;
 		hv->l4 = l4;
 		hm->l4 = 0xff;
 		set_field(&hv->sport, &hm->sport, &t->val.src_port,
@@ -1470,6 +1570,11 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 	case IBV_FLOW_SPEC_GRE:
 	case IBV_FLOW_SPEC_MPLS:
 	case IBV_FLOW_SPEC_ESP:
+		if (b->strict) {
+			ret = flow_tunnel_mlx5(b, spec, type, inner);
+			if (ret != 0 || type == IBV_FLOW_SPEC_MPLS)
+				return ret;
+		}
 		/* One level of tunnel: no tunnel headers inside one. */
 		if (inner)
 			return ENOTSUP;
@@ -1522,6 +1627,9 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 		const struct ibv_flow_spec_gre *g = &spec->gre;
 
 		ret = spec_seen(b, SEEN_GRE);
+		if (ret != 0)
+			return ret;
+		ret = set_proto(b, false, 0xff, IPPROTO_GRE);
 		if (ret != 0)
 			return ret;
 		b->v.k.tun |= SWV_TUN_GRE;
@@ -1593,6 +1701,109 @@ sniff_update(struct swv_device *dev, struct swv_qp *qp, bool add)
 	return 0;
 }
 
+/*
+ * The mlx5 profile's checks of a flow attr before its specs: the flags
+ * (uverbs and mlx5 refuse unknown bits and DONT_TRAP or EGRESS on leftovers
+ * rules with EINVAL; mlx5 without multi-path TIRs or an egress table
+ * answers the flags themselves with EOPNOTSUPP), SNIFFER (EOPNOTSUPP: no
+ * sniffer tables), the number of specs (IB_FLOW_SPEC_SUPPORT_LAYERS, EINVAL)
+ * and the priority (the 16 bypass priorities of mlx5_ib_create_flow,
+ * ENOMEM above, whatever the type).
+ */
+static int
+flow_attr_mlx5(const struct ibv_flow_attr *attr)
+{
+	uint32_t known = IBV_FLOW_ATTR_FLAGS_DONT_TRAP |
+			 IBV_FLOW_ATTR_FLAGS_EGRESS;
+	bool leftovers = attr->type == IBV_FLOW_ATTR_ALL_DEFAULT ||
+			 attr->type == IBV_FLOW_ATTR_MC_DEFAULT;
+
+	if ((attr->flags & ~known) != 0 || (leftovers && attr->flags != 0))
+		return EINVAL;
+	if (attr->num_of_specs > SWV_MLX5_MAX_SPECS)
+		return EINVAL;
+	if (attr->priority > SWV_MLX5_MAX_PRIO)
+		return ENOMEM;
+	if (attr->flags != 0 || attr->type == IBV_FLOW_ATTR_SNIFFER)
+		return EOPNOTSUPP;
+	return 0;
+}
+
+/*
+ * Whether mlx5 takes a NORMAL rule whose first spec is @spec for a
+ * multicast-only one (fs.c flow_is_multicast_only): an IPv4 spec whose dst
+ * value (the mask is not looked at) is in 224.0.0.0/4, or an Ethernet spec
+ * whose dst MAC has the group bit in both mask and value.
+ */
+static bool
+flow_mcast_only(const struct ibv_flow_spec *spec)
+{
+	switch (spec->hdr.type) {
+	case IBV_FLOW_SPEC_ETH:
+		return (spec->eth.mask.dst_mac[0] & 1) != 0 &&
+		       (spec->eth.val.dst_mac[0] & 1) != 0;
+	case IBV_FLOW_SPEC_IPV4:
+	case IBV_FLOW_SPEC_IPV4_EXT:
+		/* IPV4_EXT starts with the same src and dst as IPV4. */
+		return (ntohl(spec->ipv4.val.dst_ip) >> 28) == 0xe;
+	default:
+		return false;
+	}
+}
+
+/*
+ * mlx5's ether type check of a rule with an IP spec (fs.c
+ * is_valid_ethertype), per header level: a masked ether type must be fully
+ * masked and agree with the IP family. EINVAL otherwise.
+ */
+static int
+flow_ethertype_mlx5(const struct flow_build *b)
+{
+	const struct swv_hdr_key *hv[2] = { &b->v.k.outer, &b->v.k.inner };
+	const struct swv_hdr_key *hm[2] = { &b->m.k.outer, &b->m.k.inner };
+	unsigned int l;
+	uint16_t want;
+
+	for (l = 0; l < 2; l++) {
+		if (hm[l]->ether_type == 0 || hm[l]->l3 == 0)
+			continue;
+		want = htons(hv[l]->l3 == 4 ? 0x0800 : 0x86dd);
+		if (hm[l]->ether_type != 0xffff || hv[l]->ether_type != want)
+			return EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * mlx5 merges a rule with an equal match at the same priority into one
+ * entry, and refuses (EEXIST, fs_core.c check_conflicting_ftes) one whose
+ * action disagrees: drop against forward, or another tag. Counting is not
+ * an action that conflicts. swv_lock held.
+ */
+static int
+steer_conflict(const struct swv_device *dev, const struct swv_flow *f,
+	       uint32_t nw, const uint8_t *idx, const uint64_t *mask)
+{
+	const struct swv_subtable *sub = steer_find_sub(dev, nw, idx, mask);
+	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK;
+	const struct swv_flow *o;
+	int64_t at;
+
+	if (sub == NULL)
+		return 0;
+	at = sub_find(sub, f, NULL);
+	if (at < 0)
+		return 0;
+	for (o = sub->slots->slot[at].f; o != NULL; o = o->same) {
+		if ((o->rank & ~SWV_RANK_SEQ_MASK) != base)
+			continue;
+		if (((o->actions ^ f->actions) & SWV_ACT_DROP) != 0 ||
+		    o->tag != f->tag)
+			return EEXIST;
+	}
+	return 0;
+}
+
 struct ibv_flow *
 swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 {
@@ -1605,19 +1816,34 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	struct swv_qp *qp;
 	unsigned int i, nw;
 	uint64_t cls = 0;
+	uint32_t prio;
 	bool sniffer = false;
 	int ret;
 
-	if (ibqp == NULL || attr == NULL || attr->comp_mask != 0 ||
-	    attr->port != 1 || attr->size < sizeof(*attr)) {
+	if (ibqp == NULL || attr == NULL || attr->port != 1 ||
+	    attr->size < sizeof(*attr)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	qp = to_swv_qp(ibqp);
-	if (!qp->is_hash && !qp->has_rq) {
+	dev = qp->dev;
+	/*
+	 * libibverbs does not pass ibv_flow_attr.comp_mask to the kernel, so
+	 * mlx5 never sees it; the full profile refuses it.
+	 */
+	if ((!dev->strict && attr->comp_mask != 0) ||
+	    (!qp->is_hash && !qp->has_rq)) {
 		errno = EINVAL;
 		return NULL;
 	}
+	if (dev->strict) {
+		ret = flow_attr_mlx5(attr);
+		if (ret != 0) {
+			errno = ret;
+			return NULL;
+		}
+	}
+	prio = attr->priority;
 	switch (attr->type) {
 	case IBV_FLOW_ATTR_NORMAL:
 		cls = SWV_CLASS_NORMAL;
@@ -1642,10 +1868,7 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		return NULL;
 	}
 	memset(&b, 0, sizeof(b));
-	if (cls == SWV_CLASS_MC) {
-		b.m.k.outer.dmac[0] = 0x01;
-		b.v.k.outer.dmac[0] = 0x01;
-	}
+	b.strict = dev->strict;
 	/*
 	 * Walk the specs; their sizes must add up to attr->size exactly.
 	 * Specs are packed back to back, so one may start at any offset (a
@@ -1676,11 +1899,36 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 			errno = ret;
 			return NULL;
 		}
+		if (i == 0 && dev->strict && cls == SWV_CLASS_NORMAL &&
+		    flow_mcast_only(&spec))
+			prio = SWV_PRIO_MCAST;
 		p += size;
 	}
 	if (p != end) {
 		errno = EINVAL;
 		return NULL;
+	}
+	if (dev->strict) {
+		ret = flow_ethertype_mlx5(&b);
+		if (ret != 0) {
+			errno = ret;
+			return NULL;
+		}
+		if (cls != SWV_CLASS_NORMAL) {
+			/*
+			 * Leftovers: mlx5 puts its own rules in place of the
+			 * user's specs (their tag and drop with them).
+			 */
+			memset(&b.v, 0, sizeof(b.v));
+			memset(&b.m, 0, sizeof(b.m));
+			b.seen &= SEEN_COUNT;
+			b.tag = 0;
+			b.actions = 0;
+		}
+	}
+	if (cls == SWV_CLASS_MC) {
+		b.m.k.outer.dmac[0] = 0x01;
+		b.v.k.outer.dmac[0] = 0x01;
 	}
 	/* Default and sniffer rules match on nothing and take no action. */
 	if ((cls != SWV_CLASS_NORMAL || sniffer) &&
@@ -1697,6 +1945,11 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		errno = EINVAL;
 		return NULL;
 	}
+	/* mlx5 provider: COUNT needs an attached point (EINVAL). */
+	if (dev->strict && b.cnt != NULL && b.cnt->nidx == 0) {
+		errno = EINVAL;
+		return NULL;
+	}
 	/* The mask's words, and the value under them. */
 	nw = 0;
 	for (i = 0; i < SWV_KEY_WORDS; i++) {
@@ -1706,7 +1959,6 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		mask[nw] = b.m.w[i];
 		nw++;
 	}
-	dev = qp->dev;
 	pthread_mutex_lock(&swv_lock);
 	if (dev->nflows >= SWV_MAX_FLOWS) {
 		ret = ENOMEM;
@@ -1735,9 +1987,11 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		ret = sniff_update(dev, qp, true);
 	} else {
 		f->rank = (cls << SWV_RANK_CLASS_SHIFT) |
-			  ((uint64_t)attr->priority << SWV_RANK_PRIO_SHIFT) |
+			  ((uint64_t)prio << SWV_RANK_PRIO_SHIFT) |
 			  (dev->flow_seq & SWV_RANK_SEQ_MASK);
-		ret = steer_add(dev, f, nw, idx, mask);
+		ret = dev->strict ? steer_conflict(dev, f, nw, idx, mask) : 0;
+		if (ret == 0)
+			ret = steer_add(dev, f, nw, idx, mask);
 	}
 	if (ret != 0)
 		goto err_unbind;

@@ -320,6 +320,49 @@ swv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 			 IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP | \
 			 IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
 
+#define SWV_HASH_V4 (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4)
+#define SWV_HASH_V6 (IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6)
+#define SWV_HASH_TCP (IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP)
+#define SWV_HASH_UDP (IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+
+/*
+ * The mlx5 profile's checks of a hash QP (mlx5 qp.c create_rss_raw_qp_tir):
+ * Toeplitz only (EOPNOTSUPP) with a 40-byte key (EINVAL); no fields only
+ * with a 1-entry table; IPv4 or IPv6, not both; at most one of TCP ports,
+ * UDP ports, SPI (EINVAL); INNER needs a DV flag Verbs cannot give
+ * (EOPNOTSUPP). Ports without an IP family are refused too (EINVAL): mlx5
+ * takes them, but what it then hashes is unknown.
+ */
+static int
+hash_conf_mlx5(const struct ibv_rx_hash_conf *h,
+	       const struct ibv_rwq_ind_table *tbl)
+{
+	uint64_t f = h->rx_hash_fields_mask;
+	unsigned int l4 = 0;
+
+	if (f & IBV_RX_HASH_INNER)
+		return EOPNOTSUPP;
+	if (h->rx_hash_function != IBV_RX_HASH_FUNC_TOEPLITZ)
+		return EOPNOTSUPP;
+	if (h->rx_hash_key_len != SWV_HASH_KEY_LEN || h->rx_hash_key == NULL)
+		return EINVAL;
+	if (f == 0)
+		return to_swv_ind_table((struct ibv_rwq_ind_table *)tbl)->mask
+		       == 0 ? 0 : EINVAL;
+	if ((f & SWV_HASH_V4) && (f & SWV_HASH_V6))
+		return EINVAL;
+	l4 += (f & SWV_HASH_TCP) != 0;
+	l4 += (f & SWV_HASH_UDP) != 0;
+	l4 += (f & IBV_RX_HASH_IPSEC_SPI) != 0;
+	if (l4 > 1)
+		return EINVAL;
+	if (f & IBV_RX_HASH_IPSEC_SPI)
+		return EOPNOTSUPP;	/* not advertised, as on mlx5 */
+	if (l4 == 1 && !(f & (SWV_HASH_V4 | SWV_HASH_V6)))
+		return EINVAL;
+	return 0;
+}
+
 static struct ibv_qp *
 create_hash_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 {
@@ -333,6 +376,13 @@ create_hash_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 	    attr->pd->context != context || attr->srq != NULL) {
 		errno = EINVAL;
 		return NULL;
+	}
+	if (swv_ctx_dev(context)->strict) {
+		ret = hash_conf_mlx5(h, attr->rwq_ind_tbl);
+		if (ret != 0) {
+			errno = ret;
+			return NULL;
+		}
 	}
 	if (h->rx_hash_function != IBV_RX_HASH_FUNC_TOEPLITZ ||
 	    (h->rx_hash_fields_mask & ~(uint64_t)SWV_HASH_FIELDS) != 0) {
@@ -410,6 +460,32 @@ swv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 	return qp;
 }
 
+/*
+ * The mlx5 profile's RAW_PACKET transitions (core verbs.c qp_state_table,
+ * ib_modify_qp_is_ok): on top of RESET -> INIT (with IBV_QP_PORT) -> RTR
+ * -> RTS and any state -> RESET or ERR, it allows RESET -> RESET, INIT ->
+ * INIT and RTS -> RTS (with no attribute: swverbs has no packet pacing, so
+ * IBV_QP_RATE_LIMIT, the one mlx5 takes there, is EOPNOTSUPP), refuses
+ * RESET -> ERR and IBV_QP_CUR_STATE (EINVAL). Checked before the lock:
+ * the state read is the caller's, who owns the QP's transitions.
+ */
+static int
+modify_qp_mlx5(struct swv_qp *qp, const struct ibv_qp_attr *attr,
+	       int attr_mask)
+{
+	uint32_t cur = SWV_LOAD(&qp->state);
+
+	if (!(attr_mask & IBV_QP_STATE) || (attr_mask & IBV_QP_CUR_STATE))
+		return EINVAL;
+	if (cur == IBV_QPS_RESET && attr->qp_state == IBV_QPS_ERR)
+		return EINVAL;
+	if ((attr_mask & IBV_QP_RATE_LIMIT) &&
+	    (attr->qp_state == IBV_QPS_RTS && (cur == IBV_QPS_RTR ||
+					       cur == IBV_QPS_RTS)))
+		return EOPNOTSUPP;
+	return 0;
+}
+
 /* Empty both queues of a QP the engine no longer touches. */
 static void
 qp_discard(struct swv_qp *qp)
@@ -430,6 +506,13 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	if (ibqp == NULL || attr == NULL)
 		return EINVAL;
 	qp = to_swv_qp(ibqp);
+	if (qp->dev->strict) {
+		if (qp->is_hash)
+			return EOPNOTSUPP;	/* as the mlx5 provider */
+		ret = modify_qp_mlx5(qp, attr, attr_mask);
+		if (ret != 0)
+			return ret;
+	}
 	if (qp->is_hash || !(attr_mask & IBV_QP_STATE))
 		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
@@ -448,7 +531,9 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 			goto out;
 		}
 	} else if (!(cur == IBV_QPS_INIT && next == IBV_QPS_RTR) &&
-		   !(cur == IBV_QPS_RTR && next == IBV_QPS_RTS)) {
+		   !(cur == IBV_QPS_RTR && next == IBV_QPS_RTS) &&
+		   !(qp->dev->strict && cur == next &&
+		     (cur == IBV_QPS_INIT || cur == IBV_QPS_RTS))) {
 		ret = EINVAL;
 		goto out;
 	}
@@ -483,6 +568,8 @@ swv_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask,
 	if (ibqp == NULL || attr == NULL || init_attr == NULL)
 		return EINVAL;
 	qp = to_swv_qp(ibqp);
+	if (qp->is_hash && qp->dev->strict)
+		return EOPNOTSUPP;	/* as the mlx5 provider */
 	memset(attr, 0, sizeof(*attr));
 	memset(init_attr, 0, sizeof(*init_attr));
 	attr->qp_state = (enum ibv_qp_state)SWV_LOAD(&qp->state);

@@ -127,6 +127,7 @@ swv_ring_slot(const struct swv_wq_ring *r, uint32_t idx)
 				  r->stride);
 }
 
+/* Rings and aligned memory (qp.c). */
 int swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge);
 void swv_ring_fini(struct swv_wq_ring *r);
 /** Empty a ring the engine does not use now (control path, after a grace
@@ -279,6 +280,7 @@ swv_ring_consumed(struct swv_wq_ring *r)
 	}
 }
 
+/** CLOCK_MONOTONIC in ns (cq.c). */
 uint64_t swv_now_ns(void);
 
 /** Completion timestamp: one clock read per engine pass. */
@@ -446,7 +448,7 @@ struct swv_hdr_key {
 	uint8_t ipflags;	/**< IPv4 flags: 4 reserved, 2 DF, 1 MF */
 	uint8_t l4;		/**< TCP or UDP when its ports are parsed */
 	uint8_t eth;		/**< 1: an Ethernet header was parsed */
-	uint8_t rsvd;
+	uint8_t cvlan;		/**< 1: the first tag is 802.1Q (0x8100) */
 	/* word 3 */
 	uint16_t sport;		/**< network order */
 	uint16_t dport;
@@ -496,6 +498,7 @@ struct swv_pkt {
 	union swv_key key;
 };
 
+/** Parse a frame's first bytes into its key (flow.c). */
 void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
 
 /*
@@ -551,6 +554,9 @@ to_swv_counters(struct ibv_counters *c)
 {
 	return container_of(c, struct swv_counters, ibv_counters);
 }
+
+/** Ranks from here on are leftovers rules (MC_DEFAULT, ALL_DEFAULT). */
+#define SWV_RANK_LEFTOVERS (1ull << 62)
 
 /** Rule action flags. */
 #define SWV_ACT_DROP 1u
@@ -734,7 +740,10 @@ to_swv_ctx(struct ibv_context *ctx)
 	return container_of(ctx, struct swv_context, vctx.context);
 }
 
-/** Fill a context's verbs_context: verbs.h's inline calls reach swverbs. */
+/**
+ * Fill a context's verbs_context: verbs.h's inline calls reach swverbs
+ * (verbs_ctx.c).
+ */
 void swv_vctx_init(struct verbs_context *vctx);
 
 struct swv_device {
@@ -744,13 +753,21 @@ struct swv_device {
 	struct swv_wire *wire;		/**< replaced by rebind (swv_lock) */
 	char *wire_spec;		/**< the wire string it was made with */
 	unsigned int flags;		/**< SWV_DEVICE_* */
+	bool strict;			/**< SWV_DEVICE_PROFILE_MLX5 */
+	/**
+	 * The mlx5 profile on an af_packet wire: the interface plays the
+	 * kernel netdev in front of the port, which takes frames to its own
+	 * MAC and broadcast before leftovers rules see them.
+	 */
+	bool netdev;
+	uint8_t netdev_mac[6];		/**< the interface's MAC */
+	uint32_t mtu;			/**< port MTU (in-memory wires) */
 	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */
 	struct cds_list_head reg_node;	/**< registry (swv_lock) */
 	struct cds_list_head eng_node;	/**< engine list (RCU) */
 	struct cds_list_head ctxs;	/**< swv_context (RCU) */
 	struct cds_list_head qps;	/**< raw swv_qp (RCU) */
 	struct cds_list_head wqs;	/**< swv_wq (RCU) */
-	struct cds_list_head flows;	/**< unused */
 	struct swv_steer *steer;	/**< RCU pointer */
 	struct swv_sniff *sniff;	/**< RCU pointer, NULL: none */
 	uint32_t link;			/**< port up, engine-written */
@@ -782,6 +799,8 @@ swv_dev_dirty(struct swv_device *dev)
 
 /* device.c */
 struct swv_device *swv_ctx_dev(struct ibv_context *ctx);
+/** active_mtu for a port MTU, as mlx5 derives it from its netdev's. */
+enum ibv_mtu swv_active_mtu(uint32_t mtu);
 /** Queue an async event on every context of dev (engine thread). */
 void swv_device_event(struct swv_device *dev, enum ibv_event_type type);
 
@@ -812,15 +831,17 @@ swv_doorbell(void)
 		swv_engine_wake();
 }
 
+/* engine.c: the queues' device side */
+/** Drain up to budget send WQEs of an RTS QP; flush an ERR QP. */
+unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
+/** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR. */
+unsigned int swv_rq_flush(struct swv_rq *rq);
+
 /* qp.c */
 int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		  struct ibv_send_wr **bad_wr);
 int swv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		  struct ibv_recv_wr **bad_wr);
-/** Drain up to budget send WQEs of an RTS QP; flush an ERR QP. */
-unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
-/** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR. */
-unsigned int swv_rq_flush(struct swv_rq *rq);
 
 /* cq.c */
 int swv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);

@@ -81,6 +81,11 @@ struct swv_wire_ops {
 	 * Return: 0, or a positive errno (EINVAL: the wire cannot carry it).
 	 */
 	int (*set_mtu)(struct swv_wire *wire, uint32_t mtu);
+	/**
+	 * Optional (NULL: the MTU last set through the device, 1500 at
+	 * first): the MTU of what the wire is bound to, or 0 if unknown.
+	 */
+	uint32_t (*mtu)(struct swv_wire *wire);
 	/** Link speed in Mbit/s, for ibv_query_port. */
 	uint32_t (*speed_mbps)(struct swv_wire *wire);
 	/**

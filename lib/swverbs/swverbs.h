@@ -80,13 +80,50 @@ extern "C" {
 int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
 
 /**
+ * The profile flag of a profile name: "mlx5" or "full".
+ * Return: 0 (*flag set), EINVAL (unknown name).
+ */
+int swv_profile_parse(const char *name, unsigned int *flag);
+
+/**
  * Let devices share an af_packet interface: each then receives every frame
  * the interface receives. Every device on the interface must ask for it.
  */
 #define SWV_DEVICE_SHARE_WIRE 1u
 
 /**
- * swv_device_create() with @flags (0 or SWV_DEVICE_SHARE_WIRE).
+ * Device profiles: what the device accepts and how it steers where the man
+ * pages leave it open (doc/guides/swverbs.rst, "Device profiles", lists
+ * every rule and where it comes from).
+ *
+ * SWV_DEVICE_PROFILE_MLX5 (0, the default) behaves like a ConnectX (mlx5
+ * kernel driver and rdma-core provider, Verbs mode): it refuses what mlx5
+ * refuses, with mlx5's errno (flow priorities above 15, IPv4 TTL/flags and
+ * IPv6 hop limit matches, GRE C/K/S bits, ESP, MPLS, conflicting ether type
+ * or IP protocol, hash QPs mixing IPv4 with IPv6 or TCP with UDP, reads of
+ * counters no flow holds, ...) and steers as mlx5 does (any VLAN mask
+ * means tagged frames only, multicast-only rules after priority 15,
+ * ALL_DEFAULT/MC_DEFAULT as leftovers rules whose specs are ignored).
+ *
+ * SWV_DEVICE_PROFILE_FULL: swverbs' own, more capable behaviour (TTL, hop
+ * limit, GRE flag, ESP and MPLS matches, SNIFFER rules, any priority, reads
+ * of unbound counters).
+ *
+ * swv_query_device_ex() reports the profile in vendor_part_id
+ * (SWV_VENDOR_PART_MLX5 or SWV_VENDOR_PART_FULL) and fw_ver; a driver should
+ * not need to look: it finds out what a device accepts by trying.
+ */
+#define SWV_DEVICE_PROFILE_MLX5 0u
+#define SWV_DEVICE_PROFILE_FULL 2u
+
+/** vendor_part_id of a device with the mlx5 profile. */
+#define SWV_VENDOR_PART_MLX5 0x5701
+/** vendor_part_id of a device with the full profile. */
+#define SWV_VENDOR_PART_FULL 0x5702
+
+/**
+ * swv_device_create() with @flags: SWV_DEVICE_SHARE_WIRE and a profile
+ * (SWV_DEVICE_PROFILE_MLX5, the default, or SWV_DEVICE_PROFILE_FULL), or'ed.
  * Return: as swv_device_create(); EINVAL also for unknown flags.
  */
 int swv_device_create_flags(const char *name, const char *wire,
@@ -142,8 +179,10 @@ int swv_close_device(struct ibv_context *context);
  * capabilities: raw packet QPs (IBV_RAW_PACKET_CAP_*), flow steering
  * (IBV_DEVICE_MANAGED_FLOW_STEERING), RSS (rss_caps: Toeplitz, the
  * IBV_RX_HASH_* fields, max_rwq_indirection_table_size), WQ limits,
- * packet pacing (packet_pacing_caps), completion timestamp (hca_core_clock in
- * kHz; timestamps count nanoseconds of CLOCK_MONOTONIC).
+ * completion timestamp (hca_core_clock in kHz; timestamps count nanoseconds
+ * of CLOCK_MONOTONIC), the profile (vendor_part_id, fw_ver). swverbs does
+ * not pace: packet_pacing_caps is all zero, as on an mlx5 device without
+ * the packet_pacing capability, and IBV_QP_RATE_LIMIT is refused.
  * Return: 0, EINVAL (input comp_mask not 0).
  */
 int swv_query_device_ex(struct ibv_context *context,
@@ -253,6 +292,10 @@ struct ibv_qp *swv_create_qp(struct ibv_pd *pd,
  * WQs of its indirection table by the Toeplitz hash of rx_hash_conf (key
  * and IBV_RX_HASH_* fields; no field selected: always entry 0). It is usable
  * at once, in no state machine.
+ * The mlx5 profile takes what an mlx5 TIR takes: a 40-byte key always; no
+ * field only with a 1-entry table; IPv4 or IPv6 fields, not both; at most
+ * one of TCP ports, UDP ports (EINVAL), and ports only with an IP family
+ * (EINVAL, a swverbs choice); IBV_RX_HASH_INNER, IPSEC_SPI: EOPNOTSUPP.
  */
 struct ibv_qp *swv_create_qp_ex(struct ibv_context *context,
 				struct ibv_qp_init_attr_ex *attr);
@@ -260,6 +303,10 @@ struct ibv_qp *swv_create_qp_ex(struct ibv_context *context,
  * RESET -> INIT (IBV_QP_STATE | IBV_QP_PORT) -> RTR -> RTS; any state ->
  * RESET or ERR. Other transitions, or attr_mask bits the transition does not
  * allow, give EINVAL. Moving to RESET discards outstanding WQEs.
+ * The mlx5 profile follows the kernel's RAW_PACKET table: also RESET ->
+ * RESET, INIT -> INIT and RTS -> RTS; not RESET -> ERR nor IBV_QP_CUR_STATE
+ * (EINVAL); IBV_QP_RATE_LIMIT on RTR/RTS -> RTS is EOPNOTSUPP (no pacing); a
+ * hash QP cannot be modified or queried (EOPNOTSUPP).
  */
 int swv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int swv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
@@ -284,14 +331,22 @@ int swv_destroy_rwq_ind_table(struct ibv_rwq_ind_table *table);
 /**
  * Attach a steering rule to a QP (a RAW_PACKET QP with its own receive queue,
  * or a hash QP), as ibv_create_flow(3) says. Types IBV_FLOW_ATTR_NORMAL,
- * IBV_FLOW_ATTR_ALL_DEFAULT, IBV_FLOW_ATTR_MC_DEFAULT. Lower priority values
- * win; among rules of one priority, the first created wins. A frame that
+ * IBV_FLOW_ATTR_ALL_DEFAULT, IBV_FLOW_ATTR_MC_DEFAULT (and SNIFFER on the
+ * full profile). Lower priority values win; among rules of one priority,
+ * the first created wins (on mlx5 the winner among overlapping rules of one
+ * priority is unspecified: do not rely on it). On the mlx5 profile the
+ * rules of doc/guides/swverbs.rst "Device profiles" apply: priority 0-15
+ * (ENOMEM above), at most 10 specs, mlx5's masks and errnos, VLAN masks
+ * meaning tagged frames, multicast-only rules after priority 15, leftovers
+ * rules ignoring their specs, EEXIST for an equal match and priority with
+ * another action. A frame that
  * matches no rule of the port is dropped and counted (rx_no_match).
  * IBV_FLOW_SPEC_ACTION_COUNT binds a counters object (see Counters below)
  * until the flow is destroyed.
  * NULL + errno: EINVAL (bad attr, spec size or type; COUNT with NULL
  * counters or counters of another device), ENOTSUP (spec type the device
- * does not support), ENOMEM.
+ * does not support), ENOMEM; on the mlx5 profile also EEXIST and the
+ * errnos of the profile table.
  */
 struct ibv_flow *swv_create_flow(struct ibv_qp *qp,
 				 struct ibv_flow_attr *flow_attr);
@@ -360,14 +415,17 @@ int swv_attach_counters_point_flow(struct ibv_counters *counters,
  * call are of one instant: all indices reflect the same set of frames (so
  * with packets at one index and bytes at another, bytes is exactly the sum
  * of the lengths of those packets). Never torn, never smaller than a
- * previous read. Lock-free: may be called from any thread, at any rate,
- * while the engine counts.
+ * previous read. May be called from any thread while the engine counts:
+ * it takes the object's own spinlock (shared with attach and flow
+ * create/destroy, never with the engine) and reads each bound flow's tally
+ * through a sequence count, so the engine never waits for a reader.
  * flags: 0 or IBV_READ_COUNTERS_ATTR_PREFER_CACHED; both read the live
  * values (a software device has no slower "hardware access" to avoid).
- * Unlike mlx5 hardware (which fails with EINVAL), an unbound object may be
- * read, and ncounters may be smaller than the highest attached index + 1.
+ * On the mlx5 profile, as on mlx5, a read of an object no live flow binds
+ * (none yet, or all destroyed) and one with ncounters below the highest
+ * attached index + 1 fail with EINVAL; the full profile answers both.
  * Return: 0, EINVAL (counters NULL, unknown flags, counters_value NULL with
- * ncounters > 0).
+ * ncounters > 0; mlx5 profile: unbound, ncounters too small).
  */
 int swv_read_counters(struct ibv_counters *counters, uint64_t *counters_value,
 		      uint32_t ncounters, uint32_t flags);

@@ -563,6 +563,20 @@ afp_ethtool_speed(int fd, const char *ifname)
 	return 0;
 }
 
+/* The interface's MTU now (ip link set mtu shows at once). */
+static uint32_t
+afp_mtu(struct swv_wire *wire)
+{
+	struct swv_afp *afp = to_afp(wire);
+	struct ifreq ifr;
+
+	if (!afp->gone && afp_ifr(afp, &ifr) == 0 &&
+	    ioctl(afp->tx_fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
+		__atomic_store_n(&afp->mtu, (uint32_t)ifr.ifr_mtu,
+				 __ATOMIC_RELAXED);
+	return __atomic_load_n(&afp->mtu, __ATOMIC_RELAXED);
+}
+
 static uint32_t
 afp_speed_mbps(struct swv_wire *wire)
 {
@@ -616,6 +630,7 @@ static const struct swv_wire_ops afp_ops = {
 	.link_up = afp_link_up,
 	.gone = afp_gone,
 	.set_mtu = afp_set_mtu,
+	.mtu = afp_mtu,
 	.speed_mbps = afp_speed_mbps,
 	.rx_fd = afp_rx_fd,
 	.close = afp_close,

@@ -97,15 +97,19 @@ t_raw_qp(struct tdev *d, uint32_t send_wr, uint32_t recv_wr, uint32_t sge,
 	return swv_create_qp(d->pd, &a);
 }
 
-/* Device, context, PD, two CQs, sender QP (RTS), receiver QP (RTR). */
+/*
+ * Device (with swv_device_create_flags() @flags: a profile), context, PD,
+ * two CQs, sender QP (RTS), receiver QP (RTR).
+ */
 static inline int
-t_setup(struct tdev *d, const char *name, const char *wire)
+t_setup_flags(struct tdev *d, const char *name, const char *wire,
+	      unsigned int flags)
 {
 	int ret;
 
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", name);
-	ret = swv_device_create(name, wire, NULL);
+	ret = swv_device_create_flags(name, wire, NULL, flags);
 	if (ret != 0)
 		return ret;
 	d->ctx = t_open(name);
@@ -125,6 +129,42 @@ t_setup(struct tdev *d, const char *name, const char *wire)
 	if (ret == 0)
 		ret = t_qp_to(d->rqp, IBV_QPS_RTR);
 	return ret;
+}
+
+/* t_setup_flags() on the default (mlx5) profile. */
+static inline int
+t_setup(struct tdev *d, const char *name, const char *wire)
+{
+	return t_setup_flags(d, name, wire, SWV_DEVICE_PROFILE_MLX5);
+}
+
+/* t_setup_flags() on the full profile: matches mlx5 refuses. */
+static inline int
+t_setup_full(struct tdev *d, const char *name, const char *wire)
+{
+	return t_setup_flags(d, name, wire, SWV_DEVICE_PROFILE_FULL);
+}
+
+/* A counters object with no point attached. */
+static inline struct ibv_counters *
+t_counters(struct ibv_context *ctx)
+{
+	struct ibv_counters_init_attr ia;
+
+	memset(&ia, 0, sizeof(ia));
+	return swv_create_counters(ctx, &ia);
+}
+
+/* Attach a point (static mode). 0 or the errno. */
+static inline int
+t_attach(struct ibv_counters *c, int desc, uint32_t index)
+{
+	struct ibv_counter_attach_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.counter_desc = (enum ibv_counter_description)desc;
+	a.index = index;
+	return swv_attach_counters_point_flow(c, &a, NULL);
 }
 
 static inline void

@@ -17,26 +17,6 @@
 
 #include "swv_test_util.h"
 
-static struct ibv_counters *
-t_counters(struct ibv_context *ctx)
-{
-	struct ibv_counters_init_attr ia;
-
-	memset(&ia, 0, sizeof(ia));
-	return swv_create_counters(ctx, &ia);
-}
-
-static int
-t_attach(struct ibv_counters *c, int desc, uint32_t index)
-{
-	struct ibv_counter_attach_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.counter_desc = (enum ibv_counter_description)desc;
-	a.index = index;
-	return swv_attach_counters_point_flow(c, &a, NULL);
-}
-
 static int
 test_create_destroy(void)
 {
@@ -86,7 +66,7 @@ test_attach_errors(void)
 	struct ibv_flow *flow;
 	struct tdev d;
 
-	TEST_ASSERT_SUCCESS(t_setup(&d, "c1", "loop"), "");
+	TEST_ASSERT_SUCCESS(t_setup_full(&d, "c1", "loop"), "");
 	c = t_counters(d.ctx);
 	TEST_ASSERT_NOT_NULL(c, "");
 	memset(&a, 0, sizeof(a));
@@ -133,7 +113,8 @@ test_read(void)
 	struct ibv_context *ctx;
 	unsigned int i;
 
-	TEST_ASSERT_SUCCESS(swv_device_create("c2", "loop", NULL), "");
+	TEST_ASSERT_SUCCESS(swv_device_create_flags("c2", "loop", NULL,
+						    SWV_DEVICE_PROFILE_FULL), "");
 	ctx = t_open("c2");
 	TEST_ASSERT_NOT_NULL(ctx, "");
 	c = t_counters(ctx);
@@ -195,12 +176,12 @@ struct tctx {
 };
 
 static int
-t_cnt_setup(struct tctx *t, const char *name)
+t_cnt_setup_flags(struct tctx *t, const char *name, unsigned int flags)
 {
 	int i, ret;
 
 	memset(t, 0, sizeof(*t));
-	ret = t_setup(&t->d, name, "loop");
+	ret = t_setup_flags(&t->d, name, "loop", flags);
 	if (ret != 0)
 		return ret;
 	t->tmr = swv_reg_mr(t->d.pd, txbufs, sizeof(txbufs), 0);
@@ -219,6 +200,13 @@ t_cnt_setup(struct tctx *t, const char *name)
 			return ret;
 	}
 	return 0;
+}
+
+/* t_cnt_setup_flags() on the default (mlx5) profile. */
+static int
+t_cnt_setup(struct tctx *t, const char *name)
+{
+	return t_cnt_setup_flags(t, name, SWV_DEVICE_PROFILE_MLX5);
 }
 
 static void
@@ -370,7 +358,7 @@ test_bind_errors(void)
 	struct ibv_flow *f1, *f2, *fd;
 	struct tctx t;
 
-	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c3"), "");
+	TEST_ASSERT_SUCCESS(t_cnt_setup_flags(&t, "c3", SWV_DEVICE_PROFILE_FULL), "");
 	TEST_ASSERT_SUCCESS(swv_device_create("c3o", "loop", NULL), "");
 	octx = t_open("c3o");
 	TEST_ASSERT_NOT_NULL(octx, "");
@@ -452,7 +440,7 @@ test_accumulate(void)
 	uint64_t v[5], w[2], b1 = 0, b2 = 0, b3 = 0, b0 = 0;
 	struct tctx t;
 
-	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c4"), "");
+	TEST_ASSERT_SUCCESS(t_cnt_setup_flags(&t, "c4", SWV_DEVICE_PROFILE_FULL), "");
 	c = t_counters_pb(t.d.ctx);
 	c3 = t_counters_pb(t.d.ctx);
 	TEST_ASSERT_NOT_NULL(c, "");

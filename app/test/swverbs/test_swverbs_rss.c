@@ -153,7 +153,7 @@ rss_setup(struct rss_env *e, uint64_t fields)
 	unsigned int i, j;
 
 	memset(e, 0, sizeof(*e));
-	TEST_ASSERT_SUCCESS(t_setup(&e->d, "rss", "loop"), "");
+	TEST_ASSERT_SUCCESS(t_setup_full(&e->d, "rss", "loop"), "");
 	e->tmr = swv_reg_mr(e->d.pd, txbuf, sizeof(txbuf), 0);
 	e->rmr = swv_reg_mr(e->d.pd, rxbuf, sizeof(rxbuf),
 			    IBV_ACCESS_LOCAL_WRITE);

@@ -29,6 +29,14 @@
 #define VBR_ARG_MAC "mac"
 #define VBR_ARG_ENGINE_CPU "engine_cpu"
 #define VBR_ARG_SHARE_WIRE "share_wire"
+#define VBR_ARG_PROFILE "profile"
+
+/*
+ * The swverbs profile of a wire= port when profile= is not given. "full"
+ * until the driver keeps to the mlx5 rules; then "mlx5", swverbs' own
+ * default.
+ */
+#define VBR_PROFILE_DEFAULT "full"
 
 static const char * const vbr_valid_args[] = {
 	VBR_ARG_DEV,
@@ -36,6 +44,7 @@ static const char * const vbr_valid_args[] = {
 	VBR_ARG_MAC,
 	VBR_ARG_ENGINE_CPU,
 	VBR_ARG_SHARE_WIRE,
+	VBR_ARG_PROFILE,
 	NULL,
 };
 
@@ -48,6 +57,8 @@ struct vbr_args {
 	unsigned int has_mac:1;		/**< mac= given */
 	unsigned int has_cpu:1;		/**< engine_cpu= given */
 	unsigned int share_wire:1;	/**< share_wire=1: interface shared */
+	unsigned int profile;		/**< swverbs profile flag */
+	const char *profile_name;	/**< profile=, or NULL */
 };
 
 static int
@@ -67,7 +78,8 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 				break;
 		if (vbr_valid_args[k] == NULL) {
 			VBR_LOG(ERR, "%s: unknown devarg '%s' (valid: dev, "
-				"wire, mac, engine_cpu, share_wire)", name, key);
+				"wire, mac, engine_cpu, share_wire, profile)",
+				name, key);
 			return -EINVAL;
 		}
 		if (value == NULL || value[0] == '\0') {
@@ -104,6 +116,13 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 				return -EINVAL;
 			}
 			args->share_wire = value[0] == '1';
+		} else if (strcmp(key, VBR_ARG_PROFILE) == 0) {
+			if (swv_profile_parse(value, &args->profile) != 0) {
+				VBR_LOG(ERR, "%s: profile=%s: give mlx5 or full",
+					name, value);
+				return -EINVAL;
+			}
+			args->profile_name = value;
 		} else {
 			char *end;
 			long cpu;
@@ -136,6 +155,13 @@ vbr_parse_args(const char *name, struct rte_kvargs *kvlist,
 			"wire=af_packet:<ifname> only", name);
 		return -EINVAL;
 	}
+	if (args->dev != NULL && args->profile_name != NULL) {
+		VBR_LOG(ERR, "%s: profile=%s applies to wire= only", name,
+			args->profile_name);
+		return -EINVAL;
+	}
+	if (args->profile_name == NULL)
+		swv_profile_parse(VBR_PROFILE_DEFAULT, &args->profile);
 	if (args->dev != NULL && args->has_cpu) {
 		VBR_LOG(ERR, "%s: engine_cpu=%d applies to wire= only", name,
 			args->engine_cpu);
@@ -187,8 +213,8 @@ vbr_sw_device_create(const char *name, const struct vbr_args *args)
 	}
 	ret = swv_device_create_flags(name, args->wire,
 				      args->has_mac ? args->mac.addr_bytes :
-				      NULL, args->share_wire ?
-				      SWV_DEVICE_SHARE_WIRE : 0);
+				      NULL, args->profile | (args->share_wire ?
+				      SWV_DEVICE_SHARE_WIRE : 0));
 	switch (ret) {
 	case 0:
 		return 0;
@@ -496,5 +522,6 @@ RTE_PMD_REGISTER_PARAM_STRING(net_vbr,
 	"wire=loop|pair:<name>|af_packet:<ifname> "
 	"mac=<xx:xx:xx:xx:xx:xx> "
 	"engine_cpu=<int> "
-	"share_wire=0|1");
+	"share_wire=0|1 "
+	"profile=mlx5|full");
 RTE_LOG_REGISTER_DEFAULT(vbr_logtype, NOTICE);
