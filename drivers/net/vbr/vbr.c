@@ -36,7 +36,7 @@
  * until the driver keeps to the mlx5 rules; then "mlx5", swverbs' own
  * default.
  */
-#define VBR_PROFILE_DEFAULT "full"
+#define VBR_PROFILE_DEFAULT "mlx5"
 
 static const char * const vbr_valid_args[] = {
 	VBR_ARG_DEV,
