@@ -32,9 +32,8 @@
 #define VBR_ARG_PROFILE "profile"
 
 /*
- * The swverbs profile of a wire= port when profile= is not given. "full"
- * until the driver keeps to the mlx5 rules; then "mlx5", swverbs' own
- * default.
+ * The swverbs profile of a wire= port when profile= is not given: "mlx5",
+ * swverbs' own default (the driver keeps to what a ConnectX accepts).
  */
 #define VBR_PROFILE_DEFAULT "mlx5"
 
