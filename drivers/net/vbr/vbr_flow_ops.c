@@ -171,17 +171,6 @@ vbr_flow_isolate(struct rte_eth_dev *dev, int enable,
 	return vbr_steer_isolate(dev->data->dev_private, enable, error);
 }
 
-static const char *
-vbr_flow_fate_name(enum vbr_flow_fate fate)
-{
-	switch (fate) {
-	case VBR_FLOW_FATE_QUEUE: return "queue";
-	case VBR_FLOW_FATE_RSS: return "rss";
-	case VBR_FLOW_FATE_DROP: return "drop";
-	default: return "port";
-	}
-}
-
 static void
 vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 		  FILE *file)
@@ -189,7 +178,7 @@ vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 	unsigned int i;
 
 	fprintf(file, "port %u vbr rule %u: %s", priv->dev->data->port_id,
-		flow->id, vbr_flow_fate_name(flow->fate));
+		flow->id, vbr_steer_fate_name(flow->fate));
 	if (flow->rss != NULL)
 		vbr_rss_dump(file, flow->rss);
 	if (flow->tag == VBR_FLOW_TAG_FLAG)

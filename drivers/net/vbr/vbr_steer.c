@@ -364,7 +364,8 @@ vbr_steer_vf_off(struct vbr_priv *priv, struct rte_flow *flow, bool copies)
 		flow->on = NULL;
 }
 
-static const char *
+/** Name of a fate in messages and dumps. */
+const char *
 vbr_steer_fate_name(enum vbr_flow_fate fate)
 {
 	switch (fate) {
@@ -1145,8 +1146,8 @@ vbr_steer_release(struct vbr_priv *priv)
  * on a started port is a sync (make-before-break).
  */
 
-#define VBR_STEER_RSS_CHECK(port, hf) \
-	((hf) & ~(uint64_t)VBR_RSS_OFFLOADS)
+/* RSS types the port cannot hash. */
+#define VBR_STEER_RSS_CHECK(hf) ((hf) & ~(uint64_t)VBR_RSS_OFFLOADS)
 
 /**
  * At dev_configure: the device probe (once), the key given (or the
@@ -1175,10 +1176,10 @@ vbr_steer_rss_configure(struct vbr_priv *priv)
 			data->port_id, conf->rss_key_len, VBR_RSS_KEY_LEN);
 		return -EINVAL;
 	}
-	if (mq && VBR_STEER_RSS_CHECK(priv, conf->rss_hf) != 0) {
+	if (mq && VBR_STEER_RSS_CHECK(conf->rss_hf) != 0) {
 		VBR_LOG(ERR, "port %u: RSS types 0x%" PRIx64 " cannot be "
 			"hashed (supported: 0x%" PRIx64 ")", data->port_id,
-			VBR_STEER_RSS_CHECK(priv, conf->rss_hf),
+			VBR_STEER_RSS_CHECK(conf->rss_hf),
 			(uint64_t)VBR_RSS_OFFLOADS);
 		return -EINVAL;
 	}
@@ -1283,10 +1284,10 @@ vbr_steer_rss_hash_update(struct rte_eth_dev *dev,
 			VBR_RSS_KEY_LEN);
 		return -EINVAL;
 	}
-	if (VBR_STEER_RSS_CHECK(priv, hf) != 0) {
+	if (VBR_STEER_RSS_CHECK(hf) != 0) {
 		VBR_LOG(ERR, "port %u: RSS types 0x%" PRIx64 " cannot be "
 			"hashed (supported: 0x%" PRIx64 ")", dev->data->port_id,
-			VBR_STEER_RSS_CHECK(priv, hf),
+			VBR_STEER_RSS_CHECK(hf),
 			(uint64_t)VBR_RSS_OFFLOADS);
 		return -EINVAL;
 	}

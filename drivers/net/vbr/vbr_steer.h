@@ -74,6 +74,7 @@ void vbr_steer_rule_free(struct vbr_priv *priv, struct rte_flow *flow);
 struct rte_flow *vbr_steer_rule_check(const struct vbr_priv *priv,
 				      struct rte_flow *flow);
 unsigned int vbr_steer_nb_vf_on(const struct rte_flow *flow);
+const char *vbr_steer_fate_name(enum vbr_flow_fate fate);
 int vbr_steer_isolate(struct vbr_priv *priv, int enable,
 		      struct rte_flow_error *error);
 uint16_t vbr_steer_prio(const struct vbr_priv *priv,
