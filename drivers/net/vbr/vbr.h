@@ -84,6 +84,7 @@ struct vbr_priv {
 	struct rte_intr_handle *intr;	/**< async event fd */
 	/* Steering (vbr_steer.c). */
 	struct vbr_steer_caps steer_caps; /**< what the device accepts */
+	uint8_t steer_caps_ready;	/**< steer_caps probed (atomic) */
 	unsigned int promisc:1;		/**< promiscuous rule wanted */
 	unsigned int allmulti:1;	/**< all-multicast rule wanted */
 	unsigned int vlan_drop_cnt:1;	/**< vlan_drop has an object */

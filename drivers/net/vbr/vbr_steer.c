@@ -279,6 +279,7 @@ vbr_steer_probe(struct vbr_priv *priv)
 			    (c->nb_prios - VBR_FLOW_PRIO_INTERNAL_SPAN) /
 			    VBR_FLOW_PRIO_SUB);
 	c->probed = 1;
+	__atomic_store_n(&priv->steer_caps_ready, 1, __ATOMIC_RELEASE);
 	VBR_LOG(INFO, "port %u: %u verbs flow priorities: %u rte_flow "
 		"levels; optional matches refused: 0x%x",
 		priv->dev->data->port_id, c->nb_prios, c->levels,
@@ -290,9 +291,14 @@ vbr_steer_probe(struct vbr_priv *priv)
 void
 vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps)
 {
+	bool probed = __atomic_load_n(&priv->steer_caps_ready,
+				      __ATOMIC_ACQUIRE);
+
 	memset(caps, 0, sizeof(*caps));
 	caps->nb_rx_queues = priv->dev->data->nb_rx_queues;
-	pthread_mutex_lock(&priv->flow_lock);
+	/* Probed once and never changed: no lock on the rule path. */
+	if (!probed)
+		pthread_mutex_lock(&priv->flow_lock);
 	if (!priv->steer_caps.probed)
 		vbr_steer_probe(priv);
 	if (priv->steer_caps.probed) {
@@ -300,7 +306,8 @@ vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps)
 		caps->nb_prios = priv->steer_caps.nb_prios;
 		caps->no_fields = priv->steer_caps.no_fields;
 	}
-	pthread_mutex_unlock(&priv->flow_lock);
+	if (!probed)
+		pthread_mutex_unlock(&priv->flow_lock);
 }
 
 /*
