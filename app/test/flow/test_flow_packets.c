@@ -25,7 +25,14 @@
  * as late, and the last case fails if any came (a "nothing arrives" check
  * would then have stopped waiting too early).
  *
- * usage: test-flow-packets <librte_net_vbr.so>
+ * The ports use swverbs' default (mlx5) profile; with "full" they use the
+ * full profile. Matches a ConnectX refuses (IPv6 hop limit, GRE C/K/S bits,
+ * MPLS, ESP) run on full only; on mlx5 the same cases check the exact
+ * refusal of validate and create. A user rule on the multicast bit of the
+ * destination is multicast-only: on mlx5 it is placed after every priority
+ * and broadcast frames stay with the port's broadcast rule.
+ *
+ * usage: test-flow-packets <librte_net_vbr.so> [full]
  */
 
 #include <errno.h>
@@ -721,6 +728,52 @@ item_case(const char *what, const struct rte_flow_item *pattern,
 	TEST_ASSERT_SUCCESS(item_case(what, pat, hits, RTE_DIM(hits), \
 				      misses, RTE_DIM(misses)), "%s", what)
 
+/* The ports run swverbs' full profile (argument "full"). */
+static bool full_profile;
+
+/*
+ * A rule the mlx5 profile refuses: validate and create both fail with
+ * ENOTSUP, error type type, a message naming why; nothing is created.
+ */
+static int
+refused_case(const char *what, const struct rte_flow_item *pattern,
+	     enum rte_flow_error_type type, const char *why)
+{
+	struct rte_flow_attr attr = { .ingress = 1 };
+	struct rte_flow_error err;
+	struct rte_flow *f;
+	int ret;
+
+	memset(&err, 0, sizeof(err));
+	ret = rte_flow_validate(port1, &attr, pattern, to_q2, &err);
+	TEST_ASSERT_EQUAL(ret, -ENOTSUP, "%s: validate: %d", what, ret);
+	TEST_ASSERT_EQUAL(err.type, type, "%s: validate: error type %d", what,
+			  err.type);
+	TEST_ASSERT(err.message != NULL && strstr(err.message, why) != NULL,
+		    "%s: validate: message \"%s\"", what,
+		    err.message != NULL ? err.message : "");
+	memset(&err, 0, sizeof(err));
+	f = rte_flow_create(port1, &attr, pattern, to_q2, &err);
+	TEST_ASSERT_NULL(f, "%s: created", what);
+	TEST_ASSERT_EQUAL(rte_errno, ENOTSUP, "%s: create: rte_errno %d",
+			  what, rte_errno);
+	TEST_ASSERT_EQUAL(err.type, type, "%s: create: error type %d", what,
+			  err.type);
+	TEST_ASSERT(err.message != NULL && strstr(err.message, why) != NULL,
+		    "%s: create: message \"%s\"", what,
+		    err.message != NULL ? err.message : "");
+	return TEST_SUCCESS;
+}
+
+/* An item case on the full profile, its exact refusal on mlx5. */
+#define ITEM_CASE_FULL(what, pat, hits, misses, type, why) do { \
+	if (full_profile) \
+		ITEM_CASE(what, pat, hits, misses); \
+	else \
+		TEST_ASSERT_SUCCESS(refused_case(what, pat, \
+			RTE_FLOW_ERROR_TYPE_##type, why), "%s", what); \
+	} while (0)
+
 /* Hash input of an IPv4 frame: addresses, then ports when with_l4. */
 static uint32_t
 hash_ipv4(const uint8_t *key, uint32_t src, uint32_t dst, uint16_t sport,
@@ -862,7 +915,17 @@ test_item_eth(void)
 	mk_l2(&hit[1], &bcast_mac, &src_b, TYPE_B);
 	mk_l2(&miss[0], &mac1, &mac0, TYPE_A);
 	mk_l2(&miss[1], &mac1, &src_b, TYPE_B);
-	ITEM_CASE("eth dst multicast bit", pat, hit, miss);
+	if (full_profile) {
+		ITEM_CASE("eth dst multicast bit", pat, hit, miss);
+	} else {
+		struct rte_flow *f = rule(0, pat, to_q2);
+
+		/* multicast-only: after the port's broadcast rule (mlx5) */
+		TEST_ASSERT_NOT_NULL(f, "eth dst multicast bit: rule");
+		EXPECT_Q("multicast-only rule, broadcast", &hit[0], 0);
+		EXPECT_Q("multicast-only rule, unicast", &miss[0], 0);
+		DESTROY(f);
+	}
 	/* src */
 	memset(&s, 0, sizeof(s));
 	memset(&m, 0, sizeof(m));
@@ -1150,7 +1213,8 @@ test_item_ipv6(void)
 	mk_ipv6(&miss[0], &p);
 	p.hop = 64;
 	mk_ipv6(&miss[1], &p);
-	ITEM_CASE("ipv6 hop limit", pat, hit, miss);
+	ITEM_CASE_FULL("ipv6 hop limit", pat, hit, miss, ITEM_MASK,
+		       "ipv6 item: field hop cannot be matched by this device");
 	return TEST_SUCCESS;
 }
 
@@ -1438,7 +1502,9 @@ test_item_gre(void)
 	mk_gre(&hit[1], 0xb000, RTE_ETHER_TYPE_IPV4, 1, i4);
 	mk_gre(&miss[0], 0, RTE_ETHER_TYPE_IPV4, 0, i4);
 	mk_gre(&miss[1], 0x9000, RTE_ETHER_TYPE_IPV4, 0, i4);
-	ITEM_CASE("gre K bit", pat, hit, miss);
+	ITEM_CASE_FULL("gre K bit", pat, hit, miss, ITEM_MASK,
+		       "gre item: field c_rsvd0_ver (the C, K and S bits) "
+		       "cannot be matched by this device");
 	/* C, K and S all given: C and S clear, K set */
 	s.c_rsvd0_ver = RTE_BE16(0x2000);
 	m.c_rsvd0_ver = RTE_BE16(0xb000);
@@ -1446,7 +1512,9 @@ test_item_gre(void)
 	mk_gre(&hit[1], 0x2000, RTE_ETHER_TYPE_IPV6, 8, i4);
 	mk_gre(&miss[0], 0xa000, RTE_ETHER_TYPE_IPV4, 77, i4);
 	mk_gre(&miss[1], 0x3000, RTE_ETHER_TYPE_IPV4, 77, i4);
-	ITEM_CASE("gre C/K/S", pat, hit, miss);
+	ITEM_CASE_FULL("gre C/K/S", pat, hit, miss, ITEM_MASK,
+		       "gre item: field c_rsvd0_ver (the C, K and S bits) "
+		       "cannot be matched by this device");
 	/* inner IPv4 dst after GRE */
 	mk_gre(&hit[0], 0, RTE_ETHER_TYPE_IPV4, 0, i4);
 	mk_gre(&hit[1], 0x2000, RTE_ETHER_TYPE_IPV4, 3, i4);
@@ -1500,7 +1568,10 @@ test_item_mpls(void)
 	mk_mpls_udp(&miss[0], MPLS_UDP_PORT, 101, 0);
 	mk_mpls_udp(&miss[1], MPLS_UDP_PORT, 100 | 0x80000, 0);
 	mk_mpls_udp(&miss[2], MPLS_UDP_PORT + 1, 100, 0);
-	ITEM_CASE("udp / mpls label", pat_udp, hit, miss);
+	ITEM_CASE_FULL("udp / mpls label", pat_udp, hit, miss, ITEM,
+		       "mpls item cannot be matched by this device");
+	if (!full_profile)
+		return TEST_SUCCESS;
 	/* label and TC */
 	s.label_tc_s[2] = 0x40 | (5 << 1);
 	m.label_tc_s[2] = 0xfe;
@@ -1554,7 +1625,8 @@ test_item_esp(void)
 		 0);
 	put_udp(&miss[2], 0, 0x1000);
 	frame_finish(&miss[2]);
-	ITEM_CASE("esp spi", pat, hit, miss);
+	ITEM_CASE_FULL("esp spi", pat, hit, miss, ITEM,
+		       "esp item cannot be matched by this device");
 	return TEST_SUCCESS;
 }
 
@@ -1942,6 +2014,7 @@ test_priorities(void)
 		.type = RTE_BE16(RTE_ETHER_TYPE_IPV4) };
 	struct rte_flow_item_eth t_m = { .type = RTE_BE16(0xffff) };
 	struct rte_flow_item pat_type[] = { ITEM(ETH, &t_s, &t_m), ITEM_END };
+	unsigned int lowest;
 	struct rte_flow_item_ipv4 d_s = {
 		.hdr.dst_addr = RTE_BE32(IP4(10, 9, 9, 9)) };
 	struct rte_flow_item_ipv4 d_m = {
@@ -1993,12 +2066,17 @@ test_priorities(void)
 		DESTROY(a);
 		EXPECT_Q("same match: both destroyed", &type_only, 0);
 	}
-	/* the lowest user priority still beats the internal MAC rule */
-	RULE(a, 15, pat_mac, to_q3);
-	EXPECT_Q("prio 15 over the internal MAC rule", &type_only, 3);
+	/*
+	 * The lowest user priority (15 on full; 2 on mlx5, whose 16 verbs
+	 * priorities hold 3 levels and the port's rules) still beats the
+	 * internal MAC rule, and the next one does not exist.
+	 */
+	lowest = full_profile ? 15 : 2;
+	RULE(a, lowest, pat_mac, to_q3);
+	EXPECT_Q("lowest prio over the internal MAC rule", &type_only, 3);
 	DESTROY(a);
-	/* and priority 16 does not exist */
-	TEST_ASSERT_NULL(rule(16, pat_mac, to_q3), "priority 16 accepted");
+	TEST_ASSERT_NULL(rule(lowest + 1, pat_mac, to_q3),
+			 "priority %u accepted", lowest + 1);
 	return TEST_SUCCESS;
 }
 
@@ -2267,12 +2345,19 @@ main(int argc, char **argv)
 {
 	int ret;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s <librte_net_vbr.so>\n", argv[0]);
+	if (argc != 2 && (argc != 3 || strcmp(argv[2], "full") != 0)) {
+		fprintf(stderr, "usage: %s <librte_net_vbr.so> [full]\n",
+			argv[0]);
 		return 2;
 	}
-	ret = vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", "fpk",
-				NULL);
+	full_profile = argc == 3;
+	if (full_profile && vbr_test_dev() != NULL) {
+		printf("SKIP: the full profile is swverbs', not a NIC's\n");
+		return 77;
+	}
+	/* the cable name ends the wire= devarg: the profile follows it */
+	ret = vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info",
+				full_profile ? "fpk,profile=full" : "fpk", NULL);
 	if (ret != 0)
 		return vbr_test_init_status(ret);
 	mp = vbr_test_pool("flow_pkts", 4095);

@@ -6,7 +6,10 @@ Port 0 has 4 Rx queues (mq_mode RSS, as testpmd sets it). The script sets a
 key and a reta entry with testpmd's commands, checks what testpmd shows,
 and sends testpmd's own txonly frames (one flow, 198.18.0.1 -> 198.18.0.2)
 from port 1: they must land on the queue a Toeplitz reference computed
-here picks, before and after the reta update.
+here picks, before and after the reta update. Then `port config all rss
+all` (IPv4/IPv6 and TCP/UDP: one hash QP per packet type, the UDP frames
+hashed with their ports) and RSS rules with explicit and default types,
+each checked against the reference the same way.
 
 usage: test_rss_testpmd.py PATH/librte_net_vbr.so
 Exit 0 on success, 1 on a failed check, 77 when dpdk-testpmd is missing.
@@ -29,6 +32,7 @@ NEW_KEY = ("3b9107e45ca8126fd04e99217ac3580be6148d722fb5409c631af70885de374c"
            "9e2651bb047dc813")
 TXONLY_SRC = bytes([198, 18, 0, 1])
 TXONLY_DST = bytes([198, 18, 0, 2])
+TXONLY_PORTS = bytes([0, 9, 0, 9])  # UDP source and destination port 9
 
 
 def toeplitz(key, data):
@@ -126,6 +130,45 @@ def run(pmd):
         out = t.cmd("port config 0 rss-hash-key ipv4 0011")
         _, key = show_key(t, 0)
         c.check(key == NEW_KEY, "short key: refused, key unchanged")
+
+        out = t.cmd("port config all rss all")
+        c.check("failed" not in out and "not supported" not in out,
+                "port config all rss all accepted")
+        out, _ = show_key(t, 0)
+        types = out.split("RSS functions:")[-1].split("RSS key:")[0].split()
+        c.check("ipv4-udp" in types and "ipv6-tcp" in types,
+                f"all: the TCP and UDP types too ({types})")
+        h = toeplitz(bytes.fromhex(NEW_KEY),
+                     TXONLY_SRC + TXONLY_DST + TXONLY_PORTS)
+        want = new[h & (RETA - 1)]
+        per_q = traffic(t)
+        print(f"rss all: reta index {h & (RETA - 1)}, queue {want}; "
+              f"rx {per_q}")
+        c.check(sum(per_q) > 0 and per_q[want] == sum(per_q),
+                f"rss all: UDP flow hashed with its ports, on queue {want}")
+
+        # RSS rules: explicit types (addresses only), then the PMD's
+        # default types (types 0: IPv4 and IPv6 addresses; testpmd passes
+        # 0 for an empty list, its own port types when none is given)
+        for types, queues, data in (
+                ("types ipv4 end ", [0, 1, 2, 3], TXONLY_SRC + TXONLY_DST),
+                ("types end ", [3, 2, 1, 0], TXONLY_SRC + TXONLY_DST),
+                ("types ipv4-udp end ", [1, 3, 0, 2],
+                 TXONLY_SRC + TXONLY_DST + TXONLY_PORTS)):
+            qs = " ".join(str(q) for q in queues)
+            out = t.cmd(f"flow create 0 ingress pattern eth / end actions "
+                        f"rss {types}queues {qs} end / end")
+            c.check("created" in out, f"rss rule {types}created")
+            want = queues[toeplitz(bytes.fromhex(NEW_KEY), data) & 3]
+            per_q = traffic(t)
+            print(f"rss rule {types}: queue {want}; rx {per_q}")
+            c.check(sum(per_q) > 0 and per_q[want] == sum(per_q),
+                    f"rss rule {types}: the flow on queue {want}")
+            out = t.cmd("flow dump 0 all")
+            c.check(re.search(r"ipv4(-udp)? at \d+", out) is not None and
+                    "l2 at" in out,
+                    "flow dump: one verbs flow per packet type")
+            t.cmd("flow flush 0")
     finally:
         rc = t.quit()
     c.check(rc == 0, f"testpmd exits cleanly ({rc})")

@@ -4,6 +4,7 @@
 #define VBR_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
 
@@ -25,8 +26,6 @@
 #define VBR_MAX_MC_ADDRS 32
 /** VLAN IDs the VLAN filter table holds. */
 #define VBR_MAX_VLAN_IDS 64
-/** Default rules of one address: untagged (or any VLAN), one per VLAN ID. */
-#define VBR_VLAN_RULES (1 + VBR_MAX_VLAN_IDS)
 /** Toeplitz key length. */
 #define VBR_RSS_KEY_LEN 40
 /** Frame overhead above the MTU: Ethernet header and two VLAN tags. */
@@ -58,16 +57,15 @@ struct vbr_rss_table;	/* vbr_rss.c */
 struct vbr_count_port;	/* vbr_count.c */
 
 /**
- * The default steering rules (internal, lowest priority). Slot 0 of an
- * address takes any VLAN when the VLAN filter is off, untagged frames when
- * it is on; slot 1 + i then takes VLAN ID vlan_ids[i].
+ * What the device accepts, found by trying at probe (vbr_steer_probe()):
+ * verbs has no attribute for the number of flow priorities nor for the
+ * optional match fields.
  */
-struct vbr_default_flows {
-	struct ibv_flow *mac[VBR_MAX_MAC_ADDRS][VBR_VLAN_RULES]; /**< unicast */
-	struct ibv_flow *mc[VBR_MAX_MC_ADDRS][VBR_VLAN_RULES]; /**< mc list */
-	struct ibv_flow *bcast[VBR_VLAN_RULES];	/**< broadcast */
-	struct ibv_flow *promisc;	/**< ALL_DEFAULT rule */
-	struct ibv_flow *allmulti;	/**< MC_DEFAULT rule */
+struct vbr_steer_caps {
+	uint16_t nb_prios;		/**< verbs flow priorities accepted */
+	uint16_t levels;		/**< rte_flow levels of user rules */
+	uint32_t no_fields;		/**< VBR_FLOW_F_* the device refuses */
+	unsigned int probed:1;		/**< the fields above are known */
 };
 
 /** Port private data (dev_private). */
@@ -83,9 +81,14 @@ struct vbr_priv {
 	unsigned int mr_cb:1;		/**< mempool event callback set */
 	unsigned int intr_cb:1;		/**< async fd handler registered */
 	struct rte_intr_handle *intr;	/**< async event fd */
-	/* Steering. */
-	struct ibv_qp *hash_qp;		/**< QP of rss_port, while started */
-	struct vbr_default_flows dflt;	/**< default rules */
+	/* Steering (vbr_steer.c). */
+	struct vbr_steer_caps steer_caps; /**< what the device accepts */
+	uint8_t steer_caps_ready;	/**< steer_caps probed (atomic) */
+	unsigned int promisc:1;		/**< promiscuous rule wanted */
+	unsigned int allmulti:1;	/**< all-multicast rule wanted */
+	unsigned int vlan_drop_cnt:1;	/**< vlan_drop has an object */
+	struct vbr_count vlan_drop;	/**< frames the VLAN filter drops */
+	uint64_t vlan_drop_base;	/**< vlan_drop at the last reset */
 	struct rte_ether_addr mc_addrs[VBR_MAX_MC_ADDRS]; /**< mc list */
 	uint32_t nb_mc_addrs;		/**< entries of mc_addrs */
 	uint16_t vlan_ids[VBR_MAX_VLAN_IDS]; /**< VLAN filter table */
@@ -97,7 +100,8 @@ struct vbr_priv {
 	struct vbr_rss *rss_port;	/**< queue set of reta, while started */
 	/* rte_flow. */
 	pthread_mutex_t flow_lock;	/**< serialises the flow ops */
-	TAILQ_HEAD(, rte_flow) flows;	/**< user rules, oldest first */
+	TAILQ_HEAD(, rte_flow) flows;	/**< user and internal rules */
+	uint32_t nb_user_flows;		/**< user rules in flows */
 	LIST_HEAD(, vbr_rss) rss_objs;	/**< hash QPs shared by rules */
 	struct vbr_rss_table *rss_table; /**< rss_objs by hash (vbr_rss.c) */
 	struct vbr_count_port *count_port; /**< indirect COUNTs and AGE */
@@ -125,9 +129,26 @@ int vbr_port_set_mtu(struct vbr_priv *priv, uint16_t mtu);
 extern const struct eth_dev_ops vbr_dev_ops;
 void vbr_dev_release_queues(struct rte_eth_dev *dev);
 int vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete);
-int vbr_flows_sync(struct vbr_priv *priv);
-int vbr_flows_move(struct vbr_priv *priv);
-void vbr_flows_remove(struct vbr_priv *priv);
+
+/* vbr_steer.c (rules: vbr_steer.h) */
+int vbr_steer_probe(struct vbr_priv *priv);
+int vbr_steer_start(struct vbr_priv *priv);
+void vbr_steer_stop(struct vbr_priv *priv);
+int vbr_steer_sync(struct vbr_priv *priv);
+void vbr_steer_flush(struct vbr_priv *priv, bool internal);
+void vbr_steer_release(struct vbr_priv *priv);
+uint64_t vbr_steer_vlan_dropped(struct vbr_priv *priv);
+int vbr_steer_rss_configure(struct vbr_priv *priv);
+int vbr_steer_reta_update(struct rte_eth_dev *dev,
+			  struct rte_eth_rss_reta_entry64 *reta_conf,
+			  uint16_t reta_size);
+int vbr_steer_reta_query(struct rte_eth_dev *dev,
+			 struct rte_eth_rss_reta_entry64 *reta_conf,
+			 uint16_t reta_size);
+int vbr_steer_rss_hash_update(struct rte_eth_dev *dev,
+			      struct rte_eth_rss_conf *rss_conf);
+int vbr_steer_rss_hash_conf_get(struct rte_eth_dev *dev,
+				struct rte_eth_rss_conf *rss_conf);
 
 /* vbr_rxq.c */
 int vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
@@ -138,21 +159,8 @@ void vbr_rx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
 int vbr_rxq_check_mtu(struct rte_eth_dev *dev, uint16_t mtu);
 int vbr_rxq_adjust_mtu(struct rte_eth_dev *dev);
 
-/* vbr_rss.c (port RSS; the queue sets are declared in vbr_flow.h) */
+/* vbr_rss.c (the queue sets are declared in vbr_flow.h) */
 uint16_t vbr_rss_reta_size(const struct vbr_priv *priv);
-int vbr_rss_configure(struct vbr_priv *priv);
-int vbr_rss_port_start(struct vbr_priv *priv);
-void vbr_rss_port_stop(struct vbr_priv *priv);
-int vbr_rss_reta_update(struct rte_eth_dev *dev,
-			struct rte_eth_rss_reta_entry64 *reta_conf,
-			uint16_t reta_size);
-int vbr_rss_reta_query(struct rte_eth_dev *dev,
-		       struct rte_eth_rss_reta_entry64 *reta_conf,
-		       uint16_t reta_size);
-int vbr_rss_hash_update(struct rte_eth_dev *dev,
-			struct rte_eth_rss_conf *rss_conf);
-int vbr_rss_hash_conf_get(struct rte_eth_dev *dev,
-			  struct rte_eth_rss_conf *rss_conf);
 
 /* vbr_txq.c */
 int vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,

@@ -13,6 +13,16 @@
  * The device never clears a counter: a query with reset keeps the values it
  * returned as a baseline, later queries return what came since.
  *
+ * A ConnectX refuses to read a counters object no flow binds (EINVAL): an
+ * AGE rule not yet on the device, any rule of a stopped port, an indirect
+ * COUNT no rule uses. So the object is read only while bound: the steering
+ * layer counts the verbs flows that bind it (vbr_count_bind() and
+ * vbr_count_unbind(), several flows of an expanded rule bind the same
+ * object), the last unbind reads it one final time, and while unbound every
+ * query answers from those last values. The device keeps its totals across
+ * an unbind (the object lives on), so a rebound object carries on from
+ * them.
+ *
  * Indirect COUNT: rte_flow_action_handle_create() makes a counters object
  * that any number of rules bind (INDIRECT action); they add to it together.
  * Destroying the handle while a rule uses it fails with EBUSY.
@@ -160,11 +170,56 @@ vbr_count_fini(struct vbr_priv *priv, struct vbr_count *cnt)
 	cnt->obj = NULL;
 }
 
-/* The device's values: v[0] packets, v[1] bytes. Return 0 or an errno. */
+/*
+ * The values: v[0] packets, v[1] bytes, from the device while a flow binds
+ * the object, else the last ones read. Return 0 or an errno.
+ */
 static int
 vbr_count_read(struct vbr_priv *priv, struct vbr_count *cnt, uint64_t v[2])
 {
-	return priv->glue->read_counters(cnt->obj, v, 2, 0);
+	int ret;
+
+	if (cnt->bound == 0) {
+		v[0] = cnt->last[0];
+		v[1] = cnt->last[1];
+		return 0;
+	}
+	ret = priv->glue->read_counters(cnt->obj, v, 2, 0);
+	if (ret == 0) {
+		cnt->last[0] = v[0];
+		cnt->last[1] = v[1];
+	}
+	return ret;
+}
+
+/** A verbs flow binding cnt is on the device. */
+void
+vbr_count_bind(struct vbr_count *cnt)
+{
+	cnt->bound++;
+}
+
+/**
+ * A verbs flow binding cnt is about to be destroyed: the last one reads
+ * the object first, while it is still bound, and keeps the values.
+ */
+void
+vbr_count_unbind(struct vbr_priv *priv, struct vbr_count *cnt)
+{
+	uint64_t v[2];
+	int ret;
+
+	if (cnt->bound == 0)
+		return;
+	if (cnt->bound == 1) {
+		ret = vbr_count_read(priv, cnt, v);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: ibv_read_counters before the "
+				"last flow goes: %s; the counts since the "
+				"last read are lost", priv->dev->data->port_id,
+				strerror(ret));
+	}
+	cnt->bound--;
 }
 
 /**

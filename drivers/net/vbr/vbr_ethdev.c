@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * ethdev operations: configure, info, start/stop, link, MAC filters and
- * the default steering rules (internal rules built by vbr_flow_ops.c), VLAN
- * filter, MTU, promiscuous and allmulticast modes, stats. The port RSS ops (reta,
- * key, hash types) are in vbr_rss.c.
+ * ethdev operations: configure, info, start/stop, link, MAC filters, VLAN
+ * filter, MTU, promiscuous and allmulticast modes, stats. The steering ops
+ * change the port's state and ask vbr_steer.c to sync its rules; the port
+ * RSS ops (reta, key, hash types) are in vbr_steer.c too.
  */
 
 #include <errno.h>
@@ -18,229 +18,6 @@
 
 #include "vbr.h"
 #include "vbr_utils.h"
-
-static void
-vbr_flow_destroy(struct vbr_priv *priv, struct ibv_flow **flow)
-{
-	int ret;
-
-	if (*flow == NULL)
-		return;
-	ret = priv->glue->destroy_flow(*flow);
-	if (ret != 0)
-		VBR_LOG(ERR, "port %u: destroy_flow: %s",
-			priv->dev->data->port_id, strerror(ret));
-	*flow = NULL;
-}
-
-static void
-vbr_flows_destroy(struct vbr_priv *priv, struct ibv_flow **flows,
-		  unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		vbr_flow_destroy(priv, &flows[i]);
-}
-
-static void
-vbr_flows_remove_mac(struct vbr_priv *priv)
-{
-	unsigned int i;
-
-	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++)
-		vbr_flows_destroy(priv, priv->dflt.mac[i], VBR_VLAN_RULES);
-}
-
-static void
-vbr_flows_remove_mc(struct vbr_priv *priv)
-{
-	unsigned int i;
-
-	for (i = 0; i < VBR_MAX_MC_ADDRS; i++)
-		vbr_flows_destroy(priv, priv->dflt.mc[i], VBR_VLAN_RULES);
-}
-
-static int
-vbr_vlan_filter_on(const struct vbr_priv *priv)
-{
-	return !!(priv->dev->data->dev_conf.rxmode.offloads &
-		  RTE_ETH_RX_OFFLOAD_VLAN_FILTER);
-}
-
-/*
- * The rules of one destination address: with the VLAN filter off, one rule
- * for any VLAN or none; with it on, one for untagged frames and one for each
- * VLAN ID of the table. On failure the caller removes what was made.
- */
-static int
-vbr_flows_make_addr(struct vbr_priv *priv, const struct rte_ether_addr *mac,
-		    struct ibv_flow **flows)
-{
-	uint16_t i;
-
-	if (!vbr_vlan_filter_on(priv)) {
-		flows[0] = vbr_flow_internal_mac(priv, mac, VBR_FLOW_VLAN_ANY);
-		return flows[0] == NULL ? -errno : 0;
-	}
-	flows[0] = vbr_flow_internal_mac(priv, mac, 0);
-	if (flows[0] == NULL)
-		return -errno;
-	for (i = 0; i < priv->nb_vlan_ids; i++) {
-		/* VID 0 (priority tag) is taken by the untagged rule. */
-		if (priv->vlan_ids[i] == 0)
-			continue;
-		flows[1 + i] = vbr_flow_internal_mac(priv, mac,
-						     priv->vlan_ids[i]);
-		if (flows[1 + i] == NULL)
-			return -errno;
-	}
-	return 0;
-}
-
-/* (Re)create the unicast rules of the configured MAC addresses. */
-static int
-vbr_flows_sync_mac(struct vbr_priv *priv)
-{
-	const struct rte_ether_addr *macs = priv->dev->data->mac_addrs;
-	unsigned int i;
-	int ret;
-
-	vbr_flows_remove_mac(priv);
-	if (priv->hash_qp == NULL || priv->isolated)
-		return 0;
-	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++) {
-		unsigned int j;
-
-		if (rte_is_zero_ether_addr(&macs[i]))
-			continue;
-		for (j = 0; j < i; j++)
-			if (rte_is_same_ether_addr(&macs[i], &macs[j]))
-				break;
-		if (j < i)
-			continue;
-		ret = vbr_flows_make_addr(priv, &macs[i], priv->dflt.mac[i]);
-		if (ret != 0)
-			return ret;
-	}
-	return 0;
-}
-
-static int
-vbr_flows_sync_mc(struct vbr_priv *priv)
-{
-	unsigned int i;
-	int ret;
-
-	vbr_flows_remove_mc(priv);
-	if (priv->hash_qp == NULL || priv->isolated)
-		return 0;
-	for (i = 0; i < priv->nb_mc_addrs; i++) {
-		ret = vbr_flows_make_addr(priv, &priv->mc_addrs[i],
-					  priv->dflt.mc[i]);
-		if (ret != 0)
-			return ret;
-	}
-	return 0;
-}
-
-static void
-vbr_flows_remove_all(struct vbr_priv *priv, struct vbr_default_flows *f)
-{
-	unsigned int i;
-
-	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++)
-		vbr_flows_destroy(priv, f->mac[i], VBR_VLAN_RULES);
-	for (i = 0; i < VBR_MAX_MC_ADDRS; i++)
-		vbr_flows_destroy(priv, f->mc[i], VBR_VLAN_RULES);
-	vbr_flows_destroy(priv, f->bcast, VBR_VLAN_RULES);
-	vbr_flow_destroy(priv, &f->promisc);
-	vbr_flow_destroy(priv, &f->allmulti);
-}
-
-/** Remove every steering rule. */
-void
-vbr_flows_remove(struct vbr_priv *priv)
-{
-	vbr_flows_remove_all(priv, &priv->dflt);
-}
-
-/**
- * Make-before-break move of the default rules onto priv->hash_qp (a new
- * hash QP of port RSS), or onto a new VLAN filter configuration: the rules
- * are created again, then the old ones are destroyed. A rule and its copy
- * have the same priority, and the older one wins, so the traffic switches
- * as each old rule goes and none is lost. On failure the old rules stay and
- * are kept. Caller holds flow_lock or runs an ethdev op.
- */
-int
-vbr_flows_move(struct vbr_priv *priv)
-{
-	struct vbr_default_flows *old;
-	int ret;
-
-	old = malloc(sizeof(*old));
-	if (old == NULL)
-		return -ENOMEM;
-	*old = priv->dflt;
-	memset(&priv->dflt, 0, sizeof(priv->dflt));
-	ret = vbr_flows_sync(priv);
-	if (ret != 0)
-		/* vbr_flows_sync() removed what it made: put the old back. */
-		priv->dflt = *old;
-	else
-		vbr_flows_remove_all(priv, old);
-	free(old);
-	return ret;
-}
-
-/**
- * Create the default steering rules the port's configuration asks for:
- * internal rules at the lowest priority, none in isolated mode.
- */
-int
-vbr_flows_sync(struct vbr_priv *priv)
-{
-	struct rte_eth_dev_data *data = priv->dev->data;
-	int ret;
-
-	vbr_flows_remove(priv);
-	if (priv->isolated)
-		return 0;
-	ret = vbr_flows_sync_mac(priv);
-	if (ret == 0)
-		ret = vbr_flows_sync_mc(priv);
-	if (ret == 0) {
-		struct rte_ether_addr bcast;
-
-		memset(&bcast, 0xff, sizeof(bcast));
-		ret = vbr_flows_make_addr(priv, &bcast, priv->dflt.bcast);
-	}
-	if (ret == 0 && data->promiscuous) {
-		priv->dflt.promisc = vbr_flow_internal_default(priv,
-						      IBV_FLOW_ATTR_ALL_DEFAULT);
-		if (priv->dflt.promisc == NULL)
-			ret = -errno;
-	}
-	if (ret == 0 && data->all_multicast) {
-		priv->dflt.allmulti = vbr_flow_internal_default(priv,
-						       IBV_FLOW_ATTR_MC_DEFAULT);
-		if (priv->dflt.allmulti == NULL)
-			ret = -errno;
-	}
-	if (ret != 0)
-		vbr_flows_remove(priv);
-	return ret;
-}
-
-/* Apply a VLAN filter change to the rules of a started port. */
-static int
-vbr_vlan_apply(struct vbr_priv *priv)
-{
-	if (priv->hash_qp == NULL || priv->isolated)
-		return 0;
-	return vbr_flows_move(priv);
-}
 
 /*
  * ethdev calls this only with the VLAN filter offload on, and updates its
@@ -274,7 +51,7 @@ vbr_vlan_filter_set(struct rte_eth_dev *dev, uint16_t vid, int on)
 			(priv->nb_vlan_ids - i - 1) * sizeof(uint16_t));
 		priv->nb_vlan_ids--;
 	}
-	ret = vbr_vlan_apply(priv);
+	ret = vbr_steer_sync(priv);
 	if (ret != 0) {
 		memcpy(priv->vlan_ids, saved, sizeof(saved));
 		priv->nb_vlan_ids = nb_saved;
@@ -290,13 +67,13 @@ vbr_vlan_offload_set(struct rte_eth_dev *dev, int mask)
 
 	if (!(mask & RTE_ETH_VLAN_FILTER_MASK))
 		return 0;
-	return vbr_vlan_apply(priv);
+	return vbr_steer_sync(priv);
 }
 
 static int
 vbr_dev_configure(struct rte_eth_dev *dev)
 {
-	return vbr_rss_configure(dev->data->dev_private);
+	return vbr_steer_rss_configure(dev->data->dev_private);
 }
 
 static int
@@ -437,15 +214,9 @@ vbr_dev_start(struct rte_eth_dev *dev)
 			goto error;
 		started_tx++;
 	}
-	ret = vbr_rss_port_start(priv);
+	ret = vbr_steer_start(priv);
 	if (ret != 0)
 		goto error;
-	ret = vbr_flows_sync(priv);
-	if (ret != 0)
-		goto error_rss;
-	ret = vbr_flow_start(priv);
-	if (ret != 0)
-		goto error_flows;
 	priv->started = 1;
 	/* ethdev copies the burst functions once this op returns. */
 	dev->tx_pkt_prepare = vbr_tx_prepare;
@@ -455,10 +226,6 @@ vbr_dev_start(struct rte_eth_dev *dev)
 		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
 	vbr_link_update(dev, 0);
 	return 0;
-error_flows:
-	vbr_flows_remove(priv);
-error_rss:
-	vbr_rss_port_stop(priv);
 error:
 	while (started_tx > 0)
 		vbr_txq_stop(dev->data->tx_queues[--started_tx]);
@@ -474,9 +241,7 @@ vbr_dev_stop(struct rte_eth_dev *dev)
 	if (!priv->started)
 		return 0;
 	priv->started = 0;
-	vbr_flows_remove(priv);
-	vbr_flow_stop(priv);
-	vbr_rss_port_stop(priv);
+	vbr_steer_stop(priv);
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
 		if (dev->data->tx_queues[i] != NULL)
 			vbr_txq_stop(dev->data->tx_queues[i]);
@@ -535,46 +300,49 @@ vbr_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
 	return -EINVAL;
 }
 
+/* Set a wanted mode bit, sync, and put it back on failure. */
+static int
+vbr_mode_set(struct vbr_priv *priv, bool promisc, int on)
+{
+	unsigned int old = promisc ? priv->promisc : priv->allmulti;
+	int ret;
+
+	if (promisc)
+		priv->promisc = !!on;
+	else
+		priv->allmulti = !!on;
+	ret = vbr_steer_sync(priv);
+	if (ret != 0) {
+		if (promisc)
+			priv->promisc = old;
+		else
+			priv->allmulti = old;
+	}
+	return ret;
+}
+
 static int
 vbr_promiscuous_enable(struct rte_eth_dev *dev)
 {
-	struct vbr_priv *priv = dev->data->dev_private;
-
-	if (priv->hash_qp == NULL || priv->isolated ||
-	    priv->dflt.promisc != NULL)
-		return 0;
-	priv->dflt.promisc = vbr_flow_internal_default(priv, IBV_FLOW_ATTR_ALL_DEFAULT);
-	return priv->dflt.promisc == NULL ? -errno : 0;
+	return vbr_mode_set(dev->data->dev_private, true, 1);
 }
 
 static int
 vbr_promiscuous_disable(struct rte_eth_dev *dev)
 {
-	struct vbr_priv *priv = dev->data->dev_private;
-
-	vbr_flow_destroy(priv, &priv->dflt.promisc);
-	return 0;
+	return vbr_mode_set(dev->data->dev_private, true, 0);
 }
 
 static int
 vbr_allmulticast_enable(struct rte_eth_dev *dev)
 {
-	struct vbr_priv *priv = dev->data->dev_private;
-
-	if (priv->hash_qp == NULL || priv->isolated ||
-	    priv->dflt.allmulti != NULL)
-		return 0;
-	priv->dflt.allmulti = vbr_flow_internal_default(priv, IBV_FLOW_ATTR_MC_DEFAULT);
-	return priv->dflt.allmulti == NULL ? -errno : 0;
+	return vbr_mode_set(dev->data->dev_private, false, 1);
 }
 
 static int
 vbr_allmulticast_disable(struct rte_eth_dev *dev)
 {
-	struct vbr_priv *priv = dev->data->dev_private;
-
-	vbr_flow_destroy(priv, &priv->dflt.allmulti);
-	return 0;
+	return vbr_mode_set(dev->data->dev_private, false, 0);
 }
 
 /*
@@ -591,11 +359,9 @@ vbr_mac_addr_add(struct rte_eth_dev *dev, struct rte_ether_addr *mac,
 
 	RTE_SET_USED(vmdq);
 	dev->data->mac_addrs[index] = *mac;
-	ret = vbr_flows_sync_mac(priv);
-	if (ret != 0) {
+	ret = vbr_steer_sync(priv);
+	if (ret != 0)
 		dev->data->mac_addrs[index] = old;
-		vbr_flows_sync_mac(priv);
-	}
 	return ret;
 }
 
@@ -603,9 +369,16 @@ static void
 vbr_mac_addr_remove(struct rte_eth_dev *dev, uint32_t index)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
+	struct rte_ether_addr old = dev->data->mac_addrs[index];
 
 	memset(&dev->data->mac_addrs[index], 0, sizeof(struct rte_ether_addr));
-	vbr_flows_sync_mac(priv);
+	if (vbr_steer_sync(priv) != 0) {
+		/* The old rules stay: so does the address. */
+		dev->data->mac_addrs[index] = old;
+		VBR_LOG(ERR, "port %u: MAC address " RTE_ETHER_ADDR_PRT_FMT
+			" kept: its rules could not be updated",
+			dev->data->port_id, RTE_ETHER_ADDR_BYTES(&old));
+	}
 }
 
 static int
@@ -619,7 +392,9 @@ vbr_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
 		     uint32_t nb)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
-	uint32_t i;
+	struct rte_ether_addr old[VBR_MAX_MC_ADDRS];
+	uint32_t i, nb_old = priv->nb_mc_addrs;
+	int ret;
 
 	if (nb > VBR_MAX_MC_ADDRS) {
 		VBR_LOG(ERR, "port %u: %u multicast addresses, at most %u",
@@ -635,10 +410,16 @@ vbr_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
 			return -EINVAL;
 		}
 	}
+	memcpy(old, priv->mc_addrs, sizeof(old));
 	for (i = 0; i < nb; i++)
 		priv->mc_addrs[i] = list[i];
 	priv->nb_mc_addrs = nb;
-	return vbr_flows_sync_mc(priv);
+	ret = vbr_steer_sync(priv);
+	if (ret != 0) {
+		memcpy(priv->mc_addrs, old, sizeof(old));
+		priv->nb_mc_addrs = nb_old;
+	}
+	return ret;
 }
 
 /*
@@ -734,13 +515,20 @@ static const struct vbr_txq_xstat vbr_txq_xstats[] = {
 	{ "recoveries", offsetof(struct vbr_txq, recoveries) },
 };
 
-/* Number of xstats: device counters, then the Tx queue ones. */
+/*
+ * Steering xstats, after the device ones: frames the VLAN filter dropped
+ * (its drop rules bind one counters object, vbr_steer.c).
+ */
+#define VBR_XSTATS_STEER 1
+
+/* Number of xstats: device counters, steering, then the Tx queue ones. */
 static unsigned int
 vbr_xstats_count(struct rte_eth_dev *dev, struct vbr_glue_port_counters *c,
 		 unsigned int *n_dev)
 {
 	*n_dev = vbr_xstats_dev_count(dev->data->dev_private, c);
-	return *n_dev + dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
+	return *n_dev + VBR_XSTATS_STEER +
+	       dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
 }
 
 static int
@@ -814,6 +602,7 @@ vbr_stats_reset(struct rte_eth_dev *dev)
 		txq->recoveries = 0;
 	}
 	vbr_dev_counters(priv, &priv->cnt_base);
+	priv->vlan_drop_base = vbr_steer_vlan_dropped(priv);
 	return 0;
 }
 
@@ -829,8 +618,9 @@ vbr_xstats_get_names(struct rte_eth_dev *dev,
 	for (i = 0; i < n_dev; i++)
 		snprintf(names[i].name, sizeof(names[i].name), "%s",
 			 vbr_xstat_nth(&c, i)->name);
-	for (; i < n; i++) {
-		unsigned int k = i - n_dev;
+	snprintf(names[i].name, sizeof(names[i].name), "rx_vlan_filtered");
+	for (i++; i < n; i++) {
+		unsigned int k = i - n_dev - VBR_XSTATS_STEER;
 
 		snprintf(names[i].name, sizeof(names[i].name), "tx_q%u_%s",
 			 k / (unsigned int)RTE_DIM(vbr_txq_xstats),
@@ -856,8 +646,10 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 		xstats[i].value = vbr_counter(&c, off) -
 				  vbr_counter(&priv->cnt_base, off);
 	}
-	for (; i < n; i++) {
-		unsigned int k = i - n_dev;
+	xstats[i].id = i;
+	xstats[i].value = vbr_steer_vlan_dropped(priv) - priv->vlan_drop_base;
+	for (i++; i < n; i++) {
+		unsigned int k = i - n_dev - VBR_XSTATS_STEER;
 		const struct vbr_txq *txq =
 			dev->data->tx_queues[k / RTE_DIM(vbr_txq_xstats)];
 
@@ -896,8 +688,8 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.tx_queue_setup = vbr_tx_queue_setup,
 	.tx_queue_release = vbr_tx_queue_release,
 	.flow_ops_get = vbr_flow_ops_get,
-	.reta_update = vbr_rss_reta_update,
-	.reta_query = vbr_rss_reta_query,
-	.rss_hash_update = vbr_rss_hash_update,
-	.rss_hash_conf_get = vbr_rss_hash_conf_get,
+	.reta_update = vbr_steer_reta_update,
+	.reta_query = vbr_steer_reta_query,
+	.rss_hash_update = vbr_steer_rss_hash_update,
+	.rss_hash_conf_get = vbr_steer_rss_hash_conf_get,
 };

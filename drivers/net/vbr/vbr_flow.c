@@ -34,6 +34,7 @@ struct vbr_flow_parse {
 	struct vbr_flow_desc *d;		/**< output */
 	uint8_t *pos;				/**< where the next spec goes */
 	struct ibv_flow_spec_eth *eth;		/**< last eth spec, for vlan */
+	struct ibv_flow_spec_eth *outer_eth;	/**< first eth spec */
 	unsigned int inner:1;			/**< after a tunnel item */
 	unsigned int prev_tunnel:1;		/**< previous item a tunnel */
 };
@@ -650,9 +651,12 @@ vbr_flow_spec_hdr(uint8_t *pos, uint32_t type, uint16_t size)
 {
 	struct ibv_flow_spec s;
 
+	/* The header has 2 bytes of padding: only type and size are ours. */
 	s.hdr.type = type;
 	s.hdr.size = size;
-	memcpy(pos, &s.hdr, sizeof(s.hdr));
+	memcpy(pos, &s.hdr.type, sizeof(s.hdr.type));
+	memcpy(pos + offsetof(struct ibv_flow_spec_eth, size), &s.hdr.size,
+	       sizeof(s.hdr.size));
 }
 
 /** Set the counters object of the COUNT spec at pos (packed). */
@@ -663,8 +667,152 @@ vbr_flow_spec_set_counters(uint8_t *pos, struct ibv_counters *counters)
 	       &counters, sizeof(counters));
 }
 
+/* Names of the optional matches (VBR_FLOW_F_*), for messages. */
+static const char *const vbr_flow_f_names[VBR_FLOW_F_NUM] = {
+	"ipv4 item: field ttl",
+	"ipv6 item: field hop",
+	"gre item: field c_rsvd0_ver (the C, K and S bits)",
+	"esp item",
+	"mpls item",
+	"vxlan item",
+};
+
+/** Name of an optional match bit (one VBR_FLOW_F_* bit). */
+const char *
+vbr_flow_f_name(uint32_t bit)
+{
+	unsigned int i;
+
+	for (i = 0; i < VBR_FLOW_F_NUM; i++)
+		if (bit == (1u << i))
+			return vbr_flow_f_names[i];
+	return "?";
+}
+
+/*
+ * What the device refused when it was probed (caps->no_fields): an item it
+ * cannot match at all, or a field of an item. Checked before anything is
+ * created, so validate answers the same as create.
+ */
 static int
-vbr_flow_parse_items(struct vbr_flow_parse *p,
+vbr_flow_check_device(const struct vbr_flow_caps *caps,
+		      const struct rte_flow_item *item, const void *mask,
+		      struct rte_flow_error *error)
+{
+	uint32_t f = 0;
+	bool field = false;
+
+	switch (item->type) {
+	case RTE_FLOW_ITEM_TYPE_IPV4:
+		field = true;
+		if (item->spec != NULL && ((const struct rte_flow_item_ipv4 *)
+					   mask)->hdr.time_to_live != 0)
+			f = VBR_FLOW_F_IPV4_TTL;
+		break;
+	case RTE_FLOW_ITEM_TYPE_IPV6:
+		field = true;
+		if (item->spec != NULL && ((const struct rte_flow_item_ipv6 *)
+					   mask)->hdr.hop_limits != 0)
+			f = VBR_FLOW_F_IPV6_HOP;
+		break;
+	case RTE_FLOW_ITEM_TYPE_GRE:
+		field = true;
+		if (item->spec != NULL && ((const struct rte_flow_item_gre *)
+					   mask)->c_rsvd0_ver != 0)
+			f = VBR_FLOW_F_GRE_CKS;
+		break;
+	case RTE_FLOW_ITEM_TYPE_ESP:
+		f = VBR_FLOW_F_ESP;
+		break;
+	case RTE_FLOW_ITEM_TYPE_MPLS:
+		f = VBR_FLOW_F_MPLS;
+		break;
+	case RTE_FLOW_ITEM_TYPE_VXLAN:
+		f = VBR_FLOW_F_VXLAN;
+		break;
+	default:
+		break;
+	}
+	if ((caps->no_fields & f) == 0)
+		return 0;
+	return vbr_flow_error(error, ENOTSUP, field ?
+		RTE_FLOW_ERROR_TYPE_ITEM_MASK : RTE_FLOW_ERROR_TYPE_ITEM, item,
+		"vbr: %s cannot be matched by this device (it refused a verbs "
+		"rule with it when the port was probed)", vbr_flow_f_name(f));
+}
+
+/* Where the pattern is: the outer L3 and L4 it fixes, for the expansion. */
+static void
+vbr_flow_layers(struct vbr_flow_parse *p, const struct rte_flow_item *item)
+{
+	struct vbr_flow_desc *d = p->d;
+	const uint8_t *proto = NULL, *pmask = NULL;
+
+	if (p->inner)
+		return;
+	switch (item->type) {
+	case RTE_FLOW_ITEM_TYPE_IPV4: {
+		struct ibv_flow_spec_ipv4_ext *ip =
+			(struct ibv_flow_spec_ipv4_ext *)p->pos;
+
+		d->l3 = 4;
+		proto = &ip->val.proto;
+		pmask = &ip->mask.proto;
+		break;
+	}
+	case RTE_FLOW_ITEM_TYPE_IPV6: {
+		struct ibv_flow_spec_ipv6 *ip = (struct ibv_flow_spec_ipv6 *)p->pos;
+
+		d->l3 = 6;
+		proto = &ip->val.next_hdr;
+		pmask = &ip->mask.next_hdr;
+		break;
+	}
+	case RTE_FLOW_ITEM_TYPE_TCP:
+		d->l4 = 6;
+		break;
+	case RTE_FLOW_ITEM_TYPE_UDP:
+		d->l4 = 17;
+		break;
+	case RTE_FLOW_ITEM_TYPE_GRE:
+	case RTE_FLOW_ITEM_TYPE_ESP:
+		d->l4 = 0xff;
+		break;
+	default:
+		break;
+	}
+	/* A protocol under a full mask: that L4 only; any other mask: one. */
+	if (pmask != NULL && *pmask != 0)
+		d->l4 = *pmask == 0xff && (*proto == 6 || *proto == 17) ?
+			*proto : 0xff;
+}
+
+/* The L3 the outer EtherType fixes, once the items are parsed. */
+static void
+vbr_flow_layers_eth(struct vbr_flow_parse *p)
+{
+	struct vbr_flow_desc *d = p->d;
+	struct ibv_flow_spec_eth eth;
+	uint16_t v, m;
+
+	if (p->outer_eth == NULL || d->l3 != 0)
+		return;
+	memcpy(&eth, p->outer_eth, sizeof(eth));
+	v = rte_be_to_cpu_16(eth.val.ether_type);
+	m = rte_be_to_cpu_16(eth.mask.ether_type);
+	if (m == 0)
+		return;
+	if (m == 0xffff && v == RTE_ETHER_TYPE_IPV4)
+		d->l3 = 4;
+	else if (m == 0xffff && v == RTE_ETHER_TYPE_IPV6)
+		d->l3 = 6;
+	else
+		d->l3 = 0xff;
+}
+
+static int
+vbr_flow_parse_items(const struct vbr_flow_caps *caps,
+		     struct vbr_flow_parse *p,
 		     const struct rte_flow_item *item,
 		     struct rte_flow_error *error)
 {
@@ -707,6 +855,9 @@ vbr_flow_parse_items(struct vbr_flow_parse *p,
 			if (ret != 0)
 				return ret;
 		}
+		ret = vbr_flow_check_device(caps, item, mask, error);
+		if (ret != 0)
+			return ret;
 		if (item->last != NULL) {
 			const uint8_t *l = item->last, *s = item->spec;
 			const uint8_t *m = mask;
@@ -736,6 +887,10 @@ vbr_flow_parse_items(struct vbr_flow_parse *p,
 		ret = info->merge(p, item->spec, mask, item, error);
 		if (ret != 0)
 			return ret;
+		if (item->type == RTE_FLOW_ITEM_TYPE_ETH && !p->inner &&
+		    p->outer_eth == NULL)
+			p->outer_eth = p->eth;
+		vbr_flow_layers(p, item);
 		if (info->dst_sz != 0) {
 			p->pos += info->dst_sz;
 			attr->num_of_specs++;
@@ -746,6 +901,7 @@ vbr_flow_parse_items(struct vbr_flow_parse *p,
 		next = info->next;
 		prev = info->name;
 	}
+	vbr_flow_layers_eth(p);
 	return 0;
 }
 
@@ -876,6 +1032,7 @@ vbr_flow_rss(const struct vbr_flow_caps *caps,
 	}
 	d->nb_queues = rss->queue_num;
 	d->hash_fields = vbr_flow_rss_fields(types);
+	d->rss_types = types;
 	if (rss->key_len != 0) {
 		memcpy(d->rss_key, rss->key, VBR_FLOW_RSS_KEY_LEN);
 		d->has_key = 1;
@@ -898,7 +1055,7 @@ vbr_flow_count(const struct vbr_flow_caps *caps,
 {
 	char n1[VBR_NAME_LEN], n2[VBR_NAME_LEN];
 
-	if (caps->internal)
+	if (caps->internal && !caps->internal_count)
 		return rte_flow_error_set(error, ENOTSUP,
 			RTE_FLOW_ERROR_TYPE_ACTION, action,
 			"vbr: internal rules do not count");
@@ -1060,7 +1217,7 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 			d->fate = VBR_FLOW_FATE_DROP;
 		}
 	}
-	if (caps->internal)
+	if (caps->internal && fate == NULL)
 		return 0;
 	if (fate == NULL)
 		return rte_flow_error_set(error, EINVAL,
@@ -1114,6 +1271,8 @@ static int
 vbr_flow_attr(const struct vbr_flow_caps *caps,
 	      const struct rte_flow_attr *attr, struct rte_flow_error *error)
 {
+	unsigned int levels;
+
 	if (attr == NULL)
 		return rte_flow_error_set(error, EINVAL,
 			RTE_FLOW_ERROR_TYPE_ATTR, NULL,
@@ -1136,11 +1295,22 @@ vbr_flow_attr(const struct vbr_flow_caps *caps,
 		return rte_flow_error_set(error, ENOTSUP,
 			RTE_FLOW_ERROR_TYPE_ATTR_GROUP, attr,
 			"vbr: group 0 is the only group");
-	if (!caps->internal && attr->priority >= VBR_FLOW_PRIO_LEVELS)
+	levels = caps->prio_levels != 0 ? caps->prio_levels :
+		 VBR_FLOW_PRIO_LEVELS;
+	if (!caps->internal && attr->priority >= levels) {
+		if (caps->nb_prios == 0)
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_ATTR_PRIORITY, attr,
+				"vbr: priority %u: levels are 0 to %u",
+				attr->priority, levels - 1);
 		return vbr_flow_error(error, ENOTSUP,
 			RTE_FLOW_ERROR_TYPE_ATTR_PRIORITY, attr,
-			"vbr: priority %u: levels are 0 to %u",
-			attr->priority, VBR_FLOW_PRIO_LEVELS - 1);
+			"vbr: priority %u: levels are 0 to %u (the device "
+			"has %u verbs flow priorities: %u per level, %u for "
+			"the port's own rules)", attr->priority, levels - 1,
+			caps->nb_prios, VBR_FLOW_PRIO_SUB,
+			VBR_FLOW_PRIO_INTERNAL_SPAN);
+	}
 	return 0;
 }
 
@@ -1182,6 +1352,9 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	d->age_context = NULL;
 	d->indirect = NULL;
 	d->count_off = 0;
+	d->rss_types = 0;
+	d->l3 = 0;
+	d->l4 = 0;
 	/* Only the attr: each spec is cleared where it is written. */
 	memset(&d->u.attr, 0, sizeof(d->u.attr));
 	d->u.attr.type = IBV_FLOW_ATTR_NORMAL;
@@ -1190,7 +1363,9 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	d->u.attr.port = 1;
 	p.d = d;
 	p.pos = d->u.buf + sizeof(d->u.attr);
-	ret = vbr_flow_parse_items(&p, pattern, error);
+	ret = vbr_flow_parse_items(caps, &p, pattern, error);
+	d->items_end = p.pos - d->u.buf;
+	d->sub = d->l4 != 0 ? 0 : d->l3 != 0 ? 1 : 2;
 	if (ret == 0)
 		ret = vbr_flow_parse_actions(caps, &p, actions, error);
 	if (ret != 0)
@@ -1198,6 +1373,188 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	d->attr_size = p.pos - d->u.buf;
 	d->u.attr.size = d->attr_size;
 	return 0;
+}
+
+/*
+ * RSS expansion. A ConnectX hash QP hashes one L3 family and at most one L4
+ * protocol, so an RSS over "ip tcp udp" is one hash QP per packet type, and
+ * the rule one verbs flow per type it can match: the L4 flows at the
+ * rule's first verbs sub-level, the L3 flows next, the L2 catch-all last
+ * (vbr_flow_pt_sub()), so a frame takes the most specific. The pattern's
+ * own items fix where the expansion starts; a type whose fields are those
+ * of its parent needs no flow (the parent's takes its frames).
+ */
+
+#define VBR_HASH_V4 (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4)
+#define VBR_HASH_V6 (IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6)
+#define VBR_HASH_TCP (IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP)
+#define VBR_HASH_UDP (IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP)
+
+/* Per packet type: its parent, its L3 (4, 6, 0) and L4 (6, 17, 0). */
+static const struct {
+	uint8_t parent;
+	uint8_t l3;
+	uint8_t l4;
+	uint8_t depth;		/* 0 L4, 1 L3, 2 L2 */
+	uint64_t fields;	/* the hash fields it may use */
+	const char *name;
+} vbr_flow_pts[VBR_FLOW_PT_MAX] = {
+	[VBR_FLOW_PT_L2] = { VBR_FLOW_PT_MAX, 0, 0, 2, 0, "l2" },
+	[VBR_FLOW_PT_IPV4] = { VBR_FLOW_PT_L2, 4, 0, 1, VBR_HASH_V4, "ipv4" },
+	[VBR_FLOW_PT_IPV4_TCP] = { VBR_FLOW_PT_IPV4, 4, 6, 0,
+				   VBR_HASH_V4 | VBR_HASH_TCP, "ipv4-tcp" },
+	[VBR_FLOW_PT_IPV4_UDP] = { VBR_FLOW_PT_IPV4, 4, 17, 0,
+				   VBR_HASH_V4 | VBR_HASH_UDP, "ipv4-udp" },
+	[VBR_FLOW_PT_IPV6] = { VBR_FLOW_PT_L2, 6, 0, 1, VBR_HASH_V6, "ipv6" },
+	[VBR_FLOW_PT_IPV6_TCP] = { VBR_FLOW_PT_IPV6, 6, 6, 0,
+				   VBR_HASH_V6 | VBR_HASH_TCP, "ipv6-tcp" },
+	[VBR_FLOW_PT_IPV6_UDP] = { VBR_FLOW_PT_IPV6, 6, 17, 0,
+				   VBR_HASH_V6 | VBR_HASH_UDP, "ipv6-udp" },
+};
+
+/** Name of a packet type ("ipv4-tcp"). */
+const char *
+vbr_flow_pt_name(unsigned int pt)
+{
+	return pt < VBR_FLOW_PT_MAX ? vbr_flow_pts[pt].name : "?";
+}
+
+/**
+ * Hash fields of packet type pt for RSS types: those of
+ * vbr_flow_rss_fields() that the type has, never L4 ports without L3
+ * addresses (a ConnectX does not say what it hashes then).
+ */
+uint64_t
+vbr_flow_pt_fields(uint64_t types, unsigned int pt)
+{
+	uint64_t f;
+
+	if (pt >= VBR_FLOW_PT_MAX)
+		return 0;
+	f = vbr_flow_rss_fields(types) & vbr_flow_pts[pt].fields;
+	if ((f & (VBR_HASH_V4 | VBR_HASH_V6)) == 0)
+		f = 0;
+	return f;
+}
+
+/* The type the pattern itself stands for. */
+static unsigned int
+vbr_flow_root(const struct vbr_flow_desc *d)
+{
+	unsigned int base = d->l3 == 6 ? VBR_FLOW_PT_IPV6 : VBR_FLOW_PT_IPV4;
+
+	if (d->l3 != 4 && d->l3 != 6)
+		return VBR_FLOW_PT_L2;
+	if (d->l4 == 6)
+		return base + 1;
+	if (d->l4 == 17)
+		return base + 2;
+	return base;
+}
+
+/* Whether pt is below root in the type tree (root itself not). */
+static bool
+vbr_flow_below(unsigned int pt, unsigned int root)
+{
+	unsigned int p;
+
+	for (p = vbr_flow_pts[pt].parent; p < VBR_FLOW_PT_MAX;
+	     p = vbr_flow_pts[p].parent)
+		if (p == root)
+			return true;
+	return false;
+}
+
+/**
+ * The verbs flows of rule d over a queue set hashing types: the pattern's
+ * own type first, then each type below it whose hash fields differ from
+ * those of the nearest type above it that has a flow. QUEUE and DROP rules
+ * (types 0) and patterns that fix their L4 (or an L3 other than IP) are
+ * one flow.
+ */
+void
+vbr_flow_expand(const struct vbr_flow_desc *d, uint64_t types,
+		struct vbr_flow_exp *e)
+{
+	unsigned int root = vbr_flow_root(d), pt, anc, i;
+	bool in[VBR_FLOW_PT_MAX] = { false };
+
+	e->nb = 0;
+	e->pt[e->nb++] = root;
+	in[root] = true;
+	if (d->l4 != 0 || d->l3 == 0xff || types == 0)
+		return;
+	for (pt = 0; pt < VBR_FLOW_PT_MAX; pt++) {
+		if (!vbr_flow_below(pt, root))
+			continue;
+		for (anc = vbr_flow_pts[pt].parent; !in[anc];
+		     anc = vbr_flow_pts[anc].parent)
+			;
+		if (vbr_flow_pt_fields(types, pt) ==
+		    vbr_flow_pt_fields(types, anc))
+			continue;
+		in[pt] = true;
+		i = e->nb++;
+		e->pt[i] = pt;
+	}
+}
+
+/** Verbs sub-level (0 first) of the flow of type pt of rule d. */
+uint8_t
+vbr_flow_pt_sub(const struct vbr_flow_desc *d, unsigned int pt)
+{
+	return RTE_MIN(d->sub, vbr_flow_pts[pt].depth);
+}
+
+/* Append an empty spec (it matches the protocol it stands for). */
+static size_t
+vbr_flow_add_spec(uint8_t *pos, enum ibv_flow_spec_type type, uint16_t size)
+{
+	memset(pos, 0, size);
+	vbr_flow_spec_hdr(pos, type, size);
+	return size;
+}
+
+/**
+ * The verbs attr of the flow of type pt of a rule: attr (as translated)
+ * with the priority given, and the specs of the L3 and L4 that type adds to
+ * the pattern (l3, l4: what the pattern has, from vbr_flow_desc), before
+ * the action specs (from items_end). Return its size, 0 if room is short.
+ */
+size_t
+vbr_flow_expand_attr(const struct ibv_flow_attr *attr, uint16_t items_end,
+		     uint8_t l3, uint8_t l4, unsigned int pt,
+		     uint16_t priority, uint8_t *buf, size_t room)
+{
+	const uint8_t *src = (const uint8_t *)attr;
+	struct ibv_flow_attr *out = (struct ibv_flow_attr *)buf;
+	size_t add = 0, off = items_end;
+	uint8_t *pos;
+
+	if (attr->size + sizeof(struct ibv_flow_spec_ipv6) +
+	    sizeof(struct ibv_flow_spec_tcp_udp) > room)
+		return 0;
+	memcpy(buf, src, items_end);
+	pos = buf + items_end;
+	if (l3 != 4 && l3 != 6 && vbr_flow_pts[pt].l3 == 4) {
+		add += vbr_flow_add_spec(pos + add, IBV_FLOW_SPEC_IPV4_EXT,
+				sizeof(struct ibv_flow_spec_ipv4_ext));
+		out->num_of_specs++;
+	} else if (l3 != 4 && l3 != 6 && vbr_flow_pts[pt].l3 == 6) {
+		add += vbr_flow_add_spec(pos + add, IBV_FLOW_SPEC_IPV6,
+				sizeof(struct ibv_flow_spec_ipv6));
+		out->num_of_specs++;
+	}
+	if (l4 == 0 && vbr_flow_pts[pt].l4 != 0) {
+		add += vbr_flow_add_spec(pos + add, vbr_flow_pts[pt].l4 == 6 ?
+				IBV_FLOW_SPEC_TCP : IBV_FLOW_SPEC_UDP,
+				sizeof(struct ibv_flow_spec_tcp_udp));
+		out->num_of_specs++;
+	}
+	memcpy(pos + add, src + off, attr->size - off);
+	out->size = attr->size + add;
+	out->priority = priority;
+	return out->size;
 }
 
 /*

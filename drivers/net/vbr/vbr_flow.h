@@ -6,8 +6,11 @@
  * vbr_flow.c translates an rte_flow rule (attributes, pattern, actions) into
  * an ibv_flow_attr followed by its ibv_flow_spec_* and a fate (queue, RSS or
  * drop). The translation is a pure function: no device, no port, so it is
- * tested table-driven. vbr_flow_ops.c keeps the port's rules and creates them
- * on the device; vbr_rss.c holds the hash QPs the rules point at.
+ * tested table-driven. vbr_flow_expand() then splits a rule into one verbs
+ * flow per packet type its RSS hashes differently (a ConnectX hash QP hashes
+ * one L3 family and at most one L4 protocol). vbr_steer.c keeps the port's
+ * rules and creates them on the device, vbr_flow_ops.c holds the rte_flow
+ * ops, vbr_rss.c the queue sets and hash QPs the rules point at.
  */
 
 #ifndef VBR_FLOW_H
@@ -20,10 +23,38 @@
 #include <rte_ethdev.h>
 #include <rte_flow.h>
 
-/** rte_flow priority levels of user rules: 0 (first) to 15. */
+/** Most rte_flow priority levels of user rules: 0 (first) to 15. */
 #define VBR_FLOW_PRIO_LEVELS 16
-/** Verbs priority of the internal default rules: below every user rule. */
+/** Level of the internal rules in a translation: below every user rule. */
 #define VBR_FLOW_PRIO_INTERNAL VBR_FLOW_PRIO_LEVELS
+/** Verbs priorities of one rte_flow level: L4, L3, L2 sub-levels. */
+#define VBR_FLOW_PRIO_SUB 3
+/** Verbs priorities of the internal rules (vbr_steer.c: 3 + 1 + 3). */
+#define VBR_FLOW_PRIO_INTERNAL_SPAN 7
+/** Verbs priorities used at most: every level and the internal ones. */
+#define VBR_FLOW_PRIOS_MAX (VBR_FLOW_PRIO_LEVELS * VBR_FLOW_PRIO_SUB + \
+			    VBR_FLOW_PRIO_INTERNAL_SPAN)
+
+/* Optional matches a device may refuse (found by trying, at probe). */
+#define VBR_FLOW_F_IPV4_TTL (1u << 0)	/**< ipv4 ttl */
+#define VBR_FLOW_F_IPV6_HOP (1u << 1)	/**< ipv6 hop limit */
+#define VBR_FLOW_F_GRE_CKS (1u << 2)	/**< gre C, K, S bits */
+#define VBR_FLOW_F_ESP (1u << 3)	/**< esp item */
+#define VBR_FLOW_F_MPLS (1u << 4)	/**< mpls item */
+#define VBR_FLOW_F_VXLAN (1u << 5)	/**< vxlan item */
+#define VBR_FLOW_F_NUM 6		/**< number of them */
+
+/** Packet types of the RSS expansion, parents before children. */
+enum vbr_flow_pt {
+	VBR_FLOW_PT_L2,		/**< any frame */
+	VBR_FLOW_PT_IPV4,	/**< IPv4 */
+	VBR_FLOW_PT_IPV4_TCP,	/**< TCP over IPv4 */
+	VBR_FLOW_PT_IPV4_UDP,	/**< UDP over IPv4 */
+	VBR_FLOW_PT_IPV6,	/**< IPv6 */
+	VBR_FLOW_PT_IPV6_TCP,	/**< TCP over IPv6 */
+	VBR_FLOW_PT_IPV6_UDP,	/**< UDP over IPv6 */
+	VBR_FLOW_PT_MAX,
+};
 /** VLAN argument of vbr_flow_internal_mac(): match any VLAN or none. */
 #define VBR_FLOW_VLAN_ANY 0xffffu
 /** Largest MARK id: tag = id + 1, 0 is "no tag", VBR_FLOW_TAG_FLAG is FLAG. */
@@ -59,7 +90,11 @@ enum vbr_flow_count {
 /** What the translation may assume of the port. */
 struct vbr_flow_caps {
 	uint16_t nb_rx_queues;	/**< queues must be below it; 0: no check */
+	uint16_t prio_levels;	/**< user levels; 0: VBR_FLOW_PRIO_LEVELS */
+	uint16_t nb_prios;	/**< verbs priorities of the device, or 0 */
+	uint32_t no_fields;	/**< VBR_FLOW_F_* the device refuses */
 	unsigned int internal:1; /**< internal default rule: no fate wanted */
+	unsigned int internal_count:1; /**< ... that may count */
 };
 
 /** A translated rule. */
@@ -77,7 +112,12 @@ struct vbr_flow_desc {
 	void *age_context;		/**< its context, NULL: the rule */
 	const struct rte_flow_action_handle *indirect; /**< INDIRECT conf */
 	uint16_t count_off;		/**< COUNT spec offset in u.buf */
+	uint16_t items_end;		/**< end of the item specs in u.buf */
 	uint16_t attr_size;		/**< bytes of attr and specs */
+	uint64_t rss_types;		/**< RSS types of an RSS fate */
+	uint8_t l3;			/**< outer L3: 0 any, 4, 6, 0xff other */
+	uint8_t l4;			/**< outer L4: 0 any, 6, 17, 0xff other */
+	uint8_t sub;			/**< deepest layer: 0 L4, 1 L3, 2 L2 */
 	union {
 		struct ibv_flow_attr attr;	/**< followed by the specs */
 		uint8_t buf[VBR_FLOW_BUF_SIZE];	/**< room for both */
@@ -91,6 +131,22 @@ int vbr_flow_prepare(const struct vbr_flow_caps *caps,
 		     const struct rte_flow_action actions[],
 		     struct vbr_flow_desc *out, struct rte_flow_error *error);
 uint64_t vbr_flow_rss_fields(uint64_t types);
+uint64_t vbr_flow_pt_fields(uint64_t types, unsigned int pt);
+
+/** The verbs flows of a rule: one per packet type, parents first. */
+struct vbr_flow_exp {
+	uint8_t nb;				/**< entries of pt */
+	uint8_t pt[VBR_FLOW_PT_MAX];		/**< enum vbr_flow_pt */
+};
+void vbr_flow_expand(const struct vbr_flow_desc *d, uint64_t types,
+		     struct vbr_flow_exp *e);
+uint8_t vbr_flow_pt_sub(const struct vbr_flow_desc *d, unsigned int pt);
+size_t vbr_flow_expand_attr(const struct ibv_flow_attr *attr,
+			    uint16_t items_end, uint8_t l3, uint8_t l4,
+			    unsigned int pt, uint16_t priority, uint8_t *buf,
+			    size_t room);
+const char *vbr_flow_pt_name(unsigned int pt);
+const char *vbr_flow_f_name(uint32_t bit);
 int vbr_flow_error(struct rte_flow_error *error, int code,
 		   enum rte_flow_error_type type, const void *cause,
 		   const char *fmt, ...) __rte_format_printf(5, 6);
@@ -101,29 +157,22 @@ void vbr_flow_spec_set_counters(uint8_t *pos, struct ibv_counters *counters);
 struct vbr_priv;
 extern const struct rte_flow_ops vbr_flow_ops;
 int vbr_flow_ops_get(struct rte_eth_dev *dev, const struct rte_flow_ops **ops);
-int vbr_flow_start(struct vbr_priv *priv);
-void vbr_flow_stop(struct vbr_priv *priv);
 void vbr_flow_release(struct vbr_priv *priv);
-struct ibv_flow *vbr_flow_internal_mac(struct vbr_priv *priv,
-				       const struct rte_ether_addr *mac,
-				       uint16_t vid);
-struct ibv_flow *vbr_flow_internal_default(struct vbr_priv *priv,
-					   enum ibv_flow_attr_type type);
-int vbr_flow_rebind(struct vbr_priv *priv, struct ibv_qp *old_qp,
-		    struct ibv_qp *new_qp);
-void vbr_flow_rebind_commit(struct vbr_priv *priv, struct ibv_qp *new_qp);
-void vbr_flow_rebind_abort(struct vbr_priv *priv);
 
 /* vbr_count.c */
 /** A counters object: packets at index 0, bytes at index 1. */
 struct vbr_count {
 	struct ibv_counters *obj;	/**< the verbs object */
 	uint64_t base[2];		/**< values at the last reset */
+	uint64_t last[2];		/**< last values read, unbound: kept */
+	uint32_t bound;			/**< verbs flows binding obj */
 };
 struct vbr_age;
 int vbr_count_init(struct vbr_priv *priv, struct vbr_count *cnt,
 		   struct rte_flow_error *error);
 void vbr_count_fini(struct vbr_priv *priv, struct vbr_count *cnt);
+void vbr_count_bind(struct vbr_count *cnt);
+void vbr_count_unbind(struct vbr_priv *priv, struct vbr_count *cnt);
 int vbr_count_query(struct vbr_priv *priv, struct vbr_count *cnt,
 		    struct rte_flow_query_count *q,
 		    struct rte_flow_error *error);
@@ -157,16 +206,20 @@ void vbr_count_release(struct vbr_priv *priv);
 
 /* vbr_rss.c */
 struct vbr_rss;
+const uint8_t *vbr_rss_default_key_get(void);
 struct vbr_rss *vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues,
 			    uint16_t nb_queues, const uint8_t *key,
-			    uint64_t fields);
+			    uint64_t types);
 void vbr_rss_put(struct vbr_priv *priv, struct vbr_rss *rss);
-struct ibv_qp *vbr_rss_qp(struct vbr_priv *priv, struct vbr_rss *rss);
+void vbr_rss_ref(struct vbr_rss *rss);
+uint64_t vbr_rss_types(const struct vbr_rss *rss);
+struct ibv_qp *vbr_rss_qp(struct vbr_priv *priv, struct vbr_rss *rss,
+			  unsigned int pt);
 int vbr_rss_missing_queue(const struct vbr_priv *priv,
 			  const struct vbr_rss *rss);
 void vbr_rss_stop(struct vbr_priv *priv);
 void vbr_rss_release(struct vbr_priv *priv);
 void vbr_rss_dump(FILE *file, const struct vbr_rss *rss);
-unsigned int vbr_rss_nb_qps(const struct vbr_priv *priv);
+unsigned int vbr_rss_nb_sets(const struct vbr_priv *priv, unsigned int *qps);
 
 #endif /* VBR_FLOW_H */

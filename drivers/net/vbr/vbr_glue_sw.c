@@ -61,11 +61,10 @@ vbr_sw_wire_parse(const char *wire, struct vbr_sw_wire *w, char *why,
 #define VBR_SW_ARG_PROFILE "profile"
 
 /*
- * The swverbs profile of a wire= port when profile= is not given. "full"
- * until the driver keeps to the mlx5 rules; then "mlx5", swverbs' own
- * default.
+ * The swverbs profile of a wire= port when profile= is not given: "mlx5",
+ * swverbs' own default (the driver keeps to what a ConnectX accepts).
  */
-#define VBR_SW_PROFILE_DEFAULT "full"
+#define VBR_SW_PROFILE_DEFAULT "mlx5"
 
 static const char * const vbr_sw_args[] = {
 	VBR_SW_ARG_ENGINE_CPU,

@@ -1,16 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * Queue sets that flow rules and the port itself point at. One object per
- * distinct (queues, key, fields) of a port, shared and refcounted by the
- * rules that name it from their creation to their destruction: a rule keeps
- * no queue list of its own. While the port is started, an object in use also
- * holds the device side: an indirection table over the WQs of its Rx queues
- * and a RAW_PACKET hash QP with a Toeplitz key over its fields, made when the
- * first rule goes on the device and destroyed at stop or with the object. A
- * queue list of any length is spread over a table of the next power of two
- * entries, filled round-robin: with 3 queues, entries 0-3 are queues
- * q0 q1 q2 q0.
+ * Queue sets: the device side of where received frames go.
+ *
+ * One object per distinct (queues, key, RSS types) of a port, shared and
+ * refcounted by the rules that name it (vbr_steer.c), the port's own
+ * redirection table included: a rule keeps no queue list of its own. While
+ * the port is started, an object in use holds the device side, made on
+ * first use and destroyed at stop or with the object:
+ *
+ * - an indirection table over the WQs of its Rx queues (a queue list of
+ *   any length is spread over a table of the next power of two entries,
+ *   filled round-robin: with 3 queues, entries 0-3 are q0 q1 q2 q0), and a
+ *   1-entry table of its first queue for packet types with nothing to hash;
+ * - one RAW_PACKET hash QP per packet type a rule asks for (l2, ipv4,
+ *   ipv4-tcp, ipv4-udp, ipv6, ipv6-tcp, ipv6-udp), each hashing one L3
+ *   family and at most one L4 protocol with the set's Toeplitz key
+ *   (vbr_flow_pt_fields()): a ConnectX refuses a hash QP that mixes IPv4
+ *   with IPv6 or TCP with UDP, so a set with several types has several hash
+ *   QPs over one table, and a rule one verbs flow per type (vbr_flow.c,
+ *   vbr_flow_expand()). Hash QPs whose fields would be equal are one QP.
+ *
+ * Each hash QP costs the device a TIR and each verbs flow a flow table
+ * entry; the WQs and the table are shared by all of them.
  *
  * Rules find their object through a small hash table per port: chained,
  * VBR_RSS_BUCKETS (256) buckets, never resized. A lookup hashes the queue
@@ -24,18 +36,10 @@
  * first object and freed at close, and is used under the port's flow_lock
  * like the rest of the port's flow state.
  *
- * Port RSS is one more user of these objects: the port's redirection table
- * (reta_size entries, each an Rx queue) is the queue list of a set with the
- * port's key and the fields of rss_hf, so its table is the reta entry for
- * entry. Its hash QP (priv->hash_qp) is where the default rules (MAC,
- * broadcast, multicast, promiscuous, allmulticast) and the drop rules point.
- * reta_update and rss_hash_update on a started port go make-before-break:
- * the new set and its hash QP are made, the default rules are created on it
- * and only then are the old rules and the old set destroyed. The user rules
- * on the old hash QP (drop rules) are moved the same way, make-before-break,
- * by vbr_flow_rebind(), so the old hash QP is destroyed at once. A hash QP
- * the device still refuses to destroy (EBUSY: a rule that could not be
- * destroyed) is kept, retired, and destroyed at the next update or at stop.
+ * This file is a leaf: it calls the glue and the pure translation
+ * (vbr_flow.c), nothing of the rule layer. A hash QP the device refuses to
+ * destroy (EBUSY: a rule could not be destroyed) is kept, its object
+ * retired, and destroyed at the next vbr_rss_stop() or put.
  */
 
 #include <errno.h>
@@ -63,18 +67,19 @@ static const uint8_t vbr_rss_default_key[VBR_RSS_KEY_LEN] = {
 	0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
 };
 
-/** A shared queue set and, while started, its hash QP. */
+/** A shared queue set and, while started, its tables and hash QPs. */
 struct vbr_rss {
 	LIST_ENTRY(vbr_rss) next;	/**< in vbr_priv.rss_objs */
 	LIST_ENTRY(vbr_rss) chain;	/**< in its hash bucket */
-	uint32_t hash;			/**< of (queues, key, fields) */
+	uint32_t hash;			/**< of (queues, key, types) */
 	uint32_t refcnt;		/**< rules using it */
-	uint64_t fields;		/**< IBV_RX_HASH_* */
+	uint64_t types;			/**< RTE_ETH_RSS_* hashed, 0: none */
 	uint8_t key[VBR_RSS_KEY_LEN];	/**< Toeplitz key, if has_key */
 	unsigned int has_key:1;		/**< else the port's key */
-	unsigned int retired:1;		/**< unused, QP still has rules */
+	unsigned int retired:1;		/**< unused, a QP still has rules */
 	struct ibv_rwq_ind_table *ind_table; /**< WQs, while started */
-	struct ibv_qp *qp;		/**< hash QP, while started */
+	struct ibv_rwq_ind_table *ind_one; /**< first WQ alone */
+	struct ibv_qp *qp[VBR_FLOW_PT_MAX]; /**< hash QP per packet type */
 	uint16_t nb_queues;		/**< entries of queues */
 	uint16_t queues[];		/**< queue list as given */
 };
@@ -83,6 +88,13 @@ struct vbr_rss {
 struct vbr_rss_table {
 	LIST_HEAD(, vbr_rss) bucket[VBR_RSS_BUCKETS]; /**< chains */
 };
+
+/** The default Toeplitz key. */
+const uint8_t *
+vbr_rss_default_key_get(void)
+{
+	return vbr_rss_default_key;
+}
 
 /* FNV-1a, 32 bits. */
 static uint32_t
@@ -100,48 +112,78 @@ vbr_rss_fnv(uint32_t h, const void *buf, size_t len)
 
 static uint32_t
 vbr_rss_hash(const uint16_t *queues, uint16_t nb_queues, const uint8_t *key,
-	     uint64_t fields)
+	     uint64_t types)
 {
 	uint32_t h = 2166136261u;
 
 	h = vbr_rss_fnv(h, queues, nb_queues * sizeof(queues[0]));
-	h = vbr_rss_fnv(h, &fields, sizeof(fields));
+	h = vbr_rss_fnv(h, &types, sizeof(types));
 	if (key != NULL)
 		h = vbr_rss_fnv(h, key, VBR_RSS_KEY_LEN);
 	return h;
 }
 
+/* Hash fields of packet type pt in this set (none with one queue). */
+static uint64_t
+vbr_rss_fields(const struct vbr_rss *rss, unsigned int pt)
+{
+	return vbr_flow_pt_fields(rss->types, pt);
+}
+
+static int
+vbr_rss_destroy_table(struct vbr_priv *priv, struct ibv_rwq_ind_table **t)
+{
+	int ret;
+
+	if (*t == NULL)
+		return 0;
+	ret = priv->glue->destroy_rwq_ind_table(*t);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u: destroy indirection table: %s",
+			priv->dev->data->port_id, strerror(ret));
+		return ret;
+	}
+	*t = NULL;
+	return 0;
+}
+
 /*
- * Destroy the device side (hash QP and table), keep the object. Return 0,
- * or the device's error with what could not be destroyed kept (EBUSY: the
+ * Destroy the device side (hash QPs and tables), keep the object. Return 0,
+ * or the device's error with what could not be destroyed kept (EBUSY: a
  * hash QP still has rules).
  */
 static int
 vbr_rss_off(struct vbr_priv *priv, struct vbr_rss *rss, bool quiet)
 {
-	int ret;
+	unsigned int pt, i;
+	struct ibv_qp *qp;
+	int ret, err = 0;
 
-	if (rss->qp != NULL) {
-		ret = priv->glue->destroy_qp(rss->qp);
+	for (pt = 0; pt < VBR_FLOW_PT_MAX; pt++) {
+		qp = rss->qp[pt];
+		if (qp == NULL)
+			continue;
+		ret = priv->glue->destroy_qp(qp);
 		if (ret != 0) {
 			if (!quiet || ret != EBUSY)
 				VBR_LOG(ERR, "port %u: destroy hash QP: %s",
 					priv->dev->data->port_id,
 					strerror(ret));
-			return ret;
+			err = ret;
 		}
-		rss->qp = NULL;
+		/* Types sharing the QP (equal fields) hold it too. */
+		for (i = pt; i < VBR_FLOW_PT_MAX; i++)
+			if (rss->qp[i] == qp && ret == 0)
+				rss->qp[i] = NULL;
+		if (ret != 0)
+			break;
 	}
-	if (rss->ind_table != NULL) {
-		ret = priv->glue->destroy_rwq_ind_table(rss->ind_table);
-		if (ret != 0) {
-			VBR_LOG(ERR, "port %u: destroy indirection table: %s",
-				priv->dev->data->port_id, strerror(ret));
-			return ret;
-		}
-		rss->ind_table = NULL;
-	}
-	return 0;
+	if (err != 0)
+		return err;
+	ret = vbr_rss_destroy_table(priv, &rss->ind_table);
+	if (ret == 0)
+		ret = vbr_rss_destroy_table(priv, &rss->ind_one);
+	return ret;
 }
 
 static void
@@ -186,36 +228,18 @@ vbr_rss_missing_queue(const struct vbr_priv *priv, const struct vbr_rss *rss)
 	return -1;
 }
 
-/**
- * The hash QP of a queue set, made on first use. Return NULL with errno set
- * on failure (EINVAL: a queue is not set up). Caller holds flow_lock.
- */
-struct ibv_qp *
-vbr_rss_qp(struct vbr_priv *priv, struct vbr_rss *rss)
+/* An indirection table of 2^log entries over the set's queues. */
+static struct ibv_rwq_ind_table *
+vbr_rss_make_table(struct vbr_priv *priv, struct vbr_rss *rss,
+		   unsigned int log)
 {
 	struct rte_eth_dev *dev = priv->dev;
 	struct ibv_rwq_ind_table_init_attr ind_attr = { 0 };
-	struct ibv_qp_init_attr_ex qp_attr = { 0 };
-	uint32_t max = priv->attr.rss_caps.max_rwq_indirection_table_size;
+	struct ibv_rwq_ind_table *t;
 	struct ibv_wq **wqs;
-	unsigned int log = 0, i;
+	unsigned int i;
 	int err;
 
-	if (rss->qp != NULL)
-		return rss->qp;
-	while ((1u << log) < rss->nb_queues)
-		log++;
-	if (max != 0 && (1u << log) > max) {
-		VBR_LOG(ERR, "port %u: %u queues need an indirection table of "
-			"%u entries: the device has at most %u",
-			dev->data->port_id, rss->nb_queues, 1u << log, max);
-		errno = ENOTSUP;
-		return NULL;
-	}
-	if (vbr_rss_missing_queue(priv, rss) >= 0) {
-		errno = EINVAL;
-		return NULL;
-	}
 	wqs = calloc(1u << log, sizeof(*wqs));
 	if (wqs == NULL) {
 		errno = ENOMEM;
@@ -229,49 +253,98 @@ vbr_rss_qp(struct vbr_priv *priv, struct vbr_rss *rss)
 	}
 	ind_attr.log_ind_tbl_size = log;
 	ind_attr.ind_tbl = wqs;
-	rss->ind_table = priv->glue->create_rwq_ind_table(priv->ctx,
-							  &ind_attr);
+	t = priv->glue->create_rwq_ind_table(priv->ctx, &ind_attr);
 	err = errno;
 	free(wqs);
-	if (rss->ind_table == NULL) {
+	if (t == NULL)
 		VBR_LOG(ERR, "port %u: create_rwq_ind_table (%u entries): %s",
 			dev->data->port_id, 1u << log, strerror(err));
-		goto error;
+	errno = err;
+	return t;
+}
+
+/**
+ * The hash QP of packet type pt of a queue set, made on first use (with
+ * the set's tables). Return NULL with errno set on failure (EINVAL: a
+ * queue is not set up). Caller holds flow_lock.
+ */
+struct ibv_qp *
+vbr_rss_qp(struct vbr_priv *priv, struct vbr_rss *rss, unsigned int pt)
+{
+	struct rte_eth_dev *dev = priv->dev;
+	struct ibv_qp_init_attr_ex qp_attr = { 0 };
+	uint32_t max = priv->attr.rss_caps.max_rwq_indirection_table_size;
+	uint64_t fields;
+	unsigned int log = 0, i;
+	int err;
+
+	fields = rss->nb_queues > 1 ? vbr_rss_fields(rss, pt) : 0;
+	/* A type hashing what another hashes shares its QP. */
+	for (i = 0; i < VBR_FLOW_PT_MAX; i++) {
+		uint64_t f = rss->nb_queues > 1 ? vbr_rss_fields(rss, i) : 0;
+
+		if (f == fields && rss->qp[i] != NULL) {
+			rss->qp[pt] = rss->qp[i];
+			return rss->qp[i];
+		}
+	}
+	while ((1u << log) < rss->nb_queues)
+		log++;
+	if (max != 0 && (1u << log) > max) {
+		VBR_LOG(ERR, "port %u: %u queues need an indirection table of "
+			"%u entries: the device has at most %u",
+			dev->data->port_id, rss->nb_queues, 1u << log, max);
+		errno = ENOTSUP;
+		return NULL;
+	}
+	if (vbr_rss_missing_queue(priv, rss) >= 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (fields == 0 && log > 0) {
+		/* Nothing to hash: one entry (a ConnectX wants that). */
+		if (rss->ind_one == NULL)
+			rss->ind_one = vbr_rss_make_table(priv, rss, 0);
+		if (rss->ind_one == NULL)
+			return NULL;
+		qp_attr.rwq_ind_tbl = rss->ind_one;
+	} else {
+		if (rss->ind_table == NULL)
+			rss->ind_table = vbr_rss_make_table(priv, rss, log);
+		if (rss->ind_table == NULL)
+			return NULL;
+		qp_attr.rwq_ind_tbl = rss->ind_table;
 	}
 	qp_attr.qp_type = IBV_QPT_RAW_PACKET;
 	qp_attr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
 			    IBV_QP_INIT_ATTR_RX_HASH;
 	qp_attr.pd = priv->pd;
-	qp_attr.rwq_ind_tbl = rss->ind_table;
 	qp_attr.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
 	qp_attr.rx_hash_conf.rx_hash_key_len = VBR_RSS_KEY_LEN;
 	qp_attr.rx_hash_conf.rx_hash_key = rss->has_key ? rss->key :
 					   priv->rss_key;
-	qp_attr.rx_hash_conf.rx_hash_fields_mask = rss->fields;
-	rss->qp = priv->glue->create_qp_ex(priv->ctx, &qp_attr);
-	if (rss->qp == NULL) {
-		err = errno;
+	qp_attr.rx_hash_conf.rx_hash_fields_mask = fields;
+	errno = 0;
+	rss->qp[pt] = priv->glue->create_qp_ex(priv->ctx, &qp_attr);
+	if (rss->qp[pt] == NULL) {
+		err = errno != 0 ? errno : EIO;
 		VBR_LOG(ERR, "port %u: create hash QP (fields 0x%" PRIx64
-			"): %s", dev->data->port_id, rss->fields,
-			strerror(err));
-		goto error;
+			"): %s", dev->data->port_id, fields, strerror(err));
+		errno = err;
+		return NULL;
 	}
-	return rss->qp;
-error:
-	vbr_rss_off(priv, rss, false);
-	errno = err != 0 ? err : EIO;
-	return NULL;
+	return rss->qp[pt];
 }
 
 /**
- * The queue set (queues in this order, key or NULL for the port's key,
- * fields): an existing one with one more reference, or a new one, not yet
+ * The queue set (queues in this order, key or NULL for the port's key, RSS
+ * types): an existing one with one more reference, or a new one, not yet
  * on the device. Return NULL with errno set on failure. Caller holds
  * flow_lock.
  */
 struct vbr_rss *
 vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues, uint16_t nb_queues,
-	    const uint8_t *key, uint64_t fields)
+	    const uint8_t *key, uint64_t types)
 {
 	struct vbr_rss_table *t = priv->rss_table;
 	struct vbr_rss *rss;
@@ -285,9 +358,9 @@ vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues, uint16_t nb_queues,
 		}
 		priv->rss_table = t;
 	}
-	h = vbr_rss_hash(queues, nb_queues, key, fields);
+	h = vbr_rss_hash(queues, nb_queues, key, types);
 	LIST_FOREACH(rss, &t->bucket[h & (VBR_RSS_BUCKETS - 1)], chain) {
-		if (rss->hash == h && rss->fields == fields &&
+		if (rss->hash == h && rss->types == types &&
 		    rss->nb_queues == nb_queues &&
 		    rss->has_key == (key != NULL) &&
 		    (key == NULL ||
@@ -305,7 +378,7 @@ vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues, uint16_t nb_queues,
 	}
 	rss->hash = h;
 	rss->refcnt = 1;
-	rss->fields = fields;
+	rss->types = types;
 	if (key != NULL) {
 		memcpy(rss->key, key, VBR_RSS_KEY_LEN);
 		rss->has_key = 1;
@@ -317,10 +390,24 @@ vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues, uint16_t nb_queues,
 	return rss;
 }
 
+/** One more reference to a set. Caller holds flow_lock. */
+void
+vbr_rss_ref(struct vbr_rss *rss)
+{
+	rss->refcnt++;
+}
+
+/** RSS types of a set (what vbr_flow_expand() expands for). */
+uint64_t
+vbr_rss_types(const struct vbr_rss *rss)
+{
+	return rss->nb_queues > 1 ? rss->types : 0;
+}
+
 /**
- * Drop a reference; the last one destroys the object and its QP. A QP the
- * device refuses to destroy because rules are still on it (EBUSY) is kept,
- * retired, until vbr_rss_reap() or vbr_rss_stop() can destroy it.
+ * Drop a reference; the last one destroys the object and its QPs. A QP
+ * the device refuses to destroy because rules are still on it (EBUSY) is
+ * kept, retired, until vbr_rss_stop() can destroy it.
  */
 void
 vbr_rss_put(struct vbr_priv *priv, struct vbr_rss *rss)
@@ -333,12 +420,10 @@ vbr_rss_put(struct vbr_priv *priv, struct vbr_rss *rss)
 		return;
 	}
 	vbr_rss_free(rss);
+	vbr_rss_reap(priv, false);
 }
 
-/**
- * At stop, once the rules are off the device: destroy every hash QP but the
- * port's own (vbr_rss_port_stop() takes it), and the retired sets.
- */
+/** At stop, once the rules are off the device: destroy every hash QP. */
 void
 vbr_rss_stop(struct vbr_priv *priv)
 {
@@ -346,8 +431,7 @@ vbr_rss_stop(struct vbr_priv *priv)
 
 	vbr_rss_reap(priv, true);
 	LIST_FOREACH(rss, &priv->rss_objs, next)
-		if (rss != priv->rss_port)
-			vbr_rss_off(priv, rss, false);
+		vbr_rss_off(priv, rss, false);
 }
 
 /** At close, once every rule is gone: free the port's hash table. */
@@ -358,36 +442,58 @@ vbr_rss_release(struct vbr_priv *priv)
 	priv->rss_table = NULL;
 }
 
-/** " <queues> fields 0x.. key own|port" for a rule dump. */
-void
-vbr_rss_dump(FILE *file, const struct vbr_rss *rss)
+/*
+ * Count the distinct hash QPs of a set: types that share a QP (equal
+ * fields) hold the same pointer.
+ */
+static unsigned int
+vbr_rss_set_qps(const struct vbr_rss *rss)
 {
-	unsigned int i;
+	unsigned int i, j, n = 0;
 
-	for (i = 0; i < rss->nb_queues; i++)
-		fprintf(file, " %u", rss->queues[i]);
-	fprintf(file, " (fields 0x%" PRIx64 ", %s key, %u rules, %s)",
-		rss->fields, rss->has_key ? "own" : "port", rss->refcnt,
-		rss->qp != NULL ? "hash QP on the device" : "no hash QP");
-}
-
-/** Hash QPs on the device: the port's, those of rules, retired ones. */
-unsigned int
-vbr_rss_nb_qps(const struct vbr_priv *priv)
-{
-	const struct vbr_rss *rss;
-	unsigned int n = 0;
-
-	LIST_FOREACH(rss, &priv->rss_objs, next)
-		if (rss->qp != NULL)
+	for (i = 0; i < VBR_FLOW_PT_MAX; i++) {
+		if (rss->qp[i] == NULL)
+			continue;
+		for (j = 0; j < i; j++)
+			if (rss->qp[j] == rss->qp[i])
+				break;
+		if (j == i)
 			n++;
+	}
 	return n;
 }
 
-/*
- * Port RSS: the redirection table, key and hash types of the port, and the
- * queue set made of them while the port is started.
- */
+/** " <queues> (types 0x.., key own|port, N rules, M hash QPs)". */
+void
+vbr_rss_dump(FILE *file, const struct vbr_rss *rss)
+{
+	unsigned int i, n;
+
+	for (i = 0; i < rss->nb_queues; i++)
+		fprintf(file, " %u", rss->queues[i]);
+	n = vbr_rss_set_qps(rss);
+	fprintf(file, " (types 0x%" PRIx64 ", %s key, %u rules, %u hash "
+		"QPs on the device)", vbr_rss_types(rss),
+		rss->has_key ? "own" : "port", rss->refcnt, n);
+}
+
+/** Queue sets with a hash QP on the device, and (qps) their hash QPs. */
+unsigned int
+vbr_rss_nb_sets(const struct vbr_priv *priv, unsigned int *qps)
+{
+	const struct vbr_rss *rss;
+	unsigned int n = 0, q = 0, k;
+
+	LIST_FOREACH(rss, &priv->rss_objs, next) {
+		k = vbr_rss_set_qps(rss);
+		if (k > 0)
+			n++;
+		q += k;
+	}
+	if (qps != NULL)
+		*qps = q;
+	return n;
+}
 
 /**
  * Entries of the port's redirection table: VBR_RSS_RETA_MAX, or the largest
@@ -402,310 +508,4 @@ vbr_rss_reta_size(const struct vbr_priv *priv)
 	while (max != 0 && n > max)
 		n >>= 1;
 	return n;
-}
-
-/* Whether the port spreads over its reta (mq_mode RSS) or uses queue 0. */
-static bool
-vbr_rss_mq(const struct vbr_priv *priv)
-{
-	return (priv->dev->data->dev_conf.rxmode.mq_mode &
-		RTE_ETH_MQ_RX_RSS_FLAG) != 0;
-}
-
-/**
- * At dev_configure: the key given (or the default one), the hash types of
- * mq_mode RSS (none otherwise) and a round-robin reta over the Rx queues
- * (all queue 0 without RSS). What reta_update and rss_hash_update set lasts
- * until the next configure.
- */
-int
-vbr_rss_configure(struct vbr_priv *priv)
-{
-	struct rte_eth_dev_data *data = priv->dev->data;
-	const struct rte_eth_rss_conf *conf = &data->dev_conf.rx_adv_conf.rss_conf;
-	enum rte_eth_rx_mq_mode mode = data->dev_conf.rxmode.mq_mode;
-	bool mq = vbr_rss_mq(priv);
-	uint16_t i;
-
-	if (mode != RTE_ETH_MQ_RX_NONE && mode != RTE_ETH_MQ_RX_RSS) {
-		VBR_LOG(ERR, "port %u: Rx mq_mode %d: only none and RSS",
-			data->port_id, (int)mode);
-		return -ENOTSUP;
-	}
-	if (conf->rss_key != NULL && conf->rss_key_len != VBR_RSS_KEY_LEN) {
-		VBR_LOG(ERR, "port %u: RSS key of %u bytes: must be %u",
-			data->port_id, conf->rss_key_len, VBR_RSS_KEY_LEN);
-		return -EINVAL;
-	}
-	if (mq && (conf->rss_hf & ~(uint64_t)VBR_RSS_OFFLOADS) != 0) {
-		VBR_LOG(ERR, "port %u: RSS types 0x%" PRIx64 " cannot be "
-			"hashed (supported: 0x%" PRIx64 ")", data->port_id,
-			conf->rss_hf & ~(uint64_t)VBR_RSS_OFFLOADS,
-			(uint64_t)VBR_RSS_OFFLOADS);
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&priv->flow_lock);
-	memcpy(priv->rss_key, conf->rss_key != NULL ? conf->rss_key :
-	       vbr_rss_default_key, VBR_RSS_KEY_LEN);
-	priv->rss_hf = mq ? conf->rss_hf : 0;
-	priv->reta_size = vbr_rss_reta_size(priv);
-	for (i = 0; i < priv->reta_size; i++)
-		priv->reta[i] = mq && data->nb_rx_queues > 0 ?
-				i % data->nb_rx_queues : 0;
-	pthread_mutex_unlock(&priv->flow_lock);
-	return 0;
-}
-
-/*
- * The port's queue set for a reta, key and hash types, with its hash QP on
- * the device (a new reference). Without mq_mode RSS: queue 0 alone, no
- * hashing. Return NULL with errno set. Caller holds flow_lock.
- */
-static struct vbr_rss *
-vbr_rss_port_make(struct vbr_priv *priv, const uint16_t *reta,
-		  const uint8_t *key, uint64_t hf)
-{
-	static const uint16_t queue0;
-	bool mq = vbr_rss_mq(priv);
-	struct vbr_rss *rss;
-	int err, q;
-
-	rss = vbr_rss_get(priv, mq ? reta : &queue0, mq ? priv->reta_size : 1,
-			  key, mq ? vbr_flow_rss_fields(hf) : 0);
-	if (rss == NULL)
-		return NULL;
-	q = vbr_rss_missing_queue(priv, rss);
-	if (q >= 0) {
-		VBR_LOG(ERR, "port %u: rxq %d is not set up",
-			priv->dev->data->port_id, q);
-		vbr_rss_put(priv, rss);
-		errno = EINVAL;
-		return NULL;
-	}
-	if (vbr_rss_qp(priv, rss) == NULL) {
-		err = errno;
-		vbr_rss_put(priv, rss);
-		errno = err;
-		return NULL;
-	}
-	return rss;
-}
-
-/** At dev_start, before any rule: the port's queue set and hash QP. */
-int
-vbr_rss_port_start(struct vbr_priv *priv)
-{
-	struct vbr_rss *rss;
-	int ret = 0;
-
-	if (priv->dev->data->nb_rx_queues == 0) {
-		VBR_LOG(ERR, "port %u: no Rx queue", priv->dev->data->port_id);
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&priv->flow_lock);
-	rss = vbr_rss_port_make(priv, priv->reta, priv->rss_key,
-				priv->rss_hf);
-	if (rss == NULL) {
-		ret = -errno;
-	} else {
-		priv->rss_port = rss;
-		priv->hash_qp = rss->qp;
-	}
-	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
-}
-
-/** At dev_stop, once every rule is off the device: release the port's set. */
-void
-vbr_rss_port_stop(struct vbr_priv *priv)
-{
-	struct vbr_rss *rss;
-
-	pthread_mutex_lock(&priv->flow_lock);
-	rss = priv->rss_port;
-	priv->rss_port = NULL;
-	priv->hash_qp = NULL;
-	if (rss != NULL) {
-		/* Off even if a rule shares it: no hash QP while stopped. */
-		vbr_rss_off(priv, rss, false);
-		vbr_rss_put(priv, rss);
-	}
-	vbr_rss_reap(priv, true);
-	pthread_mutex_unlock(&priv->flow_lock);
-}
-
-/*
- * Started port: make the queue set of (reta, key, hf) and its hash QP, make
- * the user rules of the old hash QP on it too, move the default rules onto
- * it, and only then destroy the old rules and let the old set go (its hash
- * QP has no rule left: it is destroyed now). On failure nothing changed.
- * Caller holds flow_lock.
- */
-static int
-vbr_rss_port_switch(struct vbr_priv *priv, const uint16_t *reta,
-		    const uint8_t *key, uint64_t hf)
-{
-	struct vbr_rss *old = priv->rss_port, *rss;
-	struct ibv_qp *old_qp = priv->hash_qp;
-	int ret;
-
-	rss = vbr_rss_port_make(priv, reta, key, hf);
-	if (rss == NULL)
-		return -errno;
-	if (rss == old) {
-		vbr_rss_put(priv, rss);
-		return 0;
-	}
-	ret = vbr_flow_rebind(priv, old_qp, rss->qp);
-	if (ret != 0) {
-		vbr_rss_put(priv, rss);
-		return ret;
-	}
-	priv->rss_port = rss;
-	priv->hash_qp = rss->qp;
-	ret = vbr_flows_move(priv);
-	if (ret != 0) {
-		vbr_flow_rebind_abort(priv);
-		priv->rss_port = old;
-		priv->hash_qp = old_qp;
-		vbr_rss_put(priv, rss);
-		return ret;
-	}
-	vbr_flow_rebind_commit(priv, rss->qp);
-	vbr_rss_put(priv, old);
-	vbr_rss_reap(priv, false);
-	return 0;
-}
-
-int
-vbr_rss_reta_update(struct rte_eth_dev *dev,
-		    struct rte_eth_rss_reta_entry64 *reta_conf,
-		    uint16_t reta_size)
-{
-	struct vbr_priv *priv = dev->data->dev_private;
-	uint16_t reta[VBR_RSS_RETA_MAX];
-	unsigned int i, idx, shift;
-	int ret = 0;
-
-	if (reta_size != priv->reta_size) {
-		VBR_LOG(ERR, "port %u: reta of %u entries: the port's has %u",
-			dev->data->port_id, reta_size, priv->reta_size);
-		return -EINVAL;
-	}
-	if (!vbr_rss_mq(priv)) {
-		VBR_LOG(ERR, "port %u: reta update needs mq_mode RSS",
-			dev->data->port_id);
-		return -ENOTSUP;
-	}
-	pthread_mutex_lock(&priv->flow_lock);
-	memcpy(reta, priv->reta, reta_size * sizeof(reta[0]));
-	for (i = 0; i < reta_size; i++) {
-		idx = i / RTE_ETH_RETA_GROUP_SIZE;
-		shift = i % RTE_ETH_RETA_GROUP_SIZE;
-		if (!(reta_conf[idx].mask & RTE_BIT64(shift)))
-			continue;
-		if (reta_conf[idx].reta[shift] >= dev->data->nb_rx_queues) {
-			VBR_LOG(ERR, "port %u: reta entry %u: queue %u is not "
-				"below the %u Rx queues", dev->data->port_id,
-				i, reta_conf[idx].reta[shift],
-				dev->data->nb_rx_queues);
-			ret = -EINVAL;
-			goto out;
-		}
-		reta[i] = reta_conf[idx].reta[shift];
-	}
-	if (priv->rss_port != NULL)
-		ret = vbr_rss_port_switch(priv, reta, priv->rss_key,
-					  priv->rss_hf);
-	if (ret == 0)
-		memcpy(priv->reta, reta, reta_size * sizeof(reta[0]));
-out:
-	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
-}
-
-int
-vbr_rss_reta_query(struct rte_eth_dev *dev,
-		   struct rte_eth_rss_reta_entry64 *reta_conf,
-		   uint16_t reta_size)
-{
-	struct vbr_priv *priv = dev->data->dev_private;
-	unsigned int i, idx, shift;
-
-	if (reta_size != priv->reta_size) {
-		VBR_LOG(ERR, "port %u: reta of %u entries: the port's has %u",
-			dev->data->port_id, reta_size, priv->reta_size);
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&priv->flow_lock);
-	for (i = 0; i < reta_size; i++) {
-		idx = i / RTE_ETH_RETA_GROUP_SIZE;
-		shift = i % RTE_ETH_RETA_GROUP_SIZE;
-		if (reta_conf[idx].mask & RTE_BIT64(shift))
-			reta_conf[idx].reta[shift] = priv->reta[i];
-	}
-	pthread_mutex_unlock(&priv->flow_lock);
-	return 0;
-}
-
-int
-vbr_rss_hash_update(struct rte_eth_dev *dev, struct rte_eth_rss_conf *rss_conf)
-{
-	struct vbr_priv *priv = dev->data->dev_private;
-	uint8_t key[VBR_RSS_KEY_LEN];
-	uint64_t hf = rss_conf->rss_hf;
-	int ret = 0;
-
-	if (rss_conf->rss_key != NULL &&
-	    rss_conf->rss_key_len != VBR_RSS_KEY_LEN) {
-		VBR_LOG(ERR, "port %u: RSS key of %u bytes: must be %u",
-			dev->data->port_id, rss_conf->rss_key_len,
-			VBR_RSS_KEY_LEN);
-		return -EINVAL;
-	}
-	if ((hf & ~(uint64_t)VBR_RSS_OFFLOADS) != 0) {
-		VBR_LOG(ERR, "port %u: RSS types 0x%" PRIx64 " cannot be "
-			"hashed (supported: 0x%" PRIx64 ")", dev->data->port_id,
-			hf & ~(uint64_t)VBR_RSS_OFFLOADS,
-			(uint64_t)VBR_RSS_OFFLOADS);
-		return -EINVAL;
-	}
-	if (!vbr_rss_mq(priv)) {
-		VBR_LOG(ERR, "port %u: RSS hash update needs mq_mode RSS",
-			dev->data->port_id);
-		return -ENOTSUP;
-	}
-	pthread_mutex_lock(&priv->flow_lock);
-	memcpy(key, rss_conf->rss_key != NULL ? rss_conf->rss_key :
-	       priv->rss_key, VBR_RSS_KEY_LEN);
-	if (priv->rss_port != NULL)
-		ret = vbr_rss_port_switch(priv, priv->reta, key, hf);
-	if (ret == 0) {
-		memcpy(priv->rss_key, key, VBR_RSS_KEY_LEN);
-		priv->rss_hf = hf;
-	}
-	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
-}
-
-int
-vbr_rss_hash_conf_get(struct rte_eth_dev *dev,
-		      struct rte_eth_rss_conf *rss_conf)
-{
-	struct vbr_priv *priv = dev->data->dev_private;
-
-	if (rss_conf->rss_key != NULL && rss_conf->rss_key_len != 0 &&
-	    rss_conf->rss_key_len < VBR_RSS_KEY_LEN) {
-		VBR_LOG(ERR, "port %u: %u bytes for the %u-byte RSS key",
-			dev->data->port_id, rss_conf->rss_key_len,
-			VBR_RSS_KEY_LEN);
-		return -EINVAL;
-	}
-	pthread_mutex_lock(&priv->flow_lock);
-	if (rss_conf->rss_key != NULL)
-		memcpy(rss_conf->rss_key, priv->rss_key, VBR_RSS_KEY_LEN);
-	rss_conf->rss_key_len = VBR_RSS_KEY_LEN;
-	rss_conf->rss_hf = priv->rss_hf;
-	pthread_mutex_unlock(&priv->flow_lock);
-	return 0;
 }

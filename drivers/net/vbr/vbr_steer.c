@@ -1,0 +1,1342 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The one steering owner of a port: its rule list, and the sync that brings
+ * the verbs flows in line with the port's state (mlx4's flow sync model, in
+ * our own code).
+ *
+ * Rules. User rules (rte_flow) and internal rules (the port's addresses,
+ * broadcast, multicast list, promiscuous, all-multicast, VLAN filter) are
+ * entries of one list, priv->flows; internal ones are flagged by their tier
+ * and never shown to rte_flow. A rule is translated once (vbr_flow.c) and
+ * kept with its verbs attr; it becomes one verbs flow per packet type its
+ * queue set hashes differently (vbr_flow_expand()). Rules are on the device
+ * only while the port is started, so user rules survive stop/start and
+ * queue reconfiguration (RTE_ETH_DEV_CAPA_FLOW_RULE_KEEP).
+ *
+ * Priorities. Verbs has no attribute for the number of flow priorities: at
+ * probe, vbr_steer_probe() tries rules at priorities up to what vbr needs,
+ * on a throw-away queue, and keeps the highest accepted (a ConnectX takes
+ * 0-15, swverbs' full profile more); it also tries one rule per optional
+ * match (IPv4 TTL, IPv6 hop limit, GRE C/K/S bits, ESP, MPLS, VXLAN) so that
+ * the translation refuses what the device would, without creating anything.
+ * Each rte_flow level takes three verbs priorities, one per layer of an
+ * expanded rule (L4 flows first, then L3, then L2); below the user levels,
+ * seven priorities hold the internal rules: promiscuous, all-multicast and
+ * accepted VIDs (three, by layer), the VLAN filter's drops (one), then the
+ * addresses (three). With 16 priorities that is 3 user levels.
+ *
+ * VLAN filter. A ConnectX matches a VLAN mask only on tagged frames, and it
+ * has no "untagged only" match. So with the filter on, per address: the
+ * listed VIDs are accepted, frames whose VID has any bit set are dropped by
+ * twelve rules (one per VID bit, each selecting tagged frames), and the
+ * address alone accepts what is left: untagged and priority-tagged frames.
+ * swverbs' profiles and a ConnectX see the same frames. The drop rules bind
+ * one counters object, shown as the rx_vlan_filtered xstat.
+ *
+ * Sync. vbr_steer_sync() rebuilds the internal rules for the port's state
+ * (promiscuous, all-multicast, MAC and multicast lists, VLAN filter, the
+ * port's RSS queue set; isolated mode changes on a stopped port only, as
+ * rte_flow_isolate() advises), make-before-break: the new
+ * rules go on the device first, then the old ones are destroyed, so no
+ * frame of an address finds no rule. When the port's RSS changes (reta,
+ * key, hash types) the user DROP rules, which sit on the port's queue set,
+ * are copied onto the new set the same way; a copy and its original bind
+ * the same counters object, and a frame takes one of the two, so counts
+ * stay exact. On failure nothing changed.
+ *
+ * Calls go down only: ethdev and the rte_flow ops call this file, which
+ * calls vbr_flow.c (pure), vbr_rss.c (queue sets) and vbr_count.c; none of
+ * them calls back. Everything runs under the port's flow_lock.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_flow_driver.h>
+
+#include "vbr.h"
+#include "vbr_steer.h"
+#include "vbr_utils.h"
+
+/** Room for the attr of one expanded verbs flow. */
+#define VBR_STEER_ATTR_ROOM (VBR_FLOW_BUF_SIZE + 128)
+/** VID bits: one drop rule each for "tagged with a non-zero VID". */
+#define VBR_STEER_VID_BITS 12
+/** A MAC no frame carries, for the probe rules. */
+static const struct rte_ether_addr vbr_steer_probe_mac = {
+	.addr_bytes = { 0x02, 0x76, 0x62, 0x72, 0x00, 0x01 },
+};
+
+/*
+ * Probe.
+ */
+
+/* A throw-away queue: CQ, WQ, 1-entry table and hash QP, no hashing. */
+struct vbr_steer_probe_q {
+	struct ibv_cq_ex *cq;
+	struct ibv_wq *wq;
+	struct ibv_rwq_ind_table *ind;
+	struct ibv_qp *qp;
+};
+
+static void
+vbr_steer_probe_q_free(struct vbr_priv *priv, struct vbr_steer_probe_q *q)
+{
+	if (q->qp != NULL)
+		priv->glue->destroy_qp(q->qp);
+	if (q->ind != NULL)
+		priv->glue->destroy_rwq_ind_table(q->ind);
+	if (q->wq != NULL)
+		priv->glue->destroy_wq(q->wq);
+	if (q->cq != NULL)
+		priv->glue->destroy_cq(ibv_cq_ex_to_cq(q->cq));
+}
+
+static int
+vbr_steer_probe_q_make(struct vbr_priv *priv, struct vbr_steer_probe_q *q)
+{
+	struct ibv_cq_init_attr_ex cq_attr = {
+		.cqe = 1,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN,
+	};
+	struct ibv_wq_init_attr wq_attr = {
+		.wq_type = IBV_WQT_RQ,
+		.max_wr = 1,
+		.max_sge = 1,
+		.pd = priv->pd,
+	};
+	struct ibv_rwq_ind_table_init_attr ind_attr = { 0 };
+	struct ibv_qp_init_attr_ex qp_attr = { 0 };
+	int err;
+
+	memset(q, 0, sizeof(*q));
+	q->cq = priv->glue->create_cq_ex(priv->ctx, &cq_attr);
+	if (q->cq == NULL)
+		goto error;
+	wq_attr.cq = ibv_cq_ex_to_cq(q->cq);
+	q->wq = priv->glue->create_wq(priv->ctx, &wq_attr);
+	if (q->wq == NULL)
+		goto error;
+	ind_attr.log_ind_tbl_size = 0;
+	ind_attr.ind_tbl = &q->wq;
+	q->ind = priv->glue->create_rwq_ind_table(priv->ctx, &ind_attr);
+	if (q->ind == NULL)
+		goto error;
+	qp_attr.qp_type = IBV_QPT_RAW_PACKET;
+	qp_attr.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+			    IBV_QP_INIT_ATTR_RX_HASH;
+	qp_attr.pd = priv->pd;
+	qp_attr.rwq_ind_tbl = q->ind;
+	qp_attr.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	qp_attr.rx_hash_conf.rx_hash_key_len = VBR_RSS_KEY_LEN;
+	qp_attr.rx_hash_conf.rx_hash_key =
+		(uint8_t *)(uintptr_t)vbr_rss_default_key_get();
+	q->qp = priv->glue->create_qp_ex(priv->ctx, &qp_attr);
+	if (q->qp == NULL)
+		goto error;
+	return 0;
+error:
+	err = errno != 0 ? errno : EIO;
+	vbr_steer_probe_q_free(priv, q);
+	return -err;
+}
+
+/*
+ * Translate a probe rule (pattern, DROP) and try it at a verbs priority:
+ * created, then destroyed at once. Return 0 if the device took it, else
+ * the errno.
+ */
+static int
+vbr_steer_try(struct vbr_priv *priv, struct ibv_qp *qp,
+	      const struct rte_flow_item pattern[], uint16_t priority)
+{
+	static const struct rte_flow_attr attr = { .ingress = 1 };
+	static const struct rte_flow_action drop[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_DROP },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	static const struct vbr_flow_caps caps;
+	struct rte_flow_error error;
+	struct vbr_flow_desc *d;
+	struct ibv_flow *flow;
+	int err;
+
+	d = malloc(sizeof(*d));
+	if (d == NULL)
+		return ENOMEM;
+	if (vbr_flow_prepare(&caps, &attr, pattern, drop, d, &error) != 0) {
+		free(d);
+		return EINVAL;
+	}
+	d->u.attr.priority = priority;
+	errno = 0;
+	flow = priv->glue->create_flow(qp, &d->u.attr);
+	err = flow == NULL ? (errno != 0 ? errno : EIO) : 0;
+	if (flow != NULL)
+		priv->glue->destroy_flow(flow);
+	free(d);
+	return err;
+}
+
+/**
+ * Find what the device accepts (see the head of the file): the number of
+ * verbs flow priorities, up to what vbr can use, and the optional matches.
+ * Once per port; validate and create answer from it. Return 0 or a
+ * negative errno (the device takes no rule at all).
+ */
+int
+vbr_steer_probe(struct vbr_priv *priv)
+{
+	struct rte_flow_item_eth eth = { .dst = vbr_steer_probe_mac };
+	struct rte_flow_item_ipv4 ip4 = { .hdr.time_to_live = 64 };
+	struct rte_flow_item_ipv4 ip4m = { .hdr.time_to_live = 0xff };
+	struct rte_flow_item_ipv6 ip6 = { .hdr.hop_limits = 64 };
+	struct rte_flow_item_ipv6 ip6m = { .hdr.hop_limits = 0xff };
+	struct rte_flow_item_gre gre = { .c_rsvd0_ver = RTE_BE16(0x2000) };
+	struct rte_flow_item_gre grem = { .c_rsvd0_ver = RTE_BE16(0x2000) };
+	struct rte_flow_item_esp esp = { .hdr.spi = RTE_BE32(1) };
+	struct rte_flow_item_mpls mpls = { .label_tc_s = { 0, 0, 0x10 } };
+	struct rte_flow_item_vxlan vxlan = { .vni = { 0, 0, 1 } };
+#define IT(t, s, m) { .type = RTE_FLOW_ITEM_TYPE_##t, .spec = s, .mask = m }
+#define ETH_IT IT(ETH, &eth, &rte_flow_item_eth_mask)
+#define END_IT IT(END, NULL, NULL)
+	const struct rte_flow_item p_eth[] = { ETH_IT, END_IT };
+	const struct {
+		uint32_t bit;
+		struct rte_flow_item p[5];
+	} opt[VBR_FLOW_F_NUM] = {
+		{ VBR_FLOW_F_IPV4_TTL, { ETH_IT, IT(IPV4, &ip4, &ip4m),
+					 END_IT } },
+		{ VBR_FLOW_F_IPV6_HOP, { ETH_IT, IT(IPV6, &ip6, &ip6m),
+					 END_IT } },
+		{ VBR_FLOW_F_GRE_CKS, { ETH_IT, IT(IPV4, NULL, NULL),
+					IT(GRE, &gre, &grem), END_IT } },
+		{ VBR_FLOW_F_ESP, { ETH_IT, IT(IPV4, NULL, NULL),
+				    IT(ESP, &esp, NULL), END_IT } },
+		{ VBR_FLOW_F_MPLS, { ETH_IT, IT(IPV4, NULL, NULL),
+				     IT(UDP, NULL, NULL), IT(MPLS, &mpls, NULL),
+				     END_IT } },
+		{ VBR_FLOW_F_VXLAN, { ETH_IT, IT(IPV4, NULL, NULL),
+				      IT(UDP, NULL, NULL),
+				      IT(VXLAN, &vxlan, NULL), END_IT } },
+	};
+#undef IT
+#undef ETH_IT
+#undef END_IT
+	struct vbr_steer_caps *c = &priv->steer_caps;
+	struct vbr_steer_probe_q q;
+	unsigned int lo, hi, mid, i;
+	int ret;
+
+	if (c->probed)
+		return 0;
+	ret = vbr_steer_probe_q_make(priv, &q);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u: probe queue: %s",
+			priv->dev->data->port_id, strerror(-ret));
+		return ret;
+	}
+	ret = vbr_steer_try(priv, q.qp, p_eth, 0);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u: the device takes no flow rule "
+			"(ibv_create_flow at priority 0: %s)",
+			priv->dev->data->port_id, strerror(ret));
+		vbr_steer_probe_q_free(priv, &q);
+		return -ret;
+	}
+	/* Highest priority accepted, below VBR_FLOW_PRIOS_MAX. */
+	lo = 0;
+	hi = VBR_FLOW_PRIOS_MAX;
+	if (vbr_steer_try(priv, q.qp, p_eth, hi - 1) == 0)
+		lo = hi - 1;
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (vbr_steer_try(priv, q.qp, p_eth, mid) == 0)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	c->nb_prios = lo + 1;
+	c->no_fields = 0;
+	for (i = 0; i < RTE_DIM(opt); i++)
+		if (vbr_steer_try(priv, q.qp, opt[i].p, 0) != 0)
+			c->no_fields |= opt[i].bit;
+	vbr_steer_probe_q_free(priv, &q);
+	if (c->nb_prios < VBR_FLOW_PRIO_SUB + VBR_FLOW_PRIO_INTERNAL_SPAN) {
+		VBR_LOG(ERR, "port %u: the device takes %u flow priorities: "
+			"vbr needs at least %u", priv->dev->data->port_id,
+			c->nb_prios,
+			VBR_FLOW_PRIO_SUB + VBR_FLOW_PRIO_INTERNAL_SPAN);
+		return -ENOTSUP;
+	}
+	c->levels = RTE_MIN(VBR_FLOW_PRIO_LEVELS,
+			    (c->nb_prios - VBR_FLOW_PRIO_INTERNAL_SPAN) /
+			    VBR_FLOW_PRIO_SUB);
+	c->probed = 1;
+	__atomic_store_n(&priv->steer_caps_ready, 1, __ATOMIC_RELEASE);
+	VBR_LOG(INFO, "port %u: %u verbs flow priorities: %u rte_flow "
+		"levels; optional matches refused: 0x%x",
+		priv->dev->data->port_id, c->nb_prios, c->levels,
+		c->no_fields);
+	return 0;
+}
+
+/** What the translation of a user rule may assume of this port. */
+void
+vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps)
+{
+	bool probed = __atomic_load_n(&priv->steer_caps_ready,
+				      __ATOMIC_ACQUIRE);
+
+	memset(caps, 0, sizeof(*caps));
+	caps->nb_rx_queues = priv->dev->data->nb_rx_queues;
+	/* Probed once and never changed: no lock on the rule path. */
+	if (!probed)
+		pthread_mutex_lock(&priv->flow_lock);
+	if (!priv->steer_caps.probed)
+		vbr_steer_probe(priv);
+	if (priv->steer_caps.probed) {
+		caps->prio_levels = priv->steer_caps.levels;
+		caps->nb_prios = priv->steer_caps.nb_prios;
+		caps->no_fields = priv->steer_caps.no_fields;
+	}
+	if (!probed)
+		pthread_mutex_unlock(&priv->flow_lock);
+}
+
+/*
+ * Rules.
+ */
+
+/** Verbs priority of the flow of type pt of a rule. */
+uint16_t
+vbr_steer_prio(const struct vbr_priv *priv, const struct rte_flow *flow,
+	       unsigned int pt)
+{
+	unsigned int levels = priv->steer_caps.probed ?
+			      priv->steer_caps.levels : VBR_FLOW_PRIO_LEVELS;
+	unsigned int base = levels * VBR_FLOW_PRIO_SUB;
+	struct vbr_flow_desc d;
+
+	d.sub = flow->sub;
+	switch (flow->tier) {
+	case VBR_STEER_TIER_ACCEPT:
+		return base + vbr_flow_pt_sub(&d, pt);
+	case VBR_STEER_TIER_VLAN_DROP:
+		return base + VBR_FLOW_PRIO_SUB;
+	case VBR_STEER_TIER_ADDR:
+		return base + VBR_FLOW_PRIO_SUB + 1 + vbr_flow_pt_sub(&d, pt);
+	default:
+		return flow->level * VBR_FLOW_PRIO_SUB +
+		       vbr_flow_pt_sub(&d, pt);
+	}
+}
+
+/* The queue set a rule's flows go on. */
+static struct vbr_rss *
+vbr_steer_set(struct vbr_priv *priv, const struct rte_flow *flow)
+{
+	return flow->rss != NULL ? flow->rss : priv->rss_port;
+}
+
+/* Destroy the verbs flows in vf[] (flows or copies). */
+static void
+vbr_steer_vf_off(struct vbr_priv *priv, struct rte_flow *flow, bool copies)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < flow->nb_vf; i++) {
+		struct ibv_flow **f = copies ? &flow->vf[i].copy :
+					       &flow->vf[i].flow;
+
+		if (*f == NULL)
+			continue;
+		if (flow->cnt != NULL)
+			vbr_count_unbind(priv, flow->cnt);
+		ret = priv->glue->destroy_flow(*f);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: rule %u: destroy_flow: %s",
+				priv->dev->data->port_id, flow->id,
+				strerror(ret));
+		*f = NULL;
+	}
+	if (!copies)
+		flow->on = NULL;
+}
+
+/** Name of a fate in messages and dumps. */
+const char *
+vbr_steer_fate_name(enum vbr_flow_fate fate)
+{
+	switch (fate) {
+	case VBR_FLOW_FATE_QUEUE: return "queue";
+	case VBR_FLOW_FATE_RSS: return "rss";
+	case VBR_FLOW_FATE_DROP: return "drop";
+	default: return "port";
+	}
+}
+
+/*
+ * Create the verbs flows of a rule on queue set rss, into vf[].flow, or
+ * vf[].copy with copies. Return 0, or a negative errno with *error set and
+ * nothing of it left. Holds flow_lock.
+ */
+static int
+vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
+		struct vbr_rss *rss, bool copies, struct rte_flow_error *error)
+{
+	struct rte_eth_dev_data *data = priv->dev->data;
+	uint8_t buf[VBR_STEER_ATTR_ROOM] __rte_aligned(8);
+	struct ibv_flow *f;
+	struct ibv_qp *qp;
+	unsigned int i;
+	int err, q;
+
+	if (rss == NULL)
+		return rte_flow_error_set(error, EIO,
+			RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+			"vbr: the port has no queue set");
+	q = vbr_rss_missing_queue(priv, rss);
+	if (q >= 0) {
+		VBR_LOG(ERR, "port %u: rule %u (%s fate) targets Rx queue %d, "
+			"which is not configured (%u Rx queues): destroy the "
+			"rule or configure the queue", data->port_id, flow->id,
+			vbr_steer_fate_name(flow->fate), q, data->nb_rx_queues);
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
+			"vbr: the rule targets an Rx queue that is not "
+			"configured");
+	}
+	for (i = 0; i < flow->nb_vf; i++) {
+		unsigned int pt = flow->vf[i].pt;
+
+		/* A drop rule delivers nothing: any QP of the set. */
+		qp = vbr_rss_qp(priv, rss, flow->fate == VBR_FLOW_FATE_DROP ?
+				VBR_FLOW_PT_L2 : pt);
+		if (qp == NULL) {
+			err = errno;
+			vbr_flow_error(error, err, RTE_FLOW_ERROR_TYPE_HANDLE,
+				NULL, "vbr: cannot create the %s hash QP of "
+				"the rule's queues: %s (see the log)",
+				vbr_flow_pt_name(pt), strerror(err));
+			goto error;
+		}
+		if (vbr_flow_expand_attr(flow->attr, flow->items_end,
+					 flow->l3, flow->l4, pt,
+					 vbr_steer_prio(priv, flow, pt), buf,
+					 sizeof(buf)) == 0) {
+			err = E2BIG;
+			rte_flow_error_set(error, err,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				"vbr: the rule is too large to expand");
+			goto error;
+		}
+		errno = 0;
+		f = priv->glue->create_flow(qp, (struct ibv_flow_attr *)buf);
+		if (f == NULL) {
+			err = errno != 0 ? errno : EIO;
+			VBR_LOG(DEBUG, "port %u: rule %u (%s): ibv_create_flow: "
+				"%s", data->port_id, flow->id,
+				vbr_flow_pt_name(pt), strerror(err));
+			vbr_flow_error(error, err, RTE_FLOW_ERROR_TYPE_HANDLE,
+				NULL, "vbr: ibv_create_flow: %s (errno %d%s)",
+				strerror(err), err, err == ENOTSUP ?
+				": the device does not support a spec or "
+				"action of the rule" : "");
+			goto error;
+		}
+		if (copies)
+			flow->vf[i].copy = f;
+		else
+			flow->vf[i].flow = f;
+		if (flow->cnt != NULL)
+			vbr_count_bind(flow->cnt);
+	}
+	if (!copies)
+		flow->on = rss;
+	return 0;
+error:
+	vbr_steer_vf_off(priv, flow, copies);
+	return -err;
+}
+
+/* The copies take over: destroy the originals. */
+static void
+vbr_steer_vf_commit(struct vbr_priv *priv, struct rte_flow *flow,
+		    struct vbr_rss *rss)
+{
+	unsigned int i;
+
+	vbr_steer_vf_off(priv, flow, false);
+	for (i = 0; i < flow->nb_vf; i++) {
+		flow->vf[i].flow = flow->vf[i].copy;
+		flow->vf[i].copy = NULL;
+	}
+	flow->on = rss;
+}
+
+static void
+vbr_steer_tag_count(struct vbr_priv *priv, const struct rte_flow *flow,
+		    int delta)
+{
+	if (flow->tag != 0)
+		__atomic_store_n(&priv->flow_tag_rules,
+				 priv->flow_tag_rules + delta,
+				 __ATOMIC_RELEASE);
+}
+
+/* Let go of the rule's counters and ageing; it is off the device. */
+static void
+vbr_steer_count_put(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	vbr_age_del(priv, flow->age);
+	flow->age = NULL;
+	if (flow->cnt == NULL || flow->tier != VBR_STEER_TIER_USER) {
+		flow->cnt = NULL;
+		return;
+	}
+	if (flow->count == VBR_FLOW_COUNT_INDIRECT)
+		vbr_count_handle_put(priv, flow->cnt);
+	else
+		vbr_count_fini(priv, flow->cnt);
+	flow->cnt = NULL;
+}
+
+/* The rule's counters (its own at own, or an indirect action's), ageing. */
+static int
+vbr_steer_count_get(struct vbr_priv *priv, struct rte_flow *flow,
+		    const struct vbr_flow_desc *d, struct vbr_count *own,
+		    struct rte_flow_error *error)
+{
+	switch (d->count) {
+	case VBR_FLOW_COUNT_NONE:
+		return 0;
+	case VBR_FLOW_COUNT_INDIRECT:
+		flow->cnt = vbr_count_handle_get(priv, d->indirect, error);
+		if (flow->cnt == NULL)
+			return -rte_errno;
+		break;
+	default:
+		if (vbr_count_init(priv, own, error) != 0)
+			return -rte_errno;
+		flow->cnt = own;
+		break;
+	}
+	vbr_flow_spec_set_counters((uint8_t *)flow->attr + d->count_off,
+				   flow->cnt->obj);
+	if (d->age) {
+		flow->age = vbr_age_add(priv, flow->cnt, d->age_timeout,
+					d->age_context != NULL ?
+					d->age_context : flow, error);
+		if (flow->age == NULL) {
+			vbr_steer_count_put(priv, flow);
+			return -rte_errno;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A rule for d, not in the list, not on the device, with a reference to
+ * its queue set (rss NULL: the port's). With own counters (COUNT, AGE),
+ * they go behind the attr: one allocation.
+ */
+static struct rte_flow *
+vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
+		     uint64_t types, size_t *own_off)
+{
+	struct vbr_flow_exp e;
+	struct rte_flow *flow;
+	size_t size, vf_off, attr_off;
+
+	vbr_flow_expand(d, types, &e);
+	vf_off = RTE_ALIGN_CEIL(sizeof(*flow), alignof(struct vbr_steer_vf));
+	attr_off = RTE_ALIGN_CEIL(vf_off + e.nb * sizeof(struct vbr_steer_vf),
+				  alignof(struct ibv_flow_attr));
+	size = attr_off + d->attr_size;
+	*own_off = 0;
+	if (d->count == VBR_FLOW_COUNT_RULE ||
+	    d->count == VBR_FLOW_COUNT_HIDDEN) {
+		*own_off = RTE_ALIGN_CEIL(size, alignof(struct vbr_count));
+		size = *own_off + sizeof(struct vbr_count);
+	}
+	flow = malloc(size);
+	if (flow == NULL)
+		return NULL;
+	memset(flow, 0, attr_off);
+	flow->owner = priv;
+	flow->magic = VBR_FLOW_MAGIC;
+	flow->tag = d->tag;
+	flow->fate = d->fate;
+	flow->count = d->count;
+	flow->level = d->u.attr.priority;
+	flow->items_end = d->items_end;
+	flow->l3 = d->l3;
+	flow->l4 = d->l4;
+	flow->sub = d->sub;
+	flow->nb_vf = e.nb;
+	flow->vf = RTE_PTR_ADD(flow, vf_off);
+	for (size_t i = 0; i < e.nb; i++)
+		flow->vf[i].pt = e.pt[i];
+	flow->attr = RTE_PTR_ADD(flow, attr_off);
+	memcpy(flow->attr, d->u.buf, d->attr_size);
+	return flow;
+}
+
+/* Off the device and the list, and freed. Holds flow_lock. */
+static void
+vbr_steer_free(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	vbr_steer_vf_off(priv, flow, true);
+	vbr_steer_vf_off(priv, flow, false);
+	TAILQ_REMOVE(&priv->flows, flow, next);
+	if (flow->tier == VBR_STEER_TIER_USER) {
+		priv->nb_user_flows--;
+		vbr_steer_tag_count(priv, flow, -1);
+	}
+	vbr_steer_count_put(priv, flow);
+	vbr_rss_put(priv, flow->rss);
+	/* Volatile: a store just before free() is otherwise dropped, and a
+	 * second destroy of the handle would pass the check.
+	 */
+	*(volatile uint32_t *)&flow->magic = 0;
+	*(const struct vbr_priv *volatile *)&flow->owner = NULL;
+	free(flow);
+}
+
+/**
+ * A user rule from its translation: its queue set, its counters, on the
+ * device at once if the port is started, last in the list. Return it, or
+ * NULL with *error set.
+ */
+struct rte_flow *
+vbr_steer_rule_create(struct vbr_priv *priv, const struct vbr_flow_desc *d,
+		      struct rte_flow_error *error)
+{
+	struct vbr_rss *rss = NULL;
+	struct rte_flow *flow;
+	uint64_t types = 0;
+	size_t own_off;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	if (d->fate == VBR_FLOW_FATE_QUEUE || d->fate == VBR_FLOW_FATE_RSS) {
+		rss = vbr_rss_get(priv, d->queues, d->nb_queues,
+				  d->has_key ? d->rss_key : NULL,
+				  d->fate == VBR_FLOW_FATE_RSS ?
+				  d->rss_types : 0);
+		if (rss == NULL) {
+			rte_flow_error_set(error, errno,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				"vbr: no memory for the rule's queue set");
+			goto error;
+		}
+		types = vbr_rss_types(rss);
+	}
+	flow = vbr_steer_rule_alloc(priv, d, types, &own_off);
+	if (flow == NULL) {
+		rte_flow_error_set(error, ENOMEM, RTE_FLOW_ERROR_TYPE_HANDLE,
+				   NULL, "vbr: no memory for the rule");
+		vbr_rss_put(priv, rss);
+		goto error;
+	}
+	flow->rss = rss;
+	flow->tier = VBR_STEER_TIER_USER;
+	if (vbr_steer_count_get(priv, flow, d, own_off != 0 ?
+				RTE_PTR_ADD(flow, own_off) : NULL,
+				error) != 0)
+		goto error_free;
+	flow->id = priv->flow_seq++;
+	if (priv->flows_on &&
+	    vbr_steer_vf_on(priv, flow, vbr_steer_set(priv, flow), false,
+			    error) != 0)
+		goto error_free;
+	TAILQ_INSERT_TAIL(&priv->flows, flow, next);
+	priv->nb_user_flows++;
+	vbr_steer_tag_count(priv, flow, 1);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return flow;
+error_free:
+	vbr_steer_count_put(priv, flow);
+	vbr_rss_put(priv, flow->rss);
+	free(flow);
+error:
+	pthread_mutex_unlock(&priv->flow_lock);
+	return NULL;
+}
+
+/** Destroy a user rule. Caller holds flow_lock. */
+void
+vbr_steer_rule_free(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	vbr_steer_free(priv, flow);
+}
+
+/*
+ * A rule handle of this port, or NULL. The handle is checked by its owner
+ * and magic, not by walking the list: destroy stays O(1) with a million
+ * rules, and catches a handle of another port or one that is not a rule.
+ * A handle already destroyed is freed memory: using it is undefined, as
+ * with every rte_flow driver (the magic is cleared at destroy, so it is
+ * caught unless the memory was reused). Internal rules are not handles.
+ */
+struct rte_flow *
+vbr_steer_rule_check(const struct vbr_priv *priv, struct rte_flow *flow)
+{
+	if (flow == NULL || flow->magic != VBR_FLOW_MAGIC ||
+	    flow->owner != priv || flow->tier != VBR_STEER_TIER_USER)
+		return NULL;
+	return flow;
+}
+
+/** Verbs flows of a rule on the device. */
+unsigned int
+vbr_steer_nb_vf_on(const struct rte_flow *flow)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < flow->nb_vf; i++)
+		if (flow->vf[i].flow != NULL)
+			n++;
+	return n;
+}
+
+/** Free the user rules (flush), or the internal ones. Holds flow_lock. */
+void
+vbr_steer_flush(struct vbr_priv *priv, bool internal)
+{
+	struct rte_flow *flow, *tmp;
+
+	for (flow = TAILQ_FIRST(&priv->flows); flow != NULL; flow = tmp) {
+		tmp = TAILQ_NEXT(flow, next);
+		if ((flow->tier != VBR_STEER_TIER_USER) == internal)
+			vbr_steer_free(priv, flow);
+	}
+}
+
+/*
+ * Internal rules.
+ */
+
+/* The internal rules being built, before they go into the list. */
+TAILQ_HEAD(vbr_steer_list, rte_flow);
+
+/*
+ * One internal rule: destination MAC dst under dmask (NULL: any frame),
+ * VLAN TCI tci under tmask (0: any), dropped (counted) or to the port's
+ * queue set. Appended to list. Return 0 or a negative errno.
+ */
+static int
+vbr_steer_internal(struct vbr_priv *priv, struct vbr_steer_list *list,
+		   struct vbr_rss *port, enum vbr_steer_tier tier,
+		   const struct rte_ether_addr *dst,
+		   const struct rte_ether_addr *dmask, uint16_t tci,
+		   uint16_t tmask)
+{
+	static const struct rte_flow_attr attr = { .ingress = 1 };
+	struct rte_flow_item_eth spec = { .type = 0 };
+	struct rte_flow_item_eth mask = { .type = 0 };
+	struct rte_flow_item_vlan vspec = { .tci = rte_cpu_to_be_16(tci) };
+	struct rte_flow_item_vlan vmask = { .tci = rte_cpu_to_be_16(tmask) };
+	struct rte_flow_item pattern[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH, .spec = &spec, .mask = &mask },
+		{ .type = RTE_FLOW_ITEM_TYPE_VLAN, .spec = &vspec,
+		  .mask = &vmask },
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_action accept[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct rte_flow_action drop[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_COUNT },
+		{ .type = RTE_FLOW_ACTION_TYPE_DROP },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	bool is_drop = tier == VBR_STEER_TIER_VLAN_DROP;
+	struct vbr_flow_caps caps = {
+		.internal = 1,
+		.internal_count = is_drop && priv->vlan_drop_cnt,
+	};
+	struct rte_flow_error error;
+	struct vbr_flow_desc *d;
+	struct rte_flow *flow;
+	size_t own_off;
+	int ret;
+
+	if (dst != NULL) {
+		spec.dst = *dst;
+		mask.dst = *dmask;
+	}
+	if (tmask == 0)
+		pattern[1].type = RTE_FLOW_ITEM_TYPE_END;
+	d = malloc(sizeof(*d));
+	if (d == NULL)
+		return -ENOMEM;
+	ret = vbr_flow_prepare(&caps, &attr, pattern,
+			       is_drop ? drop + !priv->vlan_drop_cnt : accept,
+			       d, &error);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u: internal rule: %s",
+			priv->dev->data->port_id, error.message);
+		free(d);
+		return ret;
+	}
+	flow = vbr_steer_rule_alloc(priv, d, is_drop ? 0 : vbr_rss_types(port),
+				    &own_off);
+	if (flow == NULL) {
+		free(d);
+		return -ENOMEM;
+	}
+	flow->tier = tier;
+	flow->count = VBR_FLOW_COUNT_NONE;
+	if (caps.internal_count) {
+		flow->cnt = &priv->vlan_drop;
+		vbr_flow_spec_set_counters((uint8_t *)flow->attr +
+					   d->count_off, flow->cnt->obj);
+	}
+	free(d);
+	vbr_rss_ref(port);
+	flow->rss = port;
+	TAILQ_INSERT_TAIL(list, flow, next);
+	return 0;
+}
+
+/* Free the rules of a list that is not the port's. */
+static void
+vbr_steer_list_free(struct vbr_priv *priv, struct vbr_steer_list *list)
+{
+	struct rte_flow *flow;
+
+	while ((flow = TAILQ_FIRST(list)) != NULL) {
+		TAILQ_REMOVE(list, flow, next);
+		vbr_steer_vf_off(priv, flow, false);
+		vbr_rss_put(priv, flow->rss);
+		free(flow);
+	}
+}
+
+static bool
+vbr_steer_vlan_filter_on(const struct vbr_priv *priv)
+{
+	return !!(priv->dev->data->dev_conf.rxmode.offloads &
+		  RTE_ETH_RX_OFFLOAD_VLAN_FILTER);
+}
+
+/*
+ * The rules of one destination address: with the VLAN filter off, the
+ * address; with it on, the address for each listed VID, a drop per VID bit
+ * (tagged with another VID), and the address (untagged, VID 0).
+ */
+static int
+vbr_steer_internal_addr(struct vbr_priv *priv, struct vbr_steer_list *list,
+			struct vbr_rss *port, const struct rte_ether_addr *mac)
+{
+	static const struct rte_ether_addr full = {
+		.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	};
+	unsigned int i;
+	int ret;
+
+	if (vbr_steer_vlan_filter_on(priv)) {
+		for (i = 0; i < priv->nb_vlan_ids; i++) {
+			/* VID 0 (priority tag) is taken by the address. */
+			if (priv->vlan_ids[i] == 0)
+				continue;
+			ret = vbr_steer_internal(priv, list, port,
+				VBR_STEER_TIER_ACCEPT, mac, &full,
+				priv->vlan_ids[i], RTE_ETHER_MAX_VLAN_ID);
+			if (ret != 0)
+				return ret;
+		}
+		for (i = 0; i < VBR_STEER_VID_BITS; i++) {
+			ret = vbr_steer_internal(priv, list, port,
+				VBR_STEER_TIER_VLAN_DROP, mac, &full,
+				1u << i, 1u << i);
+			if (ret != 0)
+				return ret;
+		}
+	}
+	return vbr_steer_internal(priv, list, port, VBR_STEER_TIER_ADDR, mac,
+				  &full, 0, 0);
+}
+
+/* Every internal rule the port's state asks for, on queue set port. */
+static int
+vbr_steer_internal_build(struct vbr_priv *priv, struct vbr_steer_list *list,
+			 struct vbr_rss *port)
+{
+	static const struct rte_ether_addr group = {
+		.addr_bytes = { 0x01, 0, 0, 0, 0, 0 },
+	};
+	const struct rte_ether_addr *macs = priv->dev->data->mac_addrs;
+	struct rte_ether_addr bcast;
+	unsigned int i, j;
+	int ret = 0;
+
+	if (priv->isolated)
+		return 0;
+	/* Match-all and group-bit NORMAL rules (not ALL/MC_DEFAULT). */
+	if (priv->promisc)
+		ret = vbr_steer_internal(priv, list, port,
+					 VBR_STEER_TIER_ACCEPT, NULL, NULL,
+					 0, 0);
+	if (ret == 0 && priv->allmulti)
+		ret = vbr_steer_internal(priv, list, port,
+					 VBR_STEER_TIER_ACCEPT, &group, &group,
+					 0, 0);
+	for (i = 0; ret == 0 && i < VBR_MAX_MAC_ADDRS; i++) {
+		if (rte_is_zero_ether_addr(&macs[i]))
+			continue;
+		for (j = 0; j < i; j++)
+			if (rte_is_same_ether_addr(&macs[i], &macs[j]))
+				break;
+		if (j == i)
+			ret = vbr_steer_internal_addr(priv, list, port,
+						      &macs[i]);
+	}
+	for (i = 0; ret == 0 && i < priv->nb_mc_addrs; i++)
+		ret = vbr_steer_internal_addr(priv, list, port,
+					      &priv->mc_addrs[i]);
+	if (ret == 0) {
+		memset(&bcast, 0xff, sizeof(bcast));
+		ret = vbr_steer_internal_addr(priv, list, port, &bcast);
+	}
+	return ret;
+}
+
+/* Whether the port spreads over its reta (mq_mode RSS) or uses queue 0. */
+static bool
+vbr_steer_mq(const struct vbr_priv *priv)
+{
+	return (priv->dev->data->dev_conf.rxmode.mq_mode &
+		RTE_ETH_MQ_RX_RSS_FLAG) != 0;
+}
+
+/* The port's queue set for its reta, key and hash types (a reference). */
+static struct vbr_rss *
+vbr_steer_port_set(struct vbr_priv *priv)
+{
+	static const uint16_t queue0;
+	bool mq = vbr_steer_mq(priv);
+
+	return vbr_rss_get(priv, mq ? priv->reta : &queue0,
+			   mq ? priv->reta_size : 1, priv->rss_key,
+			   mq ? priv->rss_hf : 0);
+}
+
+/*
+ * Bring the verbs flows in line with the port's state, make-before-break
+ * (see the head of the file). Caller holds flow_lock; the port is started.
+ */
+static int
+vbr_steer_sync_locked(struct vbr_priv *priv)
+{
+	struct rte_eth_dev_data *data = priv->dev->data;
+	struct vbr_steer_list list = TAILQ_HEAD_INITIALIZER(list);
+	struct vbr_rss *old = priv->rss_port, *port;
+	struct rte_flow_error error;
+	struct rte_flow *flow;
+	int ret = 0;
+
+	port = vbr_steer_port_set(priv);
+	if (port == NULL)
+		return -errno;
+	priv->rss_port = port;
+	ret = vbr_steer_internal_build(priv, &list, port);
+	TAILQ_FOREACH(flow, &list, next) {
+		if (ret != 0)
+			break;
+		ret = vbr_steer_vf_on(priv, flow, port, false, &error);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: internal rule: %s",
+				data->port_id, error.message);
+	}
+	/* User DROP rules live on the port's set: copies on the new one. */
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		if (ret != 0 || port == old)
+			break;
+		if (flow->rss != NULL || flow->on == NULL)
+			continue;
+		ret = vbr_steer_vf_on(priv, flow, port, true, &error);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: rule %u: cannot move it to the "
+				"port's new queue set: %s", data->port_id,
+				flow->id, error.message);
+	}
+	if (ret != 0) {
+		TAILQ_FOREACH(flow, &priv->flows, next)
+			vbr_steer_vf_off(priv, flow, true);
+		vbr_steer_list_free(priv, &list);
+		priv->rss_port = old;
+		vbr_rss_put(priv, port);
+		return ret;
+	}
+	/* Commit: the new flows are there, the old ones go. */
+	vbr_steer_flush(priv, true);
+	if (port != old)
+		TAILQ_FOREACH(flow, &priv->flows, next)
+			if (flow->rss == NULL && flow->on != NULL)
+				vbr_steer_vf_commit(priv, flow, port);
+	TAILQ_CONCAT(&priv->flows, &list, next);
+	vbr_rss_put(priv, old);
+	return 0;
+}
+
+/** Bring the verbs flows in line with the port's state; 0 if stopped. */
+int
+vbr_steer_sync(struct vbr_priv *priv)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	if (priv->flows_on)
+		ret = vbr_steer_sync_locked(priv);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+/* The VLAN filter's counters object, made once (none: drops not counted). */
+static void
+vbr_steer_vlan_count_init(struct vbr_priv *priv)
+{
+	struct rte_flow_error error;
+
+	if (priv->vlan_drop_cnt || priv->glue->create_counters == NULL)
+		return;
+	if (vbr_count_init(priv, &priv->vlan_drop, &error) == 0)
+		priv->vlan_drop_cnt = 1;
+	else
+		VBR_LOG(INFO, "port %u: VLAN filter drops not counted: %s",
+			priv->dev->data->port_id, error.message);
+}
+
+/**
+ * At dev_start: the port's queue set, the internal rules, every user rule
+ * on the device. On failure nothing is left on the device.
+ */
+int
+vbr_steer_start(struct vbr_priv *priv)
+{
+	struct rte_eth_dev_data *data = priv->dev->data;
+	struct rte_flow_error error;
+	struct rte_flow *flow;
+	int ret;
+
+	if (data->nb_rx_queues == 0) {
+		VBR_LOG(ERR, "port %u: no Rx queue", data->port_id);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&priv->flow_lock);
+	ret = vbr_steer_probe(priv);
+	if (ret != 0)
+		goto out;
+	vbr_steer_vlan_count_init(priv);
+	priv->promisc = data->promiscuous;
+	priv->allmulti = data->all_multicast;
+	priv->rss_port = NULL;
+	ret = vbr_steer_sync_locked(priv);
+	if (ret != 0)
+		goto out;
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		if (flow->tier != VBR_STEER_TIER_USER)
+			continue;
+		ret = vbr_steer_vf_on(priv, flow, vbr_steer_set(priv, flow),
+				      false, &error);
+		if (ret != 0) {
+			VBR_LOG(ERR, "port %u: cannot start with rule %u: %s",
+				data->port_id, flow->id,
+				error.message != NULL ? error.message : "?");
+			break;
+		}
+	}
+	if (ret != 0) {
+		TAILQ_FOREACH(flow, &priv->flows, next)
+			vbr_steer_vf_off(priv, flow, false);
+		vbr_steer_flush(priv, true);
+		vbr_rss_put(priv, priv->rss_port);
+		priv->rss_port = NULL;
+		vbr_rss_stop(priv);
+	} else {
+		/* From now on, rules created go on the device at once. */
+		priv->flows_on = 1;
+	}
+out:
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+/** At dev_stop: every rule off the device; the user rules stay. */
+void
+vbr_steer_stop(struct vbr_priv *priv)
+{
+	struct rte_flow *flow;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	priv->flows_on = 0;
+	TAILQ_FOREACH(flow, &priv->flows, next)
+		vbr_steer_vf_off(priv, flow, false);
+	vbr_steer_flush(priv, true);
+	vbr_rss_put(priv, priv->rss_port);
+	priv->rss_port = NULL;
+	vbr_rss_stop(priv);
+	pthread_mutex_unlock(&priv->flow_lock);
+}
+
+/**
+ * Isolated mode: only the user rules receive traffic. The internal rules
+ * are made at start, so the mode can change only while the port is
+ * stopped.
+ */
+int
+vbr_steer_isolate(struct vbr_priv *priv, int enable,
+		  struct rte_flow_error *error)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	if (priv->flows_on && !!enable != priv->isolated)
+		ret = rte_flow_error_set(error, EBUSY,
+			RTE_FLOW_ERROR_TYPE_UNSPECIFIED, NULL,
+			"vbr: stop the port to change isolated mode");
+	else
+		priv->isolated = !!enable;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+/** Frames the VLAN filter dropped, since the port was made. */
+uint64_t
+vbr_steer_vlan_dropped(struct vbr_priv *priv)
+{
+	struct rte_flow_query_count q = { .reset = 0 };
+	struct rte_flow_error error;
+
+	if (!priv->vlan_drop_cnt)
+		return 0;
+	pthread_mutex_lock(&priv->flow_lock);
+	if (vbr_count_query(priv, &priv->vlan_drop, &q, &error) != 0)
+		q.hits = 0;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return q.hits;
+}
+
+/** At close: free every rule and what they used. */
+void
+vbr_steer_release(struct vbr_priv *priv)
+{
+	if (!priv->flow_lock_init)
+		return;
+	pthread_mutex_lock(&priv->flow_lock);
+	vbr_steer_flush(priv, false);
+	vbr_steer_flush(priv, true);
+	pthread_mutex_unlock(&priv->flow_lock);
+	vbr_count_release(priv);
+	pthread_mutex_lock(&priv->flow_lock);
+	if (priv->vlan_drop_cnt)
+		vbr_count_fini(priv, &priv->vlan_drop);
+	priv->vlan_drop_cnt = 0;
+	vbr_rss_release(priv);
+	pthread_mutex_unlock(&priv->flow_lock);
+	pthread_mutex_destroy(&priv->flow_lock);
+	priv->flow_lock_init = 0;
+}
+
+/*
+ * Port RSS: the redirection table, key and hash types of the port. The
+ * port's queue set is made of them while the port is started; a change
+ * on a started port is a sync (make-before-break).
+ */
+
+/* RSS types the port cannot hash. */
+#define VBR_STEER_RSS_CHECK(hf) ((hf) & ~(uint64_t)VBR_RSS_OFFLOADS)
+
+/**
+ * At dev_configure: the device probe (once), the key given (or the
+ * default one), the hash types of mq_mode RSS (none otherwise) and a
+ * round-robin reta over the Rx queues (all queue 0 without RSS). What
+ * reta_update and rss_hash_update set lasts until the next configure.
+ */
+int
+vbr_steer_rss_configure(struct vbr_priv *priv)
+{
+	struct rte_eth_dev_data *data = priv->dev->data;
+	const struct rte_eth_rss_conf *conf =
+		&data->dev_conf.rx_adv_conf.rss_conf;
+	enum rte_eth_rx_mq_mode mode = data->dev_conf.rxmode.mq_mode;
+	bool mq = vbr_steer_mq(priv);
+	uint16_t i;
+	int ret;
+
+	if (mode != RTE_ETH_MQ_RX_NONE && mode != RTE_ETH_MQ_RX_RSS) {
+		VBR_LOG(ERR, "port %u: Rx mq_mode %d: only none and RSS",
+			data->port_id, (int)mode);
+		return -ENOTSUP;
+	}
+	if (conf->rss_key != NULL && conf->rss_key_len != VBR_RSS_KEY_LEN) {
+		VBR_LOG(ERR, "port %u: RSS key of %u bytes: must be %u",
+			data->port_id, conf->rss_key_len, VBR_RSS_KEY_LEN);
+		return -EINVAL;
+	}
+	if (mq && VBR_STEER_RSS_CHECK(conf->rss_hf) != 0) {
+		VBR_LOG(ERR, "port %u: RSS types 0x%" PRIx64 " cannot be "
+			"hashed (supported: 0x%" PRIx64 ")", data->port_id,
+			VBR_STEER_RSS_CHECK(conf->rss_hf),
+			(uint64_t)VBR_RSS_OFFLOADS);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&priv->flow_lock);
+	ret = vbr_steer_probe(priv);
+	memcpy(priv->rss_key, conf->rss_key != NULL ? conf->rss_key :
+	       vbr_rss_default_key_get(), VBR_RSS_KEY_LEN);
+	priv->rss_hf = mq ? conf->rss_hf : 0;
+	priv->reta_size = vbr_rss_reta_size(priv);
+	for (i = 0; i < priv->reta_size; i++)
+		priv->reta[i] = mq && data->nb_rx_queues > 0 ?
+				i % data->nb_rx_queues : 0;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+int
+vbr_steer_reta_update(struct rte_eth_dev *dev,
+		      struct rte_eth_rss_reta_entry64 *reta_conf,
+		      uint16_t reta_size)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint16_t old[VBR_RSS_RETA_MAX];
+	unsigned int i, idx, shift;
+	int ret = 0;
+
+	if (reta_size != priv->reta_size) {
+		VBR_LOG(ERR, "port %u: reta of %u entries: the port's has %u",
+			dev->data->port_id, reta_size, priv->reta_size);
+		return -EINVAL;
+	}
+	if (!vbr_steer_mq(priv)) {
+		VBR_LOG(ERR, "port %u: reta update needs mq_mode RSS",
+			dev->data->port_id);
+		return -ENOTSUP;
+	}
+	for (i = 0; i < reta_size; i++) {
+		idx = i / RTE_ETH_RETA_GROUP_SIZE;
+		shift = i % RTE_ETH_RETA_GROUP_SIZE;
+		if ((reta_conf[idx].mask & RTE_BIT64(shift)) &&
+		    reta_conf[idx].reta[shift] >= dev->data->nb_rx_queues) {
+			VBR_LOG(ERR, "port %u: reta entry %u: queue %u is not "
+				"below the %u Rx queues", dev->data->port_id,
+				i, reta_conf[idx].reta[shift],
+				dev->data->nb_rx_queues);
+			return -EINVAL;
+		}
+	}
+	pthread_mutex_lock(&priv->flow_lock);
+	memcpy(old, priv->reta, reta_size * sizeof(old[0]));
+	for (i = 0; i < reta_size; i++) {
+		idx = i / RTE_ETH_RETA_GROUP_SIZE;
+		shift = i % RTE_ETH_RETA_GROUP_SIZE;
+		if (reta_conf[idx].mask & RTE_BIT64(shift))
+			priv->reta[i] = reta_conf[idx].reta[shift];
+	}
+	if (priv->flows_on)
+		ret = vbr_steer_sync_locked(priv);
+	if (ret != 0)
+		memcpy(priv->reta, old, reta_size * sizeof(old[0]));
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+int
+vbr_steer_reta_query(struct rte_eth_dev *dev,
+		     struct rte_eth_rss_reta_entry64 *reta_conf,
+		     uint16_t reta_size)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	unsigned int i, idx, shift;
+
+	if (reta_size != priv->reta_size) {
+		VBR_LOG(ERR, "port %u: reta of %u entries: the port's has %u",
+			dev->data->port_id, reta_size, priv->reta_size);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&priv->flow_lock);
+	for (i = 0; i < reta_size; i++) {
+		idx = i / RTE_ETH_RETA_GROUP_SIZE;
+		shift = i % RTE_ETH_RETA_GROUP_SIZE;
+		if (reta_conf[idx].mask & RTE_BIT64(shift))
+			reta_conf[idx].reta[shift] = priv->reta[i];
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+int
+vbr_steer_rss_hash_update(struct rte_eth_dev *dev,
+			  struct rte_eth_rss_conf *rss_conf)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint8_t key[VBR_RSS_KEY_LEN];
+	uint64_t hf = rss_conf->rss_hf, old_hf;
+	int ret = 0;
+
+	if (rss_conf->rss_key != NULL &&
+	    rss_conf->rss_key_len != VBR_RSS_KEY_LEN) {
+		VBR_LOG(ERR, "port %u: RSS key of %u bytes: must be %u",
+			dev->data->port_id, rss_conf->rss_key_len,
+			VBR_RSS_KEY_LEN);
+		return -EINVAL;
+	}
+	if (VBR_STEER_RSS_CHECK(hf) != 0) {
+		VBR_LOG(ERR, "port %u: RSS types 0x%" PRIx64 " cannot be "
+			"hashed (supported: 0x%" PRIx64 ")", dev->data->port_id,
+			VBR_STEER_RSS_CHECK(hf),
+			(uint64_t)VBR_RSS_OFFLOADS);
+		return -EINVAL;
+	}
+	if (!vbr_steer_mq(priv)) {
+		VBR_LOG(ERR, "port %u: RSS hash update needs mq_mode RSS",
+			dev->data->port_id);
+		return -ENOTSUP;
+	}
+	pthread_mutex_lock(&priv->flow_lock);
+	memcpy(key, priv->rss_key, VBR_RSS_KEY_LEN);
+	old_hf = priv->rss_hf;
+	if (rss_conf->rss_key != NULL)
+		memcpy(priv->rss_key, rss_conf->rss_key, VBR_RSS_KEY_LEN);
+	priv->rss_hf = hf;
+	if (priv->flows_on)
+		ret = vbr_steer_sync_locked(priv);
+	if (ret != 0) {
+		memcpy(priv->rss_key, key, VBR_RSS_KEY_LEN);
+		priv->rss_hf = old_hf;
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+int
+vbr_steer_rss_hash_conf_get(struct rte_eth_dev *dev,
+			    struct rte_eth_rss_conf *rss_conf)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+
+	if (rss_conf->rss_key != NULL && rss_conf->rss_key_len != 0 &&
+	    rss_conf->rss_key_len < VBR_RSS_KEY_LEN) {
+		VBR_LOG(ERR, "port %u: %u bytes for the %u-byte RSS key",
+			dev->data->port_id, rss_conf->rss_key_len,
+			VBR_RSS_KEY_LEN);
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&priv->flow_lock);
+	if (rss_conf->rss_key != NULL)
+		memcpy(rss_conf->rss_key, priv->rss_key, VBR_RSS_KEY_LEN);
+	rss_conf->rss_key_len = VBR_RSS_KEY_LEN;
+	rss_conf->rss_hf = priv->rss_hf;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
