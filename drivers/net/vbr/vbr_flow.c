@@ -18,6 +18,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
@@ -37,6 +38,12 @@ struct vbr_flow_parse {
 	struct ibv_flow_spec_eth *outer_eth;	/**< first eth spec */
 	unsigned int inner:1;			/**< after a tunnel item */
 	unsigned int prev_tunnel:1;		/**< previous item a tunnel */
+	/** What each header level (outer, inner) has fixed so far. */
+	struct {
+		uint8_t l3;		/**< 4, 6 or 0: the IP item's family */
+		uint8_t proto_mask;	/**< the IP protocol's first writer */
+		uint8_t proto;		/**< under proto_mask */
+	} lvl[2];
 };
 
 /** One field of an rte_flow item, to name it in an error. */
@@ -741,6 +748,101 @@ vbr_flow_check_device(const struct vbr_flow_caps *caps,
 		"rule with it when the port was probed)", vbr_flow_f_name(f));
 }
 
+/*
+ * What two items of one header level say of the same field must agree, as
+ * a ConnectX checks (it refuses the verbs rule with EINVAL, and such a rule
+ * could match nothing anyway): an eth type masked together with an IP item
+ * must be that IP family's, under a full mask; one IP family per level;
+ * the IP protocol is set once: the IPv4/IPv6 item's protocol under a mask,
+ * and the L4 or GRE item after it, must say the same thing.
+ */
+static int
+vbr_flow_check_layers(struct vbr_flow_parse *p,
+		      const struct vbr_flow_item_info *info,
+		      const struct rte_flow_item *item,
+		      struct rte_flow_error *error)
+{
+	unsigned int l = p->inner && !info->tunnel ? 1 : 0;
+	uint8_t mask = 0, proto = 0, family = 0;
+	uint32_t type = 0;
+
+	switch (item->type) {
+	case RTE_FLOW_ITEM_TYPE_IPV4: {
+		struct ibv_flow_spec_ipv4_ext ip;
+
+		memcpy(&ip, p->pos, sizeof(ip));
+		family = 4;
+		mask = ip.mask.proto;
+		proto = ip.val.proto & mask;
+		break;
+	}
+	case RTE_FLOW_ITEM_TYPE_IPV6: {
+		struct ibv_flow_spec_ipv6 ip;
+
+		memcpy(&ip, p->pos, sizeof(ip));
+		family = 6;
+		mask = ip.mask.next_hdr;
+		proto = ip.val.next_hdr & mask;
+		break;
+	}
+	case RTE_FLOW_ITEM_TYPE_TCP:
+		mask = 0xff;
+		proto = IPPROTO_TCP;
+		break;
+	case RTE_FLOW_ITEM_TYPE_UDP:
+		mask = 0xff;
+		proto = IPPROTO_UDP;
+		break;
+	case RTE_FLOW_ITEM_TYPE_GRE:
+		mask = 0xff;
+		proto = IPPROTO_GRE;
+		break;
+	default:
+		return 0;
+	}
+	if (family != 0) {
+		struct ibv_flow_spec_eth eth;
+		uint16_t m, v, want = family == 4 ? RTE_ETHER_TYPE_IPV4 :
+				      RTE_ETHER_TYPE_IPV6;
+
+		if (p->lvl[l].l3 != 0)
+			return vbr_flow_error(error, EINVAL,
+				RTE_FLOW_ERROR_TYPE_ITEM, item,
+				"vbr: %s item: the pattern has an IPv%u item "
+				"at this level already", info->name,
+				p->lvl[l].l3);
+		p->lvl[l].l3 = family;
+		if (p->eth != NULL)
+			memcpy(&type, p->eth, sizeof(type));
+		if (p->eth != NULL && !!(type & IBV_FLOW_SPEC_INNER) == l) {
+			memcpy(&eth, p->eth, sizeof(eth));
+			m = rte_be_to_cpu_16(eth.mask.ether_type);
+			v = rte_be_to_cpu_16(eth.val.ether_type) & m;
+			if (m != 0 && (m != 0xffff || v != want))
+				return vbr_flow_error(error, EINVAL,
+					RTE_FLOW_ERROR_TYPE_ITEM, item,
+					"vbr: %s item: the eth item before it "
+					"matches type 0x%04x under mask 0x%04x, "
+					"not 0x%04x", info->name, v, m, want);
+		}
+	}
+	if (mask == 0)
+		return 0;
+	if (p->lvl[l].proto_mask == 0) {
+		p->lvl[l].proto_mask = mask;
+		p->lvl[l].proto = proto;
+		return 0;
+	}
+	/* The first writer is the IP item, the second an item after it. */
+	if (p->lvl[l].proto_mask != mask || p->lvl[l].proto != proto)
+		return vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ITEM,
+			item, "vbr: %s item: the ipv%u item before it matches "
+			"IP protocol %u under mask 0x%02x, not %u",
+			info->name, p->lvl[l].l3, p->lvl[l].proto,
+			p->lvl[l].proto_mask, proto);
+	return 0;
+}
+
 /* Where the pattern is: the outer L3 and L4 it fixes, for the expansion. */
 static void
 vbr_flow_layers(struct vbr_flow_parse *p, const struct rte_flow_item *item)
@@ -885,6 +987,8 @@ vbr_flow_parse_items(const struct vbr_flow_caps *caps,
 					  info->dst_sz);
 		}
 		ret = info->merge(p, item->spec, mask, item, error);
+		if (ret == 0)
+			ret = vbr_flow_check_layers(p, info, item, error);
 		if (ret != 0)
 			return ret;
 		if (item->type == RTE_FLOW_ITEM_TYPE_ETH && !p->inner &&
