@@ -47,6 +47,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -75,7 +76,10 @@
 #define BUF_SZ 128
 #define MANY_QUEUES 2000
 
-static uint16_t port = 1;
+/* The port an input's rule goes to: PORT_MLX5 or PORT_FULL (by the input). */
+#define PORT_MLX5 1
+#define PORT_FULL 3
+static uint16_t port = PORT_MLX5;
 static int verbose; /* $FUZZ_FLOW_VERBOSE: print each outcome */
 /* Inputs run, and how many of them validate accepted and create made. */
 static uint64_t nb_inputs, nb_valid, nb_created;
@@ -135,6 +139,7 @@ struct fuzz_rule {
 	uint8_t keys[MAX_ACTIONS][BUF_SZ];
 	uint16_t queues[MAX_ACTIONS][MANY_QUEUES];
 	unsigned int flags;
+	bool full;		/* on the full-profile port */
 };
 
 static void
@@ -405,6 +410,94 @@ shape_items(struct fuzz_reader *r, struct fuzz_rule *f)
 	f->items[n].type = RTE_FLOW_ITEM_TYPE_END;
 }
 
+/*
+ * What the device and the PMD refuse of a shaped pattern, made to agree:
+ * the mlx5 profile matches no IPv4 TTL, IPv6 hop limit or GRE C/K/S bits
+ * (their masks are cleared); on both, an IP item's protocol and the L4 or
+ * GRE item after it say the same thing, and so do an eth type (or a VLAN
+ * item's inner type) and the IP item after it. The raw decoder keeps
+ * every such conflict, to be refused.
+ */
+static void
+shape_agree(struct fuzz_rule *f, bool full)
+{
+	unsigned int i;
+
+	for (i = 0; f->items[i].type != RTE_FLOW_ITEM_TYPE_END; i++) {
+		const struct rte_flow_item *it = &f->items[i];
+		uint8_t *spec = (uint8_t *)(uintptr_t)it->spec;
+		uint8_t *mask = (uint8_t *)(uintptr_t)it->mask;
+		uint8_t *ps = NULL, *pm = NULL, proto = 0;
+		rte_be16_t *ts = NULL, *tm = NULL, type = 0;
+
+		if (spec == NULL)
+			continue;
+		switch (it->type) {
+		case RTE_FLOW_ITEM_TYPE_IPV4:
+			if (!full)
+				((struct rte_flow_item_ipv4 *)mask)->hdr.
+					time_to_live = 0;
+			ps = &((struct rte_flow_item_ipv4 *)spec)->hdr.
+				next_proto_id;
+			pm = &((struct rte_flow_item_ipv4 *)mask)->hdr.
+				next_proto_id;
+			type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+			break;
+		case RTE_FLOW_ITEM_TYPE_IPV6:
+			if (!full)
+				((struct rte_flow_item_ipv6 *)mask)->hdr.
+					hop_limits = 0;
+			ps = &((struct rte_flow_item_ipv6 *)spec)->hdr.proto;
+			pm = &((struct rte_flow_item_ipv6 *)mask)->hdr.proto;
+			type = RTE_BE16(RTE_ETHER_TYPE_IPV6);
+			break;
+		case RTE_FLOW_ITEM_TYPE_GRE:
+			if (!full)
+				((struct rte_flow_item_gre *)mask)->
+					c_rsvd0_ver = 0;
+			break;
+		default:
+			break;
+		}
+		if (type != 0 && i > 0 && f->items[i - 1].spec != NULL) {
+			const struct rte_flow_item *b = &f->items[i - 1];
+
+			if (b->type == RTE_FLOW_ITEM_TYPE_ETH) {
+				ts = &((struct rte_flow_item_eth *)
+				       (uintptr_t)b->spec)->type;
+				tm = &((struct rte_flow_item_eth *)
+				       (uintptr_t)b->mask)->type;
+			} else if (b->type == RTE_FLOW_ITEM_TYPE_VLAN) {
+				ts = &((struct rte_flow_item_vlan *)
+				       (uintptr_t)b->spec)->inner_type;
+				tm = &((struct rte_flow_item_vlan *)
+				       (uintptr_t)b->mask)->inner_type;
+			}
+			if (tm != NULL && *tm != 0) {
+				*ts = type;
+				*tm = RTE_BE16(0xffff);
+			}
+		}
+		if (pm == NULL || *pm == 0)
+			continue;
+		switch (f->items[i + 1].type) {
+		case RTE_FLOW_ITEM_TYPE_TCP:
+			proto = IPPROTO_TCP;
+			break;
+		case RTE_FLOW_ITEM_TYPE_UDP:
+			proto = IPPROTO_UDP;
+			break;
+		case RTE_FLOW_ITEM_TYPE_GRE:
+			proto = IPPROTO_GRE;
+			break;
+		default:
+			continue;
+		}
+		*ps = proto;
+		*pm = 0xff;
+	}
+}
+
 static const uint64_t shape_rss_types[] = {
 	0, RTE_ETH_RSS_IP, RTE_ETH_RSS_UDP, RTE_ETH_RSS_TCP,
 	RTE_ETH_RSS_NONFRAG_IPV4_TCP, RTE_ETH_RSS_NONFRAG_IPV6_UDP,
@@ -507,11 +600,18 @@ decode(const uint8_t *data, size_t size, struct fuzz_rule *f)
 			   ((mode & 0x1e) == 0x1e ? 32 : 0);
 		f->attr.ingress = 1;
 		f->attr.priority = fuzz_get8(&r) % 16;
+		/* bit 6: the full-profile port, else the default (mlx5) one */
+		f->full = !!(mode & 0x40);
+		/* the mlx5 port's lowest user level is 2 */
+		if (!f->full)
+			f->attr.priority %= 3;
 		shape_items(&r, f);
+		shape_agree(f, f->full);
 		shape_actions(&r, f);
 		return;
 	}
 	f->flags = fuzz_get8(&r);
+	f->full = !!(f->flags & 64);
 	f->attr.ingress = !(f->flags & 1);
 	f->attr.egress = !!(f->flags & 2);
 	f->attr.transfer = !!(f->flags & 4);
@@ -582,6 +682,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int ret;
 
 	decode(data, size, &f);
+	port = f.full ? PORT_FULL : PORT_MLX5;
 	memset(&err, 0x5a, sizeof(err));
 	rte_errno = 0;
 	ret = rte_flow_validate(port, &f.attr, f.items, f.actions, &err);
@@ -682,6 +783,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 		"--no-shconf", "--no-pci", "--no-telemetry",
 		"--vdev", "net_vbr0,wire=pair:fuzz",
 		"--vdev", "net_vbr1,wire=pair:fuzz",
+		"--vdev", "net_vbr2,wire=pair:fuzzf,profile=full",
+		"--vdev", "net_vbr3,wire=pair:fuzzf,profile=full",
 		"--log-level=pmd.net.vbr:critical", "--log-level=lib.eal:error",
 		"-d", NULL, /* last: dropped when the PMD is built in */
 	};
@@ -717,8 +820,9 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 #endif
 	mp = rte_pktmbuf_pool_create("fuzz", 2048, 0, 0,
 				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL || rte_eth_dev_count_avail() < 2 ||
-	    port_setup(mp, 0, 1) != 0 || port_setup(mp, port, NB_RXQ) != 0) {
+	if (mp == NULL || rte_eth_dev_count_avail() < 4 ||
+	    port_setup(mp, 0, 1) != 0 || port_setup(mp, PORT_MLX5, NB_RXQ) != 0 ||
+	    port_setup(mp, 2, 1) != 0 || port_setup(mp, PORT_FULL, NB_RXQ) != 0) {
 		fprintf(stderr, "fuzz_flow: port setup failed\n");
 		exit(1);
 	}
