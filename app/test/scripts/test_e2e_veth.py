@@ -143,7 +143,7 @@ def run(pmd, script):
             t.cmd("start")
             sh(veth.in_ns([PY, "-c", SEND, veth.peer_if, VBR_MAC,
                            str(N_FRAMES)]))
-            time.sleep(1)
+            tp.wait_rx(t, 0, N_FRAMES)
             out = t.cmd("stop")
             st = tp.fwd_stats(out).get(0, {})
             c.check(st.get("RX-packets") == N_FRAMES,

@@ -153,6 +153,17 @@ def port_stats(text, port):
                                              m.group(1))}
 
 
+def wait_rx(t, port, want, seconds=20):
+    """Poll 'show port stats' until the port has received want packets
+    (or seconds pass): the frames sent are counted, not waited for."""
+    end = time.monotonic() + seconds
+    while True:
+        st = port_stats(t.cmd(f"show port stats {port}"), port) or {}
+        if st.get("RX-packets", 0) >= want or time.monotonic() > end:
+            return st
+        time.sleep(0.1)
+
+
 def fwd_stats(text):
     """Parse the per-port 'Forward statistics' blocks 'stop' prints."""
     stats = {}
