@@ -183,6 +183,17 @@ r_add(struct rb *r, uint32_t type, uint16_t size)
 	return h;
 }
 
+/* A COUNT spec of c: its pointer stored bytewise (it may sit at 4 mod 8). */
+static inline void
+r_count(struct rb *r, struct ibv_counters *c)
+{
+	uint8_t *h = r_add(r, IBV_FLOW_SPEC_ACTION_COUNT,
+			   sizeof(struct ibv_flow_spec_counter_action));
+
+	memcpy(h + offsetof(struct ibv_flow_spec_counter_action, counters),
+	       &c, sizeof(c));
+}
+
 static inline struct ibv_flow_spec_eth *
 r_eth(struct rb *r, bool inner)
 {

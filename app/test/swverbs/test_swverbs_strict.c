@@ -170,7 +170,6 @@ b_prio16_sniffer(struct rb *r, struct env *env T_UNUSED)
 static void
 b_11_specs(struct rb *r, struct env *env)
 {
-	struct ibv_flow_spec_counter_action *ca;
 
 	r_init(r, IBV_FLOW_ATTR_NORMAL, 0);
 	r_eth(r, false);
@@ -186,8 +185,7 @@ b_11_specs(struct rb *r, struct env *env)
 	      sizeof(struct ibv_flow_spec_action_tag));
 	r_add(r, IBV_FLOW_SPEC_ACTION_DROP,
 	      sizeof(struct ibv_flow_spec_action_drop));
-	ca = r_add(r, IBV_FLOW_SPEC_ACTION_COUNT, sizeof(*ca));
-	ca->counters = env->cnt;
+	r_count(r, env->cnt);
 }
 
 static void
@@ -790,7 +788,6 @@ test_duplicates(void)
 static struct ibv_flow *
 counted_rule(struct env *e, struct ibv_counters *c)
 {
-	struct ibv_flow_spec_counter_action *ca;
 	struct ibv_flow_spec_eth *eth;
 	struct rb r;
 
@@ -798,8 +795,7 @@ counted_rule(struct env *e, struct ibv_counters *c)
 	eth = r_eth(&r, false);
 	memcpy(eth->val.dst_mac, mac_a, 6);
 	memset(eth->mask.dst_mac, 0xff, 6);
-	ca = r_add(&r, IBV_FLOW_SPEC_ACTION_COUNT, sizeof(*ca));
-	ca->counters = c;
+	r_count(&r, c);
 	return swv_create_flow(e->d.rqp, &r.attr);
 }
 
