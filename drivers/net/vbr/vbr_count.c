@@ -369,7 +369,7 @@ vbr_count_handle_free(struct vbr_priv *priv, struct rte_flow_action_handle *h)
 {
 	LIST_REMOVE(h, next);
 	vbr_count_fini(priv, &h->cnt);
-	/* Volatile: see vbr_flow_free(). */
+	/* Volatile: see vbr_steer_free(). */
 	*(volatile uint32_t *)&h->magic = 0;
 	*(const struct vbr_priv *volatile *)&h->owner = NULL;
 	free(h);
