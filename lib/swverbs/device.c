@@ -199,10 +199,23 @@ int
 swv_device_create_flags(const char *name, const char *wire,
 			const uint8_t *mac, unsigned int flags)
 {
+	struct swv_device_attr attr = { .flags = flags, .engine = NULL };
+
+	return swv_device_create_attr(name, wire, mac, &attr);
+}
+
+int
+swv_device_create_attr(const char *name, const char *wire,
+		       const uint8_t *mac, const struct swv_device_attr *attr)
+{
 	struct swv_device *dev;
+	unsigned int flags;
 	size_t len;
 	int ret;
 
+	if (attr == NULL)
+		return EINVAL;
+	flags = attr->flags;
 	if (name == NULL || wire == NULL ||
 	    (flags & ~(SWV_DEVICE_SHARE_WIRE | SWV_DEVICE_PROFILE_FULL)) != 0)
 		return EINVAL;
@@ -246,7 +259,7 @@ swv_device_create_flags(const char *name, const char *wire,
 	/* Before the engine serves the device, nothing else drives the wire. */
 	dev->link = dev->wire->ops->link_up(dev->wire);
 	dev->speed = dev->wire->ops->speed_mbps(dev->wire);
-	ret = swv_engine_add(dev);
+	ret = swv_engine_add(attr->engine, dev);
 	if (ret != 0)
 		goto err_wire;
 	cds_list_add_tail(&dev->reg_node, &swv_devices);
@@ -291,8 +304,40 @@ swv_device_rebind(const char *name)
 	SWV_STORE(&dev->link, w->ops->link_up(w) ? 1 : 0);
 	SWV_STORE(&dev->speed, w->ops->speed_mbps(w));
 	old->ops->close(old);
-	ret = swv_engine_add(dev);
+	ret = swv_engine_add(dev->eng, dev);
 out:
+	pthread_mutex_unlock(&swv_lock);
+	return ret;
+}
+
+int
+swv_device_set_engine(const char *name, struct swv_engine *eng)
+{
+	struct swv_device *dev;
+	int ret = 0;
+
+	if (name == NULL)
+		return ENOENT;
+	if (eng == NULL)
+		eng = swv_engine_default();
+	pthread_mutex_lock(&swv_lock);
+	dev = device_find(name);
+	if (dev == NULL) {
+		ret = ENOENT;
+	} else if (dev->nctx > 0) {
+		ret = EBUSY;	/* posters read dev->eng without a lock */
+	} else if (dev->eng != eng) {
+		struct swv_engine *old = dev->eng;
+
+		swv_engine_del(dev);
+		ret = swv_engine_add(eng, dev);
+		/*
+		 * Only the default engine's thread start can fail, and then
+		 * old is another engine, whose add cannot: back where it was.
+		 */
+		if (ret != 0)
+			swv_engine_add(old, dev);
+	}
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
 }

@@ -1,20 +1,43 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * The engine: the one thread per process that is the "NIC" of every swverbs
- * device. Each loop, for each device: wire Rx (rx.c: steering, scatter into
- * posted receive WQEs, CQEs), send queue drain (tx.c: gather, wire Tx,
- * CQEs), wire Tx flush, publication of what the pass did, and every ~10 ms
- * a link check that raises async events.
+ * The engine: the "NIC" of the swverbs devices assigned to it. A pass, for
+ * each device: wire Rx (rx.c: steering, scatter into posted receive WQEs,
+ * CQEs), send queue drain (tx.c: gather, wire Tx, CQEs), wire Tx flush,
+ * publication of what the pass did, and every ~10 ms a link check that
+ * raises async events.
  *
- * It busy-polls while it finds work; after SWV_IDLE_SPINS empty loops it
- * sleeps in ppoll() on the wires' rx_fd()s with a timeout that doubles from
- * 20 us to 1 ms, so an idle process costs ~no CPU and a posted WQE waits at
- * most ~1 ms.
+ * An engine is an object (struct swv_engine): its devices, its pending
+ * (publication) list, its doorbell and sleep state, its statistics. A
+ * process may run several; each device is served by one, the process-wide
+ * default engine unless it was created on another (swv_device_create_attr())
+ * or moved (swv_device_set_engine()). One thread at a time runs an engine's
+ * passes:
+ *   - its own thread (the default engine starts one with its first device
+ *     and stops it with its last; another engine with swv_engine_start()):
+ *     it busy-polls while it finds work; after SWV_IDLE_SPINS empty passes
+ *     it sleeps in ppoll() on the wires' rx_fd()s with a timeout that
+ *     doubles from 20 us to 1 ms, then (deep sleep) until a doorbell, so
+ *     an idle process costs ~no CPU and a posted WQE waits at most ~1 ms;
+ *   - or, for an engine without a thread, whoever calls
+ *     swv_engine_run_once(): one pass, no blocking, no sleep (a DPDK
+ *     service, the PMD's own polling).
  *
- * The engine is the only RCU reader (QSBR): it reports a quiescent state
- * every loop and is offline while it sleeps. The control path publishes with
- * rcu_assign_pointer() / RCU lists and frees after synchronize_rcu().
+ * RCU. An engine is the only RCU reader (liburcu QSBR) of its devices: the
+ * control path publishes with rcu_assign_pointer() / RCU lists and frees
+ * after synchronize_rcu(), which waits for every engine's pass in progress.
+ * The engine thread reports a quiescent state every pass and is offline
+ * while it sleeps. A thread that calls swv_engine_run_once() must be a
+ * registered QSBR reader that is offline between calls, so that a
+ * synchronize_rcu() on the control path never waits for it; run_once does
+ * that for its caller: it registers the calling thread on its first call
+ * (and unregisters it when the thread exits), goes online for the pass and
+ * offline after it. A caller that is itself an online QSBR reader (it uses
+ * liburcu-qsbr for its own data) stays online: it must then report its
+ * own quiescent states between calls, and no pointer to swverbs objects
+ * survives them. Never call run_once inside a read-side critical section
+ * of one's own, nor a swverbs control call (which may wait for a grace
+ * period) from inside run_once's device callbacks.
  */
 
 #include <errno.h>
@@ -24,7 +47,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "swv_engine.h"
@@ -38,28 +60,17 @@
 #define SWV_DEEP_SLEEP_NS 100000000ull	/* link checks while asleep */
 #define SWV_MAX_FDS 64
 
-uint32_t swv_engine_asleep;
-uint64_t swv_engine_bell_wakes;
-
-static struct {
-	pthread_t thread;
-	int bell_fd;			/**< eventfd: doorbell while asleep */
-	bool running;
-	uint32_t stop;
-	int cpu;			/**< -1: not pinned */
-	unsigned int ndev;
-	struct cds_list_head devs;	/**< swv_device.eng_node (RCU) */
-} swv_engine = {
-	.cpu = -1,
+/* The process-wide default engine: a thread while it has devices. */
+static struct swv_engine swv_default_engine = {
 	.bell_fd = -1,
-	.devs = CDS_LIST_HEAD_INIT(swv_engine.devs),
+	.autothread = true,
+	.cpu = -1,
+	.devs = CDS_LIST_HEAD_INIT(swv_default_engine.devs),
 };
 
 /*
  * Publication.
  */
-struct swv_pending swv_pend;
-
 /* Add a device's pending counts to its published counters. */
 static void
 publish_counters(struct swv_device *dev)
@@ -88,33 +99,33 @@ publish_counters(struct swv_device *dev)
 }
 
 void
-swv_publish(void)
+swv_publish(struct swv_pending *p)
 {
 	unsigned int i;
 
-	for (i = 0; i < swv_pend.ndev; i++)
-		publish_counters(swv_pend.dev[i]);
+	for (i = 0; i < p->ndev; i++)
+		publish_counters(p->dev[i]);
 	/* Counters are visible before the completions that follow them. */
-	for (i = 0; i < swv_pend.nring; i++) {
-		struct swv_wq_ring *r = swv_pend.ring[i];
+	for (i = 0; i < p->nring; i++) {
+		struct swv_wq_ring *r = p->ring[i];
 
 		SWV_STORE_REL(&r->tail, r->ctail);
 		r->dirty = false;
 	}
-	for (i = 0; i < swv_pend.ncq; i++) {
-		struct swv_cq *cq = swv_pend.cq[i];
+	for (i = 0; i < p->ncq; i++) {
+		struct swv_cq *cq = p->cq[i];
 
 		SWV_STORE_REL(&cq->head, cq->ehead);
 		cq->dirty = false;
 	}
-	swv_pend.ndev = 0;
-	swv_pend.nring = 0;
-	swv_pend.ncq = 0;
-	swv_pend.ts = 0;
+	p->ndev = 0;
+	p->nring = 0;
+	p->ncq = 0;
+	p->ts = 0;
 }
 
 /*
- * The loop.
+ * The pass.
  */
 /*
  * Link state and speed; a wire gone for good (its interface deleted) makes
@@ -147,7 +158,7 @@ link_check(struct swv_device *dev, uint64_t now)
 }
 
 static unsigned int
-device_work(struct swv_device *dev, uint64_t now)
+device_work(struct swv_engine *eng, struct swv_device *dev, uint64_t now)
 {
 	struct swv_wire *wire = dev->wire;
 	struct cds_list_head *node;
@@ -166,17 +177,37 @@ device_work(struct swv_device *dev, uint64_t now)
 	cds_list_for_each_rcu(node, &dev->wqs) {
 		wq = cds_list_entry(node, struct swv_wq, node);
 		if (SWV_UNLIKELY(SWV_LOAD(&wq->rq.state) == SWV_RQ_ERR))
-			n += swv_rq_flush(&wq->rq);
+			n += swv_rq_flush(&eng->pend, &wq->rq);
 	}
 	wire->ops->tx_flush(wire);
-	swv_publish();
+	swv_publish(&eng->pend);
 	if (now >= dev->next_link_check)
 		link_check(dev, now);
 	return n;
 }
 
+/* One pass over the engine's devices. Return: the work found. */
+static unsigned int
+engine_work(struct swv_engine *eng, uint64_t now)
+{
+	struct cds_list_head *node;
+	unsigned int work = 0;
+
+	cds_list_for_each_rcu(node, &eng->devs)
+		work += device_work(eng, cds_list_entry(node,
+							struct swv_device,
+							eng_node), now);
+	SWV_STORE(&eng->passes, eng->passes + 1);
+	if (work > 0)
+		SWV_STORE(&eng->work_passes, eng->work_passes + 1);
+	return work;
+}
+
+/*
+ * The engine's own thread.
+ */
 static void
-engine_sleep(uint64_t ns, bool bell)
+engine_sleep(struct swv_engine *eng, uint64_t ns, bool bell)
 {
 	struct pollfd fds[SWV_MAX_FDS + 1];
 	struct cds_list_head *node;
@@ -186,7 +217,7 @@ engine_sleep(uint64_t ns, bool bell)
 	nfds_t n = 0;
 	int fd;
 
-	cds_list_for_each_rcu(node, &swv_engine.devs) {
+	cds_list_for_each_rcu(node, &eng->devs) {
 		dev = cds_list_entry(node, struct swv_device, eng_node);
 		fd = dev->wire->ops->rx_fd(dev->wire);
 		if (fd >= 0 && n < SWV_MAX_FDS) {
@@ -197,7 +228,7 @@ engine_sleep(uint64_t ns, bool bell)
 		}
 	}
 	if (bell) {
-		fds[n].fd = swv_engine.bell_fd;
+		fds[n].fd = eng->bell_fd;
 		fds[n].events = POLLIN;
 		fds[n].revents = 0;
 		n++;
@@ -209,47 +240,48 @@ engine_sleep(uint64_t ns, bool bell)
 	rcu_thread_online();
 	if (bell) {
 		if (fds[n - 1].revents & POLLIN)
-			SWV_STORE(&swv_engine_bell_wakes,
-				  swv_engine_bell_wakes + 1);
-		SWV_STORE(&swv_engine_asleep, 0);
-		if (read(swv_engine.bell_fd, &rings, sizeof(rings)) < 0)
+			SWV_STORE(&eng->bell_wakes, eng->bell_wakes + 1);
+		SWV_STORE(&eng->asleep, 0);
+		if (read(eng->bell_fd, &rings, sizeof(rings)) < 0)
 			rings = 0;	/* nothing rang: EAGAIN */
 	}
 }
 
 void
-swv_engine_wake(void)
+swv_engine_wake(struct swv_engine *eng)
 {
 	uint64_t one = 1;
 
-	if (__atomic_exchange_n(&swv_engine_asleep, 0, __ATOMIC_ACQ_REL) != 0 &&
-	    write(swv_engine.bell_fd, &one, sizeof(one)) < 0)
+	if (__atomic_exchange_n(&eng->asleep, 0, __ATOMIC_ACQ_REL) != 0 &&
+	    write(eng->bell_fd, &one, sizeof(one)) < 0)
 		return;	/* the counter is full: the engine is woken anyway */
 }
 
-static unsigned int
-engine_work(uint64_t now)
+/* Take the engine for its caller. Return: false if another thread has it. */
+static inline bool
+engine_take(struct swv_engine *eng)
 {
-	struct cds_list_head *node;
-	unsigned int work = 0;
+	return __atomic_exchange_n(&eng->in_pass, 1, __ATOMIC_ACQUIRE) == 0;
+}
 
-	cds_list_for_each_rcu(node, &swv_engine.devs)
-		work += device_work(cds_list_entry(node, struct swv_device,
-						   eng_node), now);
-	return work;
+static inline void
+engine_give(struct swv_engine *eng)
+{
+	__atomic_store_n(&eng->in_pass, 0, __ATOMIC_RELEASE);
 }
 
 static void *
 engine_main(void *arg)
 {
+	struct swv_engine *eng = arg;
 	unsigned int work, idle = 0;
 	uint64_t sleep_ns = SWV_SLEEP_MIN_NS, now;
 
-	(void)arg;
 	/* Short sleeps must stay short. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	/* engine_thread_start() took the engine for this thread. */
 	rcu_register_thread();
-	while (!SWV_LOAD_ACQ(&swv_engine.stop)) {
+	while (!SWV_LOAD_ACQ(&eng->stop)) {
 		/*
 		 * The clock only paces link checks: a coarse one (vDSO, a few
 		 * ns, a tick's resolution) read every loop, so that under any
@@ -257,7 +289,7 @@ engine_main(void *arg)
 		 * and a tick, plus one loop.
 		 */
 		now = swv_now_coarse_ns();
-		work = engine_work(now);
+		work = engine_work(eng, now);
 		rcu_quiescent_state();
 		if (work > 0) {
 			idle = 0;
@@ -267,7 +299,7 @@ engine_main(void *arg)
 		if (++idle < SWV_IDLE_SPINS)
 			continue;
 		if (sleep_ns < SWV_SLEEP_MAX_NS) {
-			engine_sleep(sleep_ns, false);
+			engine_sleep(eng, sleep_ns, false);
 			sleep_ns *= 2;
 			if (sleep_ns > SWV_SLEEP_MAX_NS)
 				sleep_ns = SWV_SLEEP_MAX_NS;
@@ -278,22 +310,24 @@ engine_main(void *arg)
 		 * look once more (a post may have raced with the flag), then
 		 * sleep until the doorbell, a wire's fd or the next link check.
 		 */
-		SWV_STORE(&swv_engine_asleep, 1);
+		SWV_STORE(&eng->asleep, 1);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (SWV_LOAD_ACQ(&swv_engine.stop))
+		if (SWV_LOAD_ACQ(&eng->stop))
 			break;
 		now = swv_now_coarse_ns();
-		work = engine_work(now);
+		work = engine_work(eng, now);
 		if (work > 0) {
-			SWV_STORE(&swv_engine_asleep, 0);
+			SWV_STORE(&eng->asleep, 0);
 			idle = 0;
 			sleep_ns = SWV_SLEEP_MIN_NS;
 			continue;
 		}
 		rcu_quiescent_state();
-		engine_sleep(SWV_DEEP_SLEEP_NS, true);
+		engine_sleep(eng, SWV_DEEP_SLEEP_NS, true);
 	}
+	SWV_STORE(&eng->asleep, 0);
 	rcu_unregister_thread();
+	engine_give(eng);
 	return NULL;
 }
 
@@ -317,71 +351,258 @@ engine_cpuset(int cpu, cpu_set_t *set)
 		CPU_SET(i, set);
 }
 
+/* Start the engine's thread (swv_lock held). */
 static int
-engine_start(void)
+engine_thread_start(struct swv_engine *eng)
 {
 	pthread_attr_t attr;
 	cpu_set_t set;
 	int ret;
 
-	swv_engine.bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (swv_engine.bell_fd < 0)
+	eng->bell_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (eng->bell_fd < 0)
 		return errno;
+	/*
+	 * The thread owns the engine from here on: a run_once() pass under
+	 * way ends first (a pass is short), later ones get EBUSY.
+	 */
+	while (!engine_take(eng))
+		sched_yield();
 	pthread_attr_init(&attr);
-	engine_cpuset(swv_engine.cpu, &set);
+	engine_cpuset(eng->cpu, &set);
 	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	SWV_STORE(&swv_engine.stop, 0);
-	ret = pthread_create(&swv_engine.thread, &attr, engine_main, NULL);
+	SWV_STORE(&eng->stop, 0);
+	ret = pthread_create(&eng->thread, &attr, engine_main, eng);
 	pthread_attr_destroy(&attr);
 	if (ret != 0) {
-		close(swv_engine.bell_fd);
-		swv_engine.bell_fd = -1;
+		engine_give(eng);
+		close(eng->bell_fd);
+		eng->bell_fd = -1;
 		return ret;
 	}
-	pthread_setname_np(swv_engine.thread, "swv-engine");
-	swv_engine.running = true;
+	pthread_setname_np(eng->thread, "swv-engine");
+	eng->running = true;
 	return 0;
 }
 
+/* Stop the engine's thread (swv_lock held). */
+static void
+engine_thread_stop(struct swv_engine *eng)
+{
+	SWV_STORE_REL(&eng->stop, 1);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	swv_engine_wake(eng);
+	pthread_join(eng->thread, NULL);
+	eng->running = false;
+	close(eng->bell_fd);
+	eng->bell_fd = -1;
+}
+
 int
-swv_engine_add(struct swv_device *dev)
+swv_engine_add(struct swv_engine *eng, struct swv_device *dev)
 {
 	int ret;
 
-	if (swv_engine.ndev == 0 && !swv_engine.running) {
-		ret = engine_start();
+	struct swv_device *peer;
+
+	if (eng == NULL)
+		eng = &swv_default_engine;
+	/* A wire that hands frames to a peer on our engine's thread. */
+	peer = dev->wire->ops->peer != NULL ?
+	       dev->wire->ops->peer(dev->wire) : NULL;
+	if (peer != NULL && peer->eng != eng)
+		return EXDEV;
+	if (eng->autothread && eng->ndev == 0 && !eng->running) {
+		ret = engine_thread_start(eng);
 		if (ret != 0)
 			return ret;
 	}
-	swv_engine.ndev++;
+	eng->ndev++;
+	dev->eng = eng;
+	dev->pend = &eng->pend;
 	dev->next_link_check = 0;
-	cds_list_add_tail_rcu(&dev->eng_node, &swv_engine.devs);
+	cds_list_add_tail_rcu(&dev->eng_node, &eng->devs);
 	/* A new wire fd to sleep on, a pair peer's link to raise. */
-	swv_engine_wake();
+	swv_engine_wake(eng);
 	return 0;
 }
 
 void
 swv_engine_del(struct swv_device *dev)
 {
+	struct swv_engine *eng = dev->eng;
+
 	cds_list_del_rcu(&dev->eng_node);
-	swv_engine_wake();
+	swv_engine_wake(eng);
 	synchronize_rcu();
-	swv_engine.ndev--;
-	if (swv_engine.ndev == 0 && swv_engine.running) {
-		SWV_STORE_REL(&swv_engine.stop, 1);
-		swv_engine_wake();
-		pthread_join(swv_engine.thread, NULL);
-		swv_engine.running = false;
-		close(swv_engine.bell_fd);
-		swv_engine.bell_fd = -1;
+	eng->ndev--;
+	if (eng->autothread && eng->ndev == 0 && eng->running)
+		engine_thread_stop(eng);
+}
+
+/*
+ * The engine object's API (swverbs.h).
+ */
+struct swv_engine *
+swv_engine_default(void)
+{
+	return &swv_default_engine;
+}
+
+struct swv_engine *
+swv_engine_create(void)
+{
+	struct swv_engine *eng;
+
+	eng = swv_zalloc_aligned(sizeof(*eng));
+	if (eng == NULL) {
+		errno = ENOMEM;
+		return NULL;
 	}
+	eng->bell_fd = -1;
+	eng->cpu = -1;
+	CDS_INIT_LIST_HEAD(&eng->devs);
+	return eng;
+}
+
+int
+swv_engine_destroy(struct swv_engine *eng)
+{
+	if (eng == NULL || eng == &swv_default_engine)
+		return EINVAL;
+	pthread_mutex_lock(&swv_lock);
+	if (eng->ndev > 0) {
+		pthread_mutex_unlock(&swv_lock);
+		return EBUSY;
+	}
+	if (eng->running)
+		engine_thread_stop(eng);
+	pthread_mutex_unlock(&swv_lock);
+	free(eng);
+	return 0;
+}
+
+/* Whether the process may run a thread on cpu (-1: any). */
+static bool
+engine_cpu_valid(int cpu)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	return cpu >= -1 && (cpu < 0 || (cpu < CPU_SETSIZE && cpu < ncpu));
+}
+
+int
+swv_engine_start(struct swv_engine *eng, int cpu)
+{
+	int ret;
+
+	if (eng == NULL || eng->autothread || !engine_cpu_valid(cpu))
+		return EINVAL;
+	pthread_mutex_lock(&swv_lock);
+	if (eng->running) {
+		ret = EBUSY;
+	} else {
+		eng->cpu = cpu;
+		ret = engine_thread_start(eng);
+	}
+	pthread_mutex_unlock(&swv_lock);
+	return ret;
+}
+
+int
+swv_engine_stop(struct swv_engine *eng)
+{
+	int ret = 0;
+
+	if (eng == NULL || eng->autothread)
+		return EINVAL;
+	pthread_mutex_lock(&swv_lock);
+	if (eng->running)
+		engine_thread_stop(eng);
+	else
+		ret = ENOENT;
+	pthread_mutex_unlock(&swv_lock);
+	return ret;
+}
+
+/*
+ * QSBR registration of the threads that call swv_engine_run_once(): a key
+ * whose destructor unregisters the thread when it exits.
+ */
+static pthread_key_t swv_rcu_key;
+static pthread_once_t swv_rcu_once = PTHREAD_ONCE_INIT;
+
+static void
+rcu_key_done(void *arg)
+{
+	(void)arg;
+	rcu_unregister_thread();
+}
+
+static void
+rcu_key_init(void)
+{
+	if (pthread_key_create(&swv_rcu_key, rcu_key_done) != 0)
+		abort();	/* no key left: the process cannot go on */
+}
+
+/* Make the calling thread a registered QSBR reader, offline. */
+static void
+run_once_register(void)
+{
+	pthread_once(&swv_rcu_once, rcu_key_init);
+	rcu_register_thread();
+	rcu_thread_offline();
+	pthread_setspecific(swv_rcu_key, &swv_rcu_key);
+}
+
+int
+swv_engine_run_once(struct swv_engine *eng)
+{
+	unsigned int work;
+	bool online;
+
+	if (SWV_UNLIKELY(eng == NULL || eng->autothread)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (SWV_UNLIKELY(!engine_take(eng))) {
+		errno = EBUSY;	/* its thread, or another caller, has it */
+		return -1;
+	}
+	if (SWV_UNLIKELY(!URCU_TLS(urcu_qsbr_reader).registered))
+		run_once_register();
+	online = rcu_read_ongoing();
+	if (!online)
+		rcu_thread_online();
+	work = engine_work(eng, swv_now_coarse_ns());
+	/* Offline is a quiescent state: nothing of the pass is held. */
+	if (!online)
+		rcu_thread_offline();
+	engine_give(eng);
+	return work > 0 ? 1 : 0;
+}
+
+int
+swv_engine_get_stats(const struct swv_engine *eng,
+		     struct swv_engine_stats *st)
+{
+	if (eng == NULL || st == NULL)
+		return EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->passes = SWV_LOAD(&eng->passes);
+	st->work_passes = SWV_LOAD(&eng->work_passes);
+	st->bell_wakes = SWV_LOAD(&eng->bell_wakes);
+	st->asleep = SWV_LOAD(&eng->asleep) != 0;
+	st->ndev = SWV_LOAD(&eng->ndev);
+	st->thread = SWV_LOAD(&eng->running);
+	return 0;
 }
 
 int
 swv_set_engine_cpu(int cpu)
 {
-	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	struct swv_engine *eng = &swv_default_engine;
 	cpu_set_t set;
 	int ret = 0;
 
@@ -391,16 +612,15 @@ swv_set_engine_cpu(int cpu)
 	 * on another one. A CPU the process may not use fails the engine's
 	 * start, or here when it runs.
 	 */
-	if (cpu < -1 || (cpu >= 0 && (cpu >= CPU_SETSIZE || cpu >= ncpu)))
+	if (!engine_cpu_valid(cpu))
 		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
-	if (swv_engine.running) {
+	if (eng->running) {
 		engine_cpuset(cpu, &set);
-		ret = pthread_setaffinity_np(swv_engine.thread, sizeof(set),
-					     &set);
+		ret = pthread_setaffinity_np(eng->thread, sizeof(set), &set);
 	}
 	if (ret == 0)
-		swv_engine.cpu = cpu;
+		eng->cpu = cpu;
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
 }

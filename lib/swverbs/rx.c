@@ -37,29 +37,29 @@ iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
 }
 
 static inline void
-rq_complete(struct swv_rq *rq, uint64_t wr_id, enum ibv_wc_status status,
-	    uint32_t len, uint32_t tag)
+rq_complete(struct swv_pending *p, struct swv_rq *rq, uint64_t wr_id,
+	    enum ibv_wc_status status, uint32_t len, uint32_t tag)
 {
 	struct swv_cq *cq = rq->cq;
 	struct swv_cqe *c = swv_cq_slot(cq);
 
 	c->wr_id = wr_id;
-	c->ts = cq->want_ts ? swv_cq_ts() : 0;
+	c->ts = cq->want_ts ? swv_cq_ts(p) : 0;
 	c->byte_len = len;
 	c->qp_num = rq->num;
 	c->flow_tag = tag;
 	c->status = (uint8_t)status;
 	c->opcode = IBV_WC_RECV;
 	c->rsvd = 0;
-	swv_cq_commit(cq);
+	swv_cq_commit(p, cq);
 }
 
 /* Take the WQE at the ring's ctail. */
 static inline void
-rq_take(struct swv_rq *rq)
+rq_take(struct swv_pending *p, struct swv_rq *rq)
 {
 	rq->ring.ctail++;
-	swv_ring_consumed(&rq->ring);
+	swv_ring_consumed(p, &rq->ring);
 }
 
 /*
@@ -86,6 +86,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 	   const struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
 	   uint32_t len, uint32_t tag, bool count)
 {
+	struct swv_pending *p = dev->pend;
 	const struct swv_wqe *w;
 	struct swv_rq *rq;
 	uint32_t i, tail, left, off, total;
@@ -129,8 +130,8 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 		if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], rq->pd, true) ==
 				 NULL)) {
 			rx_count(dev, len, &dev->acc.rx_errors, count);
-			rq_take(rq);
-			rq_complete(rq, wr_id, IBV_WC_LOC_PROT_ERR, 0, 0);
+			rq_take(p, rq);
+			rq_complete(p, rq, wr_id, IBV_WC_LOC_PROT_ERR, 0, 0);
 			rq->to_err(rq);
 			return;
 		}
@@ -138,8 +139,8 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 	}
 	if (SWV_UNLIKELY(total < len)) {
 		rx_count(dev, len, &dev->acc.rx_errors, count);
-		rq_take(rq);
-		rq_complete(rq, wr_id, IBV_WC_LOC_LEN_ERR, 0, 0);
+		rq_take(p, rq);
+		rq_complete(p, rq, wr_id, IBV_WC_LOC_LEN_ERR, 0, 0);
 		return;
 	}
 	/* Scatter. */
@@ -160,8 +161,8 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 		}
 	}
 	rx_count(dev, len, &dev->acc.rx_delivered, count);
-	rq_take(rq);
-	rq_complete(rq, wr_id, IBV_WC_SUCCESS, len, tag);
+	rq_take(p, rq);
+	rq_complete(p, rq, wr_id, IBV_WC_SUCCESS, len, tag);
 }
 
 /* A copy of the frame for each SNIFFER rule's QP. */
@@ -306,15 +307,15 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 }
 
 unsigned int
-swv_rq_flush(struct swv_rq *rq)
+swv_rq_flush(struct swv_pending *p, struct swv_rq *rq)
 {
 	unsigned int n = 0;
 
 	while (swv_ring_avail(&rq->ring) > 0 && swv_cq_room(rq->cq) > 0) {
-		rq_complete(rq, swv_ring_slot(&rq->ring,
+		rq_complete(p, rq, swv_ring_slot(&rq->ring,
 					      rq->ring.ctail)->wr_id,
 			    IBV_WC_WR_FLUSH_ERR, 0, 0);
-		rq_take(rq);
+		rq_take(p, rq);
 		n++;
 	}
 	return n;

@@ -196,7 +196,9 @@ to_swv_cq_ex(struct ibv_cq_ex *cq)
  * What the engine has done but not yet made visible: CQ heads, ring tails,
  * port counters. It is published once per device pass by swv_publish()
  * (counters first, then the CQ heads with release ordering), and always
- * before the engine reports a quiescent state or sleeps. Engine thread only.
+ * before the engine reports a quiescent state or sleeps. Each engine has
+ * its own (struct swv_engine.pend; a device's is dev->pend), used only by
+ * the thread running that engine's pass.
  */
 #define SWV_PENDING_MAX 64
 
@@ -210,10 +212,8 @@ struct swv_pending {
 	struct swv_device *dev[SWV_PENDING_MAX];
 };
 
-extern struct swv_pending swv_pend;
-
-/** Make everything pending visible (engine thread). */
-void swv_publish(void);
+/** Make everything pending visible (the engine's pass). */
+void swv_publish(struct swv_pending *p);
 
 /** Free CQE slots, as seen by the engine. */
 static inline uint32_t
@@ -237,23 +237,24 @@ swv_cq_slot(struct swv_cq *cq)
 
 /** Account the CQE written at swv_cq_slot() (published later). */
 static inline void
-swv_cq_commit(struct swv_cq *cq)
+swv_cq_commit(struct swv_pending *p, struct swv_cq *cq)
 {
 	cq->ehead++;
 	if (SWV_UNLIKELY(!cq->dirty)) {
-		if (SWV_UNLIKELY(swv_pend.ncq == SWV_PENDING_MAX))
-			swv_publish();
+		if (SWV_UNLIKELY(p->ncq == SWV_PENDING_MAX))
+			swv_publish(p);
 		cq->dirty = true;
-		swv_pend.cq[swv_pend.ncq++] = cq;
+		p->cq[p->ncq++] = cq;
 	}
 }
 
 /** Write one CQE (engine only; the caller checked swv_cq_room()). */
 static inline void
-swv_cq_push(struct swv_cq *cq, const struct swv_cqe *cqe)
+swv_cq_push(struct swv_pending *p, struct swv_cq *cq,
+	    const struct swv_cqe *cqe)
 {
 	*swv_cq_slot(cq) = *cqe;
-	swv_cq_commit(cq);
+	swv_cq_commit(p, cq);
 }
 
 /** WQEs the engine may take from a ring. */
@@ -271,23 +272,23 @@ swv_ring_avail(struct swv_wq_ring *r)
 
 /** The engine took WQEs up to ctail: publish later. */
 static inline void
-swv_ring_consumed(struct swv_wq_ring *r)
+swv_ring_consumed(struct swv_pending *p, struct swv_wq_ring *r)
 {
 	if (SWV_UNLIKELY(!r->dirty)) {
-		if (SWV_UNLIKELY(swv_pend.nring == SWV_PENDING_MAX))
-			swv_publish();
+		if (SWV_UNLIKELY(p->nring == SWV_PENDING_MAX))
+			swv_publish(p);
 		r->dirty = true;
-		swv_pend.ring[swv_pend.nring++] = r;
+		p->ring[p->nring++] = r;
 	}
 }
 
 /** Completion timestamp: one clock read per engine pass. */
 static inline uint64_t
-swv_cq_ts(void)
+swv_cq_ts(struct swv_pending *p)
 {
-	if (swv_pend.ts == 0)
-		swv_pend.ts = swv_now_ns();
-	return swv_pend.ts;
+	if (p->ts == 0)
+		p->ts = swv_now_ns();
+	return p->ts;
 }
 
 /*
@@ -763,6 +764,8 @@ struct swv_device {
 	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */
 	struct cds_list_head reg_node;	/**< registry (swv_lock) */
 	struct cds_list_head eng_node;	/**< engine list (RCU) */
+	struct swv_engine *eng;		/**< the engine serving it (swv_lock) */
+	struct swv_pending *pend;	/**< &eng->pend */
 	struct cds_list_head ctxs;	/**< swv_context (RCU) */
 	struct cds_list_head qps;	/**< raw swv_qp (RCU) */
 	struct cds_list_head wqs;	/**< swv_wq (RCU) */
@@ -787,11 +790,13 @@ struct swv_device {
 static inline void
 swv_dev_dirty(struct swv_device *dev)
 {
+	struct swv_pending *p = dev->pend;
+
 	if (SWV_UNLIKELY(!dev->acc_dirty)) {
-		if (SWV_UNLIKELY(swv_pend.ndev == SWV_PENDING_MAX))
-			swv_publish();
+		if (SWV_UNLIKELY(p->ndev == SWV_PENDING_MAX))
+			swv_publish(p);
 		dev->acc_dirty = true;
-		swv_pend.dev[swv_pend.ndev++] = dev;
+		p->dev[p->ndev++] = dev;
 	}
 }
 
@@ -802,15 +807,37 @@ enum ibv_mtu swv_active_mtu(uint32_t mtu);
 /** Queue an async event on every context of dev (engine thread). */
 void swv_device_event(struct swv_device *dev, enum ibv_event_type type);
 
-/* engine.c */
-int swv_engine_add(struct swv_device *dev);
+/*
+ * engine.c: the engine object (public handle: struct swv_engine in
+ * swverbs.h). One thread at a time runs an engine's passes: its own thread,
+ * or the caller of swv_engine_run_once() (in_pass says which holds it).
+ */
+struct swv_engine {
+	/* posters' line: loaded by every post_send */
+	uint32_t asleep SWV_ALIGNED;	/**< thread sleeps, wants a doorbell */
+	int bell_fd;			/**< eventfd: doorbell while asleep */
+	/* the pass's lines: written by whoever runs the engine */
+	struct swv_pending pend SWV_ALIGNED;
+	uint64_t passes;		/**< passes run (relaxed, any reader) */
+	uint64_t work_passes;		/**< of which found work */
+	uint64_t bell_wakes;		/**< deep sleeps the doorbell ended */
+	/* control line */
+	uint32_t in_pass SWV_ALIGNED;	/**< a thread drives the engine */
+	uint32_t stop;			/**< the thread must end */
+	bool running;			/**< the thread exists (swv_lock) */
+	bool autothread;		/**< default: thread while it has devices */
+	int cpu;			/**< thread's CPU, -1: not pinned */
+	pthread_t thread;
+	unsigned int ndev;		/**< devices assigned (swv_lock) */
+	struct cds_list_head devs;	/**< swv_device.eng_node (RCU) */
+};
+
+/** Serve dev with eng (swv_lock held). */
+int swv_engine_add(struct swv_engine *eng, struct swv_device *dev);
+/** Stop serving dev; returns once its engine let go (swv_lock held). */
 void swv_engine_del(struct swv_device *dev);
-/** Non-zero while the engine sleeps and wants a doorbell for new work. */
-extern uint32_t swv_engine_asleep;
-/** Deep sleeps the doorbell ended (the engine alone writes it). */
-extern uint64_t swv_engine_bell_wakes;
-/** Wake the engine if it sleeps (one eventfd write). */
-void swv_engine_wake(void);
+/** Wake the engine's thread if it sleeps (one eventfd write). */
+void swv_engine_wake(struct swv_engine *eng);
 
 /**
  * Ring the engine's doorbell after publishing work it must pick up (a send
@@ -818,22 +845,21 @@ void swv_engine_wake(void);
  * one load of a line that stays shared; only the first post after the engine
  * fell asleep (idle for over a millisecond) makes a system call. The fence
  * pairs with the one in engine_main(): either the engine sees the new head,
- * or this sees its flag.
+ * or this sees its flag. An engine without a thread never sleeps.
  */
 static inline void
-swv_doorbell(void)
+swv_doorbell(struct swv_engine *eng)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (SWV_UNLIKELY(__atomic_load_n(&swv_engine_asleep,
-					 __ATOMIC_RELAXED) != 0))
-		swv_engine_wake();
+	if (SWV_UNLIKELY(__atomic_load_n(&eng->asleep, __ATOMIC_RELAXED) != 0))
+		swv_engine_wake(eng);
 }
 
 /* tx.c, rx.c: the queues' device side */
 /** Drain up to budget send WQEs of an RTS QP; flush an ERR QP (tx.c). */
 unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
 /** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR (rx.c). */
-unsigned int swv_rq_flush(struct swv_rq *rq);
+unsigned int swv_rq_flush(struct swv_pending *p, struct swv_rq *rq);
 
 /* qp.c */
 int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,

@@ -93,6 +93,14 @@ struct swv_wire_ops {
 	 * engine to sleep on when idle, or -1 (the engine then polls).
 	 */
 	int (*rx_fd)(struct swv_wire *wire);
+	/**
+	 * Optional (NULL: none): the device this wire hands frames to
+	 * directly, on the sending device's engine (a pair cable's other
+	 * end), or NULL while there is none. Two devices joined so must be
+	 * served by the same engine: swverbs refuses the other cases
+	 * (EXDEV). Control path, swv_lock held.
+	 */
+	struct swv_device *(*peer)(struct swv_wire *wire);
 	/** Release the wire. Called with the engine no longer serving it. */
 	void (*close)(struct swv_wire *wire);
 };

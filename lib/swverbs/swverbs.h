@@ -36,8 +36,9 @@
  * CQ. Different queues may be used from different threads.
  *
  * The device's work (wire Rx, steering, scatter into posted buffers, send
- * queue drain, completions) runs on engine threads owned by swverbs, which
- * busy-poll under load and sleep when idle.
+ * queue drain, completions) is done by an engine (see Engines below): a
+ * thread owned by swverbs, which busy-polls under load and sleeps when idle,
+ * or the passes an application drives with swv_engine_run_once().
  */
 
 #ifndef SWVERBS_H
@@ -446,12 +447,115 @@ int swv_read_counters(struct ibv_counters *counters, uint64_t *counters_value,
 		      uint32_t ncounters, uint32_t flags);
 
 /*
- * Engine placement.
+ * Engines. An engine does the devices' work (wire Rx, steering, scatter,
+ * send queue drain, completions, link checks) for the devices assigned to
+ * it. Every device is served by exactly one engine: the process-wide
+ * default engine (swv_engine_default()), unless it was created on another
+ * one with swv_device_create_attr() or moved with swv_device_set_engine().
+ * The default engine runs its own thread while it has devices. Another
+ * engine runs either its own thread, from swv_engine_start(), or the passes
+ * its user drives with swv_engine_run_once() (a DPDK service, a poll
+ * loop), one thread at a time. Control calls (create, destroy, start, stop,
+ * set_engine) may come from any thread, serialized with the other control
+ * calls of swverbs.
  */
+struct swv_engine;
+
+/** The process-wide default engine (never destroyed). */
+struct swv_engine *swv_engine_default(void);
 
 /**
- * Pin the engine threads that serve devices to a CPU (-1: no pinning, the
- * default). Takes effect for devices opened afterwards.
+ * A new engine, serving no device, with no thread.
+ * NULL + errno: ENOMEM.
+ */
+struct swv_engine *swv_engine_create(void);
+
+/**
+ * Destroy an engine (stopping its thread, if it runs one). Devices must be
+ * destroyed or moved first.
+ * Return: 0, EINVAL (NULL or the default engine), EBUSY (devices are still
+ * assigned to it; it stays usable).
+ */
+int swv_engine_destroy(struct swv_engine *eng);
+
+/**
+ * Start a thread that runs the engine until swv_engine_stop() or
+ * swv_engine_destroy(), pinned to @cpu (-1: not pinned). It busy-polls
+ * while it finds work and sleeps when idle.
+ * Return: 0, EINVAL (NULL, the default engine, no such CPU), EBUSY (a
+ * thread runs it already), or pthread_create()'s error.
+ */
+int swv_engine_start(struct swv_engine *eng, int cpu);
+
+/**
+ * Stop the engine's thread; the engine is then driven by run_once again.
+ * Return: 0, EINVAL (NULL or the default engine), ENOENT (no thread).
+ */
+int swv_engine_stop(struct swv_engine *eng);
+
+/**
+ * One pass of work for every device of an engine without a thread: wire
+ * Rx, send queue drains, completions, link checks. It never blocks nor
+ * sleeps, and makes a system call only where a wire needs one (e.g. an
+ * af_packet Tx kick). Nothing moves on the engine's devices between calls.
+ * RCU: swverbs frees what its engines may read after an RCU grace period
+ * (liburcu-qsbr), and the calling thread is a reader while it runs a pass.
+ * The call registers the calling thread with liburcu-qsbr on its first
+ * call (unregistered when the thread exits), puts it online for the pass
+ * and offline after it, so that nothing waits for the caller between
+ * calls. A thread that is already an online liburcu-qsbr reader of its own
+ * stays online: it must report its quiescent states (rcu_quiescent_state())
+ * between calls, and not call swverbs control functions while online.
+ * Return: 1 (it did work: frames, WQEs, completions), 0 (nothing to do),
+ * -1 + errno: EINVAL (NULL or the default engine), EBUSY (its thread or
+ * another caller runs it now).
+ */
+int swv_engine_run_once(struct swv_engine *eng);
+
+/** What an engine did, for tests and monitoring. */
+struct swv_engine_stats {
+	uint64_t passes;	/**< passes over its devices */
+	uint64_t work_passes;	/**< passes that found work */
+	uint64_t bell_wakes;	/**< deep sleeps of its thread a post ended */
+	uint32_t asleep;	/**< its thread sleeps until a doorbell now */
+	uint32_t ndev;		/**< devices assigned */
+	uint32_t thread;	/**< it runs a thread */
+};
+
+/** Read an engine's statistics. Return: 0, EINVAL. */
+int swv_engine_get_stats(const struct swv_engine *eng,
+			 struct swv_engine_stats *stats);
+
+/** Creation attributes of a device. */
+struct swv_device_attr {
+	unsigned int flags;		/**< as swv_device_create_flags() */
+	struct swv_engine *engine;	/**< NULL: the default engine */
+};
+
+/**
+ * swv_device_create_flags() with attributes: the device is served by
+ * attr->engine from its creation on.
+ * The two ends of a pair cable hand frames to each other on one thread:
+ * they must be served by the same engine.
+ * Return: as swv_device_create_flags(); EINVAL also for attr NULL; EXDEV
+ * (the other end of the pair cable is served by another engine).
+ */
+int swv_device_create_attr(const char *name, const char *wire,
+			   const uint8_t *mac,
+			   const struct swv_device_attr *attr);
+
+/**
+ * Move a device to another engine (NULL: the default one). Only while no
+ * context is open on the device.
+ * Return: 0, ENOENT (no such device), EBUSY (a context is open), EXDEV
+ * (the other end of its pair cable is served by another engine), or an
+ * error starting the default engine's thread.
+ */
+int swv_device_set_engine(const char *name, struct swv_engine *eng);
+
+/**
+ * Pin the default engine's thread to a CPU (-1: no pinning, the default);
+ * at once if it runs, else when it starts.
  * Return: 0, EINVAL (no such CPU).
  */
 int swv_set_engine_cpu(int cpu);

@@ -24,14 +24,14 @@ sq_complete(struct swv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
 	struct swv_cqe *c = swv_cq_slot(cq);
 
 	c->wr_id = wr_id;
-	c->ts = cq->want_ts ? swv_cq_ts() : 0;
+	c->ts = cq->want_ts ? swv_cq_ts(qp->dev->pend) : 0;
 	c->byte_len = len;
 	c->qp_num = qp->ibv_qp.qp_num;
 	c->flow_tag = 0;
 	c->status = (uint8_t)status;
 	c->opcode = IBV_WC_SEND;
 	c->rsvd = 0;
-	swv_cq_commit(cq);
+	swv_cq_commit(qp->dev->pend, cq);
 }
 
 static void
@@ -53,7 +53,7 @@ sq_flush(struct swv_qp *qp)
 		sq_complete(qp, swv_ring_slot(r, r->ctail)->wr_id,
 			    IBV_WC_WR_FLUSH_ERR, 0);
 		r->ctail++;
-		swv_ring_consumed(r);
+		swv_ring_consumed(qp->dev->pend, r);
 		n++;
 	}
 	return n;
@@ -258,7 +258,7 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 	}
 	if (n > 0) {
 		r->ctail = tail;
-		swv_ring_consumed(r);
+		swv_ring_consumed(qp->dev->pend, r);
 	}
 	return n;
 }
@@ -273,7 +273,7 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 	if (state == IBV_QPS_ERR) {
 		n = sq_flush(qp);
 		if (qp->has_rq)
-			n += swv_rq_flush(&qp->rq);
+			n += swv_rq_flush(qp->dev->pend, &qp->rq);
 		return n;
 	}
 	if (state != IBV_QPS_RTS)

@@ -5,9 +5,10 @@
  *
  * loop: a frame sent is received by the same device.
  * pair:<cable>: two devices joined by a named cable. A frame sent by one end
- * is received by the other, synchronously, on the engine thread (one engine
- * serves every device of the process, so this never crosses threads). The
- * link is up while both ends exist.
+ * is received by the other, synchronously, on the sender's engine (both
+ * ends must be served by one engine: pair_peer() lets swverbs refuse
+ * others, so this never crosses threads). The link is up while both ends
+ * exist.
  *
  * Both push frames from tx(), or a burst of them from tx_burst(), which the
  * receiving device steers together; rx_burst() has nothing to poll.
@@ -163,6 +164,15 @@ pair_link_up(struct swv_wire *wire)
 	return rcu_dereference(e->cable->end[e->side ^ 1]) != NULL;
 }
 
+static struct swv_device *
+pair_peer(struct swv_wire *wire)
+{
+	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
+	struct swv_pair_end *peer = e->cable->end[e->side ^ 1];
+
+	return peer != NULL ? peer->wire.dev : NULL;
+}
+
 static void
 pair_close(struct swv_wire *wire)
 {
@@ -186,6 +196,7 @@ static const struct swv_wire_ops pair_ops = {
 	.link_up = pair_link_up,
 	.speed_mbps = mem_speed,
 	.rx_fd = mem_rx_fd,
+	.peer = pair_peer,
 	.close = pair_close,
 };
 

@@ -98,18 +98,18 @@ t_raw_qp(struct tdev *d, uint32_t send_wr, uint32_t recv_wr, uint32_t sge,
 }
 
 /*
- * Device (with swv_device_create_flags() @flags: a profile), context, PD,
- * two CQs, sender QP (RTS), receiver QP (RTR).
+ * Device (with swv_device_create_attr() @attr: a profile, an engine),
+ * context, PD, two CQs, sender QP (RTS), receiver QP (RTR).
  */
 static inline int
-t_setup_flags(struct tdev *d, const char *name, const char *wire,
-	      unsigned int flags)
+t_setup_attr(struct tdev *d, const char *name, const char *wire,
+	     const struct swv_device_attr *attr)
 {
 	int ret;
 
 	memset(d, 0, sizeof(*d));
 	snprintf(d->name, sizeof(d->name), "%s", name);
-	ret = swv_device_create_flags(name, wire, NULL, flags);
+	ret = swv_device_create_attr(name, wire, NULL, attr);
 	if (ret != 0)
 		return ret;
 	d->ctx = t_open(name);
@@ -129,6 +129,16 @@ t_setup_flags(struct tdev *d, const char *name, const char *wire,
 	if (ret == 0)
 		ret = t_qp_to(d->rqp, IBV_QPS_RTR);
 	return ret;
+}
+
+/* t_setup_attr() with @flags, on the default engine. */
+static inline int
+t_setup_flags(struct tdev *d, const char *name, const char *wire,
+	      unsigned int flags)
+{
+	struct swv_device_attr attr = { .flags = flags, .engine = NULL };
+
+	return t_setup_attr(d, name, wire, &attr);
 }
 
 /* t_setup_flags() on the default (mlx5) profile. */
