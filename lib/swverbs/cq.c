@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "swv_priv.h"
 
@@ -19,15 +18,6 @@
 #define SWV_WC_EX_SUPPORTED (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM | \
 			     IBV_WC_EX_WITH_FLOW_TAG | \
 			     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
-
-uint64_t
-swv_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 int
 swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)

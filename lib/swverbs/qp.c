@@ -9,113 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swv_priv.h"
-
-/* WQE slots ahead of the one being written that a post prefetches. */
-#define SWV_POST_PREFETCH 8
-
-int
-swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
-{
-	uint32_t size = 1;
-
-	while (size < max_wr)
-		size <<= 1;
-	r->head = 0;
-	r->ptail = 0;
-	r->tail = 0;
-	r->ctail = 0;
-	r->chead = 0;
-	r->dirty = false;
-	r->mask = size - 1;
-	r->max_sge = max_sge;
-	r->stride = sizeof(struct swv_wqe) + max_sge * sizeof(struct ibv_sge);
-	r->slots = calloc(size, r->stride);
-	return r->slots == NULL ? ENOMEM : 0;
-}
-
-void
-swv_ring_fini(struct swv_wq_ring *r)
-{
-	free(r->slots);
-	r->slots = NULL;
-}
-
-void
-swv_ring_discard(struct swv_wq_ring *r)
-{
-	uint32_t head = SWV_LOAD(&r->head);
-
-	/* The engine published everything before its quiescent state. */
-	SWV_STORE(&r->ctail, head);
-	SWV_STORE(&r->chead, head);
-	SWV_STORE_REL(&r->tail, head);
-}
-
-void *
-swv_zalloc_aligned(size_t size)
-{
-	void *p;
-
-	size = (size + SWV_CACHE_LINE - 1) & ~(size_t)(SWV_CACHE_LINE - 1);
-	if (posix_memalign(&p, SWV_CACHE_LINE, size) != 0)
-		return NULL;
-	memset(p, 0, size);
-	return p;
-}
-
-/* Room for one more WQE, re-reading the engine's tail only when full. */
-static inline bool
-ring_has_room(struct swv_wq_ring *r, uint32_t head)
-{
-	if (SWV_LIKELY(head - r->ptail <= r->mask))
-		return true;
-	r->ptail = SWV_LOAD_ACQ(&r->tail);
-	return head - r->ptail <= r->mask;
-}
-
-/* Copy one WR into the ring slot at head (room checked by the caller). */
-static inline void
-ring_put(struct swv_wq_ring *r, uint32_t head, uint64_t wr_id,
-	 const struct ibv_sge *sg_list, int num_sge, uint32_t flags)
-{
-	struct swv_wqe *w = swv_ring_slot(r, head);
-
-	SWV_PREFETCH_W(swv_ring_slot(r, head + SWV_POST_PREFETCH));
-	w->wr_id = wr_id;
-	w->num_sge = (uint32_t)num_sge;
-	w->flags = flags;
-	if (SWV_LIKELY(num_sge == 1))
-		w->sge[0] = sg_list[0];
-	else
-		memcpy(w->sge, sg_list, sizeof(w->sge[0]) * num_sge);
-}
-
-int
-swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
-		   struct ibv_recv_wr **bad_wr)
-{
-	uint32_t head = r->head;
-	int ret = 0;
-
-	for (; wr != NULL; wr = wr->next) {
-		if (SWV_UNLIKELY(wr->num_sge < 0 ||
-				 (uint32_t)wr->num_sge > r->max_sge)) {
-			ret = EINVAL;
-			break;
-		}
-		if (SWV_UNLIKELY(!ring_has_room(r, head))) {
-			ret = ENOMEM;
-			break;
-		}
-		ring_put(r, head, wr->wr_id, wr->sg_list, wr->num_sge, 0);
-		head++;
-	}
-	SWV_STORE_REL(&r->head, head);
-	if (ret != 0 && bad_wr != NULL)
-		*bad_wr = wr;
-	return ret;
-}
+#include "swv_ring.h"
 
 int
 swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
@@ -142,11 +36,11 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = EINVAL;
 			break;
 		}
-		if (SWV_UNLIKELY(!ring_has_room(r, head))) {
+		if (SWV_UNLIKELY(!swv_ring_has_room(r, head))) {
 			ret = ENOMEM;
 			break;
 		}
-		ring_put(r, head, wr->wr_id, wr->sg_list, wr->num_sge,
+		swv_ring_put(r, head, wr->wr_id, wr->sg_list, wr->num_sge,
 			 (qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
 			 ? SWV_WQE_SIGNALED : 0);
 		head++;

@@ -28,6 +28,7 @@
 #include <urcu/rculist.h>
 
 #include "swverbs.h"
+#include "swv_clock.h"
 #include "swv_wire.h"
 
 #ifndef container_of
@@ -127,7 +128,7 @@ swv_ring_slot(const struct swv_wq_ring *r, uint32_t idx)
 				  r->stride);
 }
 
-/* Rings and aligned memory (qp.c). */
+/* Rings and aligned memory (ring.c). */
 int swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge);
 void swv_ring_fini(struct swv_wq_ring *r);
 /** Empty a ring the engine does not use now (control path, after a grace
@@ -279,9 +280,6 @@ swv_ring_consumed(struct swv_wq_ring *r)
 		swv_pend.ring[swv_pend.nring++] = r;
 	}
 }
-
-/** CLOCK_MONOTONIC in ns (cq.c). */
-uint64_t swv_now_ns(void);
 
 /** Completion timestamp: one clock read per engine pass. */
 static inline uint64_t
@@ -869,10 +867,10 @@ swv_doorbell(void)
 		swv_engine_wake();
 }
 
-/* engine.c: the queues' device side */
-/** Drain up to budget send WQEs of an RTS QP; flush an ERR QP. */
+/* tx.c, rx.c: the queues' device side */
+/** Drain up to budget send WQEs of an RTS QP; flush an ERR QP (tx.c). */
 unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
-/** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR. */
+/** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR (rx.c). */
 unsigned int swv_rq_flush(struct swv_rq *rq);
 
 /* qp.c */

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Wire Rx, the device side of a wire: a frame from the wire is checked
+ * (runts), parsed once, looked up in the steering table, then its rule's
+ * actions apply (sniffer copies, COUNT, DROP) and it is scattered into the
+ * next posted receive WQE of the rule's QP (or the WQ its RSS hash picks)
+ * and completed with a CQE. Bursts are parsed, then looked up together,
+ * then delivered in arrival order. Engine thread only.
+ */
+
+#include <string.h>
+
+#include "swv_engine.h"
+
+/* Copy @len bytes of the frame, from byte @off, to @dst. */
+static inline void
+iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
+	 uint32_t len)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && len > 0; i++) {
+		uint32_t l = (uint32_t)iov[i].iov_len;
+		uint32_t n;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		n = l - off < len ? l - off : len;
+		memcpy(dst, (const uint8_t *)iov[i].iov_base + off, n);
+		dst += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+static inline void
+rq_complete(struct swv_rq *rq, uint64_t wr_id, enum ibv_wc_status status,
+	    uint32_t len, uint32_t tag)
+{
+	struct swv_cq *cq = rq->cq;
+	struct swv_cqe *c = swv_cq_slot(cq);
+
+	c->wr_id = wr_id;
+	c->ts = cq->want_ts ? swv_cq_ts() : 0;
+	c->byte_len = len;
+	c->qp_num = rq->num;
+	c->flow_tag = tag;
+	c->status = (uint8_t)status;
+	c->opcode = IBV_WC_RECV;
+	c->rsvd = 0;
+	swv_cq_commit(cq);
+}
+
+/* Take the WQE at the ring's ctail. */
+static inline void
+rq_take(struct swv_rq *rq)
+{
+	rq->ring.ctail++;
+	swv_ring_consumed(&rq->ring);
+}
+
+/*
+ * Count a received frame and its outcome, before its CQE (if any) is
+ * written: a publication never shows a completion without its count.
+ * SNIFFER copies (count false) are not counted.
+ */
+static inline void
+rx_count(struct swv_device *dev, uint32_t len, uint64_t *outcome, bool count)
+{
+	if (!count)
+		return;
+	dev->acc.rx_frames++;
+	dev->acc.rx_bytes += len;
+	(*outcome)++;
+	swv_dev_dirty(dev);
+}
+
+/* Scatter a frame into the next WQE of qp's receive queue (or, for a hash
+ * QP, of the WQ its RSS hash selects), and complete it with tag.
+ */
+static inline void
+rx_deliver(struct swv_device *dev, struct swv_qp *qp,
+	   const struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
+	   uint32_t len, uint32_t tag, bool count)
+{
+	const struct swv_wqe *w;
+	struct swv_rq *rq;
+	uint32_t i, tail, left, off, total;
+	uint64_t wr_id;
+
+	if (qp->is_hash) {
+		struct swv_ind_table *t = qp->ind;
+		uint32_t h = t->mask == 0 ? 0 : swv_rss_hash(qp, pkt);
+
+		rq = &t->wqs[h & t->mask]->rq;
+	} else {
+		rq = &qp->rq;
+	}
+	if (SWV_UNLIKELY(SWV_LOAD_ACQ(&rq->state) != SWV_RQ_READY ||
+			 swv_ring_avail(&rq->ring) == 0 ||
+			 swv_cq_room(rq->cq) <= rq->cq->reserved)) {
+		rx_count(dev, len, &dev->acc.rx_out_of_buffer, count);
+		return;
+	}
+	tail = rq->ring.ctail;
+	w = swv_ring_slot(&rq->ring, tail);
+	/*
+	 * The next frames most likely land in the next WQEs, their buffers
+	 * and the next CQEs: start fetching them (the slots were written by
+	 * the application's core; none past the posted ones, which the
+	 * application may be writing).
+	 */
+	if ((int32_t)(rq->ring.chead - (tail + SWV_PF_WQE)) > 0)
+		__builtin_prefetch(swv_ring_slot(&rq->ring,
+						 tail + SWV_PF_WQE));
+	if ((int32_t)(rq->ring.chead - (tail + SWV_PF_BUF)) > 0)
+		SWV_PREFETCH_W((const void *)(uintptr_t)
+			       swv_ring_slot(&rq->ring, tail + SWV_PF_BUF)->
+			       sge[0].addr);
+	SWV_PREFETCH_W(&rq->cq->cqes[(rq->cq->ehead + SWV_PF_CQE) &
+				     rq->cq->mask]);
+	wr_id = w->wr_id;
+	/* Check every SGE before writing a byte. */
+	total = 0;
+	for (i = 0; i < w->num_sge; i++) {
+		if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], rq->pd, true) ==
+				 NULL)) {
+			rx_count(dev, len, &dev->acc.rx_errors, count);
+			rq_take(rq);
+			rq_complete(rq, wr_id, IBV_WC_LOC_PROT_ERR, 0, 0);
+			rq->to_err(rq);
+			return;
+		}
+		total += w->sge[i].length;
+	}
+	if (SWV_UNLIKELY(total < len)) {
+		rx_count(dev, len, &dev->acc.rx_errors, count);
+		rq_take(rq);
+		rq_complete(rq, wr_id, IBV_WC_LOC_LEN_ERR, 0, 0);
+		return;
+	}
+	/* Scatter. */
+	if (SWV_LIKELY(iovcnt == 1 && w->sge[0].length >= len)) {
+		memcpy((uint8_t *)(uintptr_t)w->sge[0].addr, iov[0].iov_base,
+		       len);
+	} else {
+		left = len;
+		off = 0;
+		for (i = 0; left > 0; i++) {
+			uint32_t n = w->sge[i].length < left ?
+				     w->sge[i].length : left;
+
+			iov_copy((uint8_t *)(uintptr_t)w->sge[i].addr, iov,
+				 iovcnt, off, n);
+			off += n;
+			left -= n;
+		}
+	}
+	rx_count(dev, len, &dev->acc.rx_delivered, count);
+	rq_take(rq);
+	rq_complete(rq, wr_id, IBV_WC_SUCCESS, len, tag);
+}
+
+/* A copy of the frame for each SNIFFER rule's QP. */
+static void
+rx_sniff(struct swv_device *dev, const struct swv_sniff *sn,
+	 const struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
+	 uint32_t len)
+{
+	uint32_t i;
+
+	for (i = 0; i < sn->n; i++)
+		rx_deliver(dev, sn->qp[i], pkt, iov, iovcnt, len, 0, false);
+}
+
+/* Parse the first bytes of a frame. */
+static inline void
+rx_parse(struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
+	 uint32_t len)
+{
+	uint8_t hbuf[SWV_HDR_COPY];
+	const uint8_t *hdr;
+	uint32_t hlen;
+
+	hlen = len < SWV_HDR_COPY ? len : SWV_HDR_COPY;
+	if (SWV_LIKELY(iovcnt >= 1 && iov[0].iov_len >= hlen)) {
+		/* Parse in place: the frame outlives this call. */
+		hdr = iov[0].iov_base;
+	} else {
+		iov_copy(hbuf, iov, iovcnt, 0, hlen);
+		hdr = hbuf;
+	}
+	swv_parse(pkt, hdr, hlen);
+}
+
+/*
+ * Whether the kernel netdev in front of an mlx5-profile af_packet port
+ * keeps the frame before leftovers rules see it: its own MAC, broadcast.
+ */
+static inline bool
+rx_netdev_takes(const struct swv_device *dev, const struct swv_pkt *pkt)
+{
+	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	const uint8_t *d = pkt->key.k.outer.dmac;
+
+	return memcmp(d, dev->netdev_mac, 6) == 0 || memcmp(d, bcast, 6) == 0;
+}
+
+/* Sniffer copies, then what rule f (or no rule) says. */
+static inline void
+rx_steered(struct swv_device *dev, const struct swv_sniff *sn,
+	   const struct swv_flow *f, const struct swv_pkt *pkt,
+	   const struct iovec *iov, int iovcnt, uint32_t len)
+{
+	if (SWV_UNLIKELY(sn != NULL))
+		rx_sniff(dev, sn, pkt, iov, iovcnt, len);
+	if (SWV_UNLIKELY(f != NULL && f->rank >= SWV_RANK_LEFTOVERS) &&
+	    dev->netdev && rx_netdev_takes(dev, pkt))
+		f = NULL;	/* the kernel's, not the port's */
+	if (SWV_UNLIKELY(f == NULL)) {
+		rx_count(dev, len, &dev->acc.rx_no_match, true);
+		return;
+	}
+	/* COUNT: every frame the rule wins, whatever happens next. */
+	if (f->cnt != NULL)
+		swv_tally_add(swv_flow_tally(f), len);
+	if (SWV_UNLIKELY(f->actions & SWV_ACT_DROP)) {
+		rx_count(dev, len, &dev->acc.rx_dropped, true);
+		return;
+	}
+	rx_deliver(dev, f->qp, pkt, iov, iovcnt, len, f->tag, true);
+}
+
+/*
+ * A frame shorter than the wire's minimum (a runt) is dropped before it is
+ * parsed, counted as an Rx error, as a NIC's MAC drops it.
+ */
+static inline bool
+rx_runt(struct swv_device *dev, uint32_t len)
+{
+	if (SWV_LIKELY(len >= dev->wire->min_frame))
+		return false;
+	dev->acc.rx_runts++;
+	rx_count(dev, len, &dev->acc.rx_errors, true);
+	return true;
+}
+
+void
+swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
+	      uint32_t len)
+{
+	const struct swv_flow *f;
+	struct swv_pkt pkt;
+
+	if (SWV_UNLIKELY(rx_runt(dev, len)))
+		return;
+	rx_parse(&pkt, iov, iovcnt, len);
+	f = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
+	rx_steered(dev, rcu_dereference(dev->sniff), f, &pkt, iov, iovcnt,
+		   len);
+}
+
+/* Frames ahead whose first line the parse loop fetches. */
+#define SWV_PF_PARSE 4
+
+void
+swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
+		    unsigned int n)
+{
+	const struct swv_steer *st = rcu_dereference(dev->steer);
+	const struct swv_sniff *sn = rcu_dereference(dev->sniff);
+	const struct swv_flow *f[SWV_RX_BURST];
+	struct swv_pkt pkt[SWV_RX_BURST];
+	unsigned int i, k, m;
+
+	for (i = 0; i < n; i += m) {
+		m = n - i < SWV_RX_BURST ? n - i : SWV_RX_BURST;
+		for (k = 0; k < m; k++)
+			if (SWV_UNLIKELY(fr[i + k].len < dev->wire->min_frame))
+				break;
+		if (SWV_UNLIKELY(k < m)) {
+			/* A runt among them: this slice frame by frame. */
+			for (k = 0; k < m; k++)
+				swv_device_rx(dev, fr[i + k].iov,
+					      fr[i + k].iovcnt, fr[i + k].len);
+			continue;
+		}
+		for (k = 0; k < m && k < SWV_PF_PARSE; k++)
+			__builtin_prefetch(fr[i + k].iov[0].iov_base);
+		for (k = 0; k < m; k++) {
+			if (k + SWV_PF_PARSE < m)
+				__builtin_prefetch(fr[i + k + SWV_PF_PARSE].
+						   iov[0].iov_base);
+			rx_parse(&pkt[k], fr[i + k].iov, fr[i + k].iovcnt,
+				 fr[i + k].len);
+		}
+		swv_steer_lookup_burst(st, pkt, f, m);
+		/* In arrival order: per-flow FIFO as with single frames. */
+		for (k = 0; k < m; k++)
+			rx_steered(dev, sn, f[k], &pkt[k], fr[i + k].iov,
+				   fr[i + k].iovcnt, fr[i + k].len);
+	}
+}
+
+unsigned int
+swv_rq_flush(struct swv_rq *rq)
+{
+	unsigned int n = 0;
+
+	while (swv_ring_avail(&rq->ring) > 0 && swv_cq_room(rq->cq) > 0) {
+		rq_complete(rq, swv_ring_slot(&rq->ring,
+					      rq->ring.ctail)->wr_id,
+			    IBV_WC_WR_FLUSH_ERR, 0, 0);
+		rq_take(rq);
+		n++;
+	}
+	return n;
+}

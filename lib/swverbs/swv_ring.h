@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The producer side of a WQE ring, inline for the post calls (qp.c, ring.c).
+ * Private to lib/swverbs.
+ */
+
+#ifndef SWV_RING_H
+#define SWV_RING_H
+
+#include <string.h>
+
+#include "swv_priv.h"
+
+/* WQE slots ahead of the one being written that a post prefetches. */
+#define SWV_POST_PREFETCH 8
+
+/** Room for one more WQE, re-reading the engine's tail only when full. */
+static inline bool
+swv_ring_has_room(struct swv_wq_ring *r, uint32_t head)
+{
+	if (SWV_LIKELY(head - r->ptail <= r->mask))
+		return true;
+	r->ptail = SWV_LOAD_ACQ(&r->tail);
+	return head - r->ptail <= r->mask;
+}
+
+/** Copy one WR into the ring slot at head (room checked by the caller). */
+static inline void
+swv_ring_put(struct swv_wq_ring *r, uint32_t head, uint64_t wr_id,
+	     const struct ibv_sge *sg_list, int num_sge, uint32_t flags)
+{
+	struct swv_wqe *w = swv_ring_slot(r, head);
+
+	SWV_PREFETCH_W(swv_ring_slot(r, head + SWV_POST_PREFETCH));
+	w->wr_id = wr_id;
+	w->num_sge = (uint32_t)num_sge;
+	w->flags = flags;
+	if (SWV_LIKELY(num_sge == 1))
+		w->sge[0] = sg_list[0];
+	else
+		memcpy(w->sge, sg_list, sizeof(w->sge[0]) * num_sge);
+}
+
+#endif /* SWV_RING_H */

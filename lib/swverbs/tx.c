@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The send queue drain: the one path from a RAW_PACKET QP's send queue to
+ * the wire. Per burst: gather up to SWV_TX_BURST WQEs (SGEs checked against
+ * the PD's MRs), pass the gate (tx_gate(): where pacing and per-QP counters
+ * hook in), hand the frames to the wire (tx_burst() when the wire has it,
+ * tx() per frame otherwise), then write the CQEs. The frames stay in the
+ * application's buffers until their CQEs are written, after the wire call.
+ * A WQE in error ends a burst: the frames before it are sent, then it is
+ * completed with its error and the QP moves to ERR. Engine thread only.
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "swv_engine.h"
+
+static inline void
+sq_complete(struct swv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
+	    uint32_t len)
+{
+	struct swv_cq *cq = qp->scq;
+	struct swv_cqe *c = swv_cq_slot(cq);
+
+	c->wr_id = wr_id;
+	c->ts = cq->want_ts ? swv_cq_ts() : 0;
+	c->byte_len = len;
+	c->qp_num = qp->ibv_qp.qp_num;
+	c->flow_tag = 0;
+	c->status = (uint8_t)status;
+	c->opcode = IBV_WC_SEND;
+	c->rsvd = 0;
+	swv_cq_commit(cq);
+}
+
+static void
+qp_to_err(struct swv_qp *qp)
+{
+	SWV_STORE(&qp->state, IBV_QPS_ERR);
+	SWV_STORE(&qp->ibv_qp.state, IBV_QPS_ERR);
+	if (qp->has_rq)
+		SWV_STORE(&qp->rq.state, SWV_RQ_ERR);
+}
+
+static unsigned int
+sq_flush(struct swv_qp *qp)
+{
+	struct swv_wq_ring *r = &qp->sq;
+	unsigned int n = 0;
+
+	while (swv_ring_avail(r) > 0 && swv_cq_room(qp->scq) > 0) {
+		sq_complete(qp, swv_ring_slot(r, r->ctail)->wr_id,
+			    IBV_WC_WR_FLUSH_ERR, 0);
+		r->ctail++;
+		swv_ring_consumed(r);
+		n++;
+	}
+	return n;
+}
+
+/* Frames and their iovecs gathered per burst, at most. */
+#define SWV_TX_BURST SWV_RX_BURST
+#define SWV_TX_BURST_IOV (2 * SWV_TX_BURST + SWV_MAX_SGE)
+
+/*
+ * Check a send WQE's SGEs and gather them into iov. *lenp gets the frame
+ * length, kept at most SWV_MAX_FRAME while adding (no wrap).
+ */
+static inline enum ibv_wc_status
+sq_gather(const struct swv_wqe *w, struct ibv_pd *pd, struct iovec *iov,
+	  uint32_t *lenp)
+{
+	uint32_t i, len = 0;
+
+	for (i = 0; i < w->num_sge; i++) {
+		if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], pd, false) ==
+				 NULL))
+			return IBV_WC_LOC_PROT_ERR;
+		if (SWV_UNLIKELY(w->sge[i].length > SWV_MAX_FRAME - len))
+			return IBV_WC_LOC_LEN_ERR;
+		iov[i].iov_base = (void *)(uintptr_t)w->sge[i].addr;
+		iov[i].iov_len = w->sge[i].length;
+		len += w->sge[i].length;
+	}
+	*lenp = len;
+	return len == 0 ? IBV_WC_LOC_LEN_ERR : IBV_WC_SUCCESS;
+}
+
+/* The WQEs come from the application's core: fetch the first ones. */
+static inline void
+sq_prefetch(struct swv_qp *qp, uint32_t tail, uint32_t avail)
+{
+	const struct swv_wq_ring *r = &qp->sq;
+	uint32_t i;
+
+	SWV_PREFETCH_W(&qp->scq->cqes[(qp->scq->ehead + SWV_PF_CQE) &
+				      qp->scq->mask]);
+	for (i = 0; i < SWV_PF_WQE && i < avail; i++)
+		__builtin_prefetch(swv_ring_slot(r, tail + i));
+	for (i = 0; i < SWV_PF_BUF && i < avail; i++)
+		__builtin_prefetch((const void *)(uintptr_t)
+				   swv_ring_slot(r, tail + i)->sge[0].addr);
+}
+
+/*
+ * The gate between gathering and the wire: how many of the @n gathered
+ * frames may go out now, in order; the others stay posted (their WQEs are
+ * not taken) and are gathered again on a later pass.
+ *
+ * HOOK POINT: per-QP rate limiting (pacing) and per-QP counters go here,
+ * and only here: every frame any QP sends passes this call once. Today it
+ * lets every frame through.
+ */
+static inline unsigned int
+tx_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
+{
+	(void)qp;
+	(void)fr;
+	return n;
+}
+
+/*
+ * Hand @n frames to the wire. A wire with tx_burst() takes all of them;
+ * with tx() alone each frame is a call, and the wire may stop the burst
+ * (EAGAIN: no room now, the rest is retried later) or refuse a frame for
+ * good (its status in bad[] becomes IBV_WC_GENERAL_ERR, *nbad counts them).
+ * Return: the frames the wire took or refused, from the first.
+ */
+static inline unsigned int
+tx_wire(struct swv_wire *wire, const struct swv_frame *fr, unsigned int n,
+	uint8_t *bad, unsigned int *nbad)
+{
+	unsigned int k;
+	int ret;
+
+	if (SWV_LIKELY(wire->ops->tx_burst != NULL)) {
+		wire->ops->tx_burst(wire, fr, n);
+		return n;
+	}
+	for (k = 0; k < n; k++) {
+		ret = wire->ops->tx(wire, fr[k].iov, fr[k].iovcnt, fr[k].len);
+		if (ret == EAGAIN)
+			break;
+		bad[k] = ret != 0;
+		*nbad += ret != 0;
+	}
+	return k;
+}
+
+/*
+ * Drain up to @avail WQEs of an RTS QP's send queue.
+ * Return: the WQEs taken.
+ */
+static unsigned int
+sq_drain(struct swv_qp *qp, uint32_t avail)
+{
+	struct swv_device *dev = qp->dev;
+	struct swv_wire *wire = dev->wire;
+	struct swv_wq_ring *r = &qp->sq;
+	struct ibv_pd *pd = qp->ibv_qp.pd;
+	/* tx() may fail any frame: each one needs room for a CQE then */
+	bool per_frame = wire->ops->tx_burst == NULL;
+	struct swv_frame fr[SWV_TX_BURST];
+	struct iovec iov[SWV_TX_BURST_IOV];
+	uint8_t bad[SWV_TX_BURST];
+	const struct swv_wqe *w;
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	uint32_t tail = r->ctail, room, nb, niov, len, k, ncqe;
+	unsigned int n = 0, go, sent, nbad;
+	uint64_t bytes;
+
+	sq_prefetch(qp, tail, avail);
+	while (n < avail && st == IBV_WC_SUCCESS) {
+		/*
+		 * Room for the CQEs of the burst: one per signaled WQE or
+		 * WQE in error (a fresh look at the CQ when low). A WQE is
+		 * taken only while one is left for it.
+		 */
+		room = swv_cq_room(qp->scq);
+		if (room < SWV_TX_BURST + 1) {
+			qp->scq->etail = SWV_LOAD_ACQ(&qp->scq->tail);
+			room = swv_cq_room(qp->scq);
+		}
+		if (room == 0)
+			break;
+		ncqe = 0;
+		nb = 0;
+		niov = 0;
+		while (n + nb < avail && nb < SWV_TX_BURST && ncqe < room &&
+		       niov + SWV_MAX_SGE <= SWV_TX_BURST_IOV) {
+			w = swv_ring_slot(r, tail + nb);
+			if (n + nb + SWV_PF_WQE < avail)
+				__builtin_prefetch(swv_ring_slot(r, tail + nb +
+								 SWV_PF_WQE));
+			if (SWV_LIKELY(n + nb + SWV_PF_BUF < avail))
+				__builtin_prefetch((const void *)(uintptr_t)
+					swv_ring_slot(r, tail + nb +
+						      SWV_PF_BUF)->sge[0].addr);
+			st = sq_gather(w, pd, &iov[niov], &len);
+			if (SWV_UNLIKELY(st != IBV_WC_SUCCESS))
+				break;
+			fr[nb].iov = &iov[niov];
+			fr[nb].iovcnt = (int)w->num_sge;
+			fr[nb].len = len;
+			niov += w->num_sge;
+			ncqe += (per_frame || (w->flags & SWV_WQE_SIGNALED)) ?
+				1 : 0;
+			nb++;
+		}
+		go = nb > 0 ? tx_gate(qp, fr, nb) : 0;
+		sent = 0;
+		nbad = 0;
+		if (go > 0) {
+			/*
+			 * Keep the burst's CQE slots from frames that the wire
+			 * brings straight back (loop, pair) into an RQ on the
+			 * same CQ.
+			 */
+			qp->scq->reserved = ncqe +
+				(st != IBV_WC_SUCCESS ? 1 : 0);
+			sent = tx_wire(wire, fr, go, bad, &nbad);
+			qp->scq->reserved = 0;
+		}
+		bytes = 0;
+		for (k = 0; k < sent; k++) {
+			w = swv_ring_slot(r, tail + k);
+			if (SWV_UNLIKELY(nbad > 0 && bad[k])) {
+				dev->acc.tx_errors++;
+				sq_complete(qp, w->wr_id, IBV_WC_GENERAL_ERR,
+					    0);
+				continue;
+			}
+			bytes += fr[k].len;
+			if (w->flags & SWV_WQE_SIGNALED)
+				sq_complete(qp, w->wr_id, IBV_WC_SUCCESS,
+					    fr[k].len);
+		}
+		if (sent > 0) {
+			dev->acc.tx_frames += sent - nbad;
+			dev->acc.tx_bytes += bytes;
+			swv_dev_dirty(dev);
+			tail += sent;
+			n += sent;
+		}
+		if (sent < nb)
+			break;	/* gate or wire: the rest on a later pass */
+		if (SWV_UNLIKELY(st != IBV_WC_SUCCESS)) {
+			/* A local error moves the QP to ERR. */
+			w = swv_ring_slot(r, tail);
+			dev->acc.tx_errors++;
+			swv_dev_dirty(dev);
+			sq_complete(qp, w->wr_id, st, 0);
+			qp_to_err(qp);
+			tail++;
+			n++;
+		}
+	}
+	if (n > 0) {
+		r->ctail = tail;
+		swv_ring_consumed(r);
+	}
+	return n;
+}
+
+unsigned int
+swv_qp_process(struct swv_qp *qp, unsigned int budget)
+{
+	uint32_t state = SWV_LOAD_ACQ(&qp->state);
+	uint32_t avail;
+	unsigned int n;
+
+	if (state == IBV_QPS_ERR) {
+		n = sq_flush(qp);
+		if (qp->has_rq)
+			n += swv_rq_flush(&qp->rq);
+		return n;
+	}
+	if (state != IBV_QPS_RTS)
+		return 0;
+	avail = swv_ring_avail(&qp->sq);
+	if (avail == 0)
+		return 0;
+	return sq_drain(qp, avail > budget ? budget : avail);
+}
