@@ -21,10 +21,10 @@
  * Lifetimes. A destroyed flow stops binding the object at once, but the
  * engine may count through it until a grace period has passed: it stays on
  * the object's list, "dying", and is summed by reads until it is released
- * after the grace period (flow.c), when its tally folds into the object.
- * So totals never go back and no frame is lost. Destroying the object while
- * a flow binds it fails with EBUSY; destroyed while flows are dying, it is
- * freed by the release of the last one.
+ * after the grace period (classifier.c), when its tally folds into the
+ * object. So totals never go back and no frame is lost. Destroying the
+ * object while a flow binds it fails with EBUSY; destroyed while flows are
+ * dying, it is freed by the release of the last one.
  *
  * Consistency. The engine is the one writer of a tally: a seqlock lets a
  * reader take packets and bytes over the same frames. The object's fields

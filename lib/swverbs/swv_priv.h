@@ -428,7 +428,7 @@ to_swv_qp(struct ibv_qp *qp)
  * Steering. A parsed frame is a key (struct swv_flow_key); a rule is a mask
  * and a masked value over it. Rules are grouped by mask into subtables
  * (tuple space search), each a lock-free open-addressing hash of the masked
- * values; see flow.c.
+ * values; see classifier.c.
  */
 
 /** One level of headers: the outer ones, or those after a tunnel. */
@@ -497,7 +497,7 @@ struct swv_pkt {
 	union swv_key key;
 };
 
-/** Parse a frame's first bytes into its key (flow.c). */
+/** Parse a frame's first bytes into its key (parse.c). */
 void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
 
 /*
@@ -556,6 +556,16 @@ to_swv_counters(struct ibv_counters *c)
 
 /** Ranks from here on are leftovers rules (MC_DEFAULT, ALL_DEFAULT). */
 #define SWV_RANK_LEFTOVERS (1ull << 62)
+
+/* Rule classes, the top bits of a rank. */
+#define SWV_CLASS_NORMAL 0ull
+#define SWV_CLASS_MC 1ull
+#define SWV_CLASS_ALL 2ull
+#define SWV_RANK_CLASS_SHIFT 62
+#define SWV_RANK_PRIO_SHIFT 46
+#define SWV_RANK_SEQ_MASK ((1ull << SWV_RANK_PRIO_SHIFT) - 1)
+_Static_assert((SWV_CLASS_MC << SWV_RANK_CLASS_SHIFT) == SWV_RANK_LEFTOVERS,
+	       "leftovers rank");
 
 /** Rule action flags. */
 #define SWV_ACT_DROP 1u
@@ -616,7 +626,7 @@ swv_tally_add(struct swv_flow_tally *t, uint32_t len)
 }
 
 /*
- * The object pool (flow.c): rules, in a class per number of key words and
+ * The object pool (pool.c): rules, in a class per number of key words and
  * tally or not, and counters objects. swv_lock held.
  */
 #define SWV_POOL_RULE(nw, counted) \
@@ -715,6 +725,34 @@ void swv_steer_lookup_burst(const struct swv_steer *st,
 			    const struct swv_flow **out, unsigned int n);
 /** Free a device's table at its destruction (swv_lock, no reader). */
 void swv_steer_free(struct swv_steer *st);
+
+/* classifier.c: updates (swv_lock held) */
+/** The hash of a rule's key words (struct swv_flow hash). */
+uint32_t swv_key_hash(const uint64_t *w, unsigned int n);
+/**
+ * Add rule f (key, hash and rank set) under the mask of nw words idx/mask
+ * to dev's table. 0 or ENOMEM.
+ */
+int swv_steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
+		  const uint8_t *idx, const uint64_t *mask);
+/** Remove f from dev's table; the caller retires f. */
+void swv_steer_del(struct swv_device *dev, struct swv_flow *f);
+/** The mlx5 profile's EEXIST: an equal match, same priority, other action. */
+int swv_steer_conflict(const struct swv_device *dev, const struct swv_flow *f,
+		       uint32_t nw, const uint8_t *idx, const uint64_t *mask);
+
+/*
+ * The retire list (classifier.c, swv_lock held): objects the engine may
+ * still see, freed after a grace period.
+ */
+/** Free p (malloc()ed) once the engine cannot see it any more. */
+void swv_retire(void *p);
+/** Return a rule to the pool once the engine cannot see it any more. */
+void swv_retire_rule(struct swv_flow *f);
+/** The end of an update: flush when the batch is full. */
+void swv_retire_done(void);
+/** Free everything retired now (one grace period). */
+void swv_retire_flush(void);
 
 /** Toeplitz hash of @len bytes with a @key of at least len + 4 bytes. */
 uint32_t swv_toeplitz(const uint8_t *key, const uint8_t *data,

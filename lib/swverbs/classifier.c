@@ -1,0 +1,781 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The classifier (tuple space search): a rule is a mask and a masked value
+ * over the key, and a rank (class, priority, creation sequence), lower
+ * wins; NORMAL rules come before MC_DEFAULT, MC_DEFAULT before ALL_DEFAULT.
+ * Rules are grouped by mask into subtables; a subtable keeps only the key
+ * words its mask touches and an open-addressing hash (linear probing) of
+ * the masked values. Rules with the same mask and value form a list sorted
+ * by rank whose head sits in the hash. The published array of subtables
+ * (struct swv_steer) is sorted by the best (class, priority) of each; a
+ * lookup walks it and stops at the first subtable that cannot beat the
+ * match it has, so its cost grows with the number of distinct masks, not of
+ * rules.
+ *
+ * Updates are incremental and lock-free for the engine (the only reader):
+ * slots are written with single pointer stores (a new head, or a
+ * tombstone), a grown or cleaned hash and a changed subtable array are
+ * built aside and published with rcu_assign_pointer(). What the engine may
+ * still see (removed rules, old hashes and arrays) goes to a retire list
+ * that is freed in batches after one synchronize_rcu(), never one grace
+ * period per update.
+ */
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "swv_priv.h"
+
+/* Objects retired before a batched grace period. */
+#define SWV_RETIRE_BATCH 4096
+
+/*
+ * Lookup.
+ */
+#define SWV_HASH_MUL 0x9e3779b97f4a7c15ull
+
+static inline uint32_t
+hash_fin(uint64_t h)
+{
+	h ^= h >> 29;
+	h *= SWV_HASH_MUL;
+	return (uint32_t)(h >> 32);
+}
+
+uint32_t
+swv_key_hash(const uint64_t *w, unsigned int n)
+{
+	uint64_t h = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ w[i]) * SWV_HASH_MUL;
+	return hash_fin(h);
+}
+
+static inline bool
+words_eq(const uint64_t *a, const uint64_t *b, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+const struct swv_flow *
+swv_steer_lookup(const struct swv_steer *st, const struct swv_pkt *pkt)
+{
+	const struct swv_flow *best = NULL, *f;
+	const struct swv_subtable *sub;
+	const struct swv_slots *sl;
+	uint64_t best_rank = UINT64_MAX, mk[SWV_KEY_WORDS], h;
+	uint32_t i, j, nw, h32;
+
+	if (st == NULL)
+		return NULL;
+	for (i = 0; i < st->nsub; i++) {
+		if (st->sub[i].base > best_rank)
+			break;
+		sub = st->sub[i].sub;
+		nw = sub->nw;
+		h = 0;
+		for (j = 0; j < nw; j++) {
+			mk[j] = pkt->key.w[sub->idx[j]] & sub->mask[j];
+			h = (h ^ mk[j]) * SWV_HASH_MUL;
+		}
+		h32 = hash_fin(h);
+		sl = rcu_dereference(sub->slots);
+		for (j = h32;; j++) {
+			const struct swv_slot *s = &sl->slot[j & sl->mask];
+
+			f = rcu_dereference(s->f);
+			if (f == NULL)
+				break;
+			if (SWV_LOAD(&s->hash) != h32 || f == SWV_SLOT_TOMB ||
+			    !words_eq(f->key, mk, nw))
+				continue;
+			if (f->rank < best_rank) {
+				best_rank = f->rank;
+				best = f;
+			}
+			break;
+		}
+	}
+	return best;
+}
+
+/* The hash of pkt's words under sub's mask. */
+static inline uint32_t
+sub_hash(const struct swv_subtable *sub, const struct swv_pkt *pkt)
+{
+	uint64_t h = 0;
+	uint32_t j;
+
+	for (j = 0; j < sub->nw; j++)
+		h = (h ^ (pkt->key.w[sub->idx[j]] & sub->mask[j])) *
+		    SWV_HASH_MUL;
+	return hash_fin(h);
+}
+
+/* Whether pkt's words under sub's mask are f's key. */
+static inline bool
+sub_key_eq(const struct swv_subtable *sub, const struct swv_flow *f,
+	   const struct swv_pkt *pkt)
+{
+	uint32_t j;
+
+	for (j = 0; j < sub->nw; j++)
+		if (f->key[j] != (pkt->key.w[sub->idx[j]] & sub->mask[j]))
+			return false;
+	return true;
+}
+
+/* The head for pkt (hash h32) in sl, probing from slot j on, or NULL. */
+static const struct swv_flow *
+sub_probe(const struct swv_subtable *sub, const struct swv_slots *sl,
+	  const struct swv_pkt *pkt, uint32_t h32, uint32_t j)
+{
+	const struct swv_flow *f;
+
+	for (;; j++) {
+		const struct swv_slot *s = &sl->slot[j & sl->mask];
+
+		f = rcu_dereference(s->f);
+		if (f == NULL)
+			return NULL;
+		if (SWV_LOAD(&s->hash) == h32 && f != SWV_SLOT_TOMB &&
+		    sub_key_eq(sub, f, pkt))
+			return f;
+	}
+}
+
+/*
+ * Batched lookup: the same walk as swv_steer_lookup() for every frame, one
+ * subtable at a time for all the frames still looking, in three passes so
+ * that the cache misses of different frames overlap instead of following
+ * each other: hash each frame and prefetch its first slot; find each
+ * frame's first slot with its hash and prefetch that rule (the lines from
+ * rank to the end of the key); compare the keys (a mismatch, a hash
+ * collision, probes on). A frame stops at the first subtable that cannot
+ * beat its best match, as in the single lookup. A small subtable (its
+ * slots likely in cache) is probed frame by frame, without the passes, and
+ * when all are small the frames go through swv_steer_lookup() one by one.
+ */
+#define SWV_BURST_MIN_SLOTS 1024u
+void
+swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
+		       const struct swv_flow **out, unsigned int n)
+{
+	const struct swv_flow *cand[SWV_RX_BURST], *f;
+	uint64_t rank[SWV_RX_BURST], base;
+	uint32_t h[SWV_RX_BURST], at[SWV_RX_BURST], i, j, nw;
+	uint8_t act[SWV_RX_BURST];
+	const struct swv_subtable *sub;
+	const struct swv_slots *sl;
+	unsigned int k, m, na = n, x;
+
+	if (st == NULL) {
+		for (k = 0; k < n; k++)
+			out[k] = NULL;
+		return;
+	}
+	/* One frame, or only small subtables: frame by frame. */
+	for (i = 0; i < st->nsub && n > 1; i++)
+		if (rcu_dereference(st->sub[i].sub->slots)->mask >=
+		    SWV_BURST_MIN_SLOTS)
+			break;
+	if (i == st->nsub || n <= 1) {
+		for (k = 0; k < n; k++)
+			out[k] = swv_steer_lookup(st, &pkt[k]);
+		return;
+	}
+	for (k = 0; k < n; k++) {
+		out[k] = NULL;
+		rank[k] = UINT64_MAX;
+		act[k] = (uint8_t)k;
+	}
+	for (i = 0; i < st->nsub && na > 0; i++) {
+		base = st->sub[i].base;
+		sub = st->sub[i].sub;
+		nw = sub->nw;
+		sl = rcu_dereference(sub->slots);
+		m = 0;
+		if (sl->mask < SWV_BURST_MIN_SLOTS) {
+			/* Small: in cache, probed at once. */
+			for (k = 0; k < na; k++) {
+				x = act[k];
+				if (base > rank[x])
+					continue;
+				act[m++] = (uint8_t)x;
+				j = sub_hash(sub, &pkt[x]);
+				f = sub_probe(sub, sl, &pkt[x], j, j);
+				if (f != NULL && f->rank < rank[x]) {
+					rank[x] = f->rank;
+					out[x] = f;
+				}
+			}
+			na = m;
+			continue;
+		}
+		for (k = 0; k < na; k++) {
+			x = act[k];
+			if (base > rank[x])
+				continue;	/* sorted: done for good */
+			h[x] = sub_hash(sub, &pkt[x]);
+			__builtin_prefetch(&sl->slot[h[x] & sl->mask]);
+			act[m++] = (uint8_t)x;
+		}
+		na = m;
+		for (k = 0; k < na; k++) {
+			x = act[k];
+			for (j = h[x];; j++) {
+				const struct swv_slot *s =
+					&sl->slot[j & sl->mask];
+
+				f = rcu_dereference(s->f);
+				if (f == NULL)
+					break;
+				if (f != SWV_SLOT_TOMB &&
+				    SWV_LOAD(&s->hash) == h[x]) {
+					__builtin_prefetch(&f->rank);
+					__builtin_prefetch(&f->key[nw] - 1);
+					break;
+				}
+			}
+			cand[x] = f;
+			at[x] = j;
+		}
+		for (k = 0; k < na; k++) {
+			x = act[k];
+			f = cand[x];
+			if (f == NULL)
+				continue;
+			if (SWV_UNLIKELY(!sub_key_eq(sub, f, &pkt[x])))
+				f = sub_probe(sub, sl, &pkt[x], h[x], at[x] + 1);
+			if (f != NULL && f->rank < rank[x]) {
+				rank[x] = f->rank;
+				out[x] = f;
+			}
+		}
+	}
+}
+
+/*
+ * Retired objects, freed after the next grace period (swv_lock). A rule is
+ * entered with its low bit set (objects are 8-byte aligned) and goes back
+ * to the pool, its tally folded into its counters object first; anything
+ * else was malloc()ed.
+ *
+ * swv_retire() only enters an object: it never frees, so the update that
+ * retires an object may go on reading it (sub_rehash() reads the old array
+ * it has just retired). Objects are freed only by swv_retire_flush(), which
+ * runs at the end of an update (swv_retire_done()) or when nothing is in use
+ * (a device's steering freed): never while an update holds pointers into
+ * what it retired. The list is a fixed array: an update retires at most
+ * SWV_RETIRE_PER_OP objects, and the list is flushed at the end of any
+ * update that leaves SWV_RETIRE_BATCH or more, so entering one can neither
+ * fail nor need memory.
+ */
+#define SWV_RETIRED_RULE ((uintptr_t)1)
+#define SWV_RETIRE_PER_OP 8
+
+static void *swv_retired[SWV_RETIRE_BATCH + SWV_RETIRE_PER_OP];
+static size_t swv_nretired;
+static bool swv_retired_big;	/**< a huge slot array waits in the list */
+
+static void
+retire_release(void *p)
+{
+	struct swv_flow *f;
+
+	if (!((uintptr_t)p & SWV_RETIRED_RULE)) {
+		free(p);
+		return;
+	}
+	f = (struct swv_flow *)((uintptr_t)p & ~SWV_RETIRED_RULE);
+	if (f->cnt != NULL)
+		swv_counters_release(f->cnt, f);
+	swv_pool_free(f, SWV_POOL_RULE(f->nw, f->cnt != NULL));
+}
+
+/* Free everything retired: only where no update holds any of it. */
+void
+swv_retire_flush(void)
+{
+	size_t i;
+
+	swv_retired_big = false;
+	if (swv_nretired == 0)
+		return;
+	synchronize_rcu();
+	for (i = 0; i < swv_nretired; i++)
+		retire_release(swv_retired[i]);
+	swv_nretired = 0;
+}
+
+/* Free p once the engine cannot see it any more; p stays valid until the
+ * update that retires it ends.
+ */
+void
+swv_retire(void *p)
+{
+	if (p == NULL)
+		return;
+	assert(swv_nretired < sizeof(swv_retired) / sizeof(swv_retired[0]));
+	swv_retired[swv_nretired++] = p;
+}
+
+/*
+ * The end of an update (swv_lock): what it retired is no longer in use.
+ * One grace period for a batch, or now for a huge array: that is worth a
+ * grace period rather than staying mapped until the next batch (the engine
+ * does not wait for it, and rehashes double: a handful per million
+ * inserts).
+ */
+void
+swv_retire_done(void)
+{
+	if (swv_nretired >= SWV_RETIRE_BATCH || swv_retired_big)
+		swv_retire_flush();
+}
+
+/* Return a rule to the pool once the engine cannot see it any more. */
+void
+swv_retire_rule(struct swv_flow *f)
+{
+	swv_retire((void *)((uintptr_t)f | SWV_RETIRED_RULE));
+}
+
+/*
+ * Slot arrays of 2 MB and more sit on transparent huge pages where the
+ * kernel allows it (madvise mode): a lookup or insert at a random slot of a
+ * 1M-rule table then costs a cache miss, not also a page walk that misses,
+ * and the array faults in 512 times fewer pages. Freed with free().
+ */
+#define SWV_HUGE_SIZE (2u << 20)
+
+static struct swv_slots *
+slots_alloc(uint32_t n)
+{
+	size_t size = sizeof(struct swv_slots) +
+		      (size_t)n * sizeof(struct swv_slot);
+	struct swv_slots *sl;
+	void *p;
+
+	if (size < SWV_HUGE_SIZE) {
+		sl = calloc(1, size);
+	} else {
+		size = (size + SWV_HUGE_SIZE - 1) & ~(size_t)(SWV_HUGE_SIZE - 1);
+		if (posix_memalign(&p, SWV_HUGE_SIZE, size) != 0)
+			return NULL;
+		madvise(p, size, MADV_HUGEPAGE);	/* a hint */
+		memset(p, 0, size);
+		sl = p;
+	}
+	if (sl != NULL)
+		sl->mask = n - 1;
+	return sl;
+}
+
+/* Put a head in a table with no tombstone and no equal key. */
+static void
+slots_put(struct swv_slots *sl, struct swv_flow *f)
+{
+	uint32_t j;
+
+	for (j = f->hash; sl->slot[j & sl->mask].f != NULL; j++)
+		;
+	sl->slot[j & sl->mask].hash = f->hash;
+	sl->slot[j & sl->mask].f = f;
+	sl->used++;
+}
+
+/* Put head f in slot at of a published table: hash first, then f. */
+static inline void
+slot_publish(struct swv_slot *s, struct swv_flow *f)
+{
+	SWV_STORE(&s->hash, f->hash);
+	rcu_assign_pointer(s->f, f);
+}
+
+/* Rebuild the hash with room for @want keys; publish it. 0 or ENOMEM. */
+static int
+sub_rehash(struct swv_subtable *sub, uint32_t want)
+{
+	struct swv_slots *old = sub->slots, *sl;
+	uint32_t n = 8, j;
+
+	while (n < want * 2)
+		n <<= 1;
+	sl = slots_alloc(n);
+	if (sl == NULL)
+		return ENOMEM;
+	for (j = 0; j <= old->mask; j++)
+		if (old->slot[j].f != NULL && old->slot[j].f != SWV_SLOT_TOMB)
+			slots_put(sl, old->slot[j].f);
+	rcu_assign_pointer(sub->slots, sl);
+	if ((size_t)(old->mask + 1) * sizeof(old->slot[0]) >= SWV_HUGE_SIZE)
+		swv_retired_big = true;
+	swv_retire(old);
+	return 0;
+}
+
+/* The slot index holding f's key, or -1. */
+static int64_t
+sub_find(const struct swv_subtable *sub, const struct swv_flow *f,
+	 int64_t *tomb)
+{
+	const struct swv_slots *sl = sub->slots;
+	struct swv_flow *s;
+	uint32_t j;
+
+	if (tomb != NULL)
+		*tomb = -1;
+	for (j = f->hash;; j++) {
+		s = sl->slot[j & sl->mask].f;
+		if (s == NULL)
+			return -1;
+		if (s == SWV_SLOT_TOMB) {
+			if (tomb != NULL && *tomb < 0)
+				*tomb = j & sl->mask;
+			continue;
+		}
+		if (sl->slot[j & sl->mask].hash == f->hash &&
+		    words_eq(s->key, f->key, sub->nw))
+			return j & sl->mask;
+	}
+}
+
+/* Insert f (sub, key, hash, rank set). 0 or ENOMEM. */
+static int
+sub_insert(struct swv_subtable *sub, struct swv_flow *f)
+{
+	struct swv_slots *sl;
+	struct swv_flow *h, **pp;
+	int64_t at, tomb;
+	uint32_t j;
+
+	at = sub_find(sub, f, &tomb);
+	if (at >= 0) {
+		sl = sub->slots;
+		h = sl->slot[at].f;
+		if (f->rank < h->rank) {
+			f->same = h;
+			rcu_assign_pointer(sl->slot[at].f, f);
+			return 0;
+		}
+		/* Not the head: the engine never sees it until it is. */
+		for (pp = &h->same; *pp != NULL && (*pp)->rank < f->rank;
+		     pp = &(*pp)->same)
+			;
+		f->same = *pp;
+		*pp = f;
+		return 0;
+	}
+	sl = sub->slots;
+	if (tomb < 0 && (sl->used + 1) * 4 > (sl->mask + 1) * 3) {
+		if (sub_rehash(sub, sub->nkeys + 1) != 0)
+			return ENOMEM;
+		sl = sub->slots;
+		for (j = f->hash; sl->slot[j & sl->mask].f != NULL; j++)
+			;
+		tomb = -1;
+		at = j & sl->mask;
+	} else if (tomb < 0) {
+		for (j = f->hash; sl->slot[j & sl->mask].f != NULL; j++)
+			;
+		at = j & sl->mask;
+	}
+	f->same = NULL;
+	if (tomb >= 0) {
+		slot_publish(&sl->slot[tomb], f);
+	} else {
+		slot_publish(&sl->slot[at], f);
+		sl->used++;
+	}
+	sub->nkeys++;
+	return 0;
+}
+
+/* Remove f from its subtable; f itself is retired by the caller. */
+static void
+sub_remove(struct swv_subtable *sub, struct swv_flow *f)
+{
+	struct swv_slots *sl = sub->slots;
+	struct swv_flow *h, **pp;
+	int64_t at;
+
+	at = sub_find(sub, f, NULL);
+	if (at < 0)
+		return;		/* cannot happen */
+	h = sl->slot[at].f;
+	if (h == f) {
+		if (f->same != NULL) {
+			rcu_assign_pointer(sl->slot[at].f, f->same);
+			return;
+		}
+		rcu_assign_pointer(sl->slot[at].f, SWV_SLOT_TOMB);
+		sub->nkeys--;
+		/* Too many tombstones make misses long: clean up. */
+		if (sl->used > 16 && sl->used > sub->nkeys * 2 +
+		    (sl->mask + 1) / 8)
+			sub_rehash(sub, sub->nkeys);
+		return;
+	}
+	for (pp = &h->same; *pp != NULL && *pp != f; pp = &(*pp)->same)
+		;
+	if (*pp == f)
+		*pp = f->same;
+}
+
+/* Count a rule's priority in its subtable; return the best base. */
+static int
+sub_prio_add(struct swv_subtable *sub, uint64_t base)
+{
+	struct swv_prio_count *p;
+	uint32_t i;
+
+	for (i = 0; i < sub->nprio && sub->prio[i].base < base; i++)
+		;
+	if (i < sub->nprio && sub->prio[i].base == base) {
+		sub->prio[i].n++;
+		return 0;
+	}
+	p = realloc(sub->prio, (sub->nprio + 1) * sizeof(*p));
+	if (p == NULL)
+		return ENOMEM;
+	sub->prio = p;
+	memmove(&p[i + 1], &p[i], (sub->nprio - i) * sizeof(*p));
+	p[i].base = base;
+	p[i].n = 1;
+	sub->nprio++;
+	return 0;
+}
+
+static void
+sub_prio_del(struct swv_subtable *sub, uint64_t base)
+{
+	uint32_t i;
+
+	for (i = 0; i < sub->nprio && sub->prio[i].base != base; i++)
+		;
+	if (i == sub->nprio)
+		return;
+	if (--sub->prio[i].n == 0) {
+		memmove(&sub->prio[i], &sub->prio[i + 1],
+			(sub->nprio - i - 1) * sizeof(sub->prio[0]));
+		sub->nprio--;
+	}
+}
+
+static void
+sub_free(struct swv_subtable *sub)
+{
+	free(sub->slots);
+	free(sub->prio);
+	free(sub);
+}
+
+void
+swv_steer_free(struct swv_steer *st)
+{
+	uint32_t i;
+
+	swv_retire_flush();
+	if (st == NULL)
+		return;
+	for (i = 0; i < st->nsub; i++)
+		sub_free(st->sub[i].sub);
+	free(st);
+}
+
+static int
+ent_cmp(const void *a, const void *b)
+{
+	const struct swv_steer_ent *x = a, *y = b;
+
+	return x->base < y->base ? -1 : x->base > y->base ? 1 : 0;
+}
+
+/*
+ * Publish dev's subtable array with: sub's base refreshed (or sub added when
+ * absent), and drop (when not NULL) left out. 0 or ENOMEM.
+ */
+static int
+steer_publish(struct swv_device *dev, struct swv_subtable *sub,
+	      struct swv_subtable *drop)
+{
+	struct swv_steer *old = dev->steer, *st;
+	uint32_t i, n = 0, nold = old == NULL ? 0 : old->nsub;
+	bool found = false;
+
+	st = malloc(sizeof(*st) + (nold + 1) * sizeof(st->sub[0]));
+	if (st == NULL)
+		return ENOMEM;
+	for (i = 0; i < nold; i++) {
+		struct swv_subtable *s = old->sub[i].sub;
+
+		if (s == drop)
+			continue;
+		st->sub[n].sub = s;
+		st->sub[n].base = s->prio[0].base;
+		found |= s == sub;
+		n++;
+	}
+	if (sub != NULL && !found) {
+		st->sub[n].sub = sub;
+		st->sub[n].base = sub->prio[0].base;
+		n++;
+	}
+	st->nsub = n;
+	qsort(st->sub, n, sizeof(st->sub[0]), ent_cmp);
+	if (n == 0) {
+		free(st);
+		st = NULL;
+	}
+	rcu_assign_pointer(dev->steer, st);
+	swv_retire(old);
+	return 0;
+}
+
+/* The subtable of a mask, or NULL. */
+static struct swv_subtable *
+steer_find_sub(const struct swv_device *dev, uint32_t nw, const uint8_t *idx,
+	       const uint64_t *mask)
+{
+	const struct swv_steer *st = dev->steer;
+	uint32_t i;
+
+	if (st == NULL)
+		return NULL;
+	for (i = 0; i < st->nsub; i++) {
+		struct swv_subtable *s = st->sub[i].sub;
+
+		if (s->nw == nw && memcmp(s->idx, idx, nw) == 0 &&
+		    words_eq(s->mask, mask, nw))
+			return s;
+	}
+	return NULL;
+}
+
+/* Add f (key and hash set) to dev's table (swv_lock). 0 or ENOMEM. */
+int
+swv_steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
+	  const uint8_t *idx, const uint64_t *mask)
+{
+	struct swv_subtable *sub;
+	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best;
+	bool fresh = false;
+	int ret;
+
+	sub = steer_find_sub(dev, nw, idx, mask);
+	if (sub == NULL) {
+		sub = calloc(1, sizeof(*sub));
+		if (sub == NULL)
+			return ENOMEM;
+		sub->slots = slots_alloc(8);
+		if (sub->slots == NULL) {
+			free(sub);
+			return ENOMEM;
+		}
+		sub->nw = nw;
+		memcpy(sub->idx, idx, nw);
+		memcpy(sub->mask, mask, nw * sizeof(mask[0]));
+		fresh = true;
+	}
+	best = sub->nprio > 0 ? sub->prio[0].base : UINT64_MAX;
+	ret = sub_prio_add(sub, base);
+	if (ret != 0)
+		goto err;
+	f->sub = sub;
+	/* A better best first: the engine must not stop before sub. */
+	if (fresh || base < best) {
+		ret = steer_publish(dev, sub, NULL);
+		if (ret != 0) {
+			sub_prio_del(sub, base);
+			goto err;
+		}
+	}
+	ret = sub_insert(sub, f);
+	if (ret != 0) {
+		sub_prio_del(sub, base);
+		if (fresh) {
+			/* Not in a published array yet when it fails... */
+			steer_publish(dev, NULL, sub);
+			swv_retire(sub->slots);
+			free(sub->prio);
+			swv_retire(sub);
+		} else if (base < best) {
+			steer_publish(dev, sub, NULL);
+		}
+		return ret;
+	}
+	return 0;
+err:
+	if (fresh)
+		sub_free(sub);
+	return ret;
+}
+
+/* Remove f from dev's table (swv_lock); f is retired by the caller. */
+void
+swv_steer_del(struct swv_device *dev, struct swv_flow *f)
+{
+	struct swv_subtable *sub = f->sub;
+	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best;
+
+	sub_remove(sub, f);
+	best = sub->prio[0].base;
+	sub_prio_del(sub, base);
+	if (sub->nprio == 0) {
+		/* Empty: out of the array, then gone after a grace period. */
+		if (steer_publish(dev, NULL, sub) != 0) {
+			/* Keep it (empty) rather than fail a destroy. */
+			return;
+		}
+		swv_retire(sub->slots);
+		free(sub->prio);
+		swv_retire(sub);
+	} else if (sub->prio[0].base != best) {
+		/* A worse best: harmless if this fails (the walk goes on). */
+		steer_publish(dev, sub, NULL);
+	}
+}
+
+
+/*
+ * mlx5 merges a rule with an equal match at the same priority into one
+ * entry, and refuses (EEXIST, fs_core.c check_conflicting_ftes) one whose
+ * action disagrees: drop against forward, or another tag. Counting is not
+ * an action that conflicts. swv_lock held.
+ */
+int
+swv_steer_conflict(const struct swv_device *dev, const struct swv_flow *f,
+	       uint32_t nw, const uint8_t *idx, const uint64_t *mask)
+{
+	const struct swv_subtable *sub = steer_find_sub(dev, nw, idx, mask);
+	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK;
+	const struct swv_flow *o;
+	int64_t at;
+
+	if (sub == NULL)
+		return 0;
+	at = sub_find(sub, f, NULL);
+	if (at < 0)
+		return 0;
+	for (o = sub->slots->slot[at].f; o != NULL; o = o->same) {
+		if ((o->rank & ~SWV_RANK_SEQ_MASK) != base)
+			continue;
+		if (((o->actions ^ f->actions) & SWV_ACT_DROP) != 0 ||
+		    o->tag != f->tag)
+			return EEXIST;
+	}
+	return 0;
+}
+
