@@ -19,9 +19,16 @@
 # halt_on_error, LeakSanitizer on); the testpmd script tests preload the
 # sanitizer runtimes into stock dpdk-testpmd.
 #
+# The suites that load the PMD (pmd, flow, testpmd, e2e) run once more for
+# every progress model after the first of VBR_PROGRESS_MODELS (default
+# "thread service"; the first is the PMD's default, which the main run
+# uses): with VBR_TEST_PROGRESS=<model>, which the test helpers
+# (app/test/vbr_test_port.h, testpmd_driver.py) turn into the progress=
+# devarg and the EAL options it needs. A new model is one more word there.
+#
 # Environment: VBR_BUILD_DIR (default build), MESON_TEST_ARGS (extra
 # arguments for meson test, e.g. "--suite fast"), CC (compiler of a new
-# build folder).
+# build folder), VBR_PROGRESS_MODELS.
 
 set -uo pipefail
 
@@ -57,7 +64,8 @@ if ! bash devtools/setup.sh; then
 	exit 1
 fi
 
-rm -f "$LOG"
+MODELS=${VBR_PROGRESS_MODELS:-thread service}
+rm -f "$LOG" "$BUILD_DIR"/meson-logs/progress-*.json
 echo "==> meson test -C $BUILD_DIR"
 # shellcheck disable=SC2086
 meson test -C "$BUILD_DIR" --print-errorlogs --num-processes 2 \
@@ -69,23 +77,46 @@ if [ ! -f "$LOG" ]; then
 	echo "0 passed, 1 failed, 0 skipped"
 	exit 1
 fi
+LOGS=("$LOG")
 
-summary=$(/usr/bin/python3 - "$LOG" <<'PY'
+# shellcheck disable=SC2086
+set -- $MODELS
+shift	# the first model is the default the main run used
+for model in "$@"; do
+	plog=$BUILD_DIR/meson-logs/progress-$model.json
+	echo "==> meson test -C $BUILD_DIR, progress model $model"
+	# shellcheck disable=SC2086
+	VBR_TEST_PROGRESS=$model meson test -C "$BUILD_DIR" --print-errorlogs \
+		--num-processes 2 --logbase "progress-$model" \
+		--suite pmd --suite flow --suite testpmd --suite e2e \
+		${MESON_TEST_ARGS:-} </dev/null
+	rc=$?
+	[ "$mrc" -ne 0 ] || mrc=$rc
+	if [ ! -f "$plog" ]; then
+		echo "test.sh: meson test wrote no $plog (exit $rc)" >&2
+		echo "0 passed, 1 failed, 0 skipped"
+		exit 1
+	fi
+	LOGS+=("$plog")
+done
+
+summary=$(/usr/bin/python3 - "${LOGS[@]}" <<'PY'
 import json
 import sys
 
 passed = failed = skipped = 0
-with open(sys.argv[1]) as f:
-    for line in f:
-        if not line.strip():
-            continue
-        res = json.loads(line)["result"]
-        if res in ("OK", "EXPECTEDFAIL"):
-            passed += 1
-        elif res == "SKIP":
-            skipped += 1
-        else:  # FAIL, TIMEOUT, ERROR, UNEXPECTEDPASS
-            failed += 1
+for log in sys.argv[1:]:
+    with open(log) as f:
+        for line in f:
+            if not line.strip():
+                continue
+            res = json.loads(line)["result"]
+            if res in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif res == "SKIP":
+                skipped += 1
+            else:  # FAIL, TIMEOUT, ERROR, UNEXPECTEDPASS
+                failed += 1
 print(f"{passed} passed, {failed} failed, {skipped} skipped")
 PY
 ) || summary="0 passed, 1 failed, 0 skipped"

@@ -14,7 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <rte_bus_vdev.h>
 #include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -69,6 +71,56 @@ vbr_test_dev_peer(void)
 } while (0)
 
 /*
+ * The progress model the suites run their swverbs ports with:
+ * VBR_TEST_PROGRESS (thread, service; unset: the PMD's default, thread).
+ * devtools/test.sh runs the PMD suites once per model. Every wire= port a
+ * suite makes gets progress=<model> (vbr_test_vdev_args()), unless its
+ * devargs choose (progress=, or engine_cpu=, which belongs to thread); a
+ * model that needs more of EAL gets it in vbr_test_eal_init().
+ */
+static inline const char *
+vbr_test_progress(void)
+{
+	return vbr_test_env("VBR_TEST_PROGRESS");
+}
+
+/** Whether the model runs the ports on a DPDK service (a service lcore). */
+static inline int
+vbr_test_progress_service(void)
+{
+	const char *p = vbr_test_progress();
+
+	return p != NULL && strcmp(p, "service") == 0;
+}
+
+/*
+ * args, with ",progress=<model>" added for a wire= port whose args do not
+ * choose. The result may be a static buffer, valid until the next call.
+ */
+static inline const char *
+vbr_test_vdev_args(const char *args)
+{
+	static char buf[256];
+	const char *p = vbr_test_progress();
+
+	if (p == NULL || args == NULL || strncmp(args, "wire=", 5) != 0 ||
+	    strstr(args, "progress=") != NULL ||
+	    strstr(args, "engine_cpu=") != NULL)
+		return args;
+	if ((size_t)snprintf(buf, sizeof(buf), "%s,progress=%s", args, p) >=
+	    sizeof(buf))
+		return args;
+	return buf;
+}
+
+/** rte_vdev_init() with the test's progress model (vbr_test_vdev_args()). */
+static inline int
+vbr_test_vdev_init(const char *name, const char *args)
+{
+	return rte_vdev_init(name, vbr_test_vdev_args(args));
+}
+
+/*
  * Start EAL on lcore 0 with the PMD at pmd. log_level (e.g.
  * "pmd.net.vbr:info") may be NULL. With cable set, net_vbr0 and net_vbr1
  * are created: on the pair wire of that name, or on VBR_TEST_DEV and
@@ -80,17 +132,28 @@ static inline int
 vbr_test_eal_init(const char *prog, const char *pmd, const char *log_level,
 		  const char *cable, const char *vdev)
 {
-	static char log_arg[128], vdev0[128], vdev1[128], vdev2[128];
+	static char log_arg[128], vdev0[272], vdev1[272], vdev2[272];
 	const char *dev = vbr_test_dev(), *peer = vbr_test_dev_peer();
-	char *eal[16];
+	char *eal[20];
 	int n = 0;
 
 	eal[n++] = (char *)(uintptr_t)prog;
 	eal[n++] = (char *)(uintptr_t)"--no-huge";
 	eal[n++] = (char *)(uintptr_t)"--no-shconf";
 	eal[n++] = (char *)(uintptr_t)"--no-pci";
-	eal[n++] = (char *)(uintptr_t)"-l";
-	eal[n++] = (char *)(uintptr_t)"0";
+	if (vbr_test_progress_service()) {
+		/* a service lcore (1) beside lcore 0, on any CPU */
+		eal[n++] = (char *)(uintptr_t)"--lcores";
+		eal[n++] = (char *)(uintptr_t)"0@0,1@(0-1)";
+		eal[n++] = (char *)(uintptr_t)"-S";
+		eal[n++] = (char *)(uintptr_t)"1";
+	} else {
+		eal[n++] = (char *)(uintptr_t)"-l";
+		eal[n++] = (char *)(uintptr_t)"0";
+	}
+	if (vbr_test_progress() != NULL)
+		printf("progress model: %s (VBR_TEST_PROGRESS)\n",
+		       vbr_test_progress());
 	if (log_level != NULL) {
 		snprintf(log_arg, sizeof(log_arg), "--log-level=%s",
 			 log_level);
@@ -109,8 +172,13 @@ vbr_test_eal_init(const char *prog, const char *pmd, const char *log_level,
 		snprintf(vdev1, sizeof(vdev1), "net_vbr1,dev=%s", peer);
 		printf("device: %s, peer %s (VBR_TEST_DEV)\n", dev, peer);
 	} else if (cable != NULL) {
-		snprintf(vdev0, sizeof(vdev0), "net_vbr0,wire=pair:%s", cable);
-		snprintf(vdev1, sizeof(vdev1), "net_vbr1,wire=pair:%s", cable);
+		char wire[128];
+		const char *args;
+
+		snprintf(wire, sizeof(wire), "wire=pair:%s", cable);
+		args = vbr_test_vdev_args(wire);
+		snprintf(vdev0, sizeof(vdev0), "net_vbr0,%s", args);
+		snprintf(vdev1, sizeof(vdev1), "net_vbr1,%s", args);
 	}
 	if (cable != NULL) {
 		eal[n++] = (char *)(uintptr_t)"--vdev";
@@ -119,7 +187,14 @@ vbr_test_eal_init(const char *prog, const char *pmd, const char *log_level,
 		eal[n++] = vdev1;
 	}
 	if (vdev != NULL) {
-		snprintf(vdev2, sizeof(vdev2), "%s", vdev);
+		const char *comma = strchr(vdev, ',');
+
+		if (comma != NULL)
+			snprintf(vdev2, sizeof(vdev2), "%.*s,%s",
+				 (int)(comma - vdev), vdev,
+				 vbr_test_vdev_args(comma + 1));
+		else
+			snprintf(vdev2, sizeof(vdev2), "%s", vdev);
 		eal[n++] = (char *)(uintptr_t)"--vdev";
 		eal[n++] = vdev2;
 	}

@@ -183,7 +183,7 @@ port_make(const char *name, const char *extra, uint16_t *port)
 	snprintf(args, sizeof(args), "wire=af_packet:%s,mac="
 		 RTE_ETHER_ADDR_PRT_FMT "%s", t_a,
 		 RTE_ETHER_ADDR_BYTES(&port_mac), extra);
-	ret = rte_vdev_init(name, args);
+	ret = vbr_test_vdev_init(name, args);
 	if (ret != 0)
 		return ret;
 	return rte_eth_dev_get_port_by_name(name, port);
@@ -397,7 +397,7 @@ test_mtu(void)
 				   "dstport 4789", vx, t_a), "");
 	vbr_sh("ip link set %s up", vx);
 	snprintf(args, sizeof(args), "wire=af_packet:%s", vx);
-	ret = rte_vdev_init("net_vbr_vx", args);
+	ret = vbr_test_vdev_init("net_vbr_vx", args);
 	if (ret == 0) {
 		struct rte_eth_conf conf = { 0 };
 		int r1 = 0, r2 = 0;

@@ -18,6 +18,7 @@
 
 #include <rte_alarm.h>
 #include <rte_bus_vdev.h>
+#include <rte_service.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -576,8 +577,8 @@ one_cycle(bool close_first)
 	struct rte_ether_addr dst;
 	int ret;
 
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0", "wire=pair:lc"), "init");
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1", "wire=pair:lc"), "init");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:lc"), "init");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:lc"), "init");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &port0), "port0");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &port1), "port1");
 	TEST_ASSERT_SUCCESS(port_start(port0, 1, NB_RXD, false), "start0");
@@ -658,25 +659,28 @@ test_bad_devargs(void)
 		"wire=loop,wire=pair:c9",	/* repeated key */
 		"wire=loop,mac=02:00:00:00:00:01,mac=02:00:00:00:00:02",
 		"wire=loop,engine_cpu=0,engine_cpu=0", /* same value twice */
+		"wire=loop,progress=bogus",	/* unknown progress model */
+		"wire=loop,progress=service,engine_cpu=0", /* no thread */
+		"dev=x,progress=thread",	/* progress with dev */
 	};
 	uint16_t before;
 	unsigned int i;
 	int fds;
 
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr7", "wire=pair:full"), "a");
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr8", "wire=pair:full"), "b");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr7", "wire=pair:full"), "a");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr8", "wire=pair:full"), "b");
 	before = rte_eth_dev_count_avail();
 	fds = count_fds();
 	for (i = 0; i < RTE_DIM(bad); i++) {
 		printf("  devargs '%s'\n", bad[i]);
-		TEST_ASSERT(rte_vdev_init("net_vbr9", bad[i]) < 0,
+		TEST_ASSERT(vbr_test_vdev_init("net_vbr9", bad[i]) < 0,
 			    "'%s' was accepted", bad[i]);
 		TEST_ASSERT_EQUAL(rte_eth_dev_count_avail(), before,
 				  "ports after '%s'", bad[i]);
 	}
 	TEST_ASSERT_EQUAL(count_fds(), fds, "fds after bad probes");
 	/* The name is free again, and mac= is honoured. */
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr9",
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr9",
 					  "wire=loop,mac=02:11:22:33:44:55"),
 			    "good devargs");
 	{
@@ -702,7 +706,7 @@ test_loop_wire(void)
 	struct rte_mbuf *m, *r;
 	uint16_t p, got;
 
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr5", "wire=loop"), "init");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr5", "wire=loop"), "init");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr5", &p), "port");
 	TEST_ASSERT_SUCCESS(port_start(p, 1, NB_RXD, false), "start");
 	rte_eth_macaddr_get(p, &dst);
@@ -719,11 +723,68 @@ test_loop_wire(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * progress=service: the port's device runs on a DPDK service. With a
+ * service lcore (VBR_TEST_PROGRESS=service gives EAL one) the port starts,
+ * its service is mapped and runs (frames loop back), and close unregisters
+ * it; probe, start, stop and close again leave no service, fd or port
+ * behind. With none, the port does not start and says why.
+ */
+static int
+test_progress_service(void)
+{
+	unsigned int round, services;
+	struct rte_ether_addr dst;
+	struct rte_mbuf *m, *r;
+	uint32_t id;
+	uint16_t p;
+	int fds, ret;
+
+	services = rte_service_get_count();
+	fds = count_fds();
+	for (round = 0; round < 3; round++) {
+		TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr6",
+				    "wire=loop,progress=service"), "probe");
+		TEST_ASSERT_SUCCESS(rte_service_get_by_name("vbr_port:net_vbr6",
+							    &id),
+				    "no service registered at probe");
+		TEST_ASSERT_SUCCESS(port_by_name("net_vbr6", &p), "port");
+		if (rte_service_lcore_count() == 0) {
+			ret = port_start(p, 1, NB_RXD, false);
+			TEST_ASSERT_EQUAL(ret, -ENODEV,
+					  "started with no service lcore");
+		} else {
+			TEST_ASSERT_SUCCESS(port_start(p, 1, NB_RXD, false),
+					    "start");
+			rte_eth_macaddr_get(p, &dst);
+			m = make_pkt(&dst, p, 200, 5);
+			TEST_ASSERT_NOT_NULL(m, "alloc");
+			TEST_ASSERT_EQUAL(send_all(p, &m, 1), 1, "tx");
+			TEST_ASSERT_EQUAL(recv_n(p, 1, &r, 1, WAIT_MS, NULL), 1,
+					  "the service did not loop it back");
+			rte_pktmbuf_free(r);
+			TEST_ASSERT_SUCCESS(rte_eth_dev_stop(p), "stop");
+			TEST_ASSERT_SUCCESS(rte_eth_dev_start(p), "restart");
+			TEST_ASSERT_SUCCESS(rte_eth_dev_stop(p), "stop");
+		}
+		TEST_ASSERT_SUCCESS(rte_eth_dev_close(p), "close");
+		TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr6"), "uninit");
+		TEST_ASSERT(rte_service_get_by_name("vbr_port:net_vbr6", &id) !=
+			    0, "the service outlived its port");
+		TEST_ASSERT_EQUAL(rte_service_get_count(), services,
+				  "services after close");
+		TEST_ASSERT_EQUAL(count_fds(), fds, "fds after round %u",
+				  round);
+	}
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite_lifecycle = {
 	.name = "vbr lifecycle",
 	.cases = {
 		TEST_CASE(test_lifecycle_no_leak),
 		TEST_CASE(test_loop_wire),
+		TEST_CASE(test_progress_service),
 		TEST_CASES_END(),
 	},
 };
@@ -752,7 +813,7 @@ test_repeated_devargs(void)
 		log = open_memstream(&buf, &len);
 		TEST_ASSERT_NOT_NULL(log, "open_memstream");
 		rte_openlog_stream(log);
-		ret = rte_vdev_init("net_vbr9", cases[i].args);
+		ret = vbr_test_vdev_init("net_vbr9", cases[i].args);
 		rte_openlog_stream(old);
 		fclose(log);
 		printf("  devargs '%s': %d\n", cases[i].args, ret);
@@ -854,8 +915,8 @@ lsc_case(bool lsc)
 	uint16_t a, b;
 	uint32_t ev;
 
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,
@@ -881,7 +942,7 @@ lsc_case(bool lsc)
 	}
 
 	/* Plug back: up again, with a speed. */
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
 	if (lsc) {
 		TEST_ASSERT_EQUAL(lsc_wait(a, 2, WAIT_MS), 2,
@@ -923,7 +984,7 @@ test_lsc_events(void)
 	struct rte_eth_dev_info info;
 	uint16_t a;
 
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0", "wire=loop"), "init");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=loop"), "init");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(a, &info), "info");
 	TEST_ASSERT(*info.dev_flags & RTE_ETH_DEV_INTR_LSC,
@@ -964,8 +1025,8 @@ test_lsc_event_after_restart(void)
 	struct rte_eth_link link;
 	uint16_t a, b;
 
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
-	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
 	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,

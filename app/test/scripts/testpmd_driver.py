@@ -46,6 +46,57 @@ def eal_args(tag, pmd, lcores="0-1"):
     return args, prefix
 
 
+def test_progress():
+    """The progress model the suites run swverbs ports with:
+    VBR_TEST_PROGRESS (thread, service), or None (the PMD's default).
+    devtools/test.sh runs the PMD suites once per model."""
+    return os.environ.get("VBR_TEST_PROGRESS") or None
+
+
+def _lcore_ids(spec):
+    """The lcore ids of an EAL -l list such as "0-1" or "0,2"."""
+    ids = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        ids += range(int(lo), int(hi or lo) + 1)
+    return ids
+
+
+def progress_eal(eal):
+    """eal with the test's progress model applied: progress=<model> added
+    to every wire= port whose devargs do not choose (progress=, or
+    engine_cpu=, which belongs to thread), and for service a service lcore
+    (-S) beside the -l ones, mapped with --lcores to any CPU."""
+    model = test_progress()
+    if model is None:
+        return eal
+    out = []
+    i = 0
+    while i < len(eal):
+        a = eal[i]
+        if a == "--vdev" and i + 1 < len(eal):
+            v = eal[i + 1]
+            name, _, args = v.partition(",")
+            if (args.startswith("wire=") and "progress=" not in args
+                    and "engine_cpu=" not in args):
+                v = f"{v},progress={model}"
+            out += [a, v]
+            i += 2
+            continue
+        if a == "-l" and model == "service" and i + 1 < len(eal):
+            ids = _lcore_ids(eal[i + 1])
+            svc = max(ids) + 1
+            cpus = f"(0-{os.cpu_count() - 1})"
+            out += ["--lcores",
+                    ",".join(f"{c}@{c}" for c in ids) + f",{svc}@{cpus}",
+                    "-S", str(svc)]
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 class TestPmd:
     """One interactive testpmd process."""
 
@@ -54,7 +105,11 @@ class TestPmd:
         self.log = log
         self.out = ""
         self.lock = threading.Condition()
+        eal = progress_eal(eal)
         argv = ["stdbuf", "-oL", find_testpmd()] + eal + ["--"] + ["-i"] + app
+        if test_progress() is not None:
+            print(f"progress model: {test_progress()} (VBR_TEST_PROGRESS)",
+                  file=log, flush=True)
         print("+ " + " ".join(argv), file=log, flush=True)
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -100,7 +100,9 @@ struct vbr_glue {
 	/** Close the context; destroy what port_open() created. */
 	int (*port_close)(struct ibv_context *context, char *why, size_t len);
 	/**
-	 * Port start: bind a wire that went away (its interface deleted and
+	 * Port start: make sure what runs the port's device runs (swverbs
+	 * progress=service: its DPDK service is mapped to a running service
+	 * lcore), and bind a wire that went away (its interface deleted and
 	 * created again) anew; 0 when there is nothing to do.
 	 */
 	int (*port_rebind)(struct ibv_context *context, char *why, size_t len);

@@ -15,10 +15,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
 
 #include <rte_common.h>
 #include <rte_lcore.h>
+#include <rte_memory.h>
+#include <rte_pause.h>
+#include <rte_service.h>
+#include <rte_service_component.h>
+#include <rte_spinlock.h>
+#include <rte_string_fns.h>
 
 #include <swverbs.h>
 
@@ -59,6 +66,7 @@ vbr_sw_wire_parse(const char *wire, struct vbr_sw_wire *w, char *why,
 #define VBR_SW_ARG_ENGINE_CPU "engine_cpu"
 #define VBR_SW_ARG_SHARE_WIRE "share_wire"
 #define VBR_SW_ARG_PROFILE "profile"
+#define VBR_SW_ARG_PROGRESS "progress"
 
 /*
  * The swverbs profile of a wire= port when profile= is not given: "mlx5",
@@ -70,7 +78,23 @@ static const char * const vbr_sw_args[] = {
 	VBR_SW_ARG_ENGINE_CPU,
 	VBR_SW_ARG_SHARE_WIRE,
 	VBR_SW_ARG_PROFILE,
+	VBR_SW_ARG_PROGRESS,
 	NULL,
+};
+
+/*
+ * Progress models: what runs the port's swverbs device (its engine).
+ * A third model is one more entry here and one more case where the port
+ * opens (vbr_sw_port_open()).
+ */
+enum vbr_sw_progress {
+	VBR_SW_PROGRESS_THREAD,		/* the default engine's thread */
+	VBR_SW_PROGRESS_SERVICE,	/* an engine run by a DPDK service */
+};
+
+static const char * const vbr_sw_progress_names[] = {
+	[VBR_SW_PROGRESS_THREAD] = "thread",
+	[VBR_SW_PROGRESS_SERVICE] = "service",
 };
 
 /** A wire= port's devargs, parsed. */
@@ -79,7 +103,24 @@ struct vbr_sw_conf {
 	int engine_cpu;			/* engine_cpu=, -1: not given */
 	unsigned int share_wire:1;	/* share_wire=1 */
 	unsigned int profile;		/* SWV_DEVICE_PROFILE_* flag */
+	enum vbr_sw_progress progress;	/* progress= */
 };
+
+/* progress=<name>: 0, or EINVAL with why[len] set. */
+static int
+vbr_sw_progress_parse(const char *value, enum vbr_sw_progress *p, char *why,
+		      size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(vbr_sw_progress_names); i++)
+		if (strcmp(value, vbr_sw_progress_names[i]) == 0) {
+			*p = (enum vbr_sw_progress)i;
+			return 0;
+		}
+	snprintf(why, len, "progress=%s: give thread or service", value);
+	return EINVAL;
+}
 
 static int
 vbr_sw_conf_parse(const struct vbr_glue_port_conf *conf,
@@ -108,6 +149,11 @@ vbr_sw_conf_parse(const struct vbr_glue_port_conf *conf,
 					 "full", value);
 				return EINVAL;
 			}
+		} else if (strcmp(key, VBR_SW_ARG_PROGRESS) == 0) {
+			ret = vbr_sw_progress_parse(value, &sw->progress, why,
+						    len);
+			if (ret != 0)
+				return ret;
 		} else if (strcmp(key, VBR_SW_ARG_ENGINE_CPU) == 0) {
 			char *end;
 			long cpu;
@@ -134,6 +180,195 @@ vbr_sw_conf_parse(const struct vbr_glue_port_conf *conf,
 			 "wire=af_packet:<ifname> only");
 		return EINVAL;
 	}
+	if (sw->engine_cpu >= 0 && sw->progress != VBR_SW_PROGRESS_THREAD) {
+		snprintf(why, len, "engine_cpu= places the engine thread of "
+			 "progress=thread; progress=%s has none",
+			 vbr_sw_progress_names[sw->progress]);
+		return EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * progress=service: the port's device is served by an engine of its own,
+ * with no thread; a DPDK service runs its passes (swv_engine_run_once()) on
+ * a service lcore. Both ends of a pair cable hand frames to each other on
+ * one engine's pass (swverbs requires it), so the ports of a cable share
+ * one engine and one service; any other port has its own.
+ *
+ * Services registered while EAL probes the devices (--vdev) are mapped to
+ * the service lcores and started by EAL itself (it starts them with
+ * defaults after the probe); a port probed later (hotplug) or a service the
+ * application unmapped is mapped here at port start, to the service lcore
+ * with the fewest services, which is started if it is not running. With no
+ * service lcore at all, the port does not start.
+ *
+ * The callback never sleeps: an idle pass returns -EAGAIN (no work, which
+ * service statistics count apart) after a look at each wire and queue.
+ * Control path only (probe, start, close): one lock guards the list.
+ */
+struct vbr_sw_svc {
+	TAILQ_ENTRY(vbr_sw_svc) next;
+	char key[SWV_NAME_MAX + 8];	/* "pair:<cable>" or "port:<name>" */
+	struct swv_engine *eng;
+	uint32_t id;			/* DPDK service id */
+	unsigned int refs;		/* ports on it */
+};
+
+/* A port served by a service, by its device name. */
+struct vbr_sw_svc_port {
+	TAILQ_ENTRY(vbr_sw_svc_port) next;
+	char name[SWV_NAME_MAX];
+	struct vbr_sw_svc *svc;
+};
+
+static TAILQ_HEAD(, vbr_sw_svc) vbr_sw_svcs =
+	TAILQ_HEAD_INITIALIZER(vbr_sw_svcs);
+static TAILQ_HEAD(, vbr_sw_svc_port) vbr_sw_svc_ports =
+	TAILQ_HEAD_INITIALIZER(vbr_sw_svc_ports);
+static rte_spinlock_t vbr_sw_svc_lock = RTE_SPINLOCK_INITIALIZER;
+
+static int32_t
+vbr_sw_service_run(void *arg)
+{
+	struct vbr_sw_svc *s = arg;
+
+	return swv_engine_run_once(s->eng) > 0 ? 0 : -EAGAIN;
+}
+
+/* Stop and unregister a service, destroy its engine (no port left). */
+static void
+vbr_sw_svc_free(struct vbr_sw_svc *s)
+{
+	uint32_t cores[RTE_MAX_LCORE];
+	int32_t i, n;
+
+	rte_service_runstate_set(s->id, 0);
+	rte_service_component_runstate_set(s->id, 0);
+	/* The last pass under way ends: the engine is then ours. */
+	while (rte_service_may_be_active(s->id) == 1)
+		rte_pause();
+	n = rte_service_lcore_list(cores, RTE_DIM(cores));
+	for (i = 0; i < n; i++)
+		rte_service_map_lcore_set(s->id, cores[i], 0);
+	rte_service_component_unregister(s->id);
+	swv_engine_destroy(s->eng);
+	free(s);
+}
+
+/* The service for a port's key, new or shared; NULL with why[len] set. */
+static struct vbr_sw_svc *
+vbr_sw_svc_get(const char *key, char *why, size_t len)
+{
+	struct rte_service_spec spec;
+	struct vbr_sw_svc *s;
+	int ret;
+
+	TAILQ_FOREACH(s, &vbr_sw_svcs, next)
+		if (strcmp(s->key, key) == 0) {
+			s->refs++;
+			return s;
+		}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		snprintf(why, len, "no memory for the port's service");
+		return NULL;
+	}
+	snprintf(s->key, sizeof(s->key), "%s", key);
+	s->eng = swv_engine_create();
+	if (s->eng == NULL) {
+		snprintf(why, len, "swv_engine_create: %s", strerror(errno));
+		free(s);
+		return NULL;
+	}
+	memset(&spec, 0, sizeof(spec));
+	/* a name to find it by (rte_service_get_by_name()), cut to fit */
+	memcpy(spec.name, "vbr_", 4);
+	strlcpy(spec.name + 4, key, sizeof(spec.name) - 4);
+	spec.callback = vbr_sw_service_run;
+	spec.callback_userdata = s;
+	spec.socket_id = SOCKET_ID_ANY;
+	/* not MT-safe: DPDK runs it on one lcore at a time */
+	ret = rte_service_component_register(&spec, &s->id);
+	if (ret == 0)
+		ret = rte_service_component_runstate_set(s->id, 1);
+	if (ret == 0)
+		ret = rte_service_runstate_set(s->id, 1);
+	if (ret != 0) {
+		snprintf(why, len, "cannot register the port's DPDK service: "
+			 "%s", strerror(-ret));
+		swv_engine_destroy(s->eng);
+		free(s);
+		return NULL;
+	}
+	s->refs = 1;
+	TAILQ_INSERT_TAIL(&vbr_sw_svcs, s, next);
+	return s;
+}
+
+static void
+vbr_sw_svc_put(struct vbr_sw_svc *s)
+{
+	if (--s->refs > 0)
+		return;
+	TAILQ_REMOVE(&vbr_sw_svcs, s, next);
+	vbr_sw_svc_free(s);
+}
+
+static struct vbr_sw_svc_port *
+vbr_sw_svc_port_find(const char *name)
+{
+	struct vbr_sw_svc_port *p;
+
+	TAILQ_FOREACH(p, &vbr_sw_svc_ports, next)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+/*
+ * Port start: the port's service runs on a service lcore: mapped to one
+ * (by the application or EAL, else here) that is running.
+ * Return 0 or a positive errno with why[len] set.
+ */
+static int
+vbr_sw_svc_start(struct vbr_sw_svc *s, char *why, size_t len)
+{
+	uint32_t cores[RTE_MAX_LCORE], best = RTE_MAX_LCORE;
+	int32_t i, n, load, best_load = INT32_MAX, ret;
+
+	n = rte_service_lcore_list(cores, RTE_DIM(cores));
+	if (n <= 0) {
+		snprintf(why, len, "progress=service needs a service lcore, "
+			 "and the application has none: give EAL one with "
+			 "-s <coremask> or -S <corelist> (a core of its own, "
+			 "or an lcore mapped with --lcores, e.g. "
+			 "--lcores 0@0,1@1,2@0 -S 2), or use "
+			 "progress=thread");
+		return ENODEV;
+	}
+	for (i = 0; i < n; i++)
+		if (rte_service_map_lcore_get(s->id, cores[i]) == 1)
+			return 0;	/* the application's (or EAL's) choice */
+	for (i = 0; i < n; i++) {
+		load = rte_service_lcore_count_services(cores[i]);
+		if (load >= 0 && load < best_load) {
+			best_load = load;
+			best = cores[i];
+		}
+	}
+	ret = rte_service_map_lcore_set(s->id, best, 1);
+	if (ret == 0 && rte_service_lcore_may_be_active(best) != 1) {
+		ret = rte_service_lcore_start(best);
+		if (ret == -EALREADY)
+			ret = 0;
+	}
+	if (ret != 0) {
+		snprintf(why, len, "cannot run the port's service on service "
+			 "lcore %u: %s", best, strerror(-ret));
+		return -ret;
+	}
+	VBR_LOG(INFO, "service %s mapped to service lcore %u", s->key, best);
 	return 0;
 }
 
@@ -208,6 +443,9 @@ static int
 vbr_sw_port_open(const struct vbr_glue_port_conf *conf,
 		 struct vbr_glue_port *port, char *why, size_t len)
 {
+	struct vbr_sw_svc_port *sp = NULL;
+	struct swv_device_attr attr;
+	char key[SWV_NAME_MAX + 8];
 	struct vbr_sw_conf sw;
 	int ret, ret2;
 
@@ -219,15 +457,40 @@ vbr_sw_port_open(const struct vbr_glue_port_conf *conf,
 		snprintf(why, len, "name too long");
 		return EINVAL;
 	}
-	ret = vbr_sw_place_engine(&sw, why, len);
-	if (ret != 0)
-		return ret;
-	ret = swv_device_create_flags(port->ibdev_name, conf->target,
-				      conf->mac, sw.profile | (sw.share_wire ?
-				      SWV_DEVICE_SHARE_WIRE : 0));
+	attr.flags = sw.profile | (sw.share_wire ? SWV_DEVICE_SHARE_WIRE : 0);
+	attr.engine = NULL;
+	switch (sw.progress) {
+	case VBR_SW_PROGRESS_THREAD:
+		ret = vbr_sw_place_engine(&sw, why, len);
+		if (ret != 0)
+			return ret;
+		break;
+	case VBR_SW_PROGRESS_SERVICE:
+		sp = calloc(1, sizeof(*sp));
+		if (sp == NULL) {
+			snprintf(why, len, "no memory");
+			return ENOMEM;
+		}
+		snprintf(sp->name, sizeof(sp->name), "%s", port->ibdev_name);
+		if (sw.wire.kind == SWV_WIRE_PAIR)
+			snprintf(key, sizeof(key), "pair:%s", sw.wire.name);
+		else
+			snprintf(key, sizeof(key), "port:%s", port->ibdev_name);
+		rte_spinlock_lock(&vbr_sw_svc_lock);
+		sp->svc = vbr_sw_svc_get(key, why, len);
+		rte_spinlock_unlock(&vbr_sw_svc_lock);
+		if (sp->svc == NULL) {
+			free(sp);
+			return ENOMEM;
+		}
+		attr.engine = sp->svc->eng;
+		break;
+	}
+	ret = swv_device_create_attr(port->ibdev_name, conf->target,
+				     conf->mac, &attr);
 	if (ret != 0) {
 		vbr_sw_create_why(ret, conf->target, &sw, why, len);
-		return ret;
+		goto err_svc;
 	}
 	ret = vbr_glue_open_named(&vbr_glue_swverbs, port->ibdev_name,
 				  &port->ctx, why, len);
@@ -236,15 +499,29 @@ vbr_sw_port_open(const struct vbr_glue_port_conf *conf,
 		if (ret2 != 0)
 			VBR_LOG(ERR, "%s: swv_device_destroy: %s",
 				port->ibdev_name, strerror(ret2));
-		return ret;
+		goto err_svc;
+	}
+	if (sp != NULL) {
+		rte_spinlock_lock(&vbr_sw_svc_lock);
+		TAILQ_INSERT_TAIL(&vbr_sw_svc_ports, sp, next);
+		rte_spinlock_unlock(&vbr_sw_svc_lock);
 	}
 	port->max_frame = SWV_MAX_FRAME;
 	return 0;
+err_svc:
+	if (sp != NULL) {
+		rte_spinlock_lock(&vbr_sw_svc_lock);
+		vbr_sw_svc_put(sp->svc);
+		rte_spinlock_unlock(&vbr_sw_svc_lock);
+		free(sp);
+	}
+	return ret;
 }
 
 static int
 vbr_sw_port_close(struct ibv_context *context, char *why, size_t len)
 {
+	struct vbr_sw_svc_port *sp;
 	char name[SWV_NAME_MAX];
 	int ret;
 
@@ -255,15 +532,36 @@ vbr_sw_port_close(struct ibv_context *context, char *why, size_t len)
 		return ret;
 	}
 	ret = swv_device_destroy(name);
-	if (ret != 0)
+	if (ret != 0) {
 		snprintf(why, len, "swv_device_destroy: %s", strerror(ret));
-	return ret;
+		return ret;
+	}
+	/* The last port of a service: stop and unregister it. */
+	rte_spinlock_lock(&vbr_sw_svc_lock);
+	sp = vbr_sw_svc_port_find(name);
+	if (sp != NULL) {
+		TAILQ_REMOVE(&vbr_sw_svc_ports, sp, next);
+		vbr_sw_svc_put(sp->svc);
+	}
+	rte_spinlock_unlock(&vbr_sw_svc_lock);
+	free(sp);
+	return 0;
 }
 
 static int
 vbr_sw_port_rebind(struct ibv_context *context, char *why, size_t len)
 {
-	int ret = swv_device_rebind(context->device->name);
+	struct vbr_sw_svc_port *sp;
+	int ret;
+
+	/* progress=service: the service runs on a service lcore. */
+	rte_spinlock_lock(&vbr_sw_svc_lock);
+	sp = vbr_sw_svc_port_find(context->device->name);
+	ret = sp != NULL ? vbr_sw_svc_start(sp->svc, why, len) : 0;
+	rte_spinlock_unlock(&vbr_sw_svc_lock);
+	if (ret != 0)
+		return ret;
+	ret = swv_device_rebind(context->device->name);
 
 	switch (ret) {
 	case 0:
