@@ -5,12 +5,16 @@
 # core, fixed time, repetitions interleaved so that drift hits every case:
 #
 #   vbr-pair      two vbr ports on an in-memory pair wire, io fwd, tx_first
+#                 (progress model thread, the PMD's default)
+#   vbr-pair-service  the same with progress=service: a DPDK service on a
+#                 service lcore runs the ports' swverbs engine
 #   memif         net_memif server + client in the same process, same test
 #   vbr-afp-tx    vbr on af_packet:<veth>, txonly (peer in a netns drops)
 #   afpacket-tx   net_af_packet on the same veth, txonly
 #   afxdp-tx      net_af_xdp on the same veth, txonly (when it starts)
 #
-# and the CPU an idle started vbr port costs (forwarding stopped, 5 s).
+# and the CPU an idle started vbr port costs (forwarding stopped, 5 s), per
+# progress model.
 #
 # Mpps = packets counted by testpmd (RX for io, TX for txonly) / wall time
 # between start and stop. Two cycles/packet columns: testpmd's
@@ -20,7 +24,9 @@
 #
 # Core layout: -l 0,1: main lcore 0, forwarding lcore 1; the swverbs engine
 # thread on the main lcore's CPU (the PMD's default), or on VBR_ENGINE_CPU=N
-# (devarg engine_cpu=N).
+# (devarg engine_cpu=N). vbr-pair-service: --lcores 0@0,1@1,2@0 -S 2: main
+# lcore 0 and service lcore 2 (the engine's passes) on CPU 0, forwarding
+# lcore 1 on CPU 1: the same two CPUs as the thread case.
 #
 # usage: bench-fwd.sh [seconds per run (5)] [repetitions (3)]
 # Environment: VBR_BUILD_DIR (default build), VBR_ENGINE_CPU, BENCH_CASES
@@ -72,6 +78,13 @@ CASES = {
     "afxdp-tx": ("txonly", [f"net_af_xdp0,iface={VETH}0,start_queue=0"]),
 }
 
+# progress=service: the ports' engine on a service lcore (2, on CPU 0 with
+# the main lcore), the forwarding lcore alone on CPU 1.
+CASES["vbr-pair-service"] = (
+    "io", [f"net_vbr{i},wire=pair:bench,progress=service" for i in (0, 1)])
+SERVICE_LCORES = ["--lcores", "0@0,1@1,2@0", "-S", "2"]
+LCORES = {"vbr-pair-service": SERVICE_LCORES}
+
 
 def cpu_ticks(pid):
     with open(f"/proc/{pid}/stat") as f:
@@ -82,6 +95,9 @@ def cpu_ticks(pid):
 def start(case):
     mode, vdevs = CASES[case]
     eal, prefix = tp.eal_args("bench", PMD if "vbr" in case else None, "0,1")
+    if case in LCORES:
+        i = eal.index("-l")
+        eal[i:i + 2] = LCORES[case]
     for v in vdevs:
         eal += ["--vdev", v]
     t = tp.TestPmd(eal, [f"--forward-mode={mode}", "--total-num-mbufs=16384",
@@ -122,8 +138,8 @@ def one_run(case):
             os.unlink(SOCK)
 
 
-def idle_cpu():
-    t = start("vbr-pair")
+def idle_cpu(case="vbr-pair"):
+    t = start(case)
     try:
         t.cmd("start tx_first")
         time.sleep(1)
@@ -140,7 +156,7 @@ def idle_cpu():
 
 
 def main():
-    cases = ["vbr-pair", "memif"]
+    cases = ["vbr-pair", "vbr-pair-service", "memif"]
     root = os.geteuid() == 0
     veth_up = False
     script = os.path.join(ROOT, "devtools", "netns-veth.sh")
@@ -158,11 +174,13 @@ def main():
         for rep in range(REPS):
             for c in cases:
                 r = one_run(c)
-                print(f"rep {rep + 1}/{REPS} {c:12s} " +
+                print(f"rep {rep + 1}/{REPS} {c:16s} " +
                       (f"{r[0]:7.3f} Mpps" if r else "failed"), flush=True)
                 if r:
                     res[c].append(r)
         idle = idle_cpu() if "vbr-pair" in cases else None
+        idle_svc = (idle_cpu("vbr-pair-service")
+                    if "vbr-pair-service" in cases else None)
     finally:
         if veth_up:
             subprocess.run(["bash", script, "down", VETH], stdout=QUIET)
@@ -171,7 +189,11 @@ def main():
     print(f"64 B, {SECS:g} s x {REPS} interleaved runs, median shown; "
           f"-l 0,1 (main 0, fwd 1), swverbs engine "
           f"{'on cpu ' + ENGINE if ENGINE else 'on the main lcore CPU 0 (default)'}")
-    print(f"{'case':12s} {'Mpps':>8s} {'fwd-core cyc/pkt':>17s} "
+    if "vbr-pair-service" in cases:
+        print("vbr-pair-service: " + " ".join(SERVICE_LCORES) +
+              " (main lcore 0 and service lcore 2 on CPU 0, fwd lcore 1 "
+              "on CPU 1)")
+    print(f"{'case':16s} {'Mpps':>8s} {'fwd-core cyc/pkt':>17s} "
           f"{'process cyc/pkt':>16s}  runs")
 
     def med(vals):
@@ -180,21 +202,28 @@ def main():
     rows = {}
     for c in cases:
         if not res[c]:
-            print(f"{c:12s} {'n/a':>8s}")
+            print(f"{c:16s} {'n/a':>8s}")
             continue
         rows[c] = [med([r[i] for r in res[c]]) for i in range(3)]
         mpps, fcpp, pcpp = rows[c]
-        print(f"{c:12s} {mpps:8.3f} {fcpp:17.1f} {pcpp:16.1f}  "
+        print(f"{c:16s} {mpps:8.3f} {fcpp:17.1f} {pcpp:16.1f}  "
               + " ".join(f"{r[0]:.3f}" for r in res[c]))
     print()
     for a, b in (("vbr-pair", "memif"), ("vbr-afp-tx", "afpacket-tx"),
-                 ("vbr-afp-tx", "afxdp-tx")):
+                 ("vbr-afp-tx", "afxdp-tx"),
+                 ("vbr-pair-service", "vbr-pair"),
+                 ("vbr-pair-service", "memif")):
         if a in rows and b in rows:
             print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
                   f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")
     if idle is not None:
         print(f"idle vbr pair process (started, forwarding stopped): "
               f"{idle:.1f}% of one CPU over 5 s")
+    if idle_svc is not None:
+        print(f"idle vbr pair process, progress=service (started, "
+              f"forwarding stopped): {idle_svc:.1f}% of one CPU over 5 s; "
+              f"the service lcore polls whatever its services find "
+              f"(DPDK's service cores never sleep)")
 
 
 main()
