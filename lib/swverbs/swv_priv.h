@@ -6,9 +6,9 @@
  *
  * Threads: the application threads run the control path (serialized by
  * swv_lock) and the datapath (lock-free, one producer and one consumer per
- * ring); the engine thread (engine.c) is the device. Everything the engine
- * reads is published with RCU (liburcu QSBR: only the engine is a reader) and
- * freed after synchronize_rcu().
+ * ring); an engine (engine.c: its thread, or a swv_engine_run_once() caller)
+ * is the device. Everything the engine reads is published with RCU (liburcu
+ * QSBR: only engines are readers) and freed after synchronize_rcu().
  */
 
 #ifndef SWV_PRIV_H

@@ -3,8 +3,9 @@
 /*
  * Wires: where a swverbs device's frames go. Private to lib/swverbs.
  *
- * A wire is driven by the engine thread that serves its device: every
- * callback below except open/close runs on that thread only.
+ * A wire is driven by the engine that serves its device (its thread, or the
+ * thread in swv_engine_run_once()): every callback below except open/close
+ * and peer runs there, one thread at a time.
  */
 
 #ifndef SWV_WIRE_H

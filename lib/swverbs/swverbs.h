@@ -496,8 +496,9 @@ int swv_engine_stop(struct swv_engine *eng);
 /**
  * One pass of work for every device of an engine without a thread: wire
  * Rx, send queue drains, completions, link checks. It never blocks nor
- * sleeps, and makes a system call only where a wire needs one (e.g. an
- * af_packet Tx kick). Nothing moves on the engine's devices between calls.
+ * sleeps; its system calls are those a wire needs (e.g. an af_packet Tx
+ * kick) and liburcu's wake-up of a grace period that waits for the caller.
+ * Nothing moves on the engine's devices between calls.
  * RCU: swverbs frees what its engines may read after an RCU grace period
  * (liburcu-qsbr), and the calling thread is a reader while it runs a pass.
  * The call registers the calling thread with liburcu-qsbr on its first
