@@ -65,6 +65,7 @@
 #include <linux/virtio_net.h>
 
 #include "swverbs.h"
+#include "swv_clock.h"
 #include "swv_wire.h"
 
 /* Rx ring: 16 blocks of 256 KiB, retired after at most 1 ms. */
@@ -143,16 +144,6 @@ static inline struct swv_afp *
 to_afp(struct swv_wire *wire)
 {
 	return (struct swv_afp *)wire;
-}
-
-static inline uint64_t
-afp_now(void)
-{
-	struct timespec ts;
-
-	/* vDSO: no system call. */
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static inline void
@@ -394,7 +385,7 @@ afp_tx_flush(struct swv_wire *wire)
 	if (!afp->tx_kick)
 		return;
 	if (unlikely(afp->tx_kick_after != 0)) {
-		now = afp_now();
+		now = swv_now_coarse_ns();
 		if (now < afp->tx_kick_after)
 			return;
 		afp->tx_kick_after = 0;
@@ -417,7 +408,7 @@ afp_tx_flush(struct swv_wire *wire)
 		afp->tx_kick = false;
 	}
 	afp_count(&afp->tx_kick_errors, 1);
-	afp->tx_kick_after = afp_now() + SWV_AFP_KICK_RETRY_NS;
+	afp->tx_kick_after = swv_now_coarse_ns() + SWV_AFP_KICK_RETRY_NS;
 }
 
 static void
@@ -478,7 +469,7 @@ static bool
 afp_link_up(struct swv_wire *wire)
 {
 	struct swv_afp *afp = to_afp(wire);
-	uint64_t now = afp_now();
+	uint64_t now = swv_now_coarse_ns();
 
 	if (now >= afp->link_next) {
 		afp_link_refresh(afp);
@@ -838,7 +829,7 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 		err = ENODEV;
 		goto fail;
 	}
-	afp->link_next = afp_now() + SWV_AFP_LINK_REFRESH_NS;
+	afp->link_next = swv_now_coarse_ns() + SWV_AFP_LINK_REFRESH_NS;
 	err = afp_rx_setup(afp);
 	if (err != 0)
 		goto fail;
