@@ -776,6 +776,18 @@ test_progress_service(void)
 		TEST_ASSERT_EQUAL(count_fds(), fds, "fds after round %u",
 				  round);
 	}
+	/* The two ends of a pair cable run on one engine: one model. */
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr6",
+					  "wire=pair:mix,progress=thread"), "");
+	TEST_ASSERT(rte_vdev_init("net_vbr7",
+				  "wire=pair:mix,progress=service") < 0,
+		    "pair ends on two progress models");
+	TEST_ASSERT_EQUAL(rte_service_get_count(), services,
+			  "services after the refused end");
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr7",
+					  "wire=pair:mix,progress=thread"), "");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr7"), "");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr6"), "");
 	return TEST_SUCCESS;
 }
 

@@ -429,6 +429,11 @@ vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 	case EEXIST:
 		snprintf(why, len, "a swverbs device of that name exists");
 		break;
+	case EXDEV:
+		snprintf(why, len, "wire=%s: the other end of the pair cable "
+			 "has another progress= model; both ends need the "
+			 "same", wire);
+		break;
 	case EINVAL:
 		snprintf(why, len, "wire=%s: invalid wire", wire);
 		break;
