@@ -20,26 +20,20 @@
 #include "swv_test_util.h"
 #include "test.h"
 
+/* An engine's statistics (all 0 if it cannot be read). */
+static struct swv_engine_stats
+te_stats(struct swv_engine *eng)
+{
+	struct swv_engine_stats st;
+
+	memset(&st, 0, sizeof(st));
+	swv_engine_get_stats(eng, &st);
+	return st;
+}
+
 /* The default engine's sleep state and doorbell count. */
-static uint32_t
-t_asleep(void)
-{
-	struct swv_engine_stats st;
-
-	if (swv_engine_get_stats(swv_engine_default(), &st) != 0)
-		return 0;
-	return st.asleep;
-}
-
-static uint64_t
-t_bell_wakes(void)
-{
-	struct swv_engine_stats st;
-
-	if (swv_engine_get_stats(swv_engine_default(), &st) != 0)
-		return 0;
-	return st.bell_wakes;
-}
+#define t_asleep() (te_stats(swv_engine_default()).asleep)
+#define t_bell_wakes() (te_stats(swv_engine_default()).bell_wakes)
 
 /*
  * A post to an engine in its deep sleep (it waits up to 100 ms for a wire
@@ -232,16 +226,6 @@ te_run_until(struct swv_engine *eng, struct ibv_cq *cq, struct ibv_wc *wc)
 			return n;
 	}
 	return 0;
-}
-
-static struct swv_engine_stats
-te_stats(struct swv_engine *eng)
-{
-	struct swv_engine_stats st;
-
-	memset(&st, 0, sizeof(st));
-	swv_engine_get_stats(eng, &st);
-	return st;
 }
 
 /*
