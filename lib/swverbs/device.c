@@ -661,6 +661,7 @@ swv_query_port_counters(struct ibv_context *context,
 	c->tx_bytes = SWV_LOAD(&s->tx_bytes);
 	c->tx_errors = SWV_LOAD(&s->tx_errors);
 	c->tx_link_down = SWV_LOAD(&s->tx_link_down);
+	c->tx_link_down_bytes = SWV_LOAD(&s->tx_link_down_bytes);
 	return 0;
 }
 

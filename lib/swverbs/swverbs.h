@@ -258,6 +258,7 @@ struct swv_port_counters {
 	 * with one end), so dropped by the wire.
 	 */
 	uint64_t tx_link_down;
+	uint64_t tx_link_down_bytes; /**< bytes of those frames */
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +

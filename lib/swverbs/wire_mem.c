@@ -196,6 +196,7 @@ pair_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	} else {
 		/* No peer: the frame leaves into an unplugged cable. */
 		wire->dev->acc.tx_link_down++;
+		wire->dev->acc.tx_link_down_bytes += len;
 		swv_dev_dirty(wire->dev);
 	}
 	return 0;
@@ -207,12 +208,15 @@ pair_tx_burst(struct swv_wire *wire, const struct swv_frame *fr,
 {
 	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
 	struct swv_pair_end *peer;
+	unsigned int i;
 
 	peer = rcu_dereference(e->cable->end[e->side ^ 1]);
 	if (peer != NULL) {
 		swv_device_rx_burst(peer->wire.dev, fr, n);
 	} else {
 		wire->dev->acc.tx_link_down += n;
+		for (i = 0; i < n; i++)
+			wire->dev->acc.tx_link_down_bytes += fr[i].len;
 		swv_dev_dirty(wire->dev);
 	}
 }

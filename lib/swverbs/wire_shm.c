@@ -327,6 +327,7 @@ shm_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	if (SWV_UNLIKELY(!e->up)) {
 		/* Into an unplugged cable: gone, and counted. */
 		e->wire.dev->acc.tx_link_down++;
+		e->wire.dev->acc.tx_link_down_bytes += len;
 		swv_dev_dirty(e->wire.dev);
 		return 0;
 	}

@@ -375,6 +375,8 @@ test_shm_close_reattach(void)
 	TEST_ASSERT_EQUAL(ok, 10, "sends complete");
 	swv_query_port_counters(a.ctx, &c1);
 	TEST_ASSERT_EQUAL(c1.tx_link_down - c0.tx_link_down, 10, "");
+	TEST_ASSERT_EQUAL(c1.tx_link_down_bytes - c0.tx_link_down_bytes,
+			  10 * 64, "");
 	TEST_ASSERT_SUCCESS(t_setup(&b, "srb", t_wire()), "");
 	T_WAIT(t_up(&a) && t_up(&b));
 	TEST_ASSERT(t_up(&a) && t_up(&b), "re-attached: link up");
@@ -568,6 +570,7 @@ test_pair_link_down_drops(void)
 	T_WAIT(swv_query_port_counters(a.ctx, &c) == 0 &&
 	       c.tx_link_down == 20);
 	TEST_ASSERT_EQUAL(c.tx_link_down, 20, "");
+	TEST_ASSERT_EQUAL(c.tx_link_down_bytes, 20 * 64, "");
 	TEST_ASSERT_EQUAL(c.tx_frames, 20, "");
 	swv_dereg_mr(mr);
 	t_teardown(&a);

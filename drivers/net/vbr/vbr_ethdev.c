@@ -582,6 +582,8 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	down = RTE_MIN(down, stats->opackets);
 	stats->opackets -= down;
 	stats->oerrors += down;
+	down = c.tx_link_down_bytes - priv->cnt_base.tx_link_down_bytes;
+	stats->obytes -= RTE_MIN(down, stats->obytes);
 	return 0;
 }
 

@@ -56,6 +56,7 @@ struct vbr_glue_port_counters {
 	uint64_t dropped;	/**< frames dropped by a DROP rule */
 	uint64_t runts;		/**< frames below the wire's minimum size */
 	uint64_t tx_link_down;	/**< frames sent while the link was down */
+	uint64_t tx_link_down_bytes; /**< bytes of those frames */
 	uint32_t valid;		/**< VBR_GLUE_CNT_* the device counts */
 };
 
