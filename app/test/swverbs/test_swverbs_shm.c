@@ -522,15 +522,20 @@ test_shm_peer_killed(void)
 	TEST_ASSERT_SUCCESS(peer_start(&p, t_wire(), "peer"), "");
 	T_WAIT(t_up(&a));
 	TEST_ASSERT(t_up(&a), "");
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	t_frame(txbuf, 64, (const uint8_t *)"\xff\xff\xff\xff\xff\xff", a.mac,
+		6);
+	/* Frames the peer never reads: stale once it dies. */
+	kill(p.pid, SIGSTOP);
+	T_WAIT(t_stopped(p.pid));
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 50, 64, &ok), 50, "");
 	peer_kill(&p);
 	T_WAIT(!t_up(&a));
 	TEST_ASSERT(!t_up(&a), "killed peer: link down");
 	TEST_ASSERT_SUCCESS(peer_start(&p, t_wire(), "peer"), "");
 	T_WAIT(t_up(&a));
 	TEST_ASSERT(t_up(&a), "new peer: link up");
-	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
-	t_frame(txbuf, 64, (const uint8_t *)"\xff\xff\xff\xff\xff\xff", a.mac,
-		6);
+	/* The new peer gets these 100 and none of the 50 stale ones. */
 	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 100, 64, &ok), 100, "");
 	end = t_now_ms() + 5000;
 	do {
