@@ -62,6 +62,19 @@ def stats(t):
     return tp.port_stats(t.cmd("show port stats 0"), 0) or {}
 
 
+def sent_and_counted(c, tx, rx, what):
+    """tx sends 4 bursts of 32 frames; rx (rxonly) counts exactly 128."""
+    rx.cmd("clear port stats all")
+    rx.cmd("set fwd rxonly")
+    rx.cmd("start")
+    tx.cmd("stop")
+    send_bursts(tx, 4)
+    st = tp.wait_rx(rx, 0, 128, 10)
+    c.check(st.get("RX-packets", 0) + st.get("RX-missed", 0) == 128,
+            f"{what}: 128 frames counted exactly ({st})")
+    rx.cmd("stop")
+
+
 def run(pmd):
     c = tp.Checker()
     cable = f"tp{os.getpid()}"
@@ -120,22 +133,8 @@ def run(pmd):
         procs.append(b)
         c.check(wait_link(a, True) and wait_link(b, True),
                 "a new B attaches: link up")
-        a.cmd("clear port stats all")
-        b.cmd("set fwd rxonly")
-        b.cmd("start")
-        send_bursts(a, 4)
-        sb = tp.wait_rx(b, 0, 128, 10)
-        c.check(sb.get("RX-packets", 0) + sb.get("RX-missed", 0) == 128,
-                f"the new B counts A's 128 frames ({sb})")
-        a.cmd("clear port stats all")
-        a.cmd("set fwd rxonly")
-        a.cmd("start")
-        b.cmd("stop")
-        send_bursts(b, 4)
-        sa = tp.wait_rx(a, 0, 128, 10)
-        c.check(sa.get("RX-packets", 0) + sa.get("RX-missed", 0) == 128,
-                f"A counts the new B's 128 frames ({sa})")
-        a.cmd("stop")
+        sent_and_counted(c, a, b, "A to the new B")
+        sent_and_counted(c, b, a, "the new B to A")
         for t in list(procs):
             c.check(t.quit() == 0, "testpmd quits cleanly")
             procs.remove(t)

@@ -433,17 +433,47 @@ test_shm_leftover_reused(void)
  */
 #define BP_FRAMES 3000
 
+struct bp_state {
+	unsigned int posted;	/* sends posted */
+	unsigned int done;	/* completions */
+	unsigned int ok;	/* of them, successful */
+};
+
+/*
+ * Keep up to 200 of BP_FRAMES sends posted and reap their completions
+ * until @want have completed or @ms passed.
+ */
+static void
+bp_pump(struct tdev *d, struct ibv_mr *mr, struct bp_state *b,
+	unsigned int want, unsigned int ms)
+{
+	uint64_t end = t_now_ms() + ms;
+	struct ibv_wc wc[64];
+	int r, i;
+
+	while (t_now_ms() < end && b->done < want) {
+		while (b->posted < BP_FRAMES && b->posted - b->done < 200 &&
+		       t_send(d->sqp, mr, txbuf, 64, b->posted) == 0)
+			b->posted++;
+		r = ibv_poll_cq(d->scq, 64, wc);
+		for (i = 0; i < r; i++)
+			b->ok += wc[i].status == IBV_WC_SUCCESS;
+		b->done += r > 0 ? (unsigned int)r : 0;
+		if (r <= 0)
+			usleep(100);
+	}
+}
+
 static int
 test_shm_backpressure_process(void)
 {
 	struct swv_port_counters c;
 	struct peer p;
 	struct ibv_mr *mr;
-	struct ibv_wc wc[64];
+	struct bp_state bp = { 0, 0, 0 };
 	struct tdev a;
-	unsigned int posted = 0, done = 0, ok = 0;
 	uint64_t rx, down, end;
-	int up, r, i;
+	int up;
 
 	t_cable("b");
 	TEST_ASSERT_SUCCESS(t_setup(&a, "sba", t_wire()), "");
@@ -457,36 +487,14 @@ test_shm_backpressure_process(void)
 	T_WAIT(t_stopped(p.pid));
 	TEST_ASSERT(t_stopped(p.pid), "");
 	/* Post all we can; completions stop at one ring of frames. */
-	end = t_now_ms() + 3000;
-	while (t_now_ms() < end && done < T_SHM_SLOTS + 1) {
-		while (posted < BP_FRAMES && posted - done < 200 &&
-		       t_send(a.sqp, mr, txbuf, 64, posted) == 0)
-			posted++;
-		r = ibv_poll_cq(a.scq, 64, wc);
-		for (i = 0; i < r; i++)
-			ok += wc[i].status == IBV_WC_SUCCESS;
-		done += r > 0 ? (unsigned int)r : 0;
-		if (r <= 0)
-			usleep(200);
-	}
-	TEST_ASSERT_EQUAL(done, T_SHM_SLOTS, "a full ring holds frames back");
-	TEST_ASSERT_EQUAL(ok, T_SHM_SLOTS, "");
+	bp_pump(&a, mr, &bp, T_SHM_SLOTS + 1, 3000);
+	TEST_ASSERT_EQUAL(bp.done, T_SHM_SLOTS, "a full ring holds frames back");
+	TEST_ASSERT_EQUAL(bp.ok, T_SHM_SLOTS, "");
 	swv_query_port_counters(a.ctx, &c);
 	TEST_ASSERT_EQUAL(c.tx_link_down, 0, "");
 	kill(p.pid, SIGCONT);
-	end = t_now_ms() + 10000;
-	while (t_now_ms() < end && done < BP_FRAMES) {
-		while (posted < BP_FRAMES && posted - done < 200 &&
-		       t_send(a.sqp, mr, txbuf, 64, posted) == 0)
-			posted++;
-		r = ibv_poll_cq(a.scq, 64, wc);
-		for (i = 0; i < r; i++)
-			ok += wc[i].status == IBV_WC_SUCCESS;
-		done += r > 0 ? (unsigned int)r : 0;
-		if (r <= 0)
-			usleep(100);
-	}
-	TEST_ASSERT_EQUAL(ok, BP_FRAMES, "");
+	bp_pump(&a, mr, &bp, BP_FRAMES, 10000);
+	TEST_ASSERT_EQUAL(bp.ok, BP_FRAMES, "");
 	end = t_now_ms() + 5000;
 	do {
 		TEST_ASSERT_SUCCESS(peer_count(&p, &rx, &down, &up), "");
