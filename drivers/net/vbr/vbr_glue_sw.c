@@ -442,7 +442,7 @@ vbr_glue_ibverbs_load(const char **why)
 		snprintf(vbr_glue_why, sizeof(vbr_glue_why),
 			 "rdma-core is not installed (libibverbs.so.1: %s): "
 			 "hardware devices cannot be opened; use "
-			 "wire=loop|pair:<name>|af_packet:<ifname>",
+			 "wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>",
 			 dlerror());
 		return NULL;
 	}
@@ -503,7 +503,7 @@ const struct vbr_glue_backend vbr_glue_backends[] = {
 	},
 	{
 		.key = "wire",
-		.usage = "wire=loop|pair:<name>|af_packet:<ifname>",
+		.usage = "wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>",
 		.args = vbr_sw_args,
 		.load = vbr_glue_swverbs_load,
 	},
