@@ -96,7 +96,9 @@ struct swv_wire_ops {
 	uint32_t (*speed_mbps)(struct swv_wire *wire);
 	/**
 	 * A file descriptor that becomes readable when frames arrive, for the
-	 * engine to sleep on when idle, or -1 (the engine then polls).
+	 * engine to sleep on when idle, or -1 (the engine then polls). Call it
+	 * right before each sleep, not to collect fds while busy: a wire may
+	 * arm its wakeup here (shm: the peer then makes a system call).
 	 */
 	int (*rx_fd)(struct swv_wire *wire);
 	/** Release the wire. Called with the engine no longer serving it. */
