@@ -12,6 +12,12 @@
 #   vbr-afp-tx    vbr on af_packet:<veth>, txonly (peer in a netns drops)
 #   afpacket-tx   net_af_packet on the same veth, txonly
 #   afxdp-tx      net_af_xdp on the same veth, txonly (when it starts)
+#   vbr-shm       two vbr ports of one process on the two ends of a shm
+#                 cable, io fwd, tx_first (the wire's cost next to vbr-pair)
+#   vbr-shm-2p    two testpmd processes, one vbr port each on one shm
+#                 cable: process A txonly, process B rxonly
+#   memif-2p      two testpmd processes, net_memif server (A, txonly) and
+#                 client (B, rxonly), the same test
 #
 # and the CPU an idle started vbr port costs (forwarding stopped, 5 s), per
 # progress model.
@@ -27,6 +33,11 @@
 # (devarg engine_cpu=N). vbr-pair-service: --lcores 0@0,1@1,2@0 -S 2: main
 # lcore 0 and service lcore 2 (the engine's passes) on CPU 0, forwarding
 # lcore 1 on CPU 1: the same two CPUs as the thread case.
+# The two-process cases: process A on CPU 0, process
+# B on CPU 1 (--lcores 0@N,1@N: main and forwarding lcore on that CPU, the
+# swverbs engine thread there too, as VBR_ENGINE_CPU does not apply to
+# them); Mpps = B's RX-packets / A's forwarding time, process cycles/packet
+# = both processes' CPU time / those packets.
 #
 # usage: bench-fwd.sh [seconds per run (5)] [repetitions (3)]
 # Environment: VBR_BUILD_DIR (default build), VBR_ENGINE_CPU, BENCH_CASES
@@ -73,6 +84,8 @@ CASES = {
     "vbr-pair": ("io", [vbr(0, "pair:bench"), vbr(1, "pair:bench")]),
     "memif": ("io", [f"net_memif0,role=server,socket={SOCK}",
                      f"net_memif1,role=client,socket={SOCK}"]),
+    "vbr-shm": ("io", [vbr(0, f"shm:bench{os.getpid()}"),
+                       vbr(1, f"shm:bench{os.getpid()}")]),
     "vbr-afp-tx": ("txonly", [vbr(0, f"af_packet:{VETH}0")]),
     "afpacket-tx": ("txonly", [f"net_af_packet0,iface={VETH}0"]),
     "afxdp-tx": ("txonly", [f"net_af_xdp0,iface={VETH}0,start_queue=0"]),
@@ -84,6 +97,15 @@ CASES["vbr-pair-service"] = (
     "io", [f"net_vbr{i},wire=pair:bench,progress=service" for i in (0, 1)])
 SERVICE_LCORES = ["--lcores", "0@0,1@1,2@0", "-S", "2"]
 LCORES = {"vbr-pair-service": SERVICE_LCORES}
+
+
+# Two-process cases: (vdev of A, vdev of B); {tag} makes names unique.
+CASES_2P = {
+    "vbr-shm-2p": ("net_vbr0,wire=shm:bench{tag}",
+                   "net_vbr0,wire=shm:bench{tag}"),
+    "memif-2p": ("net_memif0,role=server,socket=/run/vbr-bench{tag}.sock",
+                 "net_memif0,role=client,socket=/run/vbr-bench{tag}.sock"),
+}
 
 
 def cpu_ticks(pid):
@@ -138,6 +160,106 @@ def one_run(case):
             os.unlink(SOCK)
 
 
+def start_2p(case, rep):
+    """Processes A (CPU 0, txonly) and B (CPU 1, rxonly) of a 2p case,
+    their links up."""
+    tag = f"{os.getpid()}r{rep}"
+    procs = []
+    try:
+        for cpu, vdev, mode in ((0, CASES_2P[case][0], "txonly"),
+                                (1, CASES_2P[case][1], "rxonly")):
+            eal, prefix = tp.eal_args(f"bench{'AB'[cpu]}{rep}",
+                                      PMD if "vbr" in case else None)
+            i = eal.index("-l")
+            eal[i:i + 2] = ["--lcores", f"0@{cpu},1@{cpu}"]
+            eal += ["--vdev", vdev.format(tag=tag)]
+            t = tp.TestPmd(eal, [f"--forward-mode={mode}",
+                                 "--total-num-mbufs=16384", "--txpkts=64",
+                                 "--burst=32"], prefix, log=QUIET)
+            procs.append(t)
+            t.wait_prompt()
+    except RuntimeError:
+        for t in procs:
+            t.kill()
+        raise
+    a, b = procs
+    end = time.monotonic() + 10
+    while time.monotonic() < end and not (
+            "Link status: up" in a.cmd("show port info 0") and
+            "Link status: up" in b.cmd("show port info 0")):
+        time.sleep(0.1)
+    return a, b
+
+
+def one_run_2p(case, rep):
+    a = b = None
+    try:
+        a, b = start_2p(case, rep)
+        b.cmd("start")
+        pids = (a.proc.pid, b.proc.pid)
+        c0, w0 = sum(cpu_ticks(p) for p in pids), time.monotonic()
+        a.cmd("start")
+        time.sleep(SECS)
+        a.cmd("stop")
+        w1, c1 = time.monotonic(), sum(cpu_ticks(p) for p in pids)
+        st = tp.fwd_stats(b.cmd("stop"))
+        pkts = sum(s.get("RX-packets", 0) for s in st.values())
+        mhz = tsc_mhz()
+        proc_cpp = ((c1 - c0) / CLK_TCK * mhz * 1e6 / pkts) if pkts else float("nan")
+        a.quit()
+        b.quit()
+        return pkts / (w1 - w0) / 1e6, float("nan"), proc_cpp
+    except RuntimeError as e:
+        print(f"  {case}: {str(e).splitlines()[0]}", file=sys.stderr)
+        return None
+    finally:
+        for t in (a, b):
+            if t is not None:
+                t.kill()
+
+
+TSC_MHZ = []
+
+
+def tsc_mhz():
+    """The TSC rate testpmd prints with --record-core-cycles (one run)."""
+    if not TSC_MHZ:
+        t = start("vbr-pair")
+        try:
+            t.cmd("start tx_first")
+            time.sleep(0.5)
+            m = re.search(r" at (\d+) MHz", t.cmd("stop"))
+            TSC_MHZ.append(int(m.group(1)) if m else 0)
+            t.quit()
+        finally:
+            t.kill()
+    return TSC_MHZ[0]
+
+
+def idle_cpu_2p():
+    """CPU of two started, idle processes on one shm cable (% of a CPU)."""
+    a = b = None
+    try:
+        a, b = start_2p("vbr-shm-2p", "idle")
+        b.cmd("start")
+        a.cmd("start")
+        time.sleep(1)
+        a.cmd("stop")
+        b.cmd("stop")
+        time.sleep(1)
+        pids = (a.proc.pid, b.proc.pid)
+        c0, w0 = sum(cpu_ticks(p) for p in pids), time.monotonic()
+        time.sleep(5)
+        c1, w1 = sum(cpu_ticks(p) for p in pids), time.monotonic()
+        a.quit()
+        b.quit()
+        return 100.0 * (c1 - c0) / CLK_TCK / (w1 - w0)
+    finally:
+        for t in (a, b):
+            if t is not None:
+                t.kill()
+
+
 def idle_cpu(case="vbr-pair"):
     t = start(case)
     try:
@@ -156,7 +278,8 @@ def idle_cpu(case="vbr-pair"):
 
 
 def main():
-    cases = ["vbr-pair", "vbr-pair-service", "memif"]
+    cases = ["vbr-pair", "vbr-pair-service", "memif", "vbr-shm", "vbr-shm-2p",
+             "memif-2p"]
     root = os.geteuid() == 0
     veth_up = False
     script = os.path.join(ROOT, "devtools", "netns-veth.sh")
@@ -173,7 +296,7 @@ def main():
     try:
         for rep in range(REPS):
             for c in cases:
-                r = one_run(c)
+                r = one_run_2p(c, rep) if c in CASES_2P else one_run(c)
                 print(f"rep {rep + 1}/{REPS} {c:16s} " +
                       (f"{r[0]:7.3f} Mpps" if r else "failed"), flush=True)
                 if r:
@@ -181,6 +304,7 @@ def main():
         idle = idle_cpu() if "vbr-pair" in cases else None
         idle_svc = (idle_cpu("vbr-pair-service")
                     if "vbr-pair-service" in cases else None)
+        idle_2p = idle_cpu_2p() if "vbr-shm-2p" in cases else None
     finally:
         if veth_up:
             subprocess.run(["bash", script, "down", VETH], stdout=QUIET)
@@ -212,7 +336,8 @@ def main():
     for a, b in (("vbr-pair", "memif"), ("vbr-afp-tx", "afpacket-tx"),
                  ("vbr-afp-tx", "afxdp-tx"),
                  ("vbr-pair-service", "vbr-pair"),
-                 ("vbr-pair-service", "memif")):
+                 ("vbr-pair-service", "memif"),
+                 ("vbr-shm", "vbr-pair"), ("vbr-shm-2p", "memif-2p")):
         if a in rows and b in rows:
             print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
                   f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")
@@ -224,6 +349,9 @@ def main():
               f"forwarding stopped): {idle_svc:.1f}% of one CPU over 5 s; "
               f"the service lcore polls whatever its services find "
               f"(DPDK's service cores never sleep)")
+    if idle_2p is not None:
+        print(f"idle vbr shm processes A+B (started, forwarding stopped): "
+              f"{idle_2p:.1f}% of one CPU over 5 s")
 
 
 main()

@@ -77,6 +77,7 @@ swv_wire_parse(const char *wire, enum swv_wire_kind *kind, const char **name)
 		{ "loop", SWV_WIRE_LOOP },
 		{ "pair:", SWV_WIRE_PAIR },
 		{ "af_packet:", SWV_WIRE_AF_PACKET },
+		{ "shm:", SWV_WIRE_SHM },
 	};
 	const char *rest = NULL;
 	unsigned int i;
@@ -157,6 +158,8 @@ wire_open(struct swv_device *dev, bool set_mac, struct swv_wire **out)
 		ret = swv_wire_loop_open(dev, out);
 	} else if (kind == SWV_WIRE_PAIR) {
 		ret = swv_wire_pair_open(dev, name, out);
+	} else if (kind == SWV_WIRE_SHM) {
+		ret = swv_wire_shm_open(dev, name, out);
 	} else {
 		ret = swv_wire_af_packet_open(dev, name, ifmac, out);
 		if (ret == 0 && wire_taken(dev, *out)) {
@@ -702,6 +705,29 @@ swv_query_port_counters(struct ibv_context *context,
 	c->tx_frames = SWV_LOAD(&s->tx_frames);
 	c->tx_bytes = SWV_LOAD(&s->tx_bytes);
 	c->tx_errors = SWV_LOAD(&s->tx_errors);
+	c->tx_link_down = SWV_LOAD(&s->tx_link_down);
+	c->tx_link_down_bytes = SWV_LOAD(&s->tx_link_down_bytes);
+	return 0;
+}
+
+int
+swv_device_wire_note(const char *name, char *buf, size_t len)
+{
+	struct swv_device *dev;
+	const char *note = NULL;
+
+	if (name == NULL || buf == NULL || len == 0)
+		return EINVAL;
+	pthread_mutex_lock(&swv_lock);
+	dev = device_find(name);
+	if (dev == NULL) {
+		pthread_mutex_unlock(&swv_lock);
+		return ENOENT;
+	}
+	if (dev->wire->ops->note != NULL)
+		note = dev->wire->ops->note(dev->wire);
+	snprintf(buf, len, "%s", note != NULL ? note : "");
+	pthread_mutex_unlock(&swv_lock);
 	return 0;
 }
 

@@ -86,6 +86,9 @@ publish_counters(struct swv_device *dev)
 	SWV_STORE(&c->tx_frames, c->tx_frames + a->tx_frames);
 	SWV_STORE(&c->tx_bytes, c->tx_bytes + a->tx_bytes);
 	SWV_STORE(&c->tx_errors, c->tx_errors + a->tx_errors);
+	SWV_STORE(&c->tx_link_down, c->tx_link_down + a->tx_link_down);
+	SWV_STORE(&c->tx_link_down_bytes,
+		  c->tx_link_down_bytes + a->tx_link_down_bytes);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	SWV_STORE(&c->rx_delivered, c->rx_delivered + a->rx_delivered);
 	SWV_STORE(&c->rx_out_of_buffer,

@@ -87,11 +87,19 @@ struct swv_wire_ops {
 	 * first): the MTU of what the wire is bound to, or 0 if unknown.
 	 */
 	uint32_t (*mtu)(struct swv_wire *wire);
+	/**
+	 * Optional (NULL: none): a warning about how the wire was opened
+	 * (e.g. a pair cable whose name another process holds too), or NULL.
+	 * Any thread; the string lives as long as the wire.
+	 */
+	const char *(*note)(struct swv_wire *wire);
 	/** Link speed in Mbit/s, for ibv_query_port. */
 	uint32_t (*speed_mbps)(struct swv_wire *wire);
 	/**
 	 * A file descriptor that becomes readable when frames arrive, for the
-	 * engine to sleep on when idle, or -1 (the engine then polls).
+	 * engine to sleep on when idle, or -1 (the engine then polls). Call it
+	 * right before each sleep, not to collect fds while busy: a wire may
+	 * arm its wakeup here (shm: the peer then makes a system call).
 	 */
 	int (*rx_fd)(struct swv_wire *wire);
 	/**
@@ -126,6 +134,23 @@ struct swv_wire {
 int swv_wire_loop_open(struct swv_device *dev, struct swv_wire **out);
 int swv_wire_pair_open(struct swv_device *dev, const char *cable,
 		       struct swv_wire **out);
+/* wire_shm.c */
+/** Where shm cables live: tmpfs, shared by the processes of the machine. */
+#define SWV_SHM_DIR "/dev/shm"
+/** Frame slots per direction of a shm cable. */
+#define SWV_SHM_SLOTS 1024
+/** Bytes of a shm frame slot: the largest frame a shm cable carries. */
+#define SWV_SHM_SLOT 2048
+/**
+ * Plug into shm cable @cable (SWV_SHM_DIR "/swverbs-shm.<cable>", created
+ * if missing): the first free of its two ends. The link is up while the
+ * other end is attached, from any process.
+ * Errors: EINVAL (bad name: empty, with '/', too long), EBUSY (both ends
+ * are held: swv_wire_shm_holders() says by whom), EPROTO (the other end
+ * uses another layout), ENOMEM, or the errno of open/mmap.
+ */
+int swv_wire_shm_open(struct swv_device *dev, const char *cable,
+		      struct swv_wire **out);
 /* wire_af_packet.c */
 /**
  * Open @ifname with an AF_PACKET socket: TPACKET_V3 mmap Rx ring, mmap Tx

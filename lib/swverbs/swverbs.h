@@ -67,6 +67,7 @@ enum swv_wire_kind {
 	SWV_WIRE_LOOP,		/**< "loop" */
 	SWV_WIRE_PAIR,		/**< "pair:<cable>" */
 	SWV_WIRE_AF_PACKET,	/**< "af_packet:<ifname>" */
+	SWV_WIRE_SHM,		/**< "shm:<cable>" */
 };
 
 /**
@@ -81,19 +82,39 @@ int swv_wire_parse(const char *wire, enum swv_wire_kind *kind,
  * Create a software device bound to a wire.
  *
  * @name: device name, unique in the process, at most SWV_NAME_MAX - 1 chars.
- * @wire: "loop", "pair:<cable>" or "af_packet:<ifname>". The first device
- *        created on a pair cable waits for its peer (port DOWN); the second
- *        joins it (both ports ACTIVE); a third fails with EBUSY.
+ * @wire: "loop", "pair:<cable>", "shm:<cable>" or "af_packet:<ifname>".
+ *        The first device created on a pair cable waits for its peer (port
+ *        DOWN); the second joins it (both ports ACTIVE); a third fails with
+ *        EBUSY. A pair cable joins devices of one process; a shm cable
+ *        joins any two devices of the machine, in one process or two, the
+ *        same way.
  * @mac:  the port's MAC address (6 bytes), or NULL: for af_packet the
  *        interface's address, otherwise a locally administered address
  *        derived from @name.
  *
  * Return: 0, or a positive errno: EINVAL (bad name or wire string), EEXIST
- * (name in use), EBUSY (pair cable already has two ends, or the interface
- * is the wire of another device), ENODEV (no such interface), EPERM
- * (AF_PACKET needs CAP_NET_RAW), ENOMEM.
+ * (name in use), EBUSY (pair or shm cable already has two ends, or the
+ * interface is the wire of another device), ENODEV (no such interface),
+ * EPERM (AF_PACKET needs CAP_NET_RAW), EPROTO (the other end of a shm
+ * cable uses another layout), ENOMEM.
  */
 int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
+
+/**
+ * The processes holding the ends of shm cable @cable: pids[i] the pid of
+ * end i's holder, 0 for a free end.
+ * Return: 0, ENOENT (no such cable), EINVAL (bad name).
+ */
+int swv_wire_shm_holders(const char *cable, int pids[2]);
+
+/**
+ * A warning about how device @name's wire was opened, written to @buf
+ * (empty when there is none): e.g. a pair cable whose name another process
+ * holds too (each process has its own cable of that name; shm:<cable>
+ * joins processes).
+ * Return: 0, ENOENT (no such device), EINVAL.
+ */
+int swv_device_wire_note(const char *name, char *buf, size_t len);
 
 /**
  * The profile flag of a profile name: "mlx5" or "full".
@@ -233,6 +254,12 @@ struct swv_port_counters {
 	uint64_t tx_errors;	  /**< send WQEs completed with an error */
 	uint64_t rx_dropped;	  /**< matched a rule with ACTION_DROP */
 	uint64_t rx_runts;	  /**< shorter than the wire's minimum frame */
+	/**
+	 * Of tx_frames: sent while the link was down (a pair or shm cable
+	 * with one end), so dropped by the wire.
+	 */
+	uint64_t tx_link_down;
+	uint64_t tx_link_down_bytes; /**< bytes of those frames */
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +

@@ -12,11 +12,20 @@
  *
  * Both push frames from tx(), or a burst of them from tx_burst(), which the
  * receiving device steers together; rx_burst() has nothing to poll.
+ *
+ * A pair cable is the process's own: its name is registered machine-wide
+ * (an abstract unix socket, dropped by the kernel when the process ends, a
+ * crash included) only so that a second process naming it is warned that
+ * it got a cable of its own (shm:<cable> is the cable between processes).
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "swv_priv.h"
 
@@ -126,9 +135,54 @@ struct swv_cable {
 	struct cds_list_head node;
 	char name[SWV_NAME_MAX];
 	struct swv_pair_end *end[2];	/**< RCU */
+	int reg_fd;			/**< the name's registration, or -1 */
+	bool foreign;			/**< another process holds the name */
+	char note[3 * SWV_NAME_MAX + 160];	/**< when foreign */
 };
 
 static CDS_LIST_HEAD(swv_cables);
+
+/*
+ * Register a new cable's name machine-wide: a name another process holds
+ * makes the cable foreign, with the warning its opens give.
+ */
+static void
+cable_register(struct swv_cable *c)
+{
+	struct sockaddr_un sa;
+	socklen_t len;
+	int n;
+
+	c->reg_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (c->reg_fd < 0)
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
+		     "swverbs-pair/%s", c->name);
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	if (bind(c->reg_fd, (struct sockaddr *)&sa, len) == 0)
+		return;
+	if (errno == EADDRINUSE) {
+		c->foreign = true;
+		snprintf(c->note, sizeof(c->note),
+			 "pair:%s: another process has a pair cable of that "
+			 "name; this process got its own cable (pair cables "
+			 "never leave a process): use shm:%s to join "
+			 "processes", c->name, c->name);
+	}
+	close(c->reg_fd);
+	c->reg_fd = -1;
+}
+
+static void
+cable_free(struct swv_cable *c)
+{
+	cds_list_del(&c->node);
+	if (c->reg_fd >= 0)
+		close(c->reg_fd);
+	free(c);
+}
 
 static int
 pair_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
@@ -138,9 +192,14 @@ pair_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	struct swv_pair_end *peer;
 
 	peer = rcu_dereference(e->cable->end[e->side ^ 1]);
-	/* No peer: the frame leaves into an unplugged cable. */
-	if (peer != NULL)
+	if (peer != NULL) {
 		swv_device_rx(peer->wire.dev, iov, iovcnt, len);
+	} else {
+		/* No peer: the frame leaves into an unplugged cable. */
+		wire->dev->acc.tx_link_down++;
+		wire->dev->acc.tx_link_down_bytes += len;
+		swv_dev_dirty(wire->dev);
+	}
 	return 0;
 }
 
@@ -150,10 +209,25 @@ pair_tx_burst(struct swv_wire *wire, const struct swv_frame *fr,
 {
 	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
 	struct swv_pair_end *peer;
+	unsigned int i;
 
 	peer = rcu_dereference(e->cable->end[e->side ^ 1]);
-	if (peer != NULL)
+	if (peer != NULL) {
 		swv_device_rx_burst(peer->wire.dev, fr, n);
+	} else {
+		wire->dev->acc.tx_link_down += n;
+		for (i = 0; i < n; i++)
+			wire->dev->acc.tx_link_down_bytes += fr[i].len;
+		swv_dev_dirty(wire->dev);
+	}
+}
+
+static const char *
+pair_note(struct swv_wire *wire)
+{
+	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
+
+	return e->cable->foreign ? e->cable->note : NULL;
 }
 
 static bool
@@ -181,10 +255,8 @@ pair_close(struct swv_wire *wire)
 
 	rcu_assign_pointer(c->end[e->side], NULL);
 	synchronize_rcu();	/* the peer's tx() no longer reaches us */
-	if (c->end[e->side ^ 1] == NULL) {
-		cds_list_del(&c->node);
-		free(c);
-	}
+	if (c->end[e->side ^ 1] == NULL)
+		cable_free(c);
 	free(e);
 }
 
@@ -194,6 +266,7 @@ static const struct swv_wire_ops pair_ops = {
 	.tx_flush = mem_tx_flush,
 	.rx_burst = mem_rx_burst,
 	.link_up = pair_link_up,
+	.note = pair_note,
 	.speed_mbps = mem_speed,
 	.rx_fd = mem_rx_fd,
 	.peer = pair_peer,
@@ -224,6 +297,7 @@ swv_wire_pair_open(struct swv_device *dev, const char *cable,
 			return ENOMEM;
 		strcpy(c->name, cable);
 		cds_list_add_tail(&c->node, &swv_cables);
+		cable_register(c);
 	}
 	if (c->end[0] == NULL)
 		side = 0;
@@ -233,10 +307,8 @@ swv_wire_pair_open(struct swv_device *dev, const char *cable,
 		return EBUSY;
 	e = calloc(1, sizeof(*e));
 	if (e == NULL) {
-		if (c->end[side ^ 1] == NULL) {
-			cds_list_del(&c->node);
-			free(c);
-		}
+		if (c->end[side ^ 1] == NULL)
+			cable_free(c);
 		return ENOMEM;
 	}
 	e->wire.ops = &pair_ops;

@@ -268,6 +268,14 @@ def start_pair(tag, pmd, app):
     return TestPmd(eal, app, prefix)
 
 
+def start_wire(tag, pmd, wire, app=(), lcores="0-1"):
+    """testpmd on one vbr port, net_vbr0,wire=@wire (e.g. one end of a shm
+    cable that another testpmd process holds the other end of)."""
+    eal, prefix = eal_args(tag, pmd, lcores)
+    eal += ["--vdev", f"net_vbr0,wire={wire}"]
+    return TestPmd(eal, list(app), prefix)
+
+
 def main(run, doc):
     """Script entry: argv[1] is the PMD; skip (77) without dpdk-testpmd."""
     if len(sys.argv) != 2:

@@ -449,6 +449,9 @@ static const struct vbr_xstat vbr_xstats[] = {
 	{ "rx_runt_frames",
 	  offsetof(struct vbr_glue_port_counters, runts),
 	  VBR_GLUE_CNT_RUNTS },
+	{ "tx_link_down_drops",
+	  offsetof(struct vbr_glue_port_counters, tx_link_down),
+	  VBR_GLUE_CNT_TX_LINK_DOWN },
 };
 
 /* Read the device counters; all zero when the device has none. */
@@ -536,6 +539,7 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_glue_port_counters c;
+	uint64_t down;
 	uint16_t i;
 
 	for (i = 0; i < dev->data->nb_rx_queues; i++) {
@@ -570,6 +574,16 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	stats->imissed = c.out_of_buffer - priv->cnt_base.out_of_buffer;
 	/* Runts: errors of the port's MAC, before any queue. */
 	stats->ierrors += c.runts - priv->cnt_base.runts;
+	/*
+	 * Frames the queues sent into a link that was down: dropped by the
+	 * device, not sent (the per-queue figures cannot tell them apart).
+	 */
+	down = c.tx_link_down - priv->cnt_base.tx_link_down;
+	down = RTE_MIN(down, stats->opackets);
+	stats->opackets -= down;
+	stats->oerrors += down;
+	down = c.tx_link_down_bytes - priv->cnt_base.tx_link_down_bytes;
+	stats->obytes -= RTE_MIN(down, stats->obytes);
 	return 0;
 }
 

@@ -55,6 +55,8 @@ struct vbr_glue_port_counters {
 	uint64_t rx_errors;	/**< frames completed with an error */
 	uint64_t dropped;	/**< frames dropped by a DROP rule */
 	uint64_t runts;		/**< frames below the wire's minimum size */
+	uint64_t tx_link_down;	/**< frames sent while the link was down */
+	uint64_t tx_link_down_bytes; /**< bytes of those frames */
 	uint32_t valid;		/**< VBR_GLUE_CNT_* the device counts */
 };
 
@@ -64,6 +66,7 @@ struct vbr_glue_port_counters {
 #define VBR_GLUE_CNT_RX_ERRORS		(1u << 2)
 #define VBR_GLUE_CNT_DROPPED		(1u << 3)
 #define VBR_GLUE_CNT_RUNTS		(1u << 4)
+#define VBR_GLUE_CNT_TX_LINK_DOWN	(1u << 5)
 
 /** One devarg of a port, as given. */
 struct vbr_glue_arg {

@@ -57,7 +57,7 @@ vbr_sw_wire_parse(const char *wire, struct vbr_sw_wire *w, char *why,
 		return EINVAL;
 	default:
 		snprintf(why, len, "wire=%s: unknown wire kind (loop, "
-			 "pair:<name>, af_packet:<ifname>)", wire);
+			 "pair:<name>, shm:<name>, af_packet:<ifname>)", wire);
 		return EINVAL;
 	}
 }
@@ -408,9 +408,19 @@ static void
 vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 		  char *why, size_t len)
 {
+	int pids[2];
+
 	switch (err) {
 	case EBUSY:
-		if (sw->wire.kind == SWV_WIRE_PAIR)
+		if (sw->wire.kind == SWV_WIRE_SHM &&
+		    swv_wire_shm_holders(sw->wire.name, pids) == 0)
+			snprintf(why, len, "wire=%s: the shm cable already has "
+				 "two ends, held by pids %d and %d", wire,
+				 pids[0], pids[1]);
+		else if (sw->wire.kind == SWV_WIRE_SHM)
+			snprintf(why, len, "wire=%s: the shm cable already has "
+				 "two ends", wire);
+		else if (sw->wire.kind == SWV_WIRE_PAIR)
 			snprintf(why, len, "wire=%s: the pair cable already "
 				 "has two ends", wire);
 		else
@@ -437,10 +447,25 @@ vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 	case EINVAL:
 		snprintf(why, len, "wire=%s: invalid wire", wire);
 		break;
+	case EPROTO:
+		snprintf(why, len, "wire=%s: the other end of the shm cable "
+			 "uses another layout (another swverbs version)", wire);
+		break;
 	default:
 		snprintf(why, len, "wire=%s: %s", wire, strerror(err));
 		break;
 	}
+}
+
+/* Log the device's wire warning, if any (e.g. a pair cable per process). */
+static void
+vbr_sw_warn_note(const char *name)
+{
+	char note[256];
+
+	if (swv_device_wire_note(name, note, sizeof(note)) == 0 &&
+	    note[0] != '\0')
+		VBR_LOG(WARNING, "%s: %s", name, note);
 }
 
 /* A wire= port: create its swverbs device, named after the port; open it. */
@@ -512,6 +537,7 @@ vbr_sw_port_open(const struct vbr_glue_port_conf *conf,
 		rte_spinlock_unlock(&vbr_sw_svc_lock);
 	}
 	port->max_frame = SWV_MAX_FRAME;
+	vbr_sw_warn_note(port->ibdev_name);
 	return 0;
 err_svc:
 	if (sp != NULL) {
@@ -614,9 +640,11 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 	counters->rx_errors = c.rx_errors;
 	counters->dropped = c.rx_dropped;
 	counters->runts = c.rx_runts;
+	counters->tx_link_down = c.tx_link_down;
+	counters->tx_link_down_bytes = c.tx_link_down_bytes;
 	counters->valid = VBR_GLUE_CNT_OUT_OF_BUFFER | VBR_GLUE_CNT_NO_MATCH |
 			  VBR_GLUE_CNT_RX_ERRORS | VBR_GLUE_CNT_DROPPED |
-			  VBR_GLUE_CNT_RUNTS;
+			  VBR_GLUE_CNT_RUNTS | VBR_GLUE_CNT_TX_LINK_DOWN;
 	return 0;
 }
 
@@ -717,7 +745,7 @@ vbr_glue_ibverbs_load(const char **why)
 		snprintf(vbr_glue_why, sizeof(vbr_glue_why),
 			 "rdma-core is not installed (libibverbs.so.1: %s): "
 			 "hardware devices cannot be opened; use "
-			 "wire=loop|pair:<name>|af_packet:<ifname>",
+			 "wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>",
 			 dlerror());
 		return NULL;
 	}
@@ -778,7 +806,7 @@ const struct vbr_glue_backend vbr_glue_backends[] = {
 	},
 	{
 		.key = "wire",
-		.usage = "wire=loop|pair:<name>|af_packet:<ifname>",
+		.usage = "wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>",
 		.args = vbr_sw_args,
 		.load = vbr_glue_swverbs_load,
 	},

@@ -1,0 +1,650 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The shm wire, and the wires between processes: two devices on one shm
+ * cable (frames both ways byte-exact, the slot size as frame limit, MTU),
+ * a third end refused with its holders named, close and re-attach, a
+ * leftover file reused, the file gone with the last end; with a peer
+ * process (this program run again as --peer): a stopped peer's full ring
+ * holds frames back (backpressure, no loss), a SIGKILLed peer takes the
+ * link down and a new one brings it up; frames sent while the link is down
+ * are counted (pair and shm); a pair name held by another process warns.
+ */
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "swv_test_util.h"
+
+/* From swv_wire.h (private): the layout this test checks from outside. */
+#define T_SHM_DIR "/dev/shm"
+#define T_SHM_SLOTS 1024
+#define T_SHM_SLOT 2048
+
+static uint8_t txbuf[65536];
+static uint8_t rxbuf[65536];
+static char cable[32];
+static char cable_path[96];
+
+static void
+t_cable(const char *tag)
+{
+	snprintf(cable, sizeof(cable), "t%d%s", (int)getpid(), tag);
+	snprintf(cable_path, sizeof(cable_path), "%s/swverbs-shm.%s",
+		 T_SHM_DIR, cable);
+}
+
+static const char *
+t_wire(void)
+{
+	static char w[48];
+
+	snprintf(w, sizeof(w), "shm:%s", cable);
+	return w;
+}
+
+static bool
+t_up(struct tdev *d)
+{
+	struct ibv_port_attr pa;
+
+	return swv_query_port(d->ctx, 1, &pa) == 0 &&
+	       pa.state == IBV_PORT_ACTIVE;
+}
+
+/* Post @n signaled sends of @len bytes from txbuf; wait for their CQEs. */
+static int
+t_send_n(struct tdev *d, struct ibv_mr *mr, unsigned int n, uint32_t len,
+	 unsigned int *ok)
+{
+	struct ibv_wc wc[64];
+	unsigned int posted = 0, done = 0, inflight = 0;
+	uint64_t end = t_now_ms() + 10000;
+	int r, i;
+
+	*ok = 0;
+	while (done < n && t_now_ms() < end) {
+		while (posted < n && inflight < 200) {
+			if (t_send(d->sqp, mr, txbuf, len, posted) != 0)
+				break;
+			posted++;
+			inflight++;
+		}
+		r = ibv_poll_cq(d->scq, 64, wc);
+		if (r < 0)
+			return r;
+		for (i = 0; i < r; i++)
+			*ok += wc[i].status == IBV_WC_SUCCESS;
+		done += (unsigned int)r;
+		inflight -= (unsigned int)r;
+		if (r == 0)
+			usleep(50);
+	}
+	return (int)done;
+}
+
+/*
+ * Peer process: this program with --peer <wire> <name>. It makes a device,
+ * says "ready", then answers "count" with its rx_frames and tx_link_down,
+ * "send <n>" by sending n 64-byte frames, and quits on "quit" or EOF.
+ */
+static int
+peer_main(const char *wire, const char *name)
+{
+	struct swv_port_counters c;
+	struct ibv_mr *mr;
+	struct tdev d;
+	char line[64];
+	unsigned int n, ok;
+
+	if (t_setup(&d, name, wire) != 0) {
+		printf("error\n");
+		return 1;
+	}
+	mr = swv_reg_mr(d.pd, txbuf, sizeof(txbuf), 0);
+	t_frame(txbuf, 64, (const uint8_t *)"\xff\xff\xff\xff\xff\xff",
+		d.mac, 1);
+	printf("ready\n");
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		if (strncmp(line, "count", 5) == 0) {
+			swv_query_port_counters(d.ctx, &c);
+			printf("%" PRIu64 " %" PRIu64 " %d\n", c.rx_frames,
+			       c.tx_link_down, t_up(&d) ? 1 : 0);
+		} else if (sscanf(line, "send %u", &n) == 1) {
+			t_send_n(&d, mr, n, 64, &ok);
+			printf("%u\n", ok);
+		} else {
+			break;
+		}
+		fflush(stdout);
+	}
+	swv_dereg_mr(mr);
+	t_teardown(&d);
+	return 0;
+}
+
+struct peer {
+	pid_t pid;
+	FILE *to, *from;
+};
+
+static const char *self_exe;
+
+static int
+peer_start(struct peer *p, const char *wire, const char *name)
+{
+	int in[2], out[2];
+	char line[32];
+
+	if (pipe(in) != 0 || pipe(out) != 0)
+		return -1;
+	p->pid = fork();
+	if (p->pid < 0)
+		return -1;
+	if (p->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		execl(self_exe, self_exe, "--peer", wire, name, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->to = fdopen(in[1], "w");
+	p->from = fdopen(out[0], "r");
+	if (fgets(line, sizeof(line), p->from) == NULL ||
+	    strncmp(line, "ready", 5) != 0)
+		return -1;
+	return 0;
+}
+
+/* Ask the peer for its counters: rx_frames, tx_link_down, link up. */
+static int
+peer_count(struct peer *p, uint64_t *rx, uint64_t *down, int *up)
+{
+	char line[96];
+	unsigned long long a, b;
+
+	fprintf(p->to, "count\n");
+	fflush(p->to);
+	if (fgets(line, sizeof(line), p->from) == NULL ||
+	    sscanf(line, "%llu %llu %d", &a, &b, up) != 3)
+		return -1;
+	*rx = a;
+	*down = b;
+	return 0;
+}
+
+static int
+peer_stop(struct peer *p)
+{
+	int st = -1;
+
+	fprintf(p->to, "quit\n");
+	fclose(p->to);
+	fclose(p->from);
+	waitpid(p->pid, &st, 0);
+	return st;
+}
+
+static void
+peer_kill(struct peer *p)
+{
+	kill(p->pid, SIGKILL);
+	waitpid(p->pid, NULL, 0);
+	fclose(p->to);
+	fclose(p->from);
+}
+
+/* Whether a process is stopped (state T in /proc/<pid>/stat). */
+static bool
+t_stopped(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	bool ret = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	if (fgets(buf, sizeof(buf), f) != NULL) {
+		p = strrchr(buf, ')');
+		ret = p != NULL && p[1] == ' ' && p[2] == 'T';
+	}
+	fclose(f);
+	return ret;
+}
+
+/*
+ * Frames of many sizes from @tx to @rx, gathered from two SGEs: each one
+ * arrives whole and exact; a frame one byte over the slot is refused with
+ * an error completion, not cut.
+ */
+static int
+shm_exact(struct tdev *tx, struct tdev *rx)
+{
+	static const uint32_t sizes[] = { 14, 60, 64, 65, 1500, 1514, 2047,
+					  T_SHM_SLOT };
+	struct swv_port_counters c0, c1;
+	struct ibv_mr *tmr, *rmr;
+	struct ibv_flow *fl;
+	struct ibv_wc wc;
+	uint8_t frame[T_SHM_SLOT + 1];
+	unsigned int k;
+
+	tmr = swv_reg_mr(tx->pd, txbuf, sizeof(txbuf), 0);
+	rmr = swv_reg_mr(rx->pd, rxbuf, sizeof(rxbuf),
+			 IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT_NOT_NULL(tmr, "");
+	TEST_ASSERT_NOT_NULL(rmr, "");
+	fl = t_flow_eth(rx->rqp, rx->mac, 0);
+	TEST_ASSERT_NOT_NULL(fl, "");
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		uint32_t len = sizes[k], a = len / 2;
+		struct ibv_sge ss[2] = {
+			{ (uintptr_t)txbuf, a, tmr->lkey },
+			{ (uintptr_t)txbuf + 30000, len - a, tmr->lkey },
+		};
+		struct ibv_send_wr swr = {
+			.wr_id = k, .sg_list = ss, .num_sge = 2,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+		}, *sbad;
+
+		t_frame(frame, len, rx->mac, tx->mac, (uint8_t)k);
+		memcpy(txbuf, frame, a);
+		memcpy(txbuf + 30000, frame + a, len - a);
+		memset(rxbuf, 0xa5, 4096);
+		TEST_ASSERT_SUCCESS(t_recv(rx->rqp, rmr, rxbuf, 4096, k), "");
+		TEST_ASSERT_SUCCESS(ibv_post_send(tx->sqp, &swr, &sbad), "");
+		TEST_ASSERT_EQUAL(t_poll(tx->scq, &wc, 1, 2000), 1, "");
+		TEST_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS, "len %u", len);
+		TEST_ASSERT_EQUAL(t_poll(rx->rcq, &wc, 1, 2000), 1, "len %u",
+				  len);
+		TEST_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS, "");
+		TEST_ASSERT_EQUAL(wc.byte_len, len, "");
+		TEST_ASSERT(memcmp(rxbuf, frame, len) == 0, "len %u", len);
+		TEST_ASSERT_EQUAL(rxbuf[len], 0xa5, "len %u", len);
+	}
+	/* One byte over the slot: an error completion, nothing sent. */
+	swv_query_port_counters(tx->ctx, &c0);
+	t_frame(txbuf, T_SHM_SLOT + 1, rx->mac, tx->mac, 9);
+	TEST_ASSERT_SUCCESS(t_send(tx->sqp, tmr, txbuf, T_SHM_SLOT + 1, 99),
+			    "");
+	TEST_ASSERT_EQUAL(t_poll(tx->scq, &wc, 1, 2000), 1, "");
+	TEST_ASSERT_NOT_EQUAL(wc.status, IBV_WC_SUCCESS, "");
+	swv_query_port_counters(tx->ctx, &c1);
+	TEST_ASSERT_EQUAL(c1.tx_errors - c0.tx_errors, 1, "");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(tmr), "");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(rmr), "");
+	return TEST_SUCCESS;
+}
+
+static int
+test_shm_exact_both_ways(void)
+{
+	struct swv_port_counters ca, cb;
+	struct tdev a, b;
+	int ret;
+
+	t_cable("x");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "sa", t_wire()), "");
+	TEST_ASSERT(!t_up(&a), "one end: link down");
+	TEST_ASSERT_SUCCESS(t_setup(&b, "sb", t_wire()), "");
+	T_WAIT(t_up(&a) && t_up(&b));
+	TEST_ASSERT(t_up(&a) && t_up(&b), "two ends: link up");
+	ret = shm_exact(&a, &b);
+	if (ret == TEST_SUCCESS)
+		ret = shm_exact(&b, &a);
+	swv_query_port_counters(a.ctx, &ca);
+	swv_query_port_counters(b.ctx, &cb);
+	/* MTU: a frame with two VLAN tags fits the slot. */
+	TEST_ASSERT_SUCCESS(swv_set_port_mtu(a.ctx, T_SHM_SLOT - 22), "");
+	TEST_ASSERT_EQUAL(swv_set_port_mtu(a.ctx, T_SHM_SLOT - 21), EINVAL,
+			  "");
+	t_teardown(&a);
+	t_teardown(&b);
+	TEST_ASSERT_EQUAL(ca.tx_frames, cb.rx_frames, "a -> b");
+	TEST_ASSERT_EQUAL(cb.tx_frames, ca.rx_frames, "b -> a");
+	TEST_ASSERT_EQUAL(ca.tx_bytes, cb.rx_bytes, "");
+	TEST_ASSERT_EQUAL(ca.tx_link_down + cb.tx_link_down, 0, "");
+	TEST_ASSERT(access(cable_path, F_OK) != 0, "last end unlinks %s",
+		    cable_path);
+	return ret;
+}
+
+static int
+test_shm_third_end_refused(void)
+{
+	struct tdev a, b;
+	int pids[2];
+
+	t_cable("3");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "s3a", t_wire()), "");
+	TEST_ASSERT_SUCCESS(t_setup(&b, "s3b", t_wire()), "");
+	TEST_ASSERT_EQUAL(swv_device_create("s3c", t_wire(), NULL), EBUSY,
+			  "");
+	TEST_ASSERT_SUCCESS(swv_wire_shm_holders(cable, pids), "");
+	TEST_ASSERT_EQUAL(pids[0], getpid(), "");
+	TEST_ASSERT_EQUAL(pids[1], getpid(), "");
+	/* Bad names. */
+	TEST_ASSERT_EQUAL(swv_device_create("s3d", "shm:a/b", NULL), EINVAL,
+			  "");
+	TEST_ASSERT_EQUAL(swv_device_create("s3d", "shm:..", NULL), EINVAL,
+			  "");
+	t_teardown(&b);
+	TEST_ASSERT_SUCCESS(swv_wire_shm_holders(cable, pids), "");
+	TEST_ASSERT_EQUAL(pids[0] + pids[1], getpid(), "one end left");
+	t_teardown(&a);
+	TEST_ASSERT_EQUAL(swv_wire_shm_holders(cable, pids), ENOENT, "");
+	return TEST_SUCCESS;
+}
+
+/*
+ * An end closes: the link goes down at the other, which counts what it
+ * sends as dropped (its sends still complete); a new end attaches to the
+ * freed side and traffic flows again.
+ */
+static int
+test_shm_close_reattach(void)
+{
+	struct swv_port_counters c0, c1;
+	struct ibv_mr *mr;
+	struct tdev a, b;
+	unsigned int ok;
+
+	t_cable("r");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "sra", t_wire()), "");
+	TEST_ASSERT_SUCCESS(t_setup(&b, "srb", t_wire()), "");
+	T_WAIT(t_up(&a));
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	t_frame(txbuf, 64, b.mac, a.mac, 3);
+	t_teardown(&b);
+	T_WAIT(!t_up(&a));
+	TEST_ASSERT(!t_up(&a), "peer closed: link down");
+	swv_query_port_counters(a.ctx, &c0);
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 10, 64, &ok), 10, "");
+	TEST_ASSERT_EQUAL(ok, 10, "sends complete");
+	swv_query_port_counters(a.ctx, &c1);
+	TEST_ASSERT_EQUAL(c1.tx_link_down - c0.tx_link_down, 10, "");
+	TEST_ASSERT_EQUAL(c1.tx_link_down_bytes - c0.tx_link_down_bytes,
+			  10 * 64, "");
+	TEST_ASSERT_SUCCESS(t_setup(&b, "srb", t_wire()), "");
+	T_WAIT(t_up(&a) && t_up(&b));
+	TEST_ASSERT(t_up(&a) && t_up(&b), "re-attached: link up");
+	swv_query_port_counters(a.ctx, &c0);
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 10, 64, &ok), 10, "");
+	T_WAIT(swv_query_port_counters(b.ctx, &c1) == 0 &&
+	       c1.rx_frames == 10);
+	TEST_ASSERT_EQUAL(c1.rx_frames, 10, "the new end gets them all");
+	swv_query_port_counters(a.ctx, &c1);
+	TEST_ASSERT_EQUAL(c1.tx_link_down, c0.tx_link_down, "");
+	swv_dereg_mr(mr);
+	t_teardown(&b);
+	t_teardown(&a);
+	return TEST_SUCCESS;
+}
+
+/* A leftover file (a crashed run, garbage in it) is taken over. */
+static int
+test_shm_leftover_reused(void)
+{
+	struct swv_port_counters c;
+	struct ibv_mr *mr;
+	struct tdev a, b;
+	unsigned int ok, i;
+	int fd;
+
+	t_cable("l");
+	fd = open(cable_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	TEST_ASSERT(fd >= 0, "");
+	for (i = 0; i < sizeof(txbuf); i++)
+		txbuf[i] = (uint8_t)(i * 37 + 11);
+	TEST_ASSERT_EQUAL(write(fd, txbuf, sizeof(txbuf)), sizeof(txbuf), "");
+	close(fd);
+	TEST_ASSERT_SUCCESS(t_setup(&a, "sla", t_wire()), "");
+	TEST_ASSERT_SUCCESS(t_setup(&b, "slb", t_wire()), "");
+	T_WAIT(t_up(&a));
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	t_frame(txbuf, 100, b.mac, a.mac, 4);
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 50, 100, &ok), 50, "");
+	T_WAIT(swv_query_port_counters(b.ctx, &c) == 0 && c.rx_frames == 50);
+	TEST_ASSERT_EQUAL(c.rx_frames, 50, "");
+	TEST_ASSERT_EQUAL(c.rx_bytes, 50 * 100, "");
+	swv_dereg_mr(mr);
+	t_teardown(&a);
+	t_teardown(&b);
+	TEST_ASSERT(access(cable_path, F_OK) != 0, "");
+	return TEST_SUCCESS;
+}
+
+/*
+ * A peer process that stops polling (SIGSTOP): its ring fills and the
+ * sender's WQEs wait (no completion, nothing dropped); once it runs again
+ * every frame arrives, counted exactly.
+ */
+#define BP_FRAMES 3000
+
+struct bp_state {
+	unsigned int posted;	/* sends posted */
+	unsigned int done;	/* completions */
+	unsigned int ok;	/* of them, successful */
+};
+
+/*
+ * Keep up to 200 of BP_FRAMES sends posted and reap their completions
+ * until @want have completed or @ms passed.
+ */
+static void
+bp_pump(struct tdev *d, struct ibv_mr *mr, struct bp_state *b,
+	unsigned int want, unsigned int ms)
+{
+	uint64_t end = t_now_ms() + ms;
+	struct ibv_wc wc[64];
+	int r, i;
+
+	while (t_now_ms() < end && b->done < want) {
+		while (b->posted < BP_FRAMES && b->posted - b->done < 200 &&
+		       t_send(d->sqp, mr, txbuf, 64, b->posted) == 0)
+			b->posted++;
+		r = ibv_poll_cq(d->scq, 64, wc);
+		for (i = 0; i < r; i++)
+			b->ok += wc[i].status == IBV_WC_SUCCESS;
+		b->done += r > 0 ? (unsigned int)r : 0;
+		if (r <= 0)
+			usleep(100);
+	}
+}
+
+static int
+test_shm_backpressure_process(void)
+{
+	struct swv_port_counters c;
+	struct peer p;
+	struct ibv_mr *mr;
+	struct bp_state bp = { 0, 0, 0 };
+	struct tdev a;
+	uint64_t rx, down, end;
+	int up;
+
+	t_cable("b");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "sba", t_wire()), "");
+	TEST_ASSERT_SUCCESS(peer_start(&p, t_wire(), "peer"), "");
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "");
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	t_frame(txbuf, 64, (const uint8_t *)"\xff\xff\xff\xff\xff\xff", a.mac,
+		5);
+	kill(p.pid, SIGSTOP);
+	T_WAIT(t_stopped(p.pid));
+	TEST_ASSERT(t_stopped(p.pid), "");
+	/* Post all we can; completions stop at one ring of frames. */
+	bp_pump(&a, mr, &bp, T_SHM_SLOTS + 1, 3000);
+	TEST_ASSERT_EQUAL(bp.done, T_SHM_SLOTS, "a full ring holds frames back");
+	TEST_ASSERT_EQUAL(bp.ok, T_SHM_SLOTS, "");
+	swv_query_port_counters(a.ctx, &c);
+	TEST_ASSERT_EQUAL(c.tx_link_down, 0, "");
+	kill(p.pid, SIGCONT);
+	bp_pump(&a, mr, &bp, BP_FRAMES, 10000);
+	TEST_ASSERT_EQUAL(bp.ok, BP_FRAMES, "");
+	end = t_now_ms() + 5000;
+	do {
+		TEST_ASSERT_SUCCESS(peer_count(&p, &rx, &down, &up), "");
+	} while (rx < BP_FRAMES && t_now_ms() < end && usleep(1000) == 0);
+	TEST_ASSERT_EQUAL(rx, BP_FRAMES, "the peer counts every frame");
+	TEST_ASSERT_EQUAL(peer_stop(&p), 0, "");
+	T_WAIT(!t_up(&a));
+	TEST_ASSERT(!t_up(&a), "peer left: link down");
+	swv_dereg_mr(mr);
+	t_teardown(&a);
+	TEST_ASSERT(access(cable_path, F_OK) != 0, "");
+	return TEST_SUCCESS;
+}
+
+/*
+ * A peer process killed with SIGKILL: the link goes down; a new process
+ * attaches to the freed end, the link comes up and frames flow both ways.
+ */
+static int
+test_shm_peer_killed(void)
+{
+	struct swv_port_counters c;
+	struct peer p;
+	struct ibv_mr *mr;
+	struct tdev a;
+	uint64_t rx, down, end;
+	unsigned int ok;
+	int up;
+	char line[32];
+
+	t_cable("k");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "ska", t_wire()), "");
+	TEST_ASSERT_SUCCESS(peer_start(&p, t_wire(), "peer"), "");
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "");
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	t_frame(txbuf, 64, (const uint8_t *)"\xff\xff\xff\xff\xff\xff", a.mac,
+		6);
+	/* Frames the peer never reads: stale once it dies. */
+	kill(p.pid, SIGSTOP);
+	T_WAIT(t_stopped(p.pid));
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 50, 64, &ok), 50, "");
+	peer_kill(&p);
+	T_WAIT(!t_up(&a));
+	TEST_ASSERT(!t_up(&a), "killed peer: link down");
+	TEST_ASSERT_SUCCESS(peer_start(&p, t_wire(), "peer"), "");
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "new peer: link up");
+	/* The new peer gets these 100 and none of the 50 stale ones. */
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 100, 64, &ok), 100, "");
+	end = t_now_ms() + 5000;
+	do {
+		TEST_ASSERT_SUCCESS(peer_count(&p, &rx, &down, &up), "");
+	} while (rx < 100 && t_now_ms() < end && usleep(1000) == 0);
+	TEST_ASSERT_EQUAL(rx, 100, "");
+	TEST_ASSERT_EQUAL(up, 1, "");
+	/* And back. */
+	fprintf(p.to, "send 100\n");
+	fflush(p.to);
+	TEST_ASSERT_NOT_NULL(fgets(line, sizeof(line), p.from), "");
+	TEST_ASSERT_EQUAL(atoi(line), 100, "");
+	T_WAIT(swv_query_port_counters(a.ctx, &c) == 0 && c.rx_frames == 100);
+	TEST_ASSERT_EQUAL(c.rx_frames, 100, "");
+	TEST_ASSERT_EQUAL(peer_stop(&p), 0, "");
+	swv_dereg_mr(mr);
+	t_teardown(&a);
+	return TEST_SUCCESS;
+}
+
+/* A pair cable with one end: frames sent are counted as dropped. */
+static int
+test_pair_link_down_drops(void)
+{
+	struct swv_port_counters c;
+	struct ibv_mr *mr;
+	struct tdev a;
+	unsigned int ok;
+
+	snprintf(cable, sizeof(cable), "pair:t%dd", (int)getpid());
+	TEST_ASSERT_SUCCESS(t_setup(&a, "pd", cable), "");
+	TEST_ASSERT(!t_up(&a), "");
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	t_frame(txbuf, 64, a.mac, a.mac, 7);
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 20, 64, &ok), 20, "");
+	TEST_ASSERT_EQUAL(ok, 20, "");
+	T_WAIT(swv_query_port_counters(a.ctx, &c) == 0 &&
+	       c.tx_link_down == 20);
+	TEST_ASSERT_EQUAL(c.tx_link_down, 20, "");
+	TEST_ASSERT_EQUAL(c.tx_link_down_bytes, 20 * 64, "");
+	TEST_ASSERT_EQUAL(c.tx_frames, 20, "");
+	swv_dereg_mr(mr);
+	t_teardown(&a);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A pair name another process holds: a warning that this process got its
+ * own cable; none for a name no other process holds.
+ */
+static int
+test_pair_name_elsewhere(void)
+{
+	char wire[48], note[256];
+	struct peer p;
+	struct tdev a;
+
+	snprintf(wire, sizeof(wire), "pair:t%dw", (int)getpid());
+	TEST_ASSERT_SUCCESS(t_setup(&a, "pw", wire), "");
+	TEST_ASSERT_SUCCESS(swv_device_wire_note("pw", note, sizeof(note)),
+			    "");
+	TEST_ASSERT_EQUAL(note[0], '\0', "no other process: %s", note);
+	t_teardown(&a);
+	TEST_ASSERT_SUCCESS(peer_start(&p, wire, "peer"), "");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "pw", wire), "");
+	TEST_ASSERT_SUCCESS(swv_device_wire_note("pw", note, sizeof(note)),
+			    "");
+	TEST_ASSERT(strstr(note, "its own cable") != NULL &&
+		    strstr(note, "shm:") != NULL, "note: %s", note);
+	TEST_ASSERT_EQUAL(peer_stop(&p), 0, "");
+	t_teardown(&a);
+	/* The peer has gone: its name with it. */
+	TEST_ASSERT_SUCCESS(t_setup(&a, "pw", wire), "");
+	TEST_ASSERT_SUCCESS(swv_device_wire_note("pw", note, sizeof(note)),
+			    "");
+	TEST_ASSERT_EQUAL(note[0], '\0', "%s", note);
+	t_teardown(&a);
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite = {
+	.name = "swverbs shm and cables between processes",
+	.cases = {
+		TEST_CASE(test_shm_exact_both_ways),
+		TEST_CASE(test_shm_third_end_refused),
+		TEST_CASE(test_shm_close_reattach),
+		TEST_CASE(test_shm_leftover_reused),
+		TEST_CASE(test_shm_backpressure_process),
+		TEST_CASE(test_shm_peer_killed),
+		TEST_CASE(test_pair_link_down_drops),
+		TEST_CASE(test_pair_name_elsewhere),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(int argc, char **argv)
+{
+	if (argc == 4 && strcmp(argv[1], "--peer") == 0)
+		return peer_main(argv[2], argv[3]);
+	self_exe = "/proc/self/exe";
+	signal(SIGPIPE, SIG_IGN);
+	return unit_test_suite_runner(&suite);
+}
