@@ -84,7 +84,12 @@ def progress_eal(eal):
             i += 2
             continue
         if a == "-l" and model == "service" and i + 1 < len(eal):
-            ids = _lcore_ids(eal[i + 1])
+            try:
+                ids = _lcore_ids(eal[i + 1])
+            except ValueError:  # a list this helper does not read
+                out.append(a)
+                i += 1
+                continue
             svc = max(ids) + 1
             cpus = f"(0-{os.cpu_count() - 1})"
             out += ["--lcores",
