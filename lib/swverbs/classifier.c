@@ -545,13 +545,20 @@ cls_covers(const struct swv_cls_cache *c, const struct swv_subtable *sub)
 	return true;
 }
 
-/* SMC buckets for a table of n rules: room for twice as many flows. */
+/* The most an SMC's entries take (a mask over many words has fewer). */
+#define SWV_SMC_MAX_BYTES (16u << 20)
+
+/*
+ * SMC buckets for a table of n rules and entries of stride bytes: room for
+ * twice as many flows, within SWV_SMC_MAX_BUCKETS and SWV_SMC_MAX_BYTES.
+ */
 static uint32_t
-cls_buckets(uint32_t n)
+cls_buckets(uint32_t n, uint32_t stride)
 {
 	uint32_t b = SWV_SMC_MIN_BUCKETS;
 
-	while (b < SWV_SMC_MAX_BUCKETS && b * SWV_SMC_WAYS < 2ull * n)
+	while (b < SWV_SMC_MAX_BUCKETS && b * SWV_SMC_WAYS < 2ull * n &&
+	       2ull * b * SWV_SMC_WAYS * stride <= SWV_SMC_MAX_BYTES)
 		b <<= 1;
 	return b;
 }
@@ -565,7 +572,7 @@ cls_new(const struct swv_steer *st, uint32_t n)
 	uint64_t um[SWV_KEY_WORDS] = { 0 };
 	struct swv_cls_cache *c;
 	size_t hsz, esz, ssz;
-	uint32_t i, j, nw = 0, nb = cls_buckets(n), stride;
+	uint32_t i, j, nw = 0, nb, stride;
 	uint8_t *p;
 
 	for (i = 0; i < st->nsub; i++) {
@@ -577,6 +584,7 @@ cls_new(const struct swv_steer *st, uint32_t n)
 	for (i = 0; i < SWV_KEY_WORDS; i++)
 		nw += um[i] != 0;
 	stride = sizeof(struct swv_cls_ent) + nw * sizeof(uint64_t);
+	nb = cls_buckets(n, stride);
 	hsz = (sizeof(*c) + SWV_CACHE_LINE - 1) & ~(size_t)(SWV_CACHE_LINE - 1);
 	esz = (size_t)SWV_EMC_ENTRIES * stride;
 	ssz = (size_t)nb * SWV_SMC_WAYS * sizeof(uint16_t);
@@ -589,6 +597,7 @@ cls_new(const struct swv_steer *st, uint32_t n)
 	c->emc_mask = SWV_EMC_ENTRIES - 1;
 	c->smc_mask = nb - 1;
 	c->cap = nb * SWV_SMC_WAYS;
+	c->full = cls_buckets(UINT32_MAX, stride) == nb;
 	for (i = 0, j = 0; i < SWV_KEY_WORDS; i++) {
 		if (um[i] == 0)
 			continue;
@@ -615,8 +624,7 @@ cls_fit(const struct swv_steer *st, struct swv_cls_cache *old, uint32_t n)
 
 	if (cls_disabled() || st->nsub < SWV_CLS_MIN_SUBTABLES)
 		return NULL;
-	if (old != NULL && (old->cap >= 2ull * n ||
-			    old->cap >= SWV_SMC_MAX_BUCKETS * SWV_SMC_WAYS)) {
+	if (old != NULL && (old->cap >= 2ull * n || old->full)) {
 		for (i = 0; i < st->nsub; i++)
 			if (!cls_covers(old, st->sub[i].sub))
 				break;
@@ -633,8 +641,7 @@ cls_outgrown(const struct swv_device *dev, uint32_t n)
 	const struct swv_cls_cache *c = dev->steer == NULL ? NULL :
 					dev->steer->cls;
 
-	return c != NULL && c->cap < 2ull * n &&
-	       c->cap < SWV_SMC_MAX_BUCKETS * SWV_SMC_WAYS;
+	return c != NULL && c->cap < 2ull * n && !c->full;
 }
 
 /* After a rule change: the caches' entries are stale from now on. */

@@ -726,6 +726,7 @@ struct swv_cls_cache {
 	uint32_t emc_mask;		/**< EMC entries - 1 */
 	uint32_t smc_mask;		/**< SMC buckets - 1 */
 	uint32_t cap;			/**< SMC entries */
+	bool full;			/**< cap is as large as it gets */
 	uint8_t idx[SWV_KEY_WORDS];	/**< the words, ascending */
 	uint64_t mask[SWV_KEY_WORDS];	/**< the union of the masks */
 	uint8_t *emc;			/**< EMC entries */

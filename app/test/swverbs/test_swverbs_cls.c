@@ -9,7 +9,8 @@
  * that matched nothing gaining a rule, an equal-priority rule that must not
  * take over; thousands of flows (more than the EMC holds, so the SMC
  * answers) before and after a change; a table growing past the caches'
- * size; rules churned by another thread while frames flow. Every case runs
+ * size; rules churned by another thread while frames flow; random rules
+ * against a model of the priority rules. Every case runs
  * over eight extra subtables that no frame matches, so that the caches are
  * in use. One device on a loop wire, full profile.
  */
@@ -350,7 +351,8 @@ churn(void *arg)
 		/* Flows k * 16 .. k * 16 + 15: to q2 or dropped. */
 		fl[k] = rule((uint16_t)(1 + (k & 1)), SRC0 + k * 16, 28, 0, q2,
 			     (k & 2) != 0);
-		(*n)++;
+		if (fl[k] != NULL)
+			(*n)++;
 	}
 	for (k = 0; k < 16; k++)
 		if (fl[k] != NULL)
@@ -399,6 +401,103 @@ test_churn(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Random rules against a model: rules over the source (prefixes /24 to
+ * /32) and the dst port, priorities 0 to 3 (many equal), to rqp, q2 or
+ * dropped, created and destroyed at random; after each change, frames of
+ * a few flows (each sent twice, so that the caches answer the second) must
+ * go where the model says: the lowest (priority, creation) among the rules
+ * that match.
+ */
+#define NRULES 24
+#define NSTEPS 300
+
+struct mrule {
+	struct ibv_flow *f;
+	uint32_t src;
+	unsigned int plen;
+	uint16_t dport;
+	uint16_t prio;
+	uint64_t seq;
+	int out;
+};
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t
+rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 11) % n;
+}
+
+static int
+model(const struct mrule *r, uint32_t flow, uint16_t dport)
+{
+	const struct mrule *best = NULL;
+	unsigned int i;
+	uint32_t m;
+
+	for (i = 0; i < NRULES; i++) {
+		if (r[i].f == NULL)
+			continue;
+		m = r[i].plen == 32 ? UINT32_MAX : ~(UINT32_MAX >> r[i].plen);
+		if (((SRC0 + flow) & m) != (r[i].src & m) ||
+		    (r[i].dport != 0 && r[i].dport != dport))
+			continue;
+		if (best == NULL || r[i].prio < best->prio ||
+		    (r[i].prio == best->prio && r[i].seq < best->seq))
+			best = &r[i];
+	}
+	return best == NULL ? O_NOMATCH : best->out;
+}
+
+static int
+test_random_model(void)
+{
+	static const unsigned int plens[] = { 24, 26, 28, 29, 30, 31, 32 };
+	struct mrule r[NRULES];
+	unsigned int step, i, k, checked = 0;
+	uint64_t seq = 0;
+	uint16_t dport;
+	uint32_t flow;
+
+	memset(r, 0, sizeof(r));
+	for (step = 0; step < NSTEPS; step++) {
+		k = rnd(NRULES);
+		if (r[k].f != NULL) {
+			TEST_ASSERT_SUCCESS(swv_destroy_flow(r[k].f), "");
+			r[k].f = NULL;
+		} else {
+			r[k].plen = plens[rnd(7)];
+			r[k].src = SRC0 + rnd(64);
+			r[k].dport = rnd(3) == 0 ? (uint16_t)(50 + rnd(4)) : 0;
+			r[k].prio = (uint16_t)rnd(4);
+			r[k].out = O_RQP + (int)rnd(3);
+			r[k].f = rule(r[k].prio, r[k].src, r[k].plen, r[k].dport,
+				      r[k].out == O_Q2 ? q2 : d.rqp,
+				      r[k].out == O_DROP);
+			TEST_ASSERT_NOT_NULL(r[k].f, "step %u", step);
+			r[k].seq = seq++;
+		}
+		for (i = 0; i < 8; i++) {
+			flow = rnd(64);
+			dport = (uint16_t)(50 + rnd(4));
+			CHECK(flow, dport, model(r, flow, dport), "first");
+			CHECK(flow, dport, model(r, flow, dport), "again");
+			checked += 2;
+		}
+	}
+	for (k = 0; k < NRULES; k++)
+		if (r[k].f != NULL)
+			TEST_ASSERT_SUCCESS(swv_destroy_flow(r[k].f), "");
+	printf("  %u frames checked against the model\n", checked);
+	TEST_ASSERT(t_counters_ok(d.ctx), "");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs flow caches",
 	.cases = {
@@ -406,6 +505,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_many_flows),
 		TEST_CASE(test_grow),
 		TEST_CASE(test_churn),
+		TEST_CASE(test_random_model),
 		TEST_CASES_END(),
 	},
 };
