@@ -8,10 +8,13 @@
  * words its mask touches and an open-addressing hash (linear probing) of
  * the masked values. Rules with the same mask and value form a list sorted
  * by rank whose head sits in the hash. The published array of subtables
- * (struct swv_steer) is sorted by the best (class, priority) of each; a
- * lookup walks it and stops at the first subtable that cannot beat the
- * match it has, so its cost grows with the number of distinct masks, not of
- * rules.
+ * (struct swv_steer) is sorted by a lower bound of the ranks each holds
+ * (struct swv_subtable lb: its best class and priority, and the creation
+ * of its first rule there); a lookup walks it and stops at the first
+ * subtable that cannot beat the match it has, so its cost grows with the
+ * number of distinct masks, not of rules. That order probes exactly the
+ * subtables that may hold a better rule than the answer: none is probed
+ * after the one holding the answer unless it may beat it.
  *
  * Updates are incremental and lock-free for the engine (the only reader):
  * slots are written with single pointer stores (a new head, or a
@@ -1015,13 +1018,13 @@ steer_publish(struct swv_device *dev, struct swv_subtable *sub,
 		if (s == drop)
 			continue;
 		st->sub[n].sub = s;
-		st->sub[n].base = s->prio[0].base;
+		st->sub[n].base = s->lb;
 		found |= s == sub;
 		n++;
 	}
 	if (sub != NULL && !found) {
 		st->sub[n].sub = sub;
-		st->sub[n].base = sub->prio[0].base;
+		st->sub[n].base = sub->lb;
 		n++;
 	}
 	st->nsub = n;
@@ -1067,7 +1070,7 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 	  const uint8_t *idx, const uint64_t *mask)
 {
 	struct swv_subtable *sub;
-	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best;
+	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best, lb;
 	bool fresh = false;
 	int ret;
 
@@ -1087,10 +1090,14 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 		fresh = true;
 	}
 	best = sub->nprio > 0 ? sub->prio[0].base : UINT64_MAX;
+	lb = sub->lb;
 	ret = sub_prio_add(sub, base);
 	if (ret != 0)
 		goto err;
 	f->sub = sub;
+	/* The first rule of a better base is the best the subtable holds. */
+	if (fresh || base < best)
+		sub->lb = f->rank;
 	/*
 	 * A better best first: the engine must not stop before sub. A new
 	 * array also brings caches that cover sub's mask and the rules.
@@ -1105,6 +1112,7 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 	ret = sub_insert(sub, f);
 	if (ret != 0) {
 		sub_prio_del(sub, base);
+		sub->lb = lb;
 		if (fresh) {
 			/* Not in a published array yet when it fails... */
 			steer_publish(dev, NULL, sub);
@@ -1143,7 +1151,11 @@ steer_del(struct swv_device *dev, struct swv_flow *f)
 		free(sub->prio);
 		swv_retire(sub);
 	} else if (sub->prio[0].base != best) {
-		/* A worse best: harmless if this fails (the walk goes on). */
+		/*
+		 * A worse best: every rule left ranks at or after its base.
+		 * Harmless if this fails (the walk goes on).
+		 */
+		sub->lb = sub->prio[0].base;
 		steer_publish(dev, sub, NULL);
 	}
 }

@@ -687,13 +687,19 @@ struct swv_subtable {
 	uint8_t idx[SWV_KEY_WORDS];	/**< key words of the mask */
 	uint64_t mask[SWV_KEY_WORDS];	/**< their masks */
 	/* control path (swv_lock) */
+	/**
+	 * No rule in it ranks before this (a rank, seq included): the rank
+	 * of the first rule made at its best base, kept when that rule goes
+	 * (a bound may be low, never high), the base itself once it worsens.
+	 */
+	uint64_t lb;
 	uint32_t nkeys;			/**< live slots */
 	uint32_t nprio;
 	struct swv_prio_count *prio;	/**< by base, ascending */
 };
 
 struct swv_steer_ent {
-	uint64_t base;			/**< best rule's rank less its seq */
+	uint64_t base;			/**< the subtable's lb when published */
 	struct swv_subtable *sub;
 };
 
