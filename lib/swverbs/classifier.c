@@ -549,7 +549,7 @@ cls_covers(const struct swv_cls_cache *c, const struct swv_subtable *sub)
 }
 
 /* The most an SMC's entries take (a mask over many words has fewer). */
-#define SWV_SMC_MAX_BYTES (16u << 20)
+#define SWV_SMC_MAX_BYTES (8u << 20)
 
 /*
  * SMC buckets for a table of n rules and entries of stride bytes: room for
@@ -566,7 +566,22 @@ cls_buckets(uint32_t n, uint32_t stride)
 	return b;
 }
 
-static void *big_zalloc(size_t size);
+/*
+ * A cache is mapped, not allocated: its pages are zero and faulted in when
+ * the Rx context first writes an entry there, so a table that sees few
+ * flows (or none: rules made with the port idle) does not pay resident
+ * memory for all its SMC. Transparent huge pages where the kernel allows
+ * (madvise mode) from 2 MiB on: a random entry then costs no TLB miss.
+ */
+#define SWV_CLS_HUGE_SIZE (2u << 20)
+
+/* Unmap a cache (no reader can see it). */
+static void
+cls_free(struct swv_cls_cache *c)
+{
+	if (c != NULL)
+		munmap(c, c->size);
+}
 
 /* A new, empty cache for the subtables of st and n rules, or NULL. */
 static struct swv_cls_cache *
@@ -574,7 +589,7 @@ cls_new(const struct swv_steer *st, uint32_t n)
 {
 	uint64_t um[SWV_KEY_WORDS] = { 0 };
 	struct swv_cls_cache *c;
-	size_t hsz, esz, ssz;
+	size_t hsz, esz, ssz, size;
 	uint32_t i, j, nw = 0, nb, stride;
 	uint8_t *p;
 
@@ -591,10 +606,15 @@ cls_new(const struct swv_steer *st, uint32_t n)
 	hsz = (sizeof(*c) + SWV_CACHE_LINE - 1) & ~(size_t)(SWV_CACHE_LINE - 1);
 	esz = (size_t)SWV_EMC_ENTRIES * stride;
 	ssz = (size_t)nb * SWV_SMC_WAYS * sizeof(uint16_t);
-	p = big_zalloc(hsz + esz + ssz + (size_t)nb * SWV_SMC_WAYS * stride);
-	if (p == NULL)
+	size = hsz + esz + ssz + (size_t)nb * SWV_SMC_WAYS * stride;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
 		return NULL;
+	if (size >= SWV_CLS_HUGE_SIZE)
+		madvise(p, size, MADV_HUGEPAGE);	/* a hint */
 	c = (struct swv_cls_cache *)p;
+	c->size = size;
 	c->nw = nw;
 	c->stride = stride;
 	c->emc_mask = SWV_EMC_ENTRIES - 1;
@@ -657,8 +677,8 @@ cls_bump(struct swv_device *dev)
 /*
  * Retired objects, freed after the next grace period (swv_lock). A rule is
  * entered with its low bit set (objects are 8-byte aligned) and goes back
- * to the pool, its tally folded into its counters object first; anything
- * else was malloc()ed.
+ * to the pool, its tally folded into its counters object first; a flow
+ * cache with bit 1 set, and is unmapped; anything else was malloc()ed.
  *
  * swv_retire() only enters an object: it never frees, so the update that
  * retires an object may go on reading it (sub_rehash() reads the old array
@@ -671,6 +691,7 @@ cls_bump(struct swv_device *dev)
  * fail nor need memory.
  */
 #define SWV_RETIRED_RULE ((uintptr_t)1)
+#define SWV_RETIRED_CACHE ((uintptr_t)2)
 #define SWV_RETIRE_PER_OP 8
 
 static void *swv_retired[SWV_RETIRE_BATCH + SWV_RETIRE_PER_OP];
@@ -682,6 +703,11 @@ retire_release(void *p)
 {
 	struct swv_flow *f;
 
+	if (((uintptr_t)p & SWV_RETIRED_CACHE) != 0) {
+		cls_free((struct swv_cls_cache *)((uintptr_t)p &
+						  ~SWV_RETIRED_CACHE));
+		return;
+	}
 	if (!((uintptr_t)p & SWV_RETIRED_RULE)) {
 		free(p);
 		return;
@@ -985,7 +1011,7 @@ swv_steer_free(struct swv_steer *st)
 		return;
 	for (i = 0; i < st->nsub; i++)
 		sub_free(st->sub[i].sub);
-	free(st->cls);
+	cls_free(st->cls);
 	free(st);
 }
 
@@ -1038,8 +1064,12 @@ steer_publish(struct swv_device *dev, struct swv_subtable *sub,
 				  dev->nflows + 1);
 	}
 	rcu_assign_pointer(dev->steer, st);
-	if (old != NULL && (st == NULL || st->cls != old->cls))
-		swv_retire(old->cls);
+	if (old != NULL && old->cls != NULL &&
+	    (st == NULL || st->cls != old->cls)) {
+		if (old->cls->size >= SWV_HUGE_SIZE)
+			swv_retired_big = true;
+		swv_retire((void *)((uintptr_t)old->cls | SWV_RETIRED_CACHE));
+	}
 	swv_retire(old);
 	return 0;
 }

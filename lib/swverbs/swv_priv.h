@@ -727,6 +727,7 @@ struct swv_cls_ent {
 
 struct swv_cls_cache {
 	/* set by the control path before publication */
+	size_t size;			/**< bytes mapped, header included */
 	uint32_t nw;			/**< key words the caches look at */
 	uint32_t stride;		/**< bytes per entry */
 	uint32_t emc_mask;		/**< EMC entries - 1 */
