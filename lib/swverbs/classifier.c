@@ -402,7 +402,11 @@ cls_smc_find(const struct swv_cls_cache *c, uint32_t b, uint16_t sig,
 	return NULL;
 }
 
-/* Remember f for k in the SMC: an empty way, else one the hash picks. */
+/*
+ * Remember f for k in the SMC: an empty way, else one picked by the hash
+ * and a running count (two flows of one bucket do not always evict the
+ * same way).
+ */
 static void
 cls_smc_put(struct swv_cls_cache *c, uint64_t h, uint64_t gen,
 	    const struct swv_flow *f, const uint64_t *k)
@@ -413,7 +417,7 @@ cls_smc_put(struct swv_cls_cache *c, uint64_t h, uint64_t gen,
 	for (w = 0; w < SWV_SMC_WAYS && sg[w] != 0; w++)
 		;
 	if (w == SWV_SMC_WAYS)
-		w = (uint32_t)(h >> 40) % SWV_SMC_WAYS;
+		w = (uint32_t)((h >> 40) + c->evict++) % SWV_SMC_WAYS;
 	sg[w] = cls_sig(h);
 	cls_ent_set(cls_smc(c, b, w), gen, f, k, c->nw);
 }

@@ -741,6 +741,7 @@ struct swv_cls_cache {
 	uint8_t *smc;			/**< SMC entries, by bucket and way */
 	/* the Rx context's */
 	uint32_t ins;			/**< SMC hits, to pace EMC inserts */
+	uint32_t evict;			/**< SMC evictions, to pick a way */
 };
 
 /** Published array of subtables, by base ascending; replaced whole. */
