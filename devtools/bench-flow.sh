@@ -200,10 +200,13 @@ fi
 # since this machine's processes land on different speeds; BENCH_REPS
 # processes per variant, alternating, and the median ratio printed. The
 # variants: "off" is this build with SWV_CLASSIFIER_NOCACHE=1 (the walk
-# alone, as before the caches), "on" this build, and "base" the build in
-# $VBR_BASE_BUILD_DIR when set (e.g. main before the change: see
-# doc/guides/swverbs.rst). Insertion and deletion rates (ins/s, del/s of
-# the 100,000-rule cases, port started) are printed per variant too.
+# alone), "on" this build, and "base" the build in $VBR_BASE_BUILD_DIR when
+# set: an older tree, e.g. "git archive <commit> | tar -x -C build-base/src",
+# a symlink build-base/src/.sdk to this tree's .sdk, then
+# "VBR_BUILD_DIR=build bash devtools/setup.sh" in build-base/src, and
+# VBR_BASE_BUILD_DIR=$PWD/build-base/src/build. Insertion and deletion
+# rates (ins/s, del/s of the 100,000-rule cases, port started) are printed
+# per variant too.
 # Core layout: as the datapath cases (bench on CPU 0, engine on CPU 1).
 cls_ratios() {
 	local bench=$BUILD/app/bench/bench-flow-rules out=$LOG/cls v r fl pmd
