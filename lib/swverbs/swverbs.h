@@ -66,6 +66,7 @@ enum swv_wire_kind {
 	SWV_WIRE_LOOP,		/**< "loop" */
 	SWV_WIRE_PAIR,		/**< "pair:<cable>" */
 	SWV_WIRE_AF_PACKET,	/**< "af_packet:<ifname>" */
+	SWV_WIRE_AF_XDP,	/**< "af_xdp:<ifname>[:<queue>]" */
 };
 
 /**
