@@ -607,7 +607,7 @@ xdp_setup(struct swv_xdp *x)
 	struct xdp_options opt;
 	socklen_t sl = sizeof(opt);
 	unsigned int i;
-	int ret = EOPNOTSUPP, first = 0;
+	int ret = EOPNOTSUPP;
 
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		ret = xdp_try(x, modes[i].xdp_flags, modes[i].bind_flags);
@@ -617,11 +617,10 @@ xdp_setup(struct swv_xdp *x)
 		if (ret == EPERM || ret == ENOMEM || ret == ENODEV ||
 		    ret == EBUSY)
 			return ret;
-		if (first == 0)
-			first = ret;
 	}
+	/* Generic XDP, tried last, works where any does: its error. */
 	if (ret != 0)
-		return first != 0 ? first : ret;
+		return ret;
 	x->native = modes[i].native;
 	x->zerocopy = modes[i].zerocopy;
 	x->need_wakeup = true;
