@@ -36,7 +36,9 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/sockios.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 
 #include "test.h"
 #include "vbr_netns.h"
@@ -438,6 +440,62 @@ test_open(void)
 	TEST_ASSERT_EQUAL(i, 6, "mac");
 	for (i = 0; i < 6; i++)
 		TEST_ASSERT_EQUAL(mac[i], m[i], "mac byte %d", i);
+	return TEST_SUCCESS;
+}
+
+/* In a child that dropped every capability: the wire's open error. */
+static int
+open_without_caps(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	struct swv_wire *w = NULL;
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		memset(data, 0, sizeof(data));
+		if (syscall(SYS_capset, &hdr, data) != 0)
+			_exit(255);
+		st = t_kind->open(&t_dev, t_a, NULL, &w);
+		_exit(st > 254 ? 254 : st);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* Errors said as the constructor promises. */
+static int
+test_open_errors(void)
+{
+	struct swv_wire *w = NULL;
+	char spec[64];
+
+	TEST_ASSERT_EQUAL(open_without_caps(), EPERM, "no capabilities");
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, "", NULL, &w), ENODEV, "");
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, "vbrtnonexist0", NULL, &w),
+			  ENODEV, "");
+	if (!is_xdp())
+		return TEST_SUCCESS;
+	/* A veth has one queue; queue numbers are decimal. */
+	snprintf(spec, sizeof(spec), "%s:7", t_a);
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, spec, NULL, &w), EINVAL,
+			  "queue 7");
+	snprintf(spec, sizeof(spec), "%s:x", t_a);
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, spec, NULL, &w), EINVAL, "");
+	snprintf(spec, sizeof(spec), "%s:", t_a);
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, spec, NULL, &w), EINVAL, "");
+	snprintf(spec, sizeof(spec), "%s:0", t_a);
+	TEST_ASSERT_SUCCESS(t_kind->open(&t_dev, spec, NULL, &w), "queue 0");
+	TEST_ASSERT_EQUAL(swv_wire_af_xdp_queue(w), 0, "");
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, t_a, NULL, &t_wire), EBUSY,
+			  "a second socket on the queue");
+	t_wire = NULL;
+	w->ops->close(w);
 	return TEST_SUCCESS;
 }
 
@@ -1060,14 +1118,8 @@ suite_setup(void)
 		TEST_SKIP("not root");
 	if (vbr_sh("ip netns list >/dev/null 2>&1") != 0)
 		TEST_SKIP("no `ip netns`");
-	if (is_xdp()) {
-		int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-
-		if (fd < 0 && (errno == EAFNOSUPPORT || errno == EINVAL))
-			TEST_SKIP("the kernel has no AF_XDP");
-		if (fd >= 0)
-			close(fd);
-	}
+	if (is_xdp() && !vbr_has_af_xdp())
+		TEST_SKIP("the kernel has no AF_XDP");
 	snprintf(t_a, sizeof(t_a), "vbrt%da", pid);
 	snprintf(t_b, sizeof(t_b), "vbrt%db", pid);
 	snprintf(t_ns, sizeof(t_ns), "vbrt%d", pid);
@@ -1170,6 +1222,7 @@ static struct unit_test_suite afp_suite = {
 	.teardown = suite_teardown,
 	.cases = {
 		TEST_CASE(test_open),
+		TEST_CASE(test_open_errors),
 		TEST_CASE(test_rx_sizes),
 		TEST_CASE(test_rx_vlan),
 		TEST_CASE(test_rx_budget),
