@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""End to end over a veth pair: a vbr port on af_packet:<veth> in the root
-namespace, scapy and tcpdump on the peer inside a network namespace.
+"""End to end over a veth pair: a vbr port on af_packet:<veth> (or
+af_xdp:<veth>) in the root namespace, scapy and tcpdump on the peer inside a
+network namespace.
 
 usage: test_e2e_veth.py PATH/librte_net_vbr.so PATH/devtools/netns-veth.sh
+                        [af_packet|af_xdp]
 
 1. rxonly: scapy sends N frames with distinct payload lengths to the port's
    MAC; testpmd must count exactly N and report each length.
@@ -11,7 +13,8 @@ usage: test_e2e_veth.py PATH/librte_net_vbr.so PATH/devtools/netns-veth.sh
    tcpdump in the namespace must see that many 64-byte frames whose
    Ethernet/IPv4/UDP headers are byte-exact what testpmd builds.
 3. txonly for a second: frames keep arriving at the peer.
-Exit 77 when not root or a tool is missing.
+Exit 77 when not root or a tool is missing, and for af_xdp when the kernel
+has no AF_XDP.
 """
 
 import os
@@ -113,7 +116,7 @@ class Capture:
         return [data for data, _ in RawPcapReader(self.path)]
 
 
-def run(pmd, script):
+def run(pmd, script, kind):
     from scapy import all as scapy  # noqa: N813
     c = tp.Checker()
     prefix = f"vbe{os.getpid() % 100000}"
@@ -123,7 +126,7 @@ def run(pmd, script):
         try:
             eal, fprefix = tp.eal_args("e2e", pmd)
             eal += ["--vdev",
-                    f"net_vbr0,wire=af_packet:{veth.root_if},mac={VBR_MAC}"]
+                    f"net_vbr0,wire={kind}:{veth.root_if},mac={VBR_MAC}"]
             t = tp.TestPmd(eal, ["--forward-mode=rxonly",
                                  "--total-num-mbufs=8192",
                                  f"--eth-peer=0,{PEER_ETH}",
@@ -202,7 +205,8 @@ def run(pmd, script):
 
 
 def main():
-    if len(sys.argv) != 3:
+    kind = tp.kernel_wire_arg(sys.argv, 2)
+    if kind is None:
         print(__doc__)
         return 2
     if os.geteuid() != 0:
@@ -221,9 +225,13 @@ def main():
         if not os.path.isfile(path):
             print(f"FAIL: {path} missing")
             return 1
+    if tp.kernel_wire_skip(kind) is not None:
+        print("SKIP: " + tp.kernel_wire_skip(kind))
+        return tp.SKIP
     # SIGTERM (meson's timeout) must still tear the namespace down
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    return run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
+    return run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
+               kind)
 
 
 if __name__ == "__main__":
