@@ -9,6 +9,10 @@
 #   vbr-afp-tx    vbr on af_packet:<veth>, txonly (peer in a netns drops)
 #   afpacket-tx   net_af_packet on the same veth, txonly
 #   afxdp-tx      net_af_xdp on the same veth, txonly (when it starts)
+#   vbr-xdp-tx    vbr on af_xdp:<veth>, txonly, on the same veth
+#   vbr-xdp-rx    vbr on af_xdp:<veth>, rxonly; frames from a generator in
+#                 the netns (testpmd txonly on net_af_xdp on the peer)
+#   afxdp-rx      net_af_xdp on the same veth, rxonly, the same generator
 #
 # and the CPU an idle started vbr port costs (forwarding stopped, 5 s).
 #
@@ -20,7 +24,9 @@
 #
 # Core layout: -l 0,1: main lcore 0, forwarding lcore 1; the swverbs engine
 # thread on the main lcore's CPU (the PMD's default), or on VBR_ENGINE_CPU=N
-# (devarg engine_cpu=N).
+# (devarg engine_cpu=N). The -rx cases add the generator, its forwarding
+# lcore on CPU 0 (main lcore on 1, asleep): on a 2-CPU machine it shares
+# CPU 0 with the swverbs engine, which does vbr's wire Rx.
 #
 # usage: bench-fwd.sh [seconds per run (5)] [repetitions (3)]
 # Environment: VBR_BUILD_DIR (default build), VBR_ENGINE_CPU, BENCH_CASES
@@ -40,6 +46,7 @@ export BENCH_CASES=${BENCH_CASES:-}
 exec /usr/bin/python3 - <<'EOF'
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -52,7 +59,7 @@ PMD = os.environ["VBR_PMD"]
 SECS = float(os.environ["BENCH_SECS"])
 REPS = int(os.environ["BENCH_REPS"])
 ENGINE = os.environ.get("VBR_ENGINE_CPU", "")
-VETH = "vbrbn"
+VETH = f"vbn{os.getpid() % 100000}"  # unique per run
 SOCK = "/run/vbr-bench.sock"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 QUIET = open(os.devnull, "w")
@@ -70,7 +77,37 @@ CASES = {
     "vbr-afp-tx": ("txonly", [vbr(0, f"af_packet:{VETH}0")]),
     "afpacket-tx": ("txonly", [f"net_af_packet0,iface={VETH}0"]),
     "afxdp-tx": ("txonly", [f"net_af_xdp0,iface={VETH}0,start_queue=0"]),
+    "vbr-xdp-tx": ("txonly", [vbr(0, f"af_xdp:{VETH}0")]),
+    "vbr-xdp-rx": ("rxonly", [vbr(0, f"af_xdp:{VETH}0")]),
+    "afxdp-rx": ("rxonly", [f"net_af_xdp0,iface={VETH}0,start_queue=0"]),
 }
+GEN_VDEV = f"net_af_xdp0,iface={VETH}1,start_queue=0"
+
+
+def gen_start():
+    """The -rx cases' generator: testpmd txonly in the netns on the peer,
+    64 B, forwarding lcore on CPU 0 (main lcore 1 waits on stdin)."""
+    eal, prefix = tp.eal_args("bench-gen", None, "0,1")
+    eal += ["--main-lcore", "1", "--vdev", GEN_VDEV]
+    argv = ["ip", "netns", "exec", f"{VETH}ns", tp.find_testpmd()] + eal + [
+        "--", "--forward-mode=txonly", "--txpkts=64", "--burst=32",
+        "--total-num-mbufs=16384", "--auto-start", "--stats-period=0"]
+    g = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=QUIET,
+                         stderr=QUIET, env=tp.testpmd_env())
+    time.sleep(2)  # EAL and port start; frames flow from then on
+    if g.poll() is not None:
+        raise RuntimeError("the generator did not start")
+    return g, prefix
+
+
+def gen_stop(g, prefix):
+    try:
+        g.stdin.close()  # "Press enter to exit"
+        g.wait(10)
+    except (subprocess.TimeoutExpired, BrokenPipeError):
+        g.kill()
+        g.wait()
+    shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
 
 
 def cpu_ticks(pid):
@@ -94,7 +131,10 @@ def start(case):
 def one_run(case):
     mode = CASES[case][0]
     t = start(case)
+    gen = None
     try:
+        if mode == "rxonly":
+            gen = gen_start()
         t.cmd("set txpkts 64")
         pid = t.proc.pid
         # stdbuf exec()s testpmd: the pid is testpmd's
@@ -103,6 +143,9 @@ def one_run(case):
         time.sleep(SECS)
         out = t.cmd("stop")
         w1, c1 = time.monotonic(), cpu_ticks(pid)
+        if gen is not None:
+            gen_stop(*gen)
+            gen = None
         st = tp.fwd_stats(out)
         key = "TX-packets" if mode == "txonly" else "RX-packets"
         pkts = sum(s.get(key, 0) for s in st.values())
@@ -117,6 +160,8 @@ def one_run(case):
         t.kill()
         return None
     finally:
+        if gen is not None:
+            gen_stop(*gen)
         t.kill()
         if os.path.exists(SOCK):
             os.unlink(SOCK)
@@ -148,6 +193,7 @@ def main():
         subprocess.run(["bash", script, "up", VETH], check=True, stdout=QUIET)
         veth_up = True
         cases += ["vbr-afp-tx", "afpacket-tx", "afxdp-tx"]
+        cases += ["vbr-xdp-tx", "vbr-xdp-rx", "afxdp-rx"]
     else:
         print("(not root or no netns-veth.sh: veth cases skipped)")
     only = [c for c in os.environ.get("BENCH_CASES", "").split(",") if c]
@@ -188,7 +234,8 @@ def main():
               + " ".join(f"{r[0]:.3f}" for r in res[c]))
     print()
     for a, b in (("vbr-pair", "memif"), ("vbr-afp-tx", "afpacket-tx"),
-                 ("vbr-afp-tx", "afxdp-tx")):
+                 ("vbr-afp-tx", "afxdp-tx"), ("vbr-xdp-tx", "afxdp-tx"),
+                 ("vbr-xdp-rx", "afxdp-rx")):
         if a in rows and b in rows:
             print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
                   f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")
