@@ -541,7 +541,8 @@ xdp_try_once(struct swv_xdp *x, uint32_t xdp_flags, uint16_t bind_flags)
 			       &x->fill, &x->comp, &uc);
 	if (ret != 0) {
 		x->umem = NULL;
-		return xdp_errno(-ret);
+		/* The UMEM is over the locked-memory limit (RLIMIT_MEMLOCK). */
+		return ret == -ENOBUFS ? EPERM : xdp_errno(-ret);
 	}
 	memset(&sc, 0, sizeof(sc));
 	sc.rx_size = SWV_XDP_RX_FRAMES;
