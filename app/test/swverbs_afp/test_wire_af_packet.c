@@ -38,6 +38,7 @@
 #include <linux/sockios.h>
 #include <linux/capability.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "test.h"
@@ -443,12 +444,16 @@ test_open(void)
 	return TEST_SUCCESS;
 }
 
-/* In a child that dropped every capability: the wire's open error. */
+/*
+ * In a child that dropped every capability (@keep_all false), or only
+ * CAP_IPC_LOCK with a locked-memory limit of 1 MiB: the wire's open error.
+ */
 static int
-open_without_caps(void)
+open_without_caps(bool keep_all)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2];
+	struct rlimit rl = { 1 << 20, 1 << 20 };
 	struct swv_wire *w = NULL;
 	pid_t pid;
 	int st;
@@ -458,6 +463,13 @@ open_without_caps(void)
 		return -1;
 	if (pid == 0) {
 		memset(data, 0, sizeof(data));
+		if (keep_all) {
+			if (syscall(SYS_capget, &hdr, data) != 0 ||
+			    setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+				_exit(255);
+			data[0].effective &= ~(1u << CAP_IPC_LOCK);
+			data[0].permitted &= ~(1u << CAP_IPC_LOCK);
+		}
 		if (syscall(SYS_capset, &hdr, data) != 0)
 			_exit(255);
 		st = t_kind->open(&t_dev, t_a, NULL, &w);
@@ -475,12 +487,14 @@ test_open_errors(void)
 	struct swv_wire *w = NULL;
 	char spec[64];
 
-	TEST_ASSERT_EQUAL(open_without_caps(), EPERM, "no capabilities");
+	TEST_ASSERT_EQUAL(open_without_caps(false), EPERM, "no capabilities");
 	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, "", NULL, &w), ENODEV, "");
 	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, "vbrtnonexist0", NULL, &w),
 			  ENODEV, "");
 	if (!is_xdp())
 		return TEST_SUCCESS;
+	/* 32 MiB of UMEM over a 1 MiB locked-memory limit. */
+	TEST_ASSERT_EQUAL(open_without_caps(true), EPERM, "RLIMIT_MEMLOCK");
 	/* A veth has one queue; queue numbers are decimal. */
 	snprintf(spec, sizeof(spec), "%s:7", t_a);
 	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, spec, NULL, &w), EINVAL,
