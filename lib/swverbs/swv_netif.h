@@ -20,6 +20,8 @@
 #include <net/if.h>
 #include <sys/uio.h>
 
+#include "swv_wire.h"
+
 /* Link flags and MTU are re-read at most this often. */
 #define SWV_NETIF_REFRESH_NS (10 * 1000 * 1000)
 
@@ -33,6 +35,29 @@ struct swv_netif {
 	bool gone;		/**< the interface index went away */
 	char ifname[IF_NAMESIZE]; /**< the name it was opened with */
 };
+
+/**
+ * The head of a kernel wire's state (af_packet, af_xdp): the wire, then its
+ * interface, so that the ops which only ask the interface are shared.
+ */
+struct swv_netif_wire {
+	struct swv_wire wire;	/**< ops and device; must be first */
+	struct swv_netif nif;
+};
+
+static inline struct swv_netif *
+swv_wire_netif(struct swv_wire *wire)
+{
+	return &((struct swv_netif_wire *)wire)->nif;
+}
+
+/* Wire ops of a struct swv_netif_wire. */
+/** gone: the interface index went away. */
+bool swv_netif_wire_gone(struct swv_wire *wire);
+/** mtu: the interface's MTU now (ip link set mtu shows at once). */
+uint32_t swv_netif_wire_mtu(struct swv_wire *wire);
+/** speed_mbps: from ethtool, 10000 when the interface does not say. */
+uint32_t swv_netif_wire_speed(struct swv_wire *wire);
 
 /** CLOCK_MONOTONIC_COARSE in ns (vDSO: no system call). */
 uint64_t swv_netif_now(void);

@@ -148,8 +148,6 @@ uint64_t swv_wire_af_packet_drops(struct swv_wire *wire);
  */
 int swv_wire_af_xdp_open(struct swv_device *dev, const char *spec,
 			 uint8_t mac[6], struct swv_wire **out);
-/** The interface index an af_xdp wire is bound to. Any thread. */
-int swv_wire_af_xdp_ifindex(struct swv_wire *wire);
 /** The interface queue an af_xdp wire is bound to. Any thread. */
 uint32_t swv_wire_af_xdp_queue(struct swv_wire *wire);
 /** "native XDP, zero copy", "native XDP, copy" or "generic XDP, copy". */

@@ -96,7 +96,7 @@
 #endif
 
 struct swv_afp {
-	struct swv_wire wire;		/**< ops and device; must be first */
+	struct swv_netif_wire nw;	/**< wire and interface; must be first */
 	/* Rx, engine thread. */
 	uint8_t *rx_map;		/**< the V3 ring */
 	uint8_t *rx_pkt;		/**< next frame in the current block */
@@ -116,8 +116,6 @@ struct swv_afp {
 	bool tx_vnet;			/**< frames carry a virtio_net_hdr */
 	bool tx_kick;			/**< frames wait for a sendto() */
 	uint64_t tx_kick_after;		/**< no kick before (ns), after ENETDOWN */
-	/* The interface: link state cache (engine), MTU (any thread). */
-	struct swv_netif nif;
 	/* Counters: written by the engine, read by anyone. */
 	uint64_t rx_dropped;		/**< truncated, oversize, GSO frames */
 	uint64_t rx_kernel_dropped;	/**< ring full (PACKET_STATISTICS) */
@@ -211,7 +209,7 @@ afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h)
 			goto drop;
 		iov[0].iov_base = frame;
 		iov[0].iov_len = len;
-		swv_device_rx(afp->wire.dev, iov, 1, len);
+		swv_device_rx(afp->nw.wire.dev, iov, 1, len);
 		return 1;
 	}
 	/* The kernel took the outer tag off: put it back after the MACs. */
@@ -234,7 +232,7 @@ afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h)
 	iov[1].iov_len = SWV_AFP_VLAN_HLEN;
 	iov[2].iov_base = frame + 2 * ETH_ALEN;
 	iov[2].iov_len = len - 2 * ETH_ALEN;
-	swv_device_rx(afp->wire.dev, iov, 3, len + SWV_AFP_VLAN_HLEN);
+	swv_device_rx(afp->nw.wire.dev, iov, 3, len + SWV_AFP_VLAN_HLEN);
 	return 1;
 drop:
 	afp_count(&afp->rx_dropped, 1);
@@ -308,10 +306,10 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return EINVAL;
 	if (unlikely(len > afp->tx_room))
 		return EMSGSIZE;
-	if (unlikely(len > __atomic_load_n(&afp->nif.mtu, __ATOMIC_RELAXED) +
-		     ETH_HLEN) && len > swv_netif_frame_max(&afp->nif, iov, iovcnt))
+	if (unlikely(len > __atomic_load_n(&afp->nw.nif.mtu, __ATOMIC_RELAXED) +
+		     ETH_HLEN) && len > swv_netif_frame_max(&afp->nw.nif, iov, iovcnt))
 		return EMSGSIZE;
-	if (unlikely(afp->nif.gone))
+	if (unlikely(afp->nw.nif.gone))
 		return ENODEV;
 	h = (struct tpacket2_hdr *)afp->tx_slot;
 	status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
@@ -371,7 +369,7 @@ afp_tx_flush(struct swv_wire *wire)
 		return;
 	if (errno == ENXIO || errno == ENODEV) {
 		/* Unbound by the kernel: the interface went away. */
-		swv_netif_set_gone(&afp->nif);
+		swv_netif_set_gone(&afp->nw.nif);
 		afp->tx_kick = false;
 	}
 	afp_count(&afp->tx_kick_errors, 1);
@@ -397,15 +395,9 @@ afp_link_up(struct swv_wire *wire)
 {
 	struct swv_afp *afp = to_afp(wire);
 
-	if (swv_netif_poll(&afp->nif))
+	if (swv_netif_poll(&afp->nw.nif))
 		afp_clear_error(afp->rx_fd);
-	return afp->nif.link;
-}
-
-static bool
-afp_gone(struct swv_wire *wire)
-{
-	return to_afp(wire)->nif.gone;
+	return afp->nw.nif.link;
 }
 
 /* Set the interface's MTU; the kernel refuses what it cannot carry. */
@@ -416,20 +408,7 @@ afp_set_mtu(struct swv_wire *wire, uint32_t mtu)
 
 	if (mtu + ETH_HLEN + SWV_AFP_VLAN_HLEN > afp->tx_room)
 		return EINVAL;
-	return swv_netif_set_mtu(&afp->nif, mtu);
-}
-
-/* The interface's MTU now (ip link set mtu shows at once). */
-static uint32_t
-afp_mtu(struct swv_wire *wire)
-{
-	return swv_netif_mtu(&to_afp(wire)->nif);
-}
-
-static uint32_t
-afp_speed_mbps(struct swv_wire *wire)
-{
-	return swv_netif_speed(&to_afp(wire)->nif);
+	return swv_netif_set_mtu(&afp->nw.nif, mtu);
 }
 
 static int
@@ -438,7 +417,7 @@ afp_rx_fd(struct swv_wire *wire)
 	struct swv_afp *afp = to_afp(wire);
 
 	/* Unbound, the socket would only ever report an error. */
-	return afp->nif.gone ? -1 : afp->rx_fd;
+	return afp->nw.nif.gone ? -1 : afp->rx_fd;
 }
 
 static void
@@ -466,10 +445,10 @@ static const struct swv_wire_ops afp_ops = {
 	.tx_flush = afp_tx_flush,
 	.rx_burst = afp_rx_burst,
 	.link_up = afp_link_up,
-	.gone = afp_gone,
+	.gone = swv_netif_wire_gone,
 	.set_mtu = afp_set_mtu,
-	.mtu = afp_mtu,
-	.speed_mbps = afp_speed_mbps,
+	.mtu = swv_netif_wire_mtu,
+	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = afp_rx_fd,
 	.close = afp_close,
 };
@@ -477,7 +456,7 @@ static const struct swv_wire_ops afp_ops = {
 int
 swv_wire_af_packet_ifindex(struct swv_wire *wire)
 {
-	return to_afp(wire)->nif.ifindex;
+	return swv_wire_netif(wire)->ifindex;
 }
 
 uint64_t
@@ -562,13 +541,13 @@ afp_rx_setup(struct swv_afp *afp)
 		return errno;
 	}
 	memset(&mr, 0, sizeof(mr));
-	mr.mr_ifindex = afp->nif.ifindex;
+	mr.mr_ifindex = afp->nw.nif.ifindex;
 	mr.mr_type = PACKET_MR_PROMISC;
 	if (setsockopt(afp->rx_fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr,
 		       sizeof(mr)) != 0)
 		return errno;
 	/* Bind last: no frame reaches the socket before its ring exists. */
-	return afp_bind(afp->rx_fd, afp->nif.ifindex, ETH_P_ALL);
+	return afp_bind(afp->rx_fd, afp->nw.nif.ifindex, ETH_P_ALL);
 }
 
 static int
@@ -625,7 +604,7 @@ afp_tx_setup(struct swv_afp *afp)
 	}
 	afp->tx_slot = afp->tx_map;
 	/* Protocol 0: this socket sends only, it receives nothing. */
-	return afp_bind(afp->tx_fd, afp->nif.ifindex, 0);
+	return afp_bind(afp->tx_fd, afp->nw.nif.ifindex, 0);
 }
 
 int
@@ -640,10 +619,10 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 		return ENOMEM;
 	afp->rx_fd = -1;
 	afp->tx_fd = -1;
-	afp->wire.ops = &afp_ops;
-	afp->wire.dev = dev;
-	afp->wire.min_frame = SWV_AFP_MIN_FRAME;
-	err = swv_netif_init(&afp->nif, ifname);
+	afp->nw.wire.ops = &afp_ops;
+	afp->nw.wire.dev = dev;
+	afp->nw.wire.min_frame = SWV_AFP_MIN_FRAME;
+	err = swv_netif_init(&afp->nw.nif, ifname);
 	if (err != 0)
 		goto fail;
 	afp->rx_fd = afp_socket();
@@ -656,7 +635,7 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 		err = -afp->tx_fd;
 		goto fail;
 	}
-	err = swv_netif_open(&afp->nif, afp->tx_fd, mac);
+	err = swv_netif_open(&afp->nw.nif, afp->tx_fd, mac);
 	if (err != 0)
 		goto fail;
 	err = afp_rx_setup(afp);
@@ -665,7 +644,7 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 	err = afp_tx_setup(afp);
 	if (err != 0)
 		goto fail;
-	*out = &afp->wire;
+	*out = &afp->nw.wire;
 	return 0;
 fail:
 	afp_free(afp);

@@ -106,7 +106,7 @@
 #endif
 
 struct swv_xdp {
-	struct swv_wire wire;		/**< ops and device; must be first */
+	struct swv_netif_wire nw;	/**< wire and interface; must be first */
 	/* Rx, wire callbacks. */
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod fill;
@@ -119,8 +119,6 @@ struct swv_xdp {
 	uint64_t tx_kick_after;		/**< no kick before (ns), after ENETDOWN */
 	uint64_t *tx_free;		/**< free Tx frame addresses (a stack) */
 	uint8_t *area;			/**< the UMEM */
-	/* The interface: link state cache, MTU (any thread). */
-	struct swv_netif nif;
 	/* Counters: written by the wire, read by anyone. */
 	uint64_t tx_kick_errors;	/**< failed sendto() kicks */
 	/* Control. */
@@ -172,7 +170,7 @@ xdp_rx_burst(struct swv_wire *wire, unsigned int budget)
 			fr[i].iovcnt = 1;
 			fr[i].len = d->len;
 		}
-		swv_device_rx_burst(x->wire.dev, fr, n);
+		swv_device_rx_burst(x->nw.wire.dev, fr, n);
 		xsk_ring_cons__release(&x->rx, n);
 		/*
 		 * The fill ring has room for every Rx frame: the ones just
@@ -221,14 +219,14 @@ xdp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return EINVAL;
 	if (unlikely(len > SWV_XDP_ROOM))
 		return EMSGSIZE;
-	if (unlikely(len > __atomic_load_n(&x->nif.mtu, __ATOMIC_RELAXED) +
-		     ETH_HLEN) && len > swv_netif_frame_max(&x->nif, iov, iovcnt))
+	if (unlikely(len > __atomic_load_n(&x->nw.nif.mtu, __ATOMIC_RELAXED) +
+		     ETH_HLEN) && len > swv_netif_frame_max(&x->nw.nif, iov, iovcnt))
 		return EMSGSIZE;
 	for (i = 0; i < iovcnt && have < len; i++)
 		have += (uint32_t)iov[i].iov_len;
 	if (unlikely(have < len))
 		return EINVAL;	/* @iov holds fewer than @len bytes */
-	if (unlikely(x->nif.gone))
+	if (unlikely(x->nw.nif.gone))
 		return ENODEV;
 	if (unlikely(x->tx_nfree == 0)) {
 		xdp_reclaim(x);
@@ -298,7 +296,7 @@ xdp_kick(struct swv_xdp *x)
 		return;		/* the next flush goes on */
 	if (errno == ENXIO || errno == ENODEV) {
 		/* Unbound by the kernel: the interface went away. */
-		swv_netif_set_gone(&x->nif);
+		swv_netif_set_gone(&x->nw.nif);
 		x->tx_kick = false;
 	}
 	xdp_count(&x->tx_kick_errors, 1);
@@ -330,14 +328,8 @@ xdp_link_up(struct swv_wire *wire)
 {
 	struct swv_xdp *x = to_xdp(wire);
 
-	swv_netif_poll(&x->nif);
-	return x->nif.link;
-}
-
-static bool
-xdp_gone(struct swv_wire *wire)
-{
-	return to_xdp(wire)->nif.gone;
+	swv_netif_poll(&x->nw.nif);
+	return x->nw.nif.link;
 }
 
 /* The largest MTU a UMEM frame carries, with a VLAN tag. */
@@ -355,22 +347,10 @@ xdp_set_mtu(struct swv_wire *wire, uint32_t mtu)
 	if (mtu > xdp_mtu_max()) {
 		fprintf(stderr, "swverbs: af_xdp:%s: MTU %u refused: a UMEM "
 			"frame carries MTU %u at most (no multi-buffer "
-			"frames)\n", x->nif.ifname, mtu, xdp_mtu_max());
+			"frames)\n", x->nw.nif.ifname, mtu, xdp_mtu_max());
 		return EINVAL;
 	}
-	return swv_netif_set_mtu(&x->nif, mtu);
-}
-
-static uint32_t
-xdp_mtu(struct swv_wire *wire)
-{
-	return swv_netif_mtu(&to_xdp(wire)->nif);
-}
-
-static uint32_t
-xdp_speed_mbps(struct swv_wire *wire)
-{
-	return swv_netif_speed(&to_xdp(wire)->nif);
+	return swv_netif_set_mtu(&x->nw.nif, mtu);
 }
 
 static int
@@ -379,7 +359,7 @@ xdp_rx_fd(struct swv_wire *wire)
 	struct swv_xdp *x = to_xdp(wire);
 
 	/* Unbound, the socket would only ever report an error. */
-	return x->nif.gone ? -1 : x->fd;
+	return x->nw.nif.gone ? -1 : x->fd;
 }
 
 static void
@@ -409,19 +389,13 @@ static const struct swv_wire_ops xdp_ops = {
 	.tx_flush = xdp_tx_flush,
 	.rx_burst = xdp_rx_burst,
 	.link_up = xdp_link_up,
-	.gone = xdp_gone,
+	.gone = swv_netif_wire_gone,
 	.set_mtu = xdp_set_mtu,
-	.mtu = xdp_mtu,
-	.speed_mbps = xdp_speed_mbps,
+	.mtu = swv_netif_wire_mtu,
+	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = xdp_rx_fd,
 	.close = xdp_close,
 };
-
-int
-swv_wire_af_xdp_ifindex(struct swv_wire *wire)
-{
-	return to_xdp(wire)->nif.ifindex;
-}
 
 uint32_t
 swv_wire_af_xdp_queue(struct swv_wire *wire)
@@ -549,7 +523,7 @@ xdp_try_once(struct swv_xdp *x, uint32_t xdp_flags, uint16_t bind_flags)
 	sc.tx_size = SWV_XDP_TX_FRAMES;
 	sc.xdp_flags = xdp_flags;
 	sc.bind_flags = bind_flags | XDP_USE_NEED_WAKEUP;
-	ret = xsk_socket__create(&x->xsk, x->nif.ifname, x->queue, x->umem,
+	ret = xsk_socket__create(&x->xsk, x->nw.nif.ifname, x->queue, x->umem,
 				 &x->rx, &x->tx, &sc);
 	if (ret != 0) {
 		x->xsk = NULL;
@@ -668,10 +642,10 @@ swv_wire_af_xdp_open(struct swv_device *dev, const char *spec,
 	x->fd = -1;
 	x->ctl_fd = -1;
 	x->queue = queue;
-	x->wire.ops = &xdp_ops;
-	x->wire.dev = dev;
-	x->wire.min_frame = SWV_XDP_MIN_FRAME;
-	err = swv_netif_init(&x->nif, ifname);
+	x->nw.wire.ops = &xdp_ops;
+	x->nw.wire.dev = dev;
+	x->nw.wire.min_frame = SWV_XDP_MIN_FRAME;
+	err = swv_netif_init(&x->nw.nif, ifname);
 	if (err != 0)
 		goto fail;
 	err = xdp_probe_socket();
@@ -684,7 +658,7 @@ swv_wire_af_xdp_open(struct swv_device *dev, const char *spec,
 		err = errno;
 		goto fail;
 	}
-	err = swv_netif_open(&x->nif, x->ctl_fd, mac);
+	err = swv_netif_open(&x->nw.nif, x->ctl_fd, mac);
 	if (err != 0)
 		goto fail;
 	x->tx_free = calloc(SWV_XDP_TX_FRAMES, sizeof(*x->tx_free));
@@ -706,8 +680,8 @@ swv_wire_af_xdp_open(struct swv_device *dev, const char *spec,
 		goto fail;
 	xdp_frames_init(x);
 	fprintf(stderr, "swverbs: af_xdp:%s queue %u: %s\n", ifname, queue,
-		swv_wire_af_xdp_mode(&x->wire));
-	*out = &x->wire;
+		swv_wire_af_xdp_mode(&x->nw.wire));
+	*out = &x->nw.wire;
 	return 0;
 fail:
 	xdp_free(x);

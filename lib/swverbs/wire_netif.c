@@ -227,3 +227,21 @@ swv_netif_frame_max(const struct swv_netif *nif, const struct iovec *iov,
 		max += 4;
 	return max;
 }
+
+bool
+swv_netif_wire_gone(struct swv_wire *wire)
+{
+	return swv_wire_netif(wire)->gone;
+}
+
+uint32_t
+swv_netif_wire_mtu(struct swv_wire *wire)
+{
+	return swv_netif_mtu(swv_wire_netif(wire));
+}
+
+uint32_t
+swv_netif_wire_speed(struct swv_wire *wire)
+{
+	return swv_netif_speed(swv_wire_netif(wire));
+}

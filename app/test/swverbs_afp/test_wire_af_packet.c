@@ -44,6 +44,7 @@
 #include "test.h"
 #include "vbr_netns.h"
 #include "swverbs.h"
+#include "swv_netif.h"
 #include "swv_wire.h"
 
 #define T_TYPE 0x88b5		/* IEEE local experimental EtherType */
@@ -75,11 +76,17 @@ struct t_kind {
 	uint32_t frame_max;
 };
 
+static int
+t_netif_ifindex(struct swv_wire *wire)
+{
+	return swv_wire_netif(wire)->ifindex;
+}
+
 static const struct t_kind t_kinds[] = {
 	{ "af_packet", swv_wire_af_packet_open, swv_wire_af_packet_ifindex,
 	  swv_wire_af_packet_drops, SWV_MAX_FRAME },
 	/* A 4 KiB UMEM frame less the kernel's 256-byte headroom. */
-	{ "af_xdp", swv_wire_af_xdp_open, swv_wire_af_xdp_ifindex,
+	{ "af_xdp", swv_wire_af_xdp_open, t_netif_ifindex,
 	  swv_wire_af_xdp_drops, 3840 },
 };
 
