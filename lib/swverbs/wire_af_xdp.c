@@ -256,45 +256,49 @@ xdp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	return 0;
 }
 
-/* Descriptors in the Tx ring that the kernel has not taken yet. */
+/* How far the kernel has taken the Tx ring. */
 static inline uint32_t
-xdp_tx_queued(const struct swv_xdp *x)
+xdp_tx_taken(const struct swv_xdp *x)
 {
-	return *x->tx.producer - __atomic_load_n(x->tx.consumer,
-						 __ATOMIC_ACQUIRE);
+	return __atomic_load_n(x->tx.consumer, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * Kick the kernel to send what the Tx ring holds. In copy mode a kick
+ * sends a batch (32 frames) and says EAGAIN while more wait: kick again
+ * while each kick takes frames; one that takes none (the device queue is
+ * full) leaves the rest to the next flush.
+ */
 static void
 xdp_kick(struct swv_xdp *x)
 {
+	uint32_t before;
 	unsigned int k;
+	int err;
 
 	if (unlikely(x->tx_kick_after != 0)) {
 		if (swv_netif_now() < x->tx_kick_after)
 			return;
 		x->tx_kick_after = 0;
 	}
-	x->tx_kick = false;
-	for (k = 0; k < SWV_XDP_KICKS_MAX; k++) {
-		if (sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0) {
-			/* Copy mode sends a batch per kick: more waiting? */
-			if (x->zerocopy || xdp_tx_queued(x) == 0)
-				return;
-			continue;
-		}
-		if (errno == EAGAIN || errno == EBUSY || errno == ENOBUFS ||
-		    errno == EINTR) {
-			/* More to send, or the device queue is busy. */
-			if (xdp_tx_queued(x) == 0)
-				return;
-			continue;
-		}
-		break;
-	}
 	x->tx_kick = true;
+	for (k = 0; k < SWV_XDP_KICKS_MAX; k++) {
+		before = xdp_tx_taken(x);
+		err = sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 ?
+			errno : 0;
+		if (err != 0 && err != EAGAIN && err != EBUSY &&
+		    err != ENOBUFS && err != EINTR)
+			break;
+		if (x->zerocopy || xdp_tx_taken(x) == *x->tx.producer) {
+			x->tx_kick = false;	/* all taken (or the driver's) */
+			return;
+		}
+		if (xdp_tx_taken(x) == before)
+			return;			/* busy: the next flush goes on */
+	}
 	if (k == SWV_XDP_KICKS_MAX)
-		return;		/* the next flush goes on */
-	if (errno == ENXIO || errno == ENODEV) {
+		return;
+	if (err == ENXIO || err == ENODEV) {
 		/* Unbound by the kernel: the interface went away. */
 		swv_netif_set_gone(&x->nw.nif);
 		x->tx_kick = false;
