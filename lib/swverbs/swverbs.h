@@ -10,6 +10,7 @@
  *   loop                frames sent come back as received, in memory
  *   pair:<name>         two devices in one process joined by a cable
  *   af_packet:<ifname>  a Linux interface through an AF_PACKET socket
+ *   af_xdp:<ifname>[:<queue>]  one queue of it through an AF_XDP socket
  *
  * Every call takes and returns the real <infiniband/verbs.h> types and follows
  * the libibverbs conventions, because swverbs stands in for libibverbs:
@@ -81,17 +82,20 @@ int swv_wire_parse(const char *wire, enum swv_wire_kind *kind,
  * Create a software device bound to a wire.
  *
  * @name: device name, unique in the process, at most SWV_NAME_MAX - 1 chars.
- * @wire: "loop", "pair:<cable>" or "af_packet:<ifname>". The first device
+ * @wire: "loop", "pair:<cable>", "af_packet:<ifname>" or
+ *        "af_xdp:<ifname>[:<queue>]". The first device
  *        created on a pair cable waits for its peer (port DOWN); the second
  *        joins it (both ports ACTIVE); a third fails with EBUSY.
- * @mac:  the port's MAC address (6 bytes), or NULL: for af_packet the
- *        interface's address, otherwise a locally administered address
- *        derived from @name.
+ * @mac:  the port's MAC address (6 bytes), or NULL: for af_packet and
+ *        af_xdp the interface's address, otherwise a locally administered
+ *        address derived from @name.
  *
  * Return: 0, or a positive errno: EINVAL (bad name or wire string), EEXIST
  * (name in use), EBUSY (pair cable already has two ends, or the interface
- * is the wire of another device), ENODEV (no such interface), EPERM
- * (AF_PACKET needs CAP_NET_RAW), ENOMEM.
+ * is the wire of another device, or the af_xdp queue has a socket), ENODEV
+ * (no such interface), EPERM (AF_PACKET needs CAP_NET_RAW; AF_XDP also
+ * CAP_BPF and room under the locked-memory limit), EAFNOSUPPORT (no AF_XDP
+ * in the kernel), EOPNOTSUPP (no XDP mode on the interface), ENOMEM.
  */
 int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
 
