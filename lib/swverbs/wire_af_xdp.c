@@ -161,6 +161,15 @@ xdp_rx_burst(struct swv_wire *wire, unsigned int budget)
 		n = xsk_ring_cons__peek(&x->rx, want, &idx);
 		if (n == 0)
 			break;
+		/*
+		 * Fill slots for the frames before they are delivered. The
+		 * fill ring has room for every Rx frame, so this only fails if
+		 * the rings were broken: then nothing is taken.
+		 */
+		if (unlikely(xsk_ring_prod__reserve(&x->fill, n, &fidx) != n)) {
+			xsk_ring_cons__cancel(&x->rx, n);
+			break;
+		}
 		for (i = 0; i < n; i++) {
 			d = xsk_ring_cons__rx_desc(&x->rx, idx + i);
 			addr[i] = d->addr;
@@ -172,12 +181,7 @@ xdp_rx_burst(struct swv_wire *wire, unsigned int budget)
 		}
 		swv_device_rx_burst(x->nw.wire.dev, fr, n);
 		xsk_ring_cons__release(&x->rx, n);
-		/*
-		 * The fill ring has room for every Rx frame: the ones just
-		 * released go back at once.
-		 */
-		if (unlikely(xsk_ring_prod__reserve(&x->fill, n, &fidx) != n))
-			abort();
+		/* Copied out: the frames go back to the kernel at once. */
 		for (i = 0; i < n; i++)
 			*xsk_ring_prod__fill_addr(&x->fill, fidx + i) =
 				xsk_umem__extract_addr(addr[i]);
@@ -501,6 +505,26 @@ xdp_xdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 	return xdp_xdp_prev(level, fmt, ap);
 }
 
+/* Give every Rx frame to the fill ring, every Tx frame to the stack. */
+static int
+xdp_frames_init(struct swv_xdp *x)
+{
+	uint32_t idx, i;
+
+	if (xsk_ring_prod__reserve(&x->fill, SWV_XDP_RX_FRAMES, &idx) !=
+	    SWV_XDP_RX_FRAMES)
+		return ENOMEM;	/* a new fill ring of that size: not here */
+	for (i = 0; i < SWV_XDP_RX_FRAMES; i++)
+		*xsk_ring_prod__fill_addr(&x->fill, idx + i) =
+			(uint64_t)i * SWV_XDP_FRAME_SIZE;
+	xsk_ring_prod__submit(&x->fill, SWV_XDP_RX_FRAMES);
+	for (i = 0; i < SWV_XDP_TX_FRAMES; i++)
+		x->tx_free[i] = (uint64_t)(SWV_XDP_RX_FRAMES + i) *
+			SWV_XDP_FRAME_SIZE;
+	x->tx_nfree = SWV_XDP_TX_FRAMES;
+	return 0;
+}
+
 /* One try at the UMEM and the socket in one mode. Return 0 or an errno. */
 static int
 xdp_try_once(struct swv_xdp *x, uint32_t xdp_flags, uint16_t bind_flags)
@@ -604,28 +628,16 @@ xdp_setup(struct swv_xdp *x)
 	x->zerocopy = modes[i].zerocopy;
 	x->need_wakeup = true;
 	x->fd = xsk_socket__fd(x->xsk);
+	/*
+	 * libxdp's fill ring takes buffers once the first socket exists:
+	 * frames that come before this are dropped and counted by the kernel.
+	 */
+	ret = xdp_frames_init(x);
+	if (ret != 0)
+		return ret;
 	if (getsockopt(x->fd, SOL_XDP, XDP_OPTIONS, &opt, &sl) == 0)
 		x->zerocopy = (opt.flags & XDP_OPTIONS_ZEROCOPY) != 0;
 	return 0;
-}
-
-/* Give every Rx frame to the fill ring, every Tx frame to the stack. */
-static void
-xdp_frames_init(struct swv_xdp *x)
-{
-	uint32_t idx, i;
-
-	if (xsk_ring_prod__reserve(&x->fill, SWV_XDP_RX_FRAMES, &idx) !=
-	    SWV_XDP_RX_FRAMES)
-		abort();	/* a new fill ring of that size */
-	for (i = 0; i < SWV_XDP_RX_FRAMES; i++)
-		*xsk_ring_prod__fill_addr(&x->fill, idx + i) =
-			(uint64_t)i * SWV_XDP_FRAME_SIZE;
-	xsk_ring_prod__submit(&x->fill, SWV_XDP_RX_FRAMES);
-	for (i = 0; i < SWV_XDP_TX_FRAMES; i++)
-		x->tx_free[i] = (uint64_t)(SWV_XDP_RX_FRAMES + i) *
-			SWV_XDP_FRAME_SIZE;
-	x->tx_nfree = SWV_XDP_TX_FRAMES;
 }
 
 int
@@ -682,7 +694,6 @@ swv_wire_af_xdp_open(struct swv_device *dev, const char *spec,
 	libbpf_set_print(xdp_bpf_prev);
 	if (err != 0)
 		goto fail;
-	xdp_frames_init(x);
 	fprintf(stderr, "swverbs: af_xdp:%s queue %u: %s\n", ifname, queue,
 		swv_wire_af_xdp_mode(&x->nw.wire));
 	*out = &x->nw.wire;
