@@ -21,16 +21,16 @@
  * ring when it is empty), copies the frame into it and reserves a Tx ring
  * descriptor; tx_flush() submits all that the burst reserved at once and
  * kicks the kernel (sendto) only when the ring says it needs it. In copy
- * mode the kernel sends at most a few dozen frames per kick and answers
- * EAGAIN when more wait: tx_flush() kicks again while it does, a bounded
- * number of times. No room (no free frame, Tx ring full): EAGAIN, the
- * engine retries later.
+ * mode the kernel sends at most 32 frames per kick and answers EAGAIN
+ * when more wait: tx_flush() kicks again while each kick takes frames, a
+ * bounded number of times. No room (no free frame, Tx ring full): EAGAIN,
+ * the engine retries later.
  *
  * Modes, tried in this order: native (driver) XDP with zero copy, native
  * XDP in copy mode, generic (SKB) XDP in copy mode. A veth has native XDP
  * but no zero copy. The mode taken is said on stderr at open and by
  * swv_wire_af_xdp_mode(). libxdp loads its default program (through its
- * dispatcher where the kernel can chain programs), which redirects the
+ * dispatcher where a BPF filesystem is mounted), which redirects the
  * queue's frames to the socket and passes the rest to the kernel stack;
  * close() detaches it when this was its last socket.
  *
