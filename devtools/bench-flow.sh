@@ -19,6 +19,10 @@
 #    every frame's lookup misses the cache at 100k and 1M rules) and "one"
 #    (every frame hits the same rule whatever the number installed: the cost
 #    of lookup itself, with the traffic held equal).
+# 4. The classifier's ratios (cls_ratios below): 32 masks vs 1 and 1M rules
+#    vs 1, each inside one process, with the flow caches off
+#    (SWV_CLASSIFIER_NOCACHE=1) and on, and a base build when
+#    VBR_BASE_BUILD_DIR names one; insertion and deletion rates with them.
 #
 # Core layout (2 cores): the DPDK main lcore (the application: flow-perf's
 # insertion loop, bench-flow-rules' forwarding loop) on CPU 0, the swverbs
@@ -30,7 +34,8 @@
 #        case (2)]
 # Environment: VBR_BUILD_DIR (default build), FLOW_PERF (dpdk-test-flow-perf),
 # BENCH_TIMEOUT (seconds per run, 600), BENCH_SKIP (comma list of perf, tap,
-# datapath), BENCH_REPS (3).
+# datapath, ratios), BENCH_REPS (3), VBR_BASE_BUILD_DIR (absolute path of
+# another build folder, for the ratios' "base" column).
 
 set -uo pipefail
 
@@ -186,4 +191,114 @@ if [[ ",$SKIP," != *,datapath,* ]]; then
 			[ "$rc" = 0 ] || echo "bench-flow-rules: exit status $rc"
 		done
 	fi
+fi
+
+# The classifier's ratios (issue 10): 100,000 rules over 32 masks vs 1 mask,
+# frames spread over 65,536 rules and all hitting one rule; 1,000,000 rules
+# vs 1 rule (spread). Each ratio is taken inside one process (both cases of
+# a ratio run in the same bench-flow-rules process, one after the other),
+# since this machine's processes land on different speeds; BENCH_REPS
+# processes per variant, alternating, and the median ratio printed. The
+# variants: "off" is this build with SWV_CLASSIFIER_NOCACHE=1 (the walk
+# alone), "on" this build, and "base" the build in $VBR_BASE_BUILD_DIR when
+# set: an older tree, e.g. "git archive <commit> | tar -x -C build-base/src",
+# a symlink build-base/src/.sdk to this tree's .sdk, then
+# "VBR_BUILD_DIR=build bash devtools/setup.sh" in build-base/src, and
+# VBR_BASE_BUILD_DIR=$PWD/build-base/src/build. Insertion and deletion
+# rates (ins/s, del/s of the 100,000-rule cases, port started) are printed
+# per variant too.
+# Core layout: as the datapath cases (bench on CPU 0, engine on CPU 1).
+cls_ratios() {
+	local bench=$BUILD/app/bench/bench-flow-rules out=$LOG/cls v r fl pmd
+	local variants="off on"
+	mkdir -p "$out"
+	rm -f "$out"/*.log
+	[ -n "${VBR_BASE_BUILD_DIR:-}" ] && variants="base off on"
+	for (( r = 0; r < REPS; r++ )); do
+		for v in $variants; do
+			for fl in 65536 1; do
+				pmd=$PMD
+				b=$bench
+				if [ "$v" = base ]; then
+					pmd=$VBR_BASE_BUILD_DIR/drivers/librte_net_vbr.so
+					b=$VBR_BASE_BUILD_DIR/app/bench/bench-flow-rules
+				fi
+				env $([ "$v" = off ] && echo SWV_CLASSIFIER_NOCACHE=1) \
+				timeout -k 10 "$TMO" "$b" -l 0 --no-huge -m 4096 \
+					--no-shconf --no-pci -d "$pmd" \
+					--file-prefix "bfc$$" \
+					--vdev "net_vbr0,wire=pair:bc$$,engine_cpu=1" \
+					--vdev "net_vbr1,wire=pair:bc$$" \
+					--log-level=pmd.net.vbr:error -- \
+					--rules 1,1000000 --masks 1,32 \
+					--mask-rules 100000 --seconds "$SECS" \
+					--flows "$fl" --no-stopped \
+					> "$out/$v-$fl-$r.log" 2>&1 ||
+					echo "bench-flow-rules ($v, flows $fl): exit status $?"
+			done
+		done
+	done
+	/usr/bin/python3 - "$out" $variants <<'PY'
+import glob, statistics, sys
+out, variants = sys.argv[1], sys.argv[2:]
+
+def rows(path):
+    # rules masks ... Mpps: the rows of one process, in order
+    r = []
+    for line in open(path, errors="replace"):
+        f = line.split()
+        if len(f) >= 10 and f[0].isdigit() and f[1].isdigit():
+            r.append((int(f[0]), int(f[1]), float(f[5]), float(f[6]),
+                      float(f[8])))
+    return r
+
+def find(r, rules, masks):
+    for x in r:
+        if x[0] == rules and x[1] == masks:
+            return x
+    return None
+
+cases = [("spread", 65536, "32 vs 1 mask, 100k rules", 100000, 32,
+          100000, 1, 0.5),
+         ("one", 1, "32 vs 1 mask, 100k rules", 100000, 32, 100000, 1, 0.8),
+         ("spread", 65536, "1M vs 1 rule, 1 mask", 1000000, 1, 1, 1, 0.9)]
+print("%-7s %-26s %s  goal" % ("frames", "ratio",
+      "  ".join("%14s" % v for v in variants)))
+for pat, fl, name, n1, m1, n0, m0, goal in cases:
+    cells = []
+    for v in variants:
+        rat, a, b = [], [], []
+        for p in sorted(glob.glob("%s/%s-%d-*.log" % (out, v, fl))):
+            r = rows(p)
+            x, y = find(r, n1, m1), find(r, n0, m0)
+            if x and y and y[4] > 0:
+                rat.append(x[4] / y[4])
+                a.append(x[4])
+                b.append(y[4])
+        cells.append("%5.2fx %4.1f/%-4.1f" % (statistics.median(rat),
+                     statistics.median(a), statistics.median(b))
+                     if rat else "%14s" % "-")
+    print("%-7s %-26s %s  >= %.1fx" % (pat, name, "  ".join(cells), goal))
+print("(each cell: median ratio, then the median Mpps of the two cases)")
+print("%-7s %-26s %s" % ("", "insert/s, delete/s",
+      "  ".join("%14s" % v for v in variants)))
+for masks in (1, 32):
+    cells = []
+    for v in variants:
+        ins, dele = [], []
+        for p in glob.glob("%s/%s-*.log" % (out, v)):
+            x = find(rows(p), 100000, masks)
+            if x:
+                ins.append(x[2])
+                dele.append(x[3])
+        cells.append("%6.0fk/%6.0fk" % (statistics.median(ins) / 1e3,
+                     statistics.median(dele) / 1e3) if ins else "%14s" % "-")
+    print("%-7s %-26s %s" % ("", "100k rules, %d mask%s" %
+          (masks, "s" if masks > 1 else ""), "  ".join(cells)))
+PY
+}
+
+if [[ ",$SKIP," != *,ratios,* ]]; then
+	echo "== classifier: ratios in one process, caches off (SWV_CLASSIFIER_NOCACHE=1) and on"
+	cls_ratios
 fi

@@ -18,6 +18,10 @@
 #                 cable: process A txonly, process B rxonly
 #   memif-2p      two testpmd processes, net_memif server (A, txonly) and
 #                 client (B, rxonly), the same test
+#   vbr-xdp-tx    vbr on af_xdp:<veth>, txonly, on the same veth
+#   vbr-xdp-rx    vbr on af_xdp:<veth>, rxonly; frames from a generator in
+#                 the netns (testpmd txonly on net_af_xdp on the peer)
+#   afxdp-rx      net_af_xdp on the same veth, rxonly, the same generator
 #
 # and the CPU an idle started vbr port costs (forwarding stopped, 5 s), per
 # progress model.
@@ -38,6 +42,9 @@
 # swverbs engine thread there too, as VBR_ENGINE_CPU does not apply to
 # them); Mpps = B's RX-packets / A's forwarding time, process cycles/packet
 # = both processes' CPU time / those packets.
+# The -rx cases add the generator, its forwarding
+# lcore on CPU 0 (main lcore on 1, asleep): on a 2-CPU machine it shares
+# CPU 0 with the swverbs engine, which does vbr's wire Rx.
 #
 # usage: bench-fwd.sh [seconds per run (5)] [repetitions (3)]
 # Environment: VBR_BUILD_DIR (default build), VBR_ENGINE_CPU, BENCH_CASES
@@ -57,6 +64,7 @@ export BENCH_CASES=${BENCH_CASES:-}
 exec /usr/bin/python3 - <<'EOF'
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -69,7 +77,7 @@ PMD = os.environ["VBR_PMD"]
 SECS = float(os.environ["BENCH_SECS"])
 REPS = int(os.environ["BENCH_REPS"])
 ENGINE = os.environ.get("VBR_ENGINE_CPU", "")
-VETH = "vbrbn"
+VETH = f"vbn{os.getpid() % 100000}"  # unique per run
 SOCK = "/run/vbr-bench.sock"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 QUIET = open(os.devnull, "w")
@@ -89,7 +97,37 @@ CASES = {
     "vbr-afp-tx": ("txonly", [vbr(0, f"af_packet:{VETH}0")]),
     "afpacket-tx": ("txonly", [f"net_af_packet0,iface={VETH}0"]),
     "afxdp-tx": ("txonly", [f"net_af_xdp0,iface={VETH}0,start_queue=0"]),
+    "vbr-xdp-tx": ("txonly", [vbr(0, f"af_xdp:{VETH}0")]),
+    "vbr-xdp-rx": ("rxonly", [vbr(0, f"af_xdp:{VETH}0")]),
+    "afxdp-rx": ("rxonly", [f"net_af_xdp0,iface={VETH}0,start_queue=0"]),
 }
+GEN_VDEV = f"net_af_xdp0,iface={VETH}1,start_queue=0"
+
+
+def gen_start():
+    """The -rx cases' generator: testpmd txonly in the netns on the peer,
+    64 B, forwarding lcore on CPU 0 (main lcore 1 waits on stdin)."""
+    eal, prefix = tp.eal_args("bench-gen", None, "0,1")
+    eal += ["--main-lcore", "1", "--vdev", GEN_VDEV]
+    argv = ["ip", "netns", "exec", f"{VETH}ns", tp.find_testpmd()] + eal + [
+        "--", "--forward-mode=txonly", "--txpkts=64", "--burst=32",
+        "--total-num-mbufs=16384", "--auto-start", "--stats-period=0"]
+    g = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=QUIET,
+                         stderr=QUIET, env=tp.testpmd_env())
+    time.sleep(2)  # EAL and port start; frames flow from then on
+    if g.poll() is not None:
+        raise RuntimeError("the generator did not start")
+    return g, prefix
+
+
+def gen_stop(g, prefix):
+    try:
+        g.stdin.close()  # "Press enter to exit"
+        g.wait(10)
+    except (subprocess.TimeoutExpired, BrokenPipeError):
+        g.kill()
+        g.wait()
+    shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
 
 # progress=service: the ports' engine on a service lcore (2, on CPU 0 with
 # the main lcore), the forwarding lcore alone on CPU 1.
@@ -132,7 +170,10 @@ def start(case):
 def one_run(case):
     mode = CASES[case][0]
     t = start(case)
+    gen = None
     try:
+        if mode == "rxonly":
+            gen = gen_start()
         t.cmd("set txpkts 64")
         pid = t.proc.pid
         # stdbuf exec()s testpmd: the pid is testpmd's
@@ -141,6 +182,9 @@ def one_run(case):
         time.sleep(SECS)
         out = t.cmd("stop")
         w1, c1 = time.monotonic(), cpu_ticks(pid)
+        if gen is not None:
+            gen_stop(*gen)
+            gen = None
         st = tp.fwd_stats(out)
         key = "TX-packets" if mode == "txonly" else "RX-packets"
         pkts = sum(s.get(key, 0) for s in st.values())
@@ -155,6 +199,8 @@ def one_run(case):
         t.kill()
         return None
     finally:
+        if gen is not None:
+            gen_stop(*gen)
         t.kill()
         if os.path.exists(SOCK):
             os.unlink(SOCK)
@@ -287,6 +333,7 @@ def main():
         subprocess.run(["bash", script, "up", VETH], check=True, stdout=QUIET)
         veth_up = True
         cases += ["vbr-afp-tx", "afpacket-tx", "afxdp-tx"]
+        cases += ["vbr-xdp-tx", "vbr-xdp-rx", "afxdp-rx"]
     else:
         print("(not root or no netns-veth.sh: veth cases skipped)")
     only = [c for c in os.environ.get("BENCH_CASES", "").split(",") if c]
@@ -334,7 +381,8 @@ def main():
               + " ".join(f"{r[0]:.3f}" for r in res[c]))
     print()
     for a, b in (("vbr-pair", "memif"), ("vbr-afp-tx", "afpacket-tx"),
-                 ("vbr-afp-tx", "afxdp-tx"),
+                 ("vbr-afp-tx", "afxdp-tx"), ("vbr-xdp-tx", "afxdp-tx"),
+                 ("vbr-xdp-rx", "afxdp-rx"),
                  ("vbr-pair-service", "vbr-pair"),
                  ("vbr-pair-service", "memif"),
                  ("vbr-shm", "vbr-pair"), ("vbr-shm-2p", "memif-2p")):

@@ -10,8 +10,10 @@
 #ifndef VBR_NETNS_H
 #define VBR_NETNS_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <string.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -124,6 +126,24 @@ vbr_veth_make(const char *a, const char *b, const char *ns)
 	    vbr_sh("ip -n %s link set %s up", ns, b) != 0)
 		return -1;
 	return 0;
+}
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+/* Whether the kernel has AF_XDP sockets (tests of af_xdp wires skip if not). */
+static inline bool
+vbr_has_af_xdp(void)
+{
+	int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+
+	if (fd >= 0) {
+		close(fd);
+		return true;
+	}
+	/* EPERM and the like: the family exists; the test will say more. */
+	return errno != EAFNOSUPPORT && errno != EINVAL;
 }
 
 /* /sys/class/net/@ifname/mtu of this namespace; 0 on error. */

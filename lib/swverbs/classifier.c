@@ -8,10 +8,13 @@
  * words its mask touches and an open-addressing hash (linear probing) of
  * the masked values. Rules with the same mask and value form a list sorted
  * by rank whose head sits in the hash. The published array of subtables
- * (struct swv_steer) is sorted by the best (class, priority) of each; a
- * lookup walks it and stops at the first subtable that cannot beat the
- * match it has, so its cost grows with the number of distinct masks, not of
- * rules.
+ * (struct swv_steer) is sorted by a lower bound of the ranks each holds
+ * (struct swv_subtable lb: its best class and priority, and the creation
+ * of its first rule there); a lookup walks it and stops at the first
+ * subtable that cannot beat the match it has, so its cost grows with the
+ * number of distinct masks, not of rules. That order probes exactly the
+ * subtables that may hold a better rule than the answer: none is probed
+ * after the one holding the answer unless it may beat it.
  *
  * Updates are incremental and lock-free for the engine (the only reader):
  * slots are written with single pointer stores (a new head, or a
@@ -166,39 +169,34 @@ sub_probe(const struct swv_subtable *sub, const struct swv_slots *sl,
  * beat its best match, as in the single lookup. A small subtable (its
  * slots likely in cache) is probed frame by frame, without the passes, and
  * when all are small the frames go through swv_steer_lookup() one by one.
+ * It walks for the frames pkt[act[0..na)] (na > 0, st not NULL) and sets
+ * out[x] for each of them; act is scratch.
  */
 #define SWV_BURST_MIN_SLOTS 1024u
-void
-swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
-		       const struct swv_flow **out, unsigned int n)
+static void
+steer_walk_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
+		 const struct swv_flow **out, uint8_t *act, unsigned int na)
 {
 	const struct swv_flow *cand[SWV_RX_BURST], *f;
 	uint64_t rank[SWV_RX_BURST], base;
 	uint32_t h[SWV_RX_BURST], at[SWV_RX_BURST], i, j, nw;
-	uint8_t act[SWV_RX_BURST];
 	const struct swv_subtable *sub;
 	const struct swv_slots *sl;
-	unsigned int k, m, na = n, x;
+	unsigned int k, m, x;
 
-	if (st == NULL) {
-		for (k = 0; k < n; k++)
-			out[k] = NULL;
-		return;
-	}
 	/* One frame, or only small subtables: frame by frame. */
-	for (i = 0; i < st->nsub && n > 1; i++)
+	for (i = 0; i < st->nsub && na > 1; i++)
 		if (rcu_dereference(st->sub[i].sub->slots)->mask >=
 		    SWV_BURST_MIN_SLOTS)
 			break;
-	if (i == st->nsub || n <= 1) {
-		for (k = 0; k < n; k++)
-			out[k] = swv_steer_lookup(st, &pkt[k]);
+	if (i == st->nsub || na <= 1) {
+		for (k = 0; k < na; k++)
+			out[act[k]] = swv_steer_lookup(st, &pkt[act[k]]);
 		return;
 	}
-	for (k = 0; k < n; k++) {
-		out[k] = NULL;
-		rank[k] = UINT64_MAX;
-		act[k] = (uint8_t)k;
+	for (k = 0; k < na; k++) {
+		out[act[k]] = NULL;
+		rank[act[k]] = UINT64_MAX;
 	}
 	for (i = 0; i < st->nsub && na > 0; i++) {
 		base = st->sub[i].base;
@@ -266,11 +264,425 @@ swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
 	}
 }
 
+void
+swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
+		       const struct swv_flow **out, unsigned int n)
+{
+	uint8_t act[SWV_RX_BURST];
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		out[k] = NULL;
+		act[k] = (uint8_t)k;
+	}
+	if (st != NULL && n > 0)
+		steer_walk_burst(st, pkt, out, act, n);
+}
+
+/*
+ * Flow caches (the Rx context of a device, one thread at a time).
+ *
+ * Tuple space search pays one probe per subtable that may hold a better
+ * rule, and with rules of equal priority over many masks that is every
+ * subtable. The caches remember the walk's answer per flow, as Open
+ * vSwitch's userspace datapath does in front of its classifier: first an
+ * exact-match cache (EMC: direct-mapped, small, for the flows that come
+ * back at once), then a signature-match cache (SMC: a bucket of 16-bit
+ * signatures, one line, over entries, sized to the table, for many flows),
+ * then the walk. OVS can trust a signature hit once the rule matches, as
+ * its megaflows never overlap; rules here overlap and rank, so an SMC
+ * entry keeps the frame's key like an EMC one, and the signatures only
+ * spare a miss from reading entries.
+ *
+ * The key is the frame's words under the union of the subtables' masks
+ * (c->idx/mask): the walk never looks at other bits, so frames equal under
+ * it get the same answer, whatever their TTL or payload. An entry holds the
+ * answer and the device's generation it was found at. Every rule change
+ * bumps dev->cls_gen (release) after its last publication; a lookup reads
+ * the generation (acquire) before the table, so an entry it trusts was
+ * found with every change up to that generation in place, and a rule is
+ * never used from a cache after the change that removed or outranked it:
+ * the entry's generation is old. A stale entry may still point at a rule
+ * that has been freed: it is never read unless the generations agree, and
+ * a rule destroyed after a lookup began is freed only after that reader's
+ * quiescent state.
+ */
+static inline uint64_t
+cls_mix(uint64_t h)
+{
+	h ^= h >> 32;
+	h *= SWV_HASH_MUL;
+	return h ^ (h >> 29);
+}
+
+/* The frame's words under the caches' mask into k; their hash. */
+static inline uint64_t
+cls_key(const struct swv_cls_cache *c, const struct swv_pkt *pkt,
+	uint64_t *k)
+{
+	uint64_t h = 0;
+	uint32_t j;
+
+	for (j = 0; j < c->nw; j++) {
+		k[j] = pkt->key.w[c->idx[j]] & c->mask[j];
+		h = (h ^ k[j]) * SWV_HASH_MUL;
+	}
+	return cls_mix(h);
+}
+
+static inline struct swv_cls_ent *
+cls_emc(const struct swv_cls_cache *c, uint64_t h)
+{
+	return (struct swv_cls_ent *)(c->emc + (size_t)(h & c->emc_mask) *
+				      c->stride);
+}
+
+static inline uint32_t
+cls_bucket(const struct swv_cls_cache *c, uint64_t h)
+{
+	return (uint32_t)(h >> 20) & c->smc_mask;
+}
+
+static inline uint16_t
+cls_sig(uint64_t h)
+{
+	uint16_t sig = (uint16_t)(h >> 48);
+
+	return sig != 0 ? sig : 1;
+}
+
+static inline struct swv_cls_ent *
+cls_smc(const struct swv_cls_cache *c, uint32_t bucket, uint32_t way)
+{
+	return (struct swv_cls_ent *)(c->smc +
+		(size_t)(bucket * SWV_SMC_WAYS + way) * c->stride);
+}
+
+static inline bool
+cls_ent_eq(const struct swv_cls_ent *e, uint64_t gen, const uint64_t *k,
+	   uint32_t nw)
+{
+	return e->gen == gen && words_eq(e->key, k, nw);
+}
+
+static inline void
+cls_ent_set(struct swv_cls_ent *e, uint64_t gen, const struct swv_flow *f,
+	    const uint64_t *k, uint32_t nw)
+{
+	e->gen = gen;
+	e->f = f;
+	memcpy(e->key, k, nw * sizeof(k[0]));
+}
+
+/* The first way from w on in bucket b with signature sig, or WAYS. */
+static inline uint32_t
+cls_sig_way(const struct swv_cls_cache *c, uint32_t b, uint16_t sig,
+	    uint32_t w)
+{
+	const uint16_t *sg = &c->sig[b * SWV_SMC_WAYS];
+
+	while (w < SWV_SMC_WAYS && sg[w] != sig)
+		w++;
+	return w;
+}
+
+/* The SMC entry for k in bucket b, from way w on, or NULL. */
+static inline const struct swv_cls_ent *
+cls_smc_find(const struct swv_cls_cache *c, uint32_t b, uint16_t sig,
+	     uint64_t gen, const uint64_t *k, uint32_t w)
+{
+	const struct swv_cls_ent *e;
+
+	for (w = cls_sig_way(c, b, sig, w); w < SWV_SMC_WAYS;
+	     w = cls_sig_way(c, b, sig, w + 1)) {
+		e = cls_smc(c, b, w);
+		if (cls_ent_eq(e, gen, k, c->nw))
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * Remember f for k in the SMC: an empty way, else one picked by the hash
+ * and a running count (two flows of one bucket do not always evict the
+ * same way).
+ */
+static void
+cls_smc_put(struct swv_cls_cache *c, uint64_t h, uint64_t gen,
+	    const struct swv_flow *f, const uint64_t *k)
+{
+	uint32_t b = cls_bucket(c, h), w;
+	uint16_t *sg = &c->sig[b * SWV_SMC_WAYS];
+
+	for (w = 0; w < SWV_SMC_WAYS && sg[w] != 0; w++)
+		;
+	if (w == SWV_SMC_WAYS)
+		w = (uint32_t)((h >> 40) + c->evict++) % SWV_SMC_WAYS;
+	sg[w] = cls_sig(h);
+	cls_ent_set(cls_smc(c, b, w), gen, f, k, c->nw);
+}
+
+/* SMC hits that earn an EMC entry: one in (this + 1). */
+#define SWV_EMC_INSERT_MASK 7u
+
+void
+swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
+		   const struct swv_flow **out, unsigned int n)
+{
+	uint64_t gen = SWV_LOAD_ACQ(&dev->cls_gen), h[SWV_RX_BURST];
+	uint64_t key[SWV_RX_BURST][SWV_KEY_WORDS];
+	const struct swv_steer *st = rcu_dereference(dev->steer);
+	const struct swv_cls_ent *e;
+	struct swv_cls_cache *c;
+	uint8_t act[SWV_RX_BURST], wk[SWV_RX_BURST], at[SWV_RX_BURST];
+	unsigned int k, na = 0, nb = 0;
+	uint32_t b;
+
+	if (st == NULL || n == 0) {
+		for (k = 0; k < n; k++)
+			out[k] = NULL;
+		return;
+	}
+	c = st->cls;
+	if (c == NULL || gen == 0) {
+		swv_steer_lookup_burst(st, pkt, out, n);
+		return;
+	}
+	/* Both caches' lines for every frame, their misses overlapping. */
+	for (k = 0; k < n; k++) {
+		h[k] = cls_key(c, &pkt[k], key[k]);
+		__builtin_prefetch(cls_emc(c, h[k]));
+		__builtin_prefetch(&c->sig[cls_bucket(c, h[k]) *
+					   SWV_SMC_WAYS]);
+	}
+	/* EMC; the misses fetch the SMC entry their signature names. */
+	for (k = 0; k < n; k++) {
+		e = cls_emc(c, h[k]);
+		if (SWV_LIKELY(cls_ent_eq(e, gen, key[k], c->nw))) {
+			out[k] = e->f;
+			if (e->f != NULL)
+				__builtin_prefetch(&e->f->rank);
+			continue;
+		}
+		b = cls_bucket(c, h[k]);
+		at[k] = cls_sig_way(c, b, cls_sig(h[k]), 0);
+		if (at[k] < SWV_SMC_WAYS)
+			__builtin_prefetch(cls_smc(c, b, at[k]));
+		act[na++] = (uint8_t)k;
+	}
+	for (k = 0; k < na; k++) {
+		unsigned int x = act[k];
+
+		b = cls_bucket(c, h[x]);
+		e = cls_smc_find(c, b, cls_sig(h[x]), gen, key[x], at[x]);
+		if (e == NULL) {
+			act[nb++] = (uint8_t)x;
+			continue;
+		}
+		out[x] = e->f;
+		if (e->f != NULL)
+			__builtin_prefetch(&e->f->rank);
+		if ((++c->ins & SWV_EMC_INSERT_MASK) == 0)
+			cls_ent_set(cls_emc(c, h[x]), gen, e->f, key[x], c->nw);
+	}
+	if (nb == 0)
+		return;
+	/* The walk, then both caches learn its answers. */
+	memcpy(wk, act, nb);
+	steer_walk_burst(st, pkt, out, wk, nb);
+	for (k = 0; k < nb; k++) {
+		unsigned int x = act[k];
+
+		cls_smc_put(c, h[x], gen, out[x], key[x]);
+		cls_ent_set(cls_emc(c, h[x]), gen, out[x], key[x], c->nw);
+	}
+}
+
+const struct swv_flow *
+swv_classify(struct swv_device *dev, const struct swv_pkt *pkt)
+{
+	const struct swv_flow *f;
+
+	swv_classify_burst(dev, pkt, &f, 1);
+	return f;
+}
+
+/*
+ * Control path (swv_lock): the caches a table needs. Their mask must cover
+ * every subtable's, and the SMC grows with the table, so a new cache is
+ * made when a subtable adds bits the cache does not look at or the rules
+ * outgrow its SMC. A cache made for more bits than the table has still
+ * answers right (it only tells apart frames the walk would not).
+ * SWV_CLASSIFIER_NOCACHE set in the environment (not "0") turns them off,
+ * for a peer in benchmarks.
+ */
+static int cls_off = -1;
+
+/*
+ * Below this many subtables the walk is as cheap as the caches (one or two
+ * probes of lines a cache lookup would fetch as well): no caches.
+ */
+#define SWV_CLS_MIN_SUBTABLES 3u
+
+static bool
+cls_disabled(void)
+{
+	const char *v;
+
+	if (cls_off < 0) {
+		v = getenv("SWV_CLASSIFIER_NOCACHE");
+		cls_off = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+	}
+	return cls_off != 0;
+}
+
+/* Whether cache c looks at every bit of sub's mask. */
+static bool
+cls_covers(const struct swv_cls_cache *c, const struct swv_subtable *sub)
+{
+	uint32_t i, j = 0;
+
+	for (i = 0; i < sub->nw; i++) {
+		while (j < c->nw && c->idx[j] < sub->idx[i])
+			j++;
+		if (j == c->nw || c->idx[j] != sub->idx[i] ||
+		    (sub->mask[i] & ~c->mask[j]) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The most an SMC's entries take (a mask over many words has fewer). */
+#define SWV_SMC_MAX_BYTES (8u << 20)
+
+/*
+ * SMC buckets for a table of n rules and entries of stride bytes: room for
+ * twice as many flows, within SWV_SMC_MAX_BUCKETS and SWV_SMC_MAX_BYTES.
+ */
+static uint32_t
+cls_buckets(uint32_t n, uint32_t stride)
+{
+	uint32_t b = SWV_SMC_MIN_BUCKETS;
+
+	while (b < SWV_SMC_MAX_BUCKETS && b * SWV_SMC_WAYS < 2ull * n &&
+	       2ull * b * SWV_SMC_WAYS * stride <= SWV_SMC_MAX_BYTES)
+		b <<= 1;
+	return b;
+}
+
+/*
+ * A cache is mapped, not allocated: its pages are zero and faulted in when
+ * the Rx context first writes an entry there, so a table that sees few
+ * flows (or none: rules made with the port idle) does not pay resident
+ * memory for all its SMC. Transparent huge pages where the kernel allows
+ * (madvise mode) from 2 MiB on: a random entry then costs no TLB miss.
+ */
+#define SWV_CLS_HUGE_SIZE (2u << 20)
+
+/* Unmap a cache (no reader can see it). */
+static void
+cls_free(struct swv_cls_cache *c)
+{
+	if (c != NULL)
+		munmap(c, c->size);
+}
+
+/* A new, empty cache for the subtables of st and n rules, or NULL. */
+static struct swv_cls_cache *
+cls_new(const struct swv_steer *st, uint32_t n)
+{
+	uint64_t um[SWV_KEY_WORDS] = { 0 };
+	struct swv_cls_cache *c;
+	size_t hsz, esz, ssz, size;
+	uint32_t i, j, nw = 0, nb, stride;
+	uint8_t *p;
+
+	for (i = 0; i < st->nsub; i++) {
+		const struct swv_subtable *s = st->sub[i].sub;
+
+		for (j = 0; j < s->nw; j++)
+			um[s->idx[j]] |= s->mask[j];
+	}
+	for (i = 0; i < SWV_KEY_WORDS; i++)
+		nw += um[i] != 0;
+	stride = sizeof(struct swv_cls_ent) + nw * sizeof(uint64_t);
+	nb = cls_buckets(n, stride);
+	hsz = (sizeof(*c) + SWV_CACHE_LINE - 1) & ~(size_t)(SWV_CACHE_LINE - 1);
+	esz = (size_t)SWV_EMC_ENTRIES * stride;
+	ssz = (size_t)nb * SWV_SMC_WAYS * sizeof(uint16_t);
+	size = hsz + esz + ssz + (size_t)nb * SWV_SMC_WAYS * stride;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (size >= SWV_CLS_HUGE_SIZE)
+		madvise(p, size, MADV_HUGEPAGE);	/* a hint */
+	c = (struct swv_cls_cache *)p;
+	c->size = size;
+	c->nw = nw;
+	c->stride = stride;
+	c->emc_mask = SWV_EMC_ENTRIES - 1;
+	c->smc_mask = nb - 1;
+	c->cap = nb * SWV_SMC_WAYS;
+	c->full = cls_buckets(UINT32_MAX, stride) == nb;
+	for (i = 0, j = 0; i < SWV_KEY_WORDS; i++) {
+		if (um[i] == 0)
+			continue;
+		c->idx[j] = (uint8_t)i;
+		c->mask[j] = um[i];
+		j++;
+	}
+	c->emc = p + hsz;
+	c->sig = (uint16_t *)(p + hsz + esz);
+	c->smc = p + hsz + esz + ssz;
+	return c;
+}
+
+/*
+ * The cache for st (n rules), given the one in use: kept when it covers
+ * every subtable and its SMC is not outgrown, else a new one (old is then
+ * the caller's to retire). NULL: none (off, or no memory: the walk alone
+ * answers, which is slower, not wrong).
+ */
+static struct swv_cls_cache *
+cls_fit(const struct swv_steer *st, struct swv_cls_cache *old, uint32_t n)
+{
+	uint32_t i;
+
+	if (cls_disabled() || st->nsub < SWV_CLS_MIN_SUBTABLES)
+		return NULL;
+	if (old != NULL && (old->cap >= 2ull * n || old->full)) {
+		for (i = 0; i < st->nsub; i++)
+			if (!cls_covers(old, st->sub[i].sub))
+				break;
+		if (i == st->nsub)
+			return old;
+	}
+	return cls_new(st, n);
+}
+
+/* Whether dev's caches are outgrown by n rules. */
+static bool
+cls_outgrown(const struct swv_device *dev, uint32_t n)
+{
+	const struct swv_cls_cache *c = dev->steer == NULL ? NULL :
+					dev->steer->cls;
+
+	return c != NULL && c->cap < 2ull * n && !c->full;
+}
+
+/* After a rule change: the caches' entries are stale from now on. */
+static inline void
+cls_bump(struct swv_device *dev)
+{
+	SWV_STORE_REL(&dev->cls_gen, dev->cls_gen + 1);
+}
+
 /*
  * Retired objects, freed after the next grace period (swv_lock). A rule is
  * entered with its low bit set (objects are 8-byte aligned) and goes back
- * to the pool, its tally folded into its counters object first; anything
- * else was malloc()ed.
+ * to the pool, its tally folded into its counters object first; a flow
+ * cache with bit 1 set, and is unmapped; anything else was malloc()ed.
  *
  * swv_retire() only enters an object: it never frees, so the update that
  * retires an object may go on reading it (sub_rehash() reads the old array
@@ -283,6 +695,7 @@ swv_steer_lookup_burst(const struct swv_steer *st, const struct swv_pkt *pkt,
  * fail nor need memory.
  */
 #define SWV_RETIRED_RULE ((uintptr_t)1)
+#define SWV_RETIRED_CACHE ((uintptr_t)2)
 #define SWV_RETIRE_PER_OP 8
 
 static void *swv_retired[SWV_RETIRE_BATCH + SWV_RETIRE_PER_OP];
@@ -294,6 +707,11 @@ retire_release(void *p)
 {
 	struct swv_flow *f;
 
+	if (((uintptr_t)p & SWV_RETIRED_CACHE) != 0) {
+		cls_free((struct swv_cls_cache *)((uintptr_t)p &
+						  ~SWV_RETIRED_CACHE));
+		return;
+	}
 	if (!((uintptr_t)p & SWV_RETIRED_RULE)) {
 		free(p);
 		return;
@@ -360,24 +778,29 @@ swv_retire_rule(struct swv_flow *f)
  */
 #define SWV_HUGE_SIZE (2u << 20)
 
+/* Zeroed memory for free(), on huge pages from SWV_HUGE_SIZE on, or NULL. */
+static void *
+big_zalloc(size_t size)
+{
+	void *p;
+
+	if (size < SWV_HUGE_SIZE)
+		return calloc(1, size);
+	size = (size + SWV_HUGE_SIZE - 1) & ~(size_t)(SWV_HUGE_SIZE - 1);
+	if (posix_memalign(&p, SWV_HUGE_SIZE, size) != 0)
+		return NULL;
+	madvise(p, size, MADV_HUGEPAGE);	/* a hint */
+	memset(p, 0, size);
+	return p;
+}
+
 static struct swv_slots *
 slots_alloc(uint32_t n)
 {
-	size_t size = sizeof(struct swv_slots) +
-		      (size_t)n * sizeof(struct swv_slot);
 	struct swv_slots *sl;
-	void *p;
 
-	if (size < SWV_HUGE_SIZE) {
-		sl = calloc(1, size);
-	} else {
-		size = (size + SWV_HUGE_SIZE - 1) & ~(size_t)(SWV_HUGE_SIZE - 1);
-		if (posix_memalign(&p, SWV_HUGE_SIZE, size) != 0)
-			return NULL;
-		madvise(p, size, MADV_HUGEPAGE);	/* a hint */
-		memset(p, 0, size);
-		sl = p;
-	}
+	sl = big_zalloc(sizeof(struct swv_slots) +
+			(size_t)n * sizeof(struct swv_slot));
 	if (sl != NULL)
 		sl->mask = n - 1;
 	return sl;
@@ -592,6 +1015,7 @@ swv_steer_free(struct swv_steer *st)
 		return;
 	for (i = 0; i < st->nsub; i++)
 		sub_free(st->sub[i].sub);
+	cls_free(st->cls);
 	free(st);
 }
 
@@ -624,22 +1048,32 @@ steer_publish(struct swv_device *dev, struct swv_subtable *sub,
 		if (s == drop)
 			continue;
 		st->sub[n].sub = s;
-		st->sub[n].base = s->prio[0].base;
+		st->sub[n].base = s->lb;
 		found |= s == sub;
 		n++;
 	}
 	if (sub != NULL && !found) {
 		st->sub[n].sub = sub;
-		st->sub[n].base = sub->prio[0].base;
+		st->sub[n].base = sub->lb;
 		n++;
 	}
 	st->nsub = n;
 	qsort(st->sub, n, sizeof(st->sub[0]), ent_cmp);
+	st->cls = NULL;
 	if (n == 0) {
 		free(st);
 		st = NULL;
+	} else {
+		st->cls = cls_fit(st, old == NULL ? NULL : old->cls,
+				  dev->nflows + 1);
 	}
 	rcu_assign_pointer(dev->steer, st);
+	if (old != NULL && old->cls != NULL &&
+	    (st == NULL || st->cls != old->cls)) {
+		if (old->cls->size >= SWV_HUGE_SIZE)
+			swv_retired_big = true;
+		swv_retire((void *)((uintptr_t)old->cls | SWV_RETIRED_CACHE));
+	}
 	swv_retire(old);
 	return 0;
 }
@@ -665,12 +1099,12 @@ steer_find_sub(const struct swv_device *dev, uint32_t nw, const uint8_t *idx,
 }
 
 /* Add f (key and hash set) to dev's table (swv_lock). 0 or ENOMEM. */
-int
-swv_steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
+static int
+steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 	  const uint8_t *idx, const uint64_t *mask)
 {
 	struct swv_subtable *sub;
-	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best;
+	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best, lb;
 	bool fresh = false;
 	int ret;
 
@@ -690,12 +1124,19 @@ swv_steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 		fresh = true;
 	}
 	best = sub->nprio > 0 ? sub->prio[0].base : UINT64_MAX;
+	lb = sub->lb;
 	ret = sub_prio_add(sub, base);
 	if (ret != 0)
 		goto err;
 	f->sub = sub;
-	/* A better best first: the engine must not stop before sub. */
-	if (fresh || base < best) {
+	/* The first rule of a better base is the best the subtable holds. */
+	if (fresh || base < best)
+		sub->lb = f->rank;
+	/*
+	 * A better best first: the engine must not stop before sub. A new
+	 * array also brings caches that cover sub's mask and the rules.
+	 */
+	if (fresh || base < best || cls_outgrown(dev, dev->nflows + 1)) {
 		ret = steer_publish(dev, sub, NULL);
 		if (ret != 0) {
 			sub_prio_del(sub, base);
@@ -705,6 +1146,7 @@ swv_steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 	ret = sub_insert(sub, f);
 	if (ret != 0) {
 		sub_prio_del(sub, base);
+		sub->lb = lb;
 		if (fresh) {
 			/* Not in a published array yet when it fails... */
 			steer_publish(dev, NULL, sub);
@@ -724,8 +1166,8 @@ err:
 }
 
 /* Remove f from dev's table (swv_lock); f is retired by the caller. */
-void
-swv_steer_del(struct swv_device *dev, struct swv_flow *f)
+static void
+steer_del(struct swv_device *dev, struct swv_flow *f)
 {
 	struct swv_subtable *sub = f->sub;
 	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best;
@@ -743,11 +1185,35 @@ swv_steer_del(struct swv_device *dev, struct swv_flow *f)
 		free(sub->prio);
 		swv_retire(sub);
 	} else if (sub->prio[0].base != best) {
-		/* A worse best: harmless if this fails (the walk goes on). */
+		/*
+		 * A worse best: every rule left ranks at or after its base.
+		 * Harmless if this fails (the walk goes on).
+		 */
+		sub->lb = sub->prio[0].base;
 		steer_publish(dev, sub, NULL);
 	}
 }
 
+/*
+ * The rule changes: whatever they did (also when an add fails half-way,
+ * having published and taken back), the caches' entries are stale after.
+ */
+int
+swv_steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
+	      const uint8_t *idx, const uint64_t *mask)
+{
+	int ret = steer_add(dev, f, nw, idx, mask);
+
+	cls_bump(dev);
+	return ret;
+}
+
+void
+swv_steer_del(struct swv_device *dev, struct swv_flow *f)
+{
+	steer_del(dev, f);
+	cls_bump(dev);
+}
 
 /*
  * mlx5 merges a rule with an equal match at the same priority into one
@@ -757,7 +1223,7 @@ swv_steer_del(struct swv_device *dev, struct swv_flow *f)
  */
 int
 swv_steer_conflict(const struct swv_device *dev, const struct swv_flow *f,
-	       uint32_t nw, const uint8_t *idx, const uint64_t *mask)
+		   uint32_t nw, const uint8_t *idx, const uint64_t *mask)
 {
 	const struct swv_subtable *sub = steer_find_sub(dev, nw, idx, mask);
 	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK;

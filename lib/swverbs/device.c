@@ -78,6 +78,7 @@ swv_wire_parse(const char *wire, enum swv_wire_kind *kind, const char **name)
 		{ "pair:", SWV_WIRE_PAIR },
 		{ "af_packet:", SWV_WIRE_AF_PACKET },
 		{ "shm:", SWV_WIRE_SHM },
+		{ "af_xdp:", SWV_WIRE_AF_XDP },
 	};
 	const char *rest = NULL;
 	unsigned int i;
@@ -113,6 +114,16 @@ wire_is_af_packet(const char *wire)
 
 	return swv_wire_parse(wire, &kind, NULL) == 0 &&
 	       kind == SWV_WIRE_AF_PACKET;
+}
+
+/* A wire on a Linux interface (af_packet, af_xdp). */
+static bool
+wire_is_netdev(const char *wire)
+{
+	enum swv_wire_kind kind;
+
+	return swv_wire_parse(wire, &kind, NULL) == 0 &&
+	       (kind == SWV_WIRE_AF_PACKET || kind == SWV_WIRE_AF_XDP);
 }
 
 /*
@@ -161,7 +172,10 @@ wire_open(struct swv_device *dev, bool set_mac, struct swv_wire **out)
 	} else if (kind == SWV_WIRE_SHM) {
 		ret = swv_wire_shm_open(dev, name, out);
 	} else {
-		ret = swv_wire_af_packet_open(dev, name, ifmac, out);
+		if (kind == SWV_WIRE_AF_XDP)
+			ret = swv_wire_af_xdp_open(dev, name, ifmac, out);
+		else
+			ret = swv_wire_af_packet_open(dev, name, ifmac, out);
 		if (ret == 0 && wire_taken(dev, *out)) {
 			(*out)->ops->close(*out);
 			*out = NULL;
@@ -235,7 +249,7 @@ swv_device_create_attr(const char *name, const char *wire,
 	}
 	dev->flags = flags;
 	dev->strict = !(flags & SWV_DEVICE_PROFILE_FULL);
-	dev->netdev = dev->strict && wire_is_af_packet(wire);
+	dev->netdev = dev->strict && wire_is_netdev(wire);
 	dev->mtu = 1500;
 	memcpy(dev->name, name, len + 1);
 	if (mac != NULL)

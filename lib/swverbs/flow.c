@@ -687,7 +687,8 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		f->rank = (cls << SWV_RANK_CLASS_SHIFT) |
 			  ((uint64_t)prio << SWV_RANK_PRIO_SHIFT) |
 			  (dev->flow_seq & SWV_RANK_SEQ_MASK);
-		ret = dev->strict ? swv_steer_conflict(dev, f, nw, idx, mask) : 0;
+		ret = dev->strict ?
+		      swv_steer_conflict(dev, f, nw, idx, mask) : 0;
 		if (ret == 0)
 			ret = swv_steer_add(dev, f, nw, idx, mask);
 	}

@@ -259,7 +259,7 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	if (SWV_UNLIKELY(rx_runt(dev, len)))
 		return;
 	rx_parse(&pkt, iov, iovcnt, len);
-	f = swv_steer_lookup(rcu_dereference(dev->steer), &pkt);
+	f = swv_classify(dev, &pkt);
 	rx_steered(dev, rcu_dereference(dev->sniff), f, &pkt, iov, iovcnt,
 		   len);
 }
@@ -271,7 +271,6 @@ void
 swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 		    unsigned int n)
 {
-	const struct swv_steer *st = rcu_dereference(dev->steer);
 	const struct swv_sniff *sn = rcu_dereference(dev->sniff);
 	const struct swv_flow *f[SWV_RX_BURST];
 	struct swv_pkt pkt[SWV_RX_BURST];
@@ -298,7 +297,7 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 			rx_parse(&pkt[k], fr[i + k].iov, fr[i + k].iovcnt,
 				 fr[i + k].len);
 		}
-		swv_steer_lookup_burst(st, pkt, f, m);
+		swv_classify_burst(dev, pkt, f, m);
 		/* In arrival order: per-flow FIFO as with single frames. */
 		for (k = 0; k < m; k++)
 			rx_steered(dev, sn, f[k], &pkt[k], fr[i + k].iov,

@@ -686,19 +686,67 @@ struct swv_subtable {
 	uint8_t idx[SWV_KEY_WORDS];	/**< key words of the mask */
 	uint64_t mask[SWV_KEY_WORDS];	/**< their masks */
 	/* control path (swv_lock) */
+	/**
+	 * No rule in it ranks before this (a rank, seq included): the rank
+	 * of the first rule made at its best base, kept when that rule goes
+	 * (a bound may be low, never high), the base itself once it worsens.
+	 */
+	uint64_t lb;
 	uint32_t nkeys;			/**< live slots */
 	uint32_t nprio;
 	struct swv_prio_count *prio;	/**< by base, ascending */
 };
 
 struct swv_steer_ent {
-	uint64_t base;			/**< best rule's rank less its seq */
+	uint64_t base;			/**< the subtable's lb when published */
 	struct swv_subtable *sub;
+};
+
+/*
+ * The flow caches in front of the subtables (classifier.c): an exact-match
+ * cache (EMC, direct-mapped, small) and a signature-match cache (SMC,
+ * buckets of SWV_SMC_WAYS 16-bit signatures over their entries, sized to
+ * the table). Both are keyed by the frame's key under the union of the
+ * subtables' masks (the bits no rule looks at cannot change the answer)
+ * and hold the rule the walk found, or "no match". An entry counts only
+ * when its gen is the device's cls_gen, which every rule change bumps.
+ * Written and read by the device's Rx context alone (one thread at a
+ * time); the control path only allocates a cache, empty, and retires it.
+ */
+#define SWV_EMC_ENTRIES 2048u
+#define SWV_SMC_WAYS 8u
+#define SWV_SMC_MIN_BUCKETS 256u
+#define SWV_SMC_MAX_BUCKETS 32768u
+
+struct swv_cls_ent {
+	uint64_t gen;			/**< the cls_gen it was made at; 0 empty */
+	const struct swv_flow *f;	/**< the best rule, NULL: none */
+	uint64_t key[];			/**< the frame's words under the mask */
+};
+
+struct swv_cls_cache {
+	/* set by the control path before publication */
+	size_t size;			/**< bytes mapped, header included */
+	uint32_t nw;			/**< key words the caches look at */
+	uint32_t stride;		/**< bytes per entry */
+	uint32_t emc_mask;		/**< EMC entries - 1 */
+	uint32_t smc_mask;		/**< SMC buckets - 1 */
+	uint32_t cap;			/**< SMC entries */
+	bool full;			/**< cap is as large as it gets */
+	uint8_t idx[SWV_KEY_WORDS];	/**< the words, ascending */
+	uint64_t mask[SWV_KEY_WORDS];	/**< the union of the masks */
+	uint8_t *emc;			/**< EMC entries */
+	uint16_t *sig;			/**< SMC signatures, 0: empty */
+	uint8_t *smc;			/**< SMC entries, by bucket and way */
+	/* the Rx context's */
+	uint32_t ins;			/**< SMC hits, to pace EMC inserts */
+	uint32_t evict;			/**< SMC evictions, to pick a way */
 };
 
 /** Published array of subtables, by base ascending; replaced whole. */
 struct swv_steer {
 	uint32_t nsub;
+	struct swv_cls_cache *cls;	/**< NULL: no caches */
 	struct swv_steer_ent sub[];
 };
 
@@ -723,6 +771,15 @@ const struct swv_flow *swv_steer_lookup(const struct swv_steer *st,
 void swv_steer_lookup_burst(const struct swv_steer *st,
 			    const struct swv_pkt *pkt,
 			    const struct swv_flow **out, unsigned int n);
+/**
+ * The best rule matching a frame of dev (its Rx context), through the flow
+ * caches, or NULL.
+ */
+const struct swv_flow *swv_classify(struct swv_device *dev,
+				    const struct swv_pkt *pkt);
+/** swv_classify() for @n (<= SWV_RX_BURST) frames. */
+void swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
+			const struct swv_flow **out, unsigned int n);
 /** Free a device's table at its destruction (swv_lock, no reader). */
 void swv_steer_free(struct swv_steer *st);
 
@@ -808,6 +865,8 @@ struct swv_device {
 	struct cds_list_head qps;	/**< raw swv_qp (RCU) */
 	struct cds_list_head wqs;	/**< swv_wq (RCU) */
 	struct swv_steer *steer;	/**< RCU pointer */
+	/** Classifier generation: bumped (release) after every rule change. */
+	uint64_t cls_gen;
 	struct swv_sniff *sniff;	/**< RCU pointer, NULL: none */
 	uint32_t link;			/**< port up, engine-written */
 	uint32_t speed;			/**< Mbit/s */

@@ -168,5 +168,28 @@ int swv_wire_af_packet_ifindex(struct swv_wire *wire);
  * dropped because the Rx ring was full. Any thread.
  */
 uint64_t swv_wire_af_packet_drops(struct swv_wire *wire);
+/* wire_af_xdp.c */
+/**
+ * Open queue <queue> (0 when not given) of interface <ifname>, @spec
+ * "<ifname>[:<queue>]", with an AF_XDP socket and a UMEM of its own:
+ * native XDP before generic (SKB) XDP, zero copy before copy, as the
+ * interface allows (swv_wire_af_xdp_mode() says which). The interface's MAC
+ * is written to @mac when not NULL.
+ * Errors: ENODEV (no such interface), EINVAL (bad queue number), EPERM (no
+ * CAP_NET_RAW/CAP_BPF, or locked-memory limit), EAFNOSUPPORT (kernel
+ * without AF_XDP), EOPNOTSUPP (no XDP mode works on the interface), EBUSY
+ * (the queue has a socket already), ENOMEM.
+ */
+int swv_wire_af_xdp_open(struct swv_device *dev, const char *spec,
+			 uint8_t mac[6], struct swv_wire **out);
+/** The interface queue an af_xdp wire is bound to. Any thread. */
+uint32_t swv_wire_af_xdp_queue(struct swv_wire *wire);
+/** "native XDP, zero copy", "native XDP, copy" or "generic XDP, copy". */
+const char *swv_wire_af_xdp_mode(struct swv_wire *wire);
+/**
+ * Frames the kernel dropped before the af_xdp wire saw them: longer than a
+ * UMEM frame holds, or the Rx ring full (XDP_STATISTICS). Any thread.
+ */
+uint64_t swv_wire_af_xdp_drops(struct swv_wire *wire);
 
 #endif /* SWV_WIRE_H */

@@ -10,6 +10,7 @@
  *   loop                frames sent come back as received, in memory
  *   pair:<name>         two devices in one process joined by a cable
  *   af_packet:<ifname>  a Linux interface through an AF_PACKET socket
+ *   af_xdp:<ifname>[:<queue>]  one queue of it through an AF_XDP socket
  *
  * Every call takes and returns the real <infiniband/verbs.h> types and follows
  * the libibverbs conventions, because swverbs stands in for libibverbs:
@@ -68,6 +69,7 @@ enum swv_wire_kind {
 	SWV_WIRE_PAIR,		/**< "pair:<cable>" */
 	SWV_WIRE_AF_PACKET,	/**< "af_packet:<ifname>" */
 	SWV_WIRE_SHM,		/**< "shm:<cable>" */
+	SWV_WIRE_AF_XDP,	/**< "af_xdp:<ifname>[:<queue>]" */
 };
 
 /**
@@ -82,21 +84,23 @@ int swv_wire_parse(const char *wire, enum swv_wire_kind *kind,
  * Create a software device bound to a wire.
  *
  * @name: device name, unique in the process, at most SWV_NAME_MAX - 1 chars.
- * @wire: "loop", "pair:<cable>", "shm:<cable>" or "af_packet:<ifname>".
- *        The first device created on a pair cable waits for its peer (port
- *        DOWN); the second joins it (both ports ACTIVE); a third fails with
- *        EBUSY. A pair cable joins devices of one process; a shm cable
- *        joins any two devices of the machine, in one process or two, the
- *        same way.
- * @mac:  the port's MAC address (6 bytes), or NULL: for af_packet the
- *        interface's address, otherwise a locally administered address
- *        derived from @name.
+ * @wire: "loop", "pair:<cable>", "shm:<cable>", "af_packet:<ifname>" or
+ *        "af_xdp:<ifname>[:<queue>]". The first device created on a pair
+ *        cable waits for its peer (port DOWN); the second joins it (both
+ *        ports ACTIVE); a third fails with EBUSY. A pair cable joins devices
+ *        of one process; a shm cable joins any two devices of the machine,
+ *        in one process or two, the same way.
+ * @mac:  the port's MAC address (6 bytes), or NULL: for af_packet and
+ *        af_xdp the interface's address, otherwise a locally administered
+ *        address derived from @name.
  *
  * Return: 0, or a positive errno: EINVAL (bad name or wire string), EEXIST
  * (name in use), EBUSY (pair or shm cable already has two ends, or the
- * interface is the wire of another device), ENODEV (no such interface),
- * EPERM (AF_PACKET needs CAP_NET_RAW), EPROTO (the other end of a shm
- * cable uses another layout), ENOMEM.
+ * interface is the wire of another device, or the af_xdp queue has a
+ * socket), ENODEV (no such interface), EPERM (AF_PACKET needs CAP_NET_RAW;
+ * AF_XDP also CAP_BPF and room under the locked-memory limit), EPROTO (the
+ * other end of a shm cable uses another layout), EAFNOSUPPORT (no AF_XDP in
+ * the kernel), EOPNOTSUPP (no XDP mode on the interface), ENOMEM.
  */
 int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
 

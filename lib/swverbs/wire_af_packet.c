@@ -49,23 +49,20 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
 #include <net/if.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
-#include <linux/ethtool.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <linux/sockios.h>
 #include <linux/virtio_net.h>
 
 #include "swverbs.h"
-#include "swv_clock.h"
+#include "swv_netif.h"
 #include "swv_wire.h"
 
 /* Rx ring: 16 blocks of 256 KiB, retired after at most 1 ms. */
@@ -84,8 +81,6 @@
 #define SWV_AFP_TX_DATA_OFF TPACKET_ALIGN(sizeof(struct tpacket2_hdr))
 #define SWV_AFP_VNET_LEN ((uint32_t)sizeof(struct virtio_net_hdr))
 
-/* Link flags and MTU are re-read at most this often. */
-#define SWV_AFP_LINK_REFRESH_NS (10 * 1000 * 1000)
 /* A failed Tx kick for a down link is retried at most this often. */
 #define SWV_AFP_KICK_RETRY_NS (1000 * 1000)
 
@@ -101,7 +96,7 @@
 #endif
 
 struct swv_afp {
-	struct swv_wire wire;		/**< ops and device; must be first */
+	struct swv_netif_wire nw;	/**< wire and interface; must be first */
 	/* Rx, engine thread. */
 	uint8_t *rx_map;		/**< the V3 ring */
 	uint8_t *rx_pkt;		/**< next frame in the current block */
@@ -121,11 +116,6 @@ struct swv_afp {
 	bool tx_vnet;			/**< frames carry a virtio_net_hdr */
 	bool tx_kick;			/**< frames wait for a sendto() */
 	uint64_t tx_kick_after;		/**< no kick before (ns), after ENETDOWN */
-	/* Link state cache, engine thread. */
-	uint64_t link_next;		/**< next refresh (ns) */
-	uint32_t mtu;			/**< interface MTU (set_mtu: any thread) */
-	bool link;			/**< IFF_UP && IFF_RUNNING */
-	bool gone;			/**< the interface index went away */
 	/* Counters: written by the engine, read by anyone. */
 	uint64_t rx_dropped;		/**< truncated, oversize, GSO frames */
 	uint64_t rx_kernel_dropped;	/**< ring full (PACKET_STATISTICS) */
@@ -135,9 +125,6 @@ struct swv_afp {
 	size_t tx_map_len;
 	int rx_fd;
 	int tx_fd;
-	int ifindex;
-	uint32_t speed;			/**< last known speed, Mbit/s */
-	char ifname[IF_NAMESIZE];
 };
 
 static inline struct swv_afp *
@@ -222,7 +209,7 @@ afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h)
 			goto drop;
 		iov[0].iov_base = frame;
 		iov[0].iov_len = len;
-		swv_device_rx(afp->wire.dev, iov, 1, len);
+		swv_device_rx(afp->nw.wire.dev, iov, 1, len);
 		return 1;
 	}
 	/* The kernel took the outer tag off: put it back after the MACs. */
@@ -245,7 +232,7 @@ afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h)
 	iov[1].iov_len = SWV_AFP_VLAN_HLEN;
 	iov[2].iov_base = frame + 2 * ETH_ALEN;
 	iov[2].iov_len = len - 2 * ETH_ALEN;
-	swv_device_rx(afp->wire.dev, iov, 3, len + SWV_AFP_VLAN_HLEN);
+	swv_device_rx(afp->nw.wire.dev, iov, 3, len + SWV_AFP_VLAN_HLEN);
 	return 1;
 drop:
 	afp_count(&afp->rx_dropped, 1);
@@ -288,27 +275,6 @@ afp_rx_burst(struct swv_wire *wire, unsigned int budget)
 	return n;
 }
 
-/* Longest frame the device takes now: MTU + Ethernet header (+ a tag). */
-static uint32_t
-afp_frame_max(const struct swv_afp *afp, const struct iovec *iov, int iovcnt)
-{
-	uint32_t max = __atomic_load_n(&afp->mtu, __ATOMIC_RELAXED) + ETH_HLEN;
-	uint32_t at = 0, i;
-	uint8_t type[2];
-	int k = 0, j;
-
-	/* The kernel allows 4 more bytes for an 802.1Q-tagged frame. */
-	for (j = 0; j < iovcnt && k < 2; j++) {
-		for (i = 0; i < iov[j].iov_len && k < 2; i++, at++) {
-			if (at >= 2 * ETH_ALEN)
-				type[k++] = ((const uint8_t *)iov[j].iov_base)[i];
-		}
-	}
-	if (k == 2 && (type[0] << 8 | type[1]) == ETH_P_8021Q)
-		max += SWV_AFP_VLAN_HLEN;
-	return max;
-}
-
 /* Step tx_head to the next slot; the blocks may end with unused bytes. */
 static inline void
 afp_tx_next(struct swv_afp *afp)
@@ -340,10 +306,10 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return EINVAL;
 	if (unlikely(len > afp->tx_room))
 		return EMSGSIZE;
-	if (unlikely(len > __atomic_load_n(&afp->mtu, __ATOMIC_RELAXED) +
-		     ETH_HLEN) && len > afp_frame_max(afp, iov, iovcnt))
+	if (unlikely(len > __atomic_load_n(&afp->nw.nif.mtu, __ATOMIC_RELAXED) +
+		     ETH_HLEN) && len > swv_netif_frame_max(&afp->nw.nif, iov, iovcnt))
 		return EMSGSIZE;
-	if (unlikely(afp->gone))
+	if (unlikely(afp->nw.nif.gone))
 		return ENODEV;
 	h = (struct tpacket2_hdr *)afp->tx_slot;
 	status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
@@ -385,7 +351,7 @@ afp_tx_flush(struct swv_wire *wire)
 	if (!afp->tx_kick)
 		return;
 	if (unlikely(afp->tx_kick_after != 0)) {
-		now = swv_now_coarse_ns();
+		now = swv_netif_now();
 		if (now < afp->tx_kick_after)
 			return;
 		afp->tx_kick_after = 0;
@@ -403,12 +369,11 @@ afp_tx_flush(struct swv_wire *wire)
 		return;
 	if (errno == ENXIO || errno == ENODEV) {
 		/* Unbound by the kernel: the interface went away. */
-		afp->gone = true;
-		afp->link = false;
+		swv_netif_set_gone(&afp->nw.nif);
 		afp->tx_kick = false;
 	}
 	afp_count(&afp->tx_kick_errors, 1);
-	afp->tx_kick_after = swv_now_coarse_ns() + SWV_AFP_KICK_RETRY_NS;
+	afp->tx_kick_after = swv_netif_now() + SWV_AFP_KICK_RETRY_NS;
 }
 
 static void
@@ -422,167 +387,28 @@ afp_clear_error(int fd)
 }
 
 /*
- * The current name of the bound interface index into ifr.ifr_name.
- * Return 0, ENODEV when the index is gone, or another errno.
+ * An interface going down leaves ENETDOWN pending on the Rx socket, which
+ * makes rx_fd report POLLERR until read: read it on each refresh.
  */
-static int
-afp_ifr(const struct swv_afp *afp, struct ifreq *ifr)
-{
-	memset(ifr, 0, sizeof(*ifr));
-	ifr->ifr_ifindex = afp->ifindex;
-	if (ioctl(afp->tx_fd, SIOCGIFNAME, ifr) != 0)
-		return errno == ENXIO ? ENODEV : errno;
-	return 0;
-}
-
-static void
-afp_link_refresh(struct swv_afp *afp)
-{
-	struct ifreq ifr;
-	int err;
-
-	if (afp->gone)
-		return;
-	err = afp_ifr(afp, &ifr);
-	if (err == ENODEV) {
-		afp->gone = true;
-		afp->link = false;
-		return;
-	}
-	if (err == 0 && ioctl(afp->tx_fd, SIOCGIFFLAGS, &ifr) == 0)
-		afp->link = (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) ==
-			(IFF_UP | IFF_RUNNING);
-	else
-		afp->link = false;
-	if (err == 0 && ioctl(afp->tx_fd, SIOCGIFMTU, &ifr) == 0 &&
-	    ifr.ifr_mtu > 0)
-		__atomic_store_n(&afp->mtu, (uint32_t)ifr.ifr_mtu,
-				 __ATOMIC_RELAXED);
-	/*
-	 * An interface going down leaves ENETDOWN pending on the Rx socket,
-	 * which makes rx_fd report POLLERR until read: read it here.
-	 */
-	afp_clear_error(afp->rx_fd);
-}
-
 static bool
 afp_link_up(struct swv_wire *wire)
 {
 	struct swv_afp *afp = to_afp(wire);
-	uint64_t now = swv_now_coarse_ns();
 
-	if (now >= afp->link_next) {
-		afp_link_refresh(afp);
-		afp->link_next = now + SWV_AFP_LINK_REFRESH_NS;
-	}
-	return afp->link;
+	if (swv_netif_poll(&afp->nw.nif))
+		afp_clear_error(afp->rx_fd);
+	return afp->nw.nif.link;
 }
 
-static bool
-afp_gone(struct swv_wire *wire)
-{
-	return to_afp(wire)->gone;
-}
-
-/*
- * Set the interface's MTU (SIOCSIFMTU), as a NIC driver sets its netdev's:
- * the kernel refuses what the interface cannot carry. Any thread.
- */
+/* Set the interface's MTU; the kernel refuses what it cannot carry. */
 static int
 afp_set_mtu(struct swv_wire *wire, uint32_t mtu)
 {
 	struct swv_afp *afp = to_afp(wire);
-	struct ifreq ifr;
-	int err;
 
 	if (mtu + ETH_HLEN + SWV_AFP_VLAN_HLEN > afp->tx_room)
 		return EINVAL;
-	err = afp_ifr(afp, &ifr);
-	if (err != 0)
-		return err;
-	ifr.ifr_mtu = (int)mtu;
-	if (ioctl(afp->tx_fd, SIOCSIFMTU, &ifr) != 0)
-		return errno;
-	/* Frames up to it go out from the next one on. */
-	__atomic_store_n(&afp->mtu, mtu, __ATOMIC_RELAXED);
-	return 0;
-}
-
-/* Speed from ethtool, or 0 if the device does not say. */
-static uint32_t
-afp_ethtool_speed(int fd, const char *ifname)
-{
-	/* ethtool_link_settings and room for its three link-mode masks. */
-	union {
-		struct ethtool_link_settings s;
-		uint32_t raw[sizeof(struct ethtool_link_settings) / 4 +
-			     3 * 127];
-	} ls;
-	struct ethtool_cmd cmd;
-	struct ifreq ifr;
-	uint32_t speed;
-	int nwords;
-
-	memset(&ifr, 0, sizeof(ifr));
-	strncpy(ifr.ifr_name, ifname, sizeof(ifr.ifr_name) - 1);
-	/* Handshake: the kernel first answers with -(number of words). */
-	memset(&ls, 0, sizeof(ls));
-	ls.s.cmd = ETHTOOL_GLINKSETTINGS;
-	ifr.ifr_data = (void *)&ls;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0 &&
-	    ls.s.link_mode_masks_nwords < 0) {
-		nwords = -ls.s.link_mode_masks_nwords;
-		memset(&ls, 0, sizeof(ls));
-		ls.s.cmd = ETHTOOL_GLINKSETTINGS;
-		ls.s.link_mode_masks_nwords = (int8_t)nwords;
-		if (nwords <= 127 && ioctl(fd, SIOCETHTOOL, &ifr) == 0 &&
-		    ls.s.link_mode_masks_nwords > 0) {
-			speed = ls.s.speed;
-			if (speed != 0 && speed != (uint32_t)SPEED_UNKNOWN)
-				return speed;
-			return 0;
-		}
-	}
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.cmd = ETHTOOL_GSET;
-	ifr.ifr_data = (void *)&cmd;
-	if (ioctl(fd, SIOCETHTOOL, &ifr) == 0) {
-		speed = ethtool_cmd_speed(&cmd);
-		if (speed != 0 && speed != (uint32_t)SPEED_UNKNOWN)
-			return speed;
-	}
-	return 0;
-}
-
-/* The interface's MTU now (ip link set mtu shows at once). */
-static uint32_t
-afp_mtu(struct swv_wire *wire)
-{
-	struct swv_afp *afp = to_afp(wire);
-	struct ifreq ifr;
-
-	if (!afp->gone && afp_ifr(afp, &ifr) == 0 &&
-	    ioctl(afp->tx_fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
-		__atomic_store_n(&afp->mtu, (uint32_t)ifr.ifr_mtu,
-				 __ATOMIC_RELAXED);
-	return __atomic_load_n(&afp->mtu, __ATOMIC_RELAXED);
-}
-
-static uint32_t
-afp_speed_mbps(struct swv_wire *wire)
-{
-	struct swv_afp *afp = to_afp(wire);
-	struct ifreq ifr;
-	uint32_t speed = 0;
-
-	if (!afp->gone && afp_ifr(afp, &ifr) == 0)
-		speed = afp_ethtool_speed(afp->tx_fd, ifr.ifr_name);
-
-	if (speed != 0)
-		__atomic_store_n(&afp->speed, speed, __ATOMIC_RELAXED);
-	else
-		speed = __atomic_load_n(&afp->speed, __ATOMIC_RELAXED);
-	return speed != 0 ? speed : 10000;
+	return swv_netif_set_mtu(&afp->nw.nif, mtu);
 }
 
 static int
@@ -591,7 +417,7 @@ afp_rx_fd(struct swv_wire *wire)
 	struct swv_afp *afp = to_afp(wire);
 
 	/* Unbound, the socket would only ever report an error. */
-	return afp->gone ? -1 : afp->rx_fd;
+	return afp->nw.nif.gone ? -1 : afp->rx_fd;
 }
 
 static void
@@ -619,10 +445,10 @@ static const struct swv_wire_ops afp_ops = {
 	.tx_flush = afp_tx_flush,
 	.rx_burst = afp_rx_burst,
 	.link_up = afp_link_up,
-	.gone = afp_gone,
+	.gone = swv_netif_wire_gone,
 	.set_mtu = afp_set_mtu,
-	.mtu = afp_mtu,
-	.speed_mbps = afp_speed_mbps,
+	.mtu = swv_netif_wire_mtu,
+	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = afp_rx_fd,
 	.close = afp_close,
 };
@@ -630,7 +456,7 @@ static const struct swv_wire_ops afp_ops = {
 int
 swv_wire_af_packet_ifindex(struct swv_wire *wire)
 {
-	return to_afp(wire)->ifindex;
+	return swv_wire_netif(wire)->ifindex;
 }
 
 uint64_t
@@ -715,13 +541,13 @@ afp_rx_setup(struct swv_afp *afp)
 		return errno;
 	}
 	memset(&mr, 0, sizeof(mr));
-	mr.mr_ifindex = afp->ifindex;
+	mr.mr_ifindex = afp->nw.nif.ifindex;
 	mr.mr_type = PACKET_MR_PROMISC;
 	if (setsockopt(afp->rx_fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr,
 		       sizeof(mr)) != 0)
 		return errno;
 	/* Bind last: no frame reaches the socket before its ring exists. */
-	return afp_bind(afp->rx_fd, afp->ifindex, ETH_P_ALL);
+	return afp_bind(afp->rx_fd, afp->nw.nif.ifindex, ETH_P_ALL);
 }
 
 static int
@@ -778,7 +604,7 @@ afp_tx_setup(struct swv_afp *afp)
 	}
 	afp->tx_slot = afp->tx_map;
 	/* Protocol 0: this socket sends only, it receives nothing. */
-	return afp_bind(afp->tx_fd, afp->ifindex, 0);
+	return afp_bind(afp->tx_fd, afp->nw.nif.ifindex, 0);
 }
 
 int
@@ -786,26 +612,19 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 			uint8_t mac[6], struct swv_wire **out)
 {
 	struct swv_afp *afp;
-	struct ifreq ifr;
 	int err;
 
-	if (ifname == NULL || ifname[0] == '\0' ||
-	    strlen(ifname) >= IF_NAMESIZE)
-		return ENODEV;
 	afp = calloc(1, sizeof(*afp));
 	if (afp == NULL)
 		return ENOMEM;
 	afp->rx_fd = -1;
 	afp->tx_fd = -1;
-	afp->wire.ops = &afp_ops;
-	afp->wire.dev = dev;
-	afp->wire.min_frame = SWV_AFP_MIN_FRAME;
-	memcpy(afp->ifname, ifname, strlen(ifname) + 1);
-	afp->ifindex = (int)if_nametoindex(ifname);
-	if (afp->ifindex == 0) {
-		err = errno == ENOMEM ? ENOMEM : ENODEV;
+	afp->nw.wire.ops = &afp_ops;
+	afp->nw.wire.dev = dev;
+	afp->nw.wire.min_frame = SWV_AFP_MIN_FRAME;
+	err = swv_netif_init(&afp->nw.nif, ifname);
+	if (err != 0)
 		goto fail;
-	}
 	afp->rx_fd = afp_socket();
 	if (afp->rx_fd < 0) {
 		err = -afp->rx_fd;
@@ -816,28 +635,16 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 		err = -afp->tx_fd;
 		goto fail;
 	}
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, afp->ifname, sizeof(afp->ifname));
-	if (ioctl(afp->tx_fd, SIOCGIFHWADDR, &ifr) != 0) {
-		err = errno == ENXIO ? ENODEV : errno;
+	err = swv_netif_open(&afp->nw.nif, afp->tx_fd, mac);
+	if (err != 0)
 		goto fail;
-	}
-	if (mac != NULL)
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	afp_link_refresh(afp);
-	if (afp->mtu == 0) {
-		err = ENODEV;
-		goto fail;
-	}
-	afp->link_next = swv_now_coarse_ns() + SWV_AFP_LINK_REFRESH_NS;
 	err = afp_rx_setup(afp);
 	if (err != 0)
 		goto fail;
 	err = afp_tx_setup(afp);
 	if (err != 0)
 		goto fail;
-	afp->speed = afp_ethtool_speed(afp->tx_fd, afp->ifname);
-	*out = &afp->wire;
+	*out = &afp->nw.wire;
 	return 0;
 fail:
 	afp_free(afp);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * net/vbr on af_packet wires, over a veth pair whose far end lives in a
- * network namespace this program creates and removes: the removal event
- * and rebinding when the interface is deleted and made again, one port per
- * interface unless share_wire=1, runts dropped and counted, the MTU set on
- * the interface (or refused by it).
- * usage: test-vbr-afp <librte_net_vbr.so>. Needs root and `ip netns`
- * (exit 77 otherwise).
+ * net/vbr on af_packet (or af_xdp) wires, over a veth pair whose far end
+ * lives in a network namespace this program creates and removes: the
+ * removal event and rebinding when the interface is deleted and made again,
+ * one port per interface unless share_wire=1 (af_xdp: one per queue, no
+ * sharing), runts dropped and counted, the MTU set on the interface (or
+ * refused by it, or by the wire).
+ * usage: test-vbr-afp <librte_net_vbr.so> [af_packet|af_xdp]. Needs root
+ * and `ip netns` (exit 77 otherwise, and for af_xdp on a kernel without
+ * AF_XDP).
  */
 
 #include <errno.h>
@@ -41,12 +43,19 @@
 #define T_TYPE 0x88b5
 
 static struct rte_mempool *mp;
+static const char *t_kind = "af_packet";	/* the wire kind under test */
 static char t_a[IF_NAMESIZE], t_b[IF_NAMESIZE], t_ns[IF_NAMESIZE];
 static bool t_created;
 static int t_peer = -1;		/* raw socket on t_b, in t_ns */
 static const struct rte_ether_addr port_mac = {
 	.addr_bytes = { 0x02, 0x76, 0x62, 0x61, 0x00, 0x01 } };
 static const uint8_t peer_src[6] = { 0x02, 0x76, 0x62, 0x61, 0x00, 0x02 };
+
+static bool
+is_xdp(void)
+{
+	return strcmp(t_kind, "af_xdp") == 0;
+}
 
 static void
 cleanup(void)
@@ -180,8 +189,8 @@ port_make(const char *name, const char *extra, uint16_t *port)
 	char args[128];
 	int ret;
 
-	snprintf(args, sizeof(args), "wire=af_packet:%s,mac="
-		 RTE_ETHER_ADDR_PRT_FMT "%s", t_a,
+	snprintf(args, sizeof(args), "wire=%s:%s,mac="
+		 RTE_ETHER_ADDR_PRT_FMT "%s", t_kind, t_a,
 		 RTE_ETHER_ADDR_BYTES(&port_mac), extra);
 	ret = vbr_test_vdev_init(name, args);
 	if (ret != 0)
@@ -265,6 +274,19 @@ test_same_interface(void)
 {
 	uint16_t p, q;
 
+	if (is_xdp()) {
+		/* One socket per queue (the kernel's rule); no sharing. */
+		TEST_ASSERT_SUCCESS(port_make("net_vbr_s0", "", &p), "first");
+		TEST_ASSERT_EQUAL(port_make("net_vbr_s1", "", &q), -EBUSY,
+				  "second on the queue");
+		TEST_ASSERT_EQUAL(port_make("net_vbr_s1", ",share_wire=1", &q),
+				  -EINVAL, "share_wire=1");
+		rte_vdev_uninit("net_vbr_s0");
+		TEST_ASSERT_SUCCESS(port_make("net_vbr_s1", "", &q),
+				    "the queue is free again");
+		rte_vdev_uninit("net_vbr_s1");
+		return TEST_SUCCESS;
+	}
 	TEST_ASSERT_SUCCESS(port_make("net_vbr_s0", "", &p), "first");
 	TEST_ASSERT_EQUAL(port_make("net_vbr_s1", "", &q), -EBUSY, "second");
 	TEST_ASSERT_EQUAL(port_make("net_vbr_s1", ",share_wire=1", &q), -EBUSY,
@@ -356,10 +378,13 @@ make_big(uint32_t len)
 /*
  * Finding 4: the port's MTU is the interface's: mtu_set 9000 sets it, and
  * an 8000-byte frame goes out; an MTU the interface refuses is refused.
+ * af_xdp: 9000 is more than a UMEM frame carries, refused; 3000 is set and
+ * a 2000-byte frame goes out.
  */
 static int
 test_mtu(void)
 {
+	uint16_t mtu = is_xdp() ? 3000 : 9000, len = mtu - 1000;
 	struct rte_eth_stats st;
 	struct rte_mbuf *m;
 	char vx[IF_NAMESIZE], args[96];
@@ -372,18 +397,25 @@ test_mtu(void)
 	TEST_ASSERT_SUCCESS(port_go(p, true), "start");
 	/* Stopped: the Rx queues take more buffers per frame at start. */
 	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(p), "stop");
-	ret = rte_eth_dev_set_mtu(p, 9000);
+	if (is_xdp()) {
+		ret = rte_eth_dev_set_mtu(p, 9000);
+		if (ret != -EINVAL)
+			port_drop("net_vbr_mt", p);
+		TEST_ASSERT_EQUAL(ret, -EINVAL, "mtu 9000 on af_xdp");
+		TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 1500, "interface MTU");
+	}
+	ret = rte_eth_dev_set_mtu(p, mtu);
 	if (ret != 0)
 		port_drop("net_vbr_mt", p);
-	TEST_ASSERT_SUCCESS(ret, "mtu 9000");
+	TEST_ASSERT_SUCCESS(ret, "mtu %u", mtu);
 	TEST_ASSERT_SUCCESS(rte_eth_dev_start(p), "start");
 	TEST_ASSERT_SUCCESS(wait_link(p, RTE_ETH_LINK_UP), "link");
-	TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 9000, "interface MTU");
+	TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), mtu, "interface MTU");
 	rte_eth_stats_reset(p);
-	m = make_big(8000);
+	m = make_big(len);
 	TEST_ASSERT_NOT_NULL(m, "");
 	TEST_ASSERT_EQUAL(vbr_test_tx_all(p, &m, 1, WAIT_MS), 1, "tx");
-	TEST_ASSERT_EQUAL(peer_recv_len(WAIT_MS), 8000, "peer got it");
+	TEST_ASSERT_EQUAL(peer_recv_len(WAIT_MS), len, "peer got it");
 	rte_delay_ms(50);
 	rte_eth_stats_get(p, &st);
 	TEST_ASSERT_EQUAL(st.oerrors, 0, "oerrors");
@@ -396,7 +428,7 @@ test_mtu(void)
 	TEST_ASSERT_SUCCESS(vbr_sh("ip link add %s type vxlan id 7 dev %s "
 				   "dstport 4789", vx, t_a), "");
 	vbr_sh("ip link set %s up", vx);
-	snprintf(args, sizeof(args), "wire=af_packet:%s", vx);
+	snprintf(args, sizeof(args), "wire=%s:%s", t_kind, vx);
 	ret = vbr_test_vdev_init("net_vbr_vx", args);
 	if (ret == 0) {
 		struct rte_eth_conf conf = { 0 };
@@ -454,7 +486,7 @@ suite_teardown(void)
 	cleanup();
 }
 
-static const struct unit_test_suite suite_afp = {
+static struct unit_test_suite suite_afp = {
 	.name = "vbr af_packet ports",
 	.setup = suite_setup,
 	.teardown = suite_teardown,
@@ -473,13 +505,24 @@ main(int argc, char **argv)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s <librte_net_vbr.so>\n", argv[0]);
+	if (argc == 3 && (strcmp(argv[2], "af_packet") == 0 ||
+			  strcmp(argv[2], "af_xdp") == 0))
+		t_kind = argv[2];
+	else if (argc != 2) {
+		fprintf(stderr, "usage: %s <librte_net_vbr.so> "
+			"[af_packet|af_xdp]\n", argv[0]);
 		return 2;
 	}
 	if (geteuid() != 0) {
 		printf("SKIP: not root\n");
 		return TEST_SKIPPED;
+	}
+	if (is_xdp()) {
+		if (!vbr_has_af_xdp()) {
+			printf("SKIP: the kernel has no AF_XDP\n");
+			return TEST_SKIPPED;
+		}
+		suite_afp.name = "vbr af_xdp ports";
 	}
 	if (vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", NULL,
 			      NULL) != 0)

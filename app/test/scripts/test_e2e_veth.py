@@ -1,9 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""End to end over a veth pair: a vbr port on af_packet:<veth> in the root
-namespace, scapy and tcpdump on the peer inside a network namespace.
+"""End to end over a veth pair: a vbr port on af_packet:<veth> (or
+af_xdp:<veth>) in the root namespace, scapy and tcpdump on the peer inside a
+network namespace.
 
 usage: test_e2e_veth.py PATH/librte_net_vbr.so PATH/devtools/netns-veth.sh
+                        [af_packet|af_xdp]
 
 1. rxonly: scapy sends N frames with distinct payload lengths to the port's
    MAC; testpmd must count exactly N and report each length.
@@ -11,7 +13,12 @@ usage: test_e2e_veth.py PATH/librte_net_vbr.so PATH/devtools/netns-veth.sh
    tcpdump in the namespace must see that many 64-byte frames whose
    Ethernet/IPv4/UDP headers are byte-exact what testpmd builds.
 3. txonly for a second: frames keep arriving at the peer.
-Exit 77 when not root or a tool is missing.
+4. io echo: scapy sends frames of 60 bytes to the MTU (1514), and 802.1Q
+   tagged ones up to 1518, to the port; io forwarding sends each back out
+   of the same port; tcpdump on the peer must see every one byte-exact as
+   scapy sent it, and the port's stats must count exactly those frames.
+Exit 77 when not root or a tool is missing, and for af_xdp when the kernel
+has no AF_XDP.
 """
 
 import os
@@ -40,6 +47,28 @@ src = get_if_hwaddr(iface)
 frames = [Ether(src=src, dst=dst) / IP(src="10.99.0.2", dst="10.99.0.1") /
           UDP(sport=4000 + i, dport=5000) / Raw(bytes([i]) * (20 + i))
           for i in range(n)]
+sendp(frames, iface=iface, verbose=0)
+"""
+
+
+ECHO_SRC = "02:76:62:72:00:77"  # the src MAC of the frames step 4 echoes
+ECHO_SIZES = [60, 61, 64, 128, 512, 1000, 1499, 1514]
+ECHO_TAGGED = [64, 200, 1518]  # with an 802.1Q tag, VID 100 + i
+
+ECHO = r"""
+import sys
+from scapy.all import Ether, Dot1Q, Raw, sendp, wrpcap
+iface, dst, src, out = sys.argv[1:5]
+sizes = [int(x) for x in sys.argv[5].split(",")]
+tagged = [int(x) for x in sys.argv[6].split(",")]
+frames = []
+for i, n in enumerate(sizes):
+    head = Ether(src=src, dst=dst, type=0x88b5)
+    frames.append(head / Raw(bytes((i * 7 + k) & 0xff for k in range(n - 14))))
+for i, n in enumerate(tagged):
+    head = Ether(src=src, dst=dst) / Dot1Q(vlan=100 + i, type=0x88b5)
+    frames.append(head / Raw(bytes((i * 5 + k) & 0xff for k in range(n - 18))))
+wrpcap(out, frames)
 sendp(frames, iface=iface, verbose=0)
 """
 
@@ -89,12 +118,12 @@ def expected_header(scapy, src_mac):
 class Capture:
     """tcpdump on the peer, inbound frames from the vbr port only."""
 
-    def __init__(self, veth, path, count=None):
+    def __init__(self, veth, path, count=None, src=VBR_MAC):
         self.path = path
         limit = ["-c", str(count)] if count else []
         self.proc = subprocess.Popen(
             veth.in_ns(["tcpdump", "-i", veth.peer_if, "-Q", "in", "-U",
-                        "-nn"] + limit + ["-w", path, "ether", "src", VBR_MAC]),
+                        "-nn"] + limit + ["-w", path, "ether", "src", src]),
             stderr=subprocess.PIPE, text=True)
         line = self.proc.stderr.readline()  # "listening on ..."
         print(line.rstrip(), flush=True)
@@ -109,11 +138,15 @@ class Capture:
         self.proc.wait(10)
 
     def frames(self):
-        from scapy.utils import RawPcapReader
-        return [data for data, _ in RawPcapReader(self.path)]
+        return read_pcap(self.path)
 
 
-def run(pmd, script):
+def read_pcap(path):
+    from scapy.utils import RawPcapReader
+    return [data for data, _ in RawPcapReader(path)]
+
+
+def run(pmd, script, kind):
     from scapy import all as scapy  # noqa: N813
     c = tp.Checker()
     prefix = f"vbe{os.getpid() % 100000}"
@@ -123,7 +156,7 @@ def run(pmd, script):
         try:
             eal, fprefix = tp.eal_args("e2e", pmd)
             eal += ["--vdev",
-                    f"net_vbr0,wire=af_packet:{veth.root_if},mac={VBR_MAC}"]
+                    f"net_vbr0,wire={kind}:{veth.root_if},mac={VBR_MAC}"]
             t = tp.TestPmd(eal, ["--forward-mode=rxonly",
                                  "--total-num-mbufs=8192",
                                  f"--eth-peer=0,{PEER_ETH}",
@@ -190,6 +223,28 @@ def run(pmd, script):
             c.check(len(good) > 0 and len(good) == len(frames),
                     f"txonly: peer's first {len(frames)} frames (of {tx} "
                     f"sent) are all exact: {len(good)}")
+            # 4. peer -> vbr -> peer, byte-exact, sizes 60..MTU, tagged
+            sent_path = os.path.join(tmp, "sent.pcap")
+            cap = Capture(veth, os.path.join(tmp, "echo.pcap"), src=ECHO_SRC)
+            t.cmd("clear port stats 0")
+            t.cmd("set fwd io")
+            t.cmd("start")
+            sh(veth.in_ns([PY, "-c", ECHO, veth.peer_if, VBR_MAC, ECHO_SRC,
+                           sent_path, ",".join(map(str, ECHO_SIZES)),
+                           ",".join(map(str, ECHO_TAGGED))]))
+            n = len(ECHO_SIZES) + len(ECHO_TAGGED)
+            tp.wait_rx(t, 0, n)
+            time.sleep(0.5)
+            st = tp.fwd_stats(t.cmd("stop")).get(0, {})
+            cap.stop()
+            sent, got = read_pcap(sent_path), cap.frames()
+            c.check(st.get("RX-packets") == n and st.get("TX-packets") == n,
+                    f"echo: RX-packets {st.get('RX-packets')}, TX-packets "
+                    f"{st.get('TX-packets')} == {n}")
+            c.check(sorted(got) == sorted(sent),
+                    f"echo: the peer got back {len(got)} frames, "
+                    f"byte-exact as the {len(sent)} it sent "
+                    f"({sorted(map(len, got))})")
             rc = t.quit()
             c.check(rc == 0, f"testpmd quit cleanly (rc {rc})")
         except RuntimeError as e:
@@ -202,7 +257,8 @@ def run(pmd, script):
 
 
 def main():
-    if len(sys.argv) != 3:
+    kind = tp.kernel_wire_arg(sys.argv, 2)
+    if kind is None:
         print(__doc__)
         return 2
     if os.geteuid() != 0:
@@ -221,9 +277,13 @@ def main():
         if not os.path.isfile(path):
             print(f"FAIL: {path} missing")
             return 1
+    if tp.kernel_wire_skip(kind) is not None:
+        print("SKIP: " + tp.kernel_wire_skip(kind))
+        return tp.SKIP
     # SIGTERM (meson's timeout) must still tear the namespace down
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    return run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
+    return run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
+               kind)
 
 
 if __name__ == "__main__":

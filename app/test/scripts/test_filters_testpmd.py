@@ -3,8 +3,9 @@
 """The port's receive filters through stock testpmd, with real frames.
 
 usage: test_filters_testpmd.py PATH/librte_net_vbr.so PATH/devtools/netns-veth.sh
+                               [af_packet|af_xdp]
 
-A vbr port on af_packet:<veth> (default profile, mlx5) in rxonly mode; from
+A vbr port on af_packet:<veth> or af_xdp:<veth> (default profile, mlx5) in rxonly mode; from
 the peer in a network namespace scapy sends a known count of frames of each
 class: to the port's MAC, to another unicast MAC, to a multicast MAC, to
 broadcast, and to the port's MAC tagged with VID 100, VID 200 and VID 0
@@ -16,7 +17,8 @@ count of each class received must be exact, and so must the rx_no_match
 and rx_vlan_filtered deltas. Frames the peer's kernel sends on its own
 (none expected: IPv6 is off on both ends) are told apart by the peer's
 tx_packets counter and are not charged to any filter.
-Exit 77 when not root or a tool is missing.
+Exit 77 when not root or a tool is missing, and for af_xdp when the kernel
+has no AF_XDP.
 """
 
 import os
@@ -166,7 +168,7 @@ class Run:
         c.check(lost == 0, f"{what}: rx_out_of_buffer +{lost} == 0")
 
 
-def run(pmd, script):
+def run(pmd, script, kind):
     c = tp.Checker()
     prefix = f"vbf{os.getpid() % 100000}"
     t = None
@@ -174,7 +176,7 @@ def run(pmd, script):
         try:
             eal, fprefix = tp.eal_args("filt", pmd)
             eal += ["--vdev",
-                    f"net_vbr0,wire=af_packet:{veth.root_if},mac={VBR_MAC}"]
+                    f"net_vbr0,wire={kind}:{veth.root_if},mac={VBR_MAC}"]
             t = tp.TestPmd(eal, ["--forward-mode=rxonly",
                                  "--total-num-mbufs=8192"], fprefix)
             t.wait_prompt()
@@ -231,7 +233,8 @@ def run(pmd, script):
 
 
 def main():
-    if len(sys.argv) != 3:
+    kind = tp.kernel_wire_arg(sys.argv, 2)
+    if kind is None:
         print(__doc__)
         return 2
     if os.geteuid() != 0:
@@ -249,9 +252,13 @@ def main():
         if not os.path.isfile(path):
             print(f"FAIL: {path} missing")
             return 1
+    if tp.kernel_wire_skip(kind) is not None:
+        print("SKIP: " + tp.kernel_wire_skip(kind))
+        return tp.SKIP
     # SIGTERM (meson's timeout) must still tear the namespace down
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    return run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
+    return run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
+               kind)
 
 
 if __name__ == "__main__":

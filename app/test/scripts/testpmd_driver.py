@@ -293,3 +293,32 @@ def main(run, doc):
         print(f"FAIL: {sys.argv[1]} not built")
         return 1
     return run(os.path.abspath(sys.argv[1]))
+
+
+KERNEL_WIRES = ("af_packet", "af_xdp")
+
+
+def kernel_wire_arg(argv, fixed):
+    """The kernel wire kind a veth script runs over: argv[fixed + 1] when
+    given (af_packet or af_xdp), af_packet otherwise; None when argv has
+    more arguments or an unknown kind."""
+    if len(argv) == fixed + 1:
+        return "af_packet"
+    if len(argv) == fixed + 2 and argv[fixed + 1] in KERNEL_WIRES:
+        return argv[fixed + 1]
+    return None
+
+
+def kernel_wire_skip(kind):
+    """Why a suite over @kind cannot run on this kernel (af_xdp without
+    AF_XDP sockets), or None."""
+    if kind != "af_xdp":
+        return None
+    import errno
+    import socket
+    try:
+        socket.socket(44, socket.SOCK_RAW, 0).close()  # AF_XDP
+    except OSError as e:
+        if e.errno in (errno.EAFNOSUPPORT, errno.EINVAL):
+            return "the kernel has no AF_XDP"
+    return None

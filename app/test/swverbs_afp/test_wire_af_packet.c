@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * e2e test of the af_packet wire alone (lib/swverbs/wire_af_packet.c), over
- * a veth pair whose far end lives in a network namespace this program
- * creates and removes. The far end is driven through raw sockets opened
- * inside that namespace (setns() around socket()), so no helper process is
- * needed. swv_device_rx() is defined here and records the frames.
+ * e2e test of a kernel wire alone (lib/swverbs/wire_af_packet.c, or
+ * wire_af_xdp.c with --wire af_xdp), over a veth pair whose far end lives in
+ * a network namespace this program creates and removes. The far end is
+ * driven through raw sockets opened inside that namespace (setns() around
+ * socket()), so no helper process is needed. swv_device_rx() and
+ * swv_device_rx_burst() are defined here and record the frames.
  *
- * Needs root and iproute2 (`ip netns`); exits 77 otherwise.
- * `test_wire_af_packet --bench` also measures Rx and Tx rates.
+ * Needs root and iproute2 (`ip netns`); exits 77 otherwise, and for
+ * --wire af_xdp where the kernel has no AF_XDP.
+ * `test_wire_af_packet [--wire af_xdp] --bench` also measures Rx and Tx rates.
  */
 
 #include <errno.h>
@@ -30,12 +32,19 @@
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <linux/ethtool.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/sockios.h>
+#include <linux/capability.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "test.h"
 #include "vbr_netns.h"
 #include "swverbs.h"
+#include "swv_netif.h"
 #include "swv_wire.h"
 
 #define T_TYPE 0x88b5		/* IEEE local experimental EtherType */
@@ -56,6 +65,32 @@ struct swv_device {
 	uint8_t *buf;
 };
 
+/* The wire under test: its constructor and its own queries. */
+struct t_kind {
+	const char *name;
+	int (*open)(struct swv_device *dev, const char *ifname,
+		    uint8_t mac[6], struct swv_wire **out);
+	int (*ifindex)(struct swv_wire *wire);
+	uint64_t (*drops)(struct swv_wire *wire);
+	/* Largest frame the wire carries (SWV_MAX_FRAME: any the device). */
+	uint32_t frame_max;
+};
+
+static int
+t_netif_ifindex(struct swv_wire *wire)
+{
+	return swv_wire_netif(wire)->ifindex;
+}
+
+static const struct t_kind t_kinds[] = {
+	{ "af_packet", swv_wire_af_packet_open, swv_wire_af_packet_ifindex,
+	  swv_wire_af_packet_drops, SWV_MAX_FRAME },
+	/* A 4 KiB UMEM frame less the kernel's 256-byte headroom. */
+	{ "af_xdp", swv_wire_af_xdp_open, t_netif_ifindex,
+	  swv_wire_af_xdp_drops, 3840 },
+};
+
+static const struct t_kind *t_kind = &t_kinds[0];
 static struct swv_device t_dev;
 static struct swv_wire *t_wire;
 static char t_a[IF_NAMESIZE], t_b[IF_NAMESIZE], t_ns[IF_NAMESIZE];
@@ -89,6 +124,22 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	memcpy(dev->buf + dev->used, frame, len);
 	dev->used += len;
 	dev->n++;
+}
+
+void
+swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
+		    unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		swv_device_rx(dev, fr[i].iov, fr[i].iovcnt, fr[i].len);
+}
+
+static bool
+is_xdp(void)
+{
+	return t_kind == &t_kinds[1];
 }
 
 static void
@@ -263,10 +314,14 @@ rx_until(unsigned int want, unsigned int budget, unsigned int ms)
 	}
 }
 
+static void wire_close(void);
+
 static int
 wire_open(void)
 {
-	return swv_wire_af_packet_open(&t_dev, t_a, t_mac, &t_wire);
+	/* One a failed case left open would hold the queue (af_xdp). */
+	wire_close();
+	return t_kind->open(&t_dev, t_a, t_mac, &t_wire);
 }
 
 static void
@@ -369,15 +424,21 @@ test_open(void)
 	FILE *fp;
 	int i;
 
-	TEST_ASSERT_EQUAL(swv_wire_af_packet_open(&t_dev, "vbrtnonexist0",
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, "vbrtnonexist0",
 						  mac, &w), ENODEV, "");
-	TEST_ASSERT_SUCCESS(swv_wire_af_packet_open(&t_dev, t_a, mac, &w), "");
+	TEST_ASSERT_SUCCESS(t_kind->open(&t_dev, t_a, mac, &w), "");
 	TEST_ASSERT(w->dev == &t_dev, "wire->dev");
 	TEST_ASSERT(w->ops->rx_fd(w) >= 0, "rx_fd");
 	TEST_ASSERT_EQUAL(w->ops->speed_mbps(w), 10000, "veth speed");
 	TEST_ASSERT(w->ops->link_up(w), "link up");
-	TEST_ASSERT_EQUAL(swv_wire_af_packet_drops(w), 0, "drops");
+	TEST_ASSERT_EQUAL(t_kind->drops(w), 0, "drops");
+	if (is_xdp())
+		TEST_ASSERT_SUCCESS(vbr_sh("ip link show dev %s | grep -q xdp",
+				       t_a), "no XDP program attached");
 	w->ops->close(w);
+	/* Closing the wire detaches the program it attached. */
+	TEST_ASSERT(vbr_sh("ip link show dev %s | grep -q xdp", t_a) != 0,
+		    "an XDP program still attached");
 	snprintf(path, sizeof(path), "/sys/class/net/%s/address", t_a);
 	fp = fopen(path, "r");
 	TEST_ASSERT_NOT_NULL(fp, "%s", path);
@@ -390,6 +451,75 @@ test_open(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * In a child that dropped every capability (@keep_all false), or only
+ * CAP_IPC_LOCK with a locked-memory limit of 1 MiB: the wire's open error.
+ */
+static int
+open_without_caps(bool keep_all)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	struct rlimit rl = { 1 << 20, 1 << 20 };
+	struct swv_wire *w = NULL;
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		memset(data, 0, sizeof(data));
+		if (keep_all) {
+			if (syscall(SYS_capget, &hdr, data) != 0 ||
+			    setrlimit(RLIMIT_MEMLOCK, &rl) != 0)
+				_exit(255);
+			data[0].effective &= ~(1u << CAP_IPC_LOCK);
+			data[0].permitted &= ~(1u << CAP_IPC_LOCK);
+		}
+		if (syscall(SYS_capset, &hdr, data) != 0)
+			_exit(255);
+		st = t_kind->open(&t_dev, t_a, NULL, &w);
+		_exit(st > 254 ? 254 : st);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+/* Errors said as the constructor promises. */
+static int
+test_open_errors(void)
+{
+	struct swv_wire *w = NULL;
+	char spec[64];
+
+	TEST_ASSERT_EQUAL(open_without_caps(false), EPERM, "no capabilities");
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, "", NULL, &w), ENODEV, "");
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, "vbrtnonexist0", NULL, &w),
+			  ENODEV, "");
+	if (!is_xdp())
+		return TEST_SUCCESS;
+	/* 32 MiB of UMEM over a 1 MiB locked-memory limit. */
+	TEST_ASSERT_EQUAL(open_without_caps(true), EPERM, "RLIMIT_MEMLOCK");
+	/* A veth has one queue; queue numbers are decimal. */
+	snprintf(spec, sizeof(spec), "%s:7", t_a);
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, spec, NULL, &w), EINVAL,
+			  "queue 7");
+	snprintf(spec, sizeof(spec), "%s:x", t_a);
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, spec, NULL, &w), EINVAL, "");
+	snprintf(spec, sizeof(spec), "%s:", t_a);
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, spec, NULL, &w), EINVAL, "");
+	snprintf(spec, sizeof(spec), "%s:0", t_a);
+	TEST_ASSERT_SUCCESS(t_kind->open(&t_dev, spec, NULL, &w), "queue 0");
+	TEST_ASSERT_EQUAL(swv_wire_af_xdp_queue(w), 0, "");
+	TEST_ASSERT_EQUAL(t_kind->open(&t_dev, t_a, NULL, &t_wire), EBUSY,
+			  "a second socket on the queue");
+	t_wire = NULL;
+	w->ops->close(w);
+	return TEST_SUCCESS;
+}
+
 static int
 test_rx_sizes(void)
 {
@@ -398,7 +528,7 @@ test_rx_sizes(void)
 	TEST_ASSERT_SUCCESS(wire_open(), "");
 	ret = check_rx_sizes(60, 1514, 1, 0);
 	if (ret == TEST_SUCCESS)
-		TEST_ASSERT_EQUAL(swv_wire_af_packet_drops(t_wire), 0, "");
+		TEST_ASSERT_EQUAL(t_kind->drops(t_wire), 0, "");
 	wire_close();
 	return ret;
 }
@@ -675,6 +805,23 @@ test_rx_csum(void)
 	rec_reset(want_udp9);
 	fd = vbr_ns_socket(t_ns, AF_INET, SOCK_DGRAM, 0);
 	TEST_ASSERT(fd >= 0, "udp socket");
+	if (is_xdp()) {
+		/*
+		 * XDP sees no skb metadata: a checksum the peer's stack left
+		 * to the veth stays partial. With Tx checksumming off on the
+		 * peer (`ethtool -K <peer> tx off`, as the docs say) the
+		 * frame is whole.
+		 */
+		struct ethtool_value ev = { ETHTOOL_STXCSUM, 0 };
+		struct ifreq ifr;
+
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t_b);
+		ifr.ifr_data = (void *)&ev;
+		TEST_ASSERT_SUCCESS(ioctl(fd, SIOCETHTOOL, &ifr),
+				    "peer tx checksum off: %s",
+				    strerror(errno));
+	}
 	memset(&to, 0, sizeof(to));
 	to.sin_family = AF_INET;
 	to.sin_port = htons(9);
@@ -700,30 +847,75 @@ test_rx_csum(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The peer sends frames of sizes lo..hi (step) that the wire cannot carry:
+ * none is delivered, each is counted as a wire drop.
+ */
+static int
+check_rx_dropped(uint32_t lo, uint32_t hi, uint32_t step)
+{
+	static uint8_t f[SWV_MAX_FRAME];
+	uint64_t d0 = t_kind->drops(t_wire), end;
+	uint32_t len, n = 0;
+
+	rec_reset(want_test);
+	for (len = lo; len <= hi; len += step, n++) {
+		build_frame(f, len, n, 0);
+		TEST_ASSERT_EQUAL(send(t_peer, f, len, 0), len, "peer send %u",
+				  len);
+	}
+	end = now_ms() + 2000;
+	while (t_kind->drops(t_wire) - d0 < n && now_ms() < end)
+		rx_until(1, 64, 5);
+	rx_until(1, 64, 50);
+	TEST_ASSERT_EQUAL(t_dev.n, 0, "frames above %u bytes delivered",
+			  t_kind->frame_max);
+	TEST_ASSERT_EQUAL(t_kind->drops(t_wire) - d0, n, "drops counted");
+	return TEST_SUCCESS;
+}
+
+/*
+ * MTU 9000: frames up to 9014 bytes (9018 tagged) both ways, or up to what
+ * the wire carries (af_xdp: a UMEM frame) and the longer ones counted as
+ * dropped on Rx, refused on Tx.
+ */
 static int
 test_jumbo(void)
 {
+	uint32_t top = t_kind->frame_max < 9014 ? t_kind->frame_max : 9014;
+	static uint8_t f[9015];
+	struct iovec iov = { f, sizeof(f) };
 	int ret;
 
+	wire_close();
 	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s mtu 9000", t_a), "");
 	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s link set %s mtu 9000", t_ns, t_b),
 			    "");
 	TEST_ASSERT_SUCCESS(wire_open(), "");
-	ret = check_rx_sizes(1400, 9014, 7, 0);
+	ret = check_rx_sizes(1400, top, 7, 0);
 	if (ret == TEST_SUCCESS)
-		ret = check_rx_sizes(9014, 9014, 1, 0);
+		ret = check_rx_sizes(top, top, 1, 0);
+	if (ret == TEST_SUCCESS && top < 9014)
+		ret = check_rx_dropped(top + 1, 9014, 199);
 	if (ret == TEST_SUCCESS)
-		ret = check_tx_sizes(1400, 9014, 13, 0);
-	if (ret == TEST_SUCCESS)
+		ret = check_tx_sizes(1400, top, 13, 0);
+	if (ret == TEST_SUCCESS && top == 9014)
 		ret = check_tx_sizes(9018, 9018, 1, 1);
+	if (ret == TEST_SUCCESS && top < 9014) {
+		build_frame(f, top + 1, 0, 0);
+		iov.iov_len = top + 1;
+		if (t_wire->ops->tx(t_wire, &iov, 1, top + 1) != EMSGSIZE) {
+			printf("%u bytes taken at MTU 9000\n", top + 1);
+			ret = TEST_FAILED;
+		}
+		iov.iov_len = sizeof(f);
+	}
 	if (ret == TEST_SUCCESS) {
-		static uint8_t f[9015];
-		struct iovec iov = { f, sizeof(f) };
-
 		build_frame(f, sizeof(f), 0, 0);
 		ret = t_wire->ops->tx(t_wire, &iov, 1, sizeof(f));
-		TEST_ASSERT_EQUAL(ret, EMSGSIZE, "9015 bytes at MTU 9000");
-		ret = TEST_SUCCESS;
+		if (ret != EMSGSIZE)
+			printf("9015 bytes at MTU 9000: %d\n", ret);
+		ret = ret == EMSGSIZE ? TEST_SUCCESS : TEST_FAILED;
 	}
 	wire_close();
 	vbr_sh("ip link set %s mtu 1500", t_a);
@@ -752,25 +944,28 @@ veth_make(void)
 static int
 test_mtu_raised(void)
 {
+	/* af_xdp: native XDP on a veth caps the MTU near 3.5 KB. */
+	unsigned int mtu = is_xdp() ? 3000 : 9000, len = mtu - 1000;
 	static uint8_t f[9014], r[9100];
-	struct iovec iov = { f, 8000 };
+	struct iovec iov = { f, len };
 	int ret = TEST_SUCCESS;
 
 	TEST_ASSERT_SUCCESS(wire_open(), "");
-	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s mtu 9000", t_a), "");
-	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s link set %s mtu 9000", t_ns, t_b),
-			    "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s mtu %u", t_a, mtu), "");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip -n %s link set %s mtu %u", t_ns, t_b,
+			       mtu), "");
 	TEST_ASSERT(link_refresh(), "link");
-	build_frame(f, 8000, 1, 0);
-	ret = t_wire->ops->tx(t_wire, &iov, 1, 8000);
+	build_frame(f, len, 1, 0);
+	ret = t_wire->ops->tx(t_wire, &iov, 1, len);
 	if (ret == 0) {
 		t_wire->ops->tx_flush(t_wire);
-		ret = peer_recv(r, sizeof(r), 2000) == 8000 &&
-			memcmp(r, f, 8000) == 0 ? TEST_SUCCESS : TEST_FAILED;
+		ret = peer_recv(r, sizeof(r), 2000) == (int)len &&
+			memcmp(r, f, len) == 0 ? TEST_SUCCESS : TEST_FAILED;
 		if (ret != TEST_SUCCESS)
-			printf("8000-byte frame not received exactly\n");
+			printf("%u-byte frame not received exactly\n", len);
 	} else {
-		printf("tx of 8000 bytes at MTU 9000: %s\n", strerror(ret));
+		printf("tx of %u bytes at MTU %u: %s\n", len, mtu,
+		       strerror(ret));
 		ret = TEST_FAILED;
 	}
 	wire_close();
@@ -831,8 +1026,17 @@ test_set_mtu(void)
 	int ret;
 
 	TEST_ASSERT_SUCCESS(wire_open(), "");
-	TEST_ASSERT_SUCCESS(t_wire->ops->set_mtu(t_wire, 9000), "");
-	TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 9000, "interface MTU");
+	if (is_xdp()) {
+		/* More than a UMEM frame carries: refused, MTU unchanged. */
+		TEST_ASSERT_EQUAL(t_wire->ops->set_mtu(t_wire, 3823), EINVAL,
+				  "");
+		TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 1500, "interface MTU");
+		TEST_ASSERT_SUCCESS(t_wire->ops->set_mtu(t_wire, 3000), "");
+		TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 3000, "interface MTU");
+	} else {
+		TEST_ASSERT_SUCCESS(t_wire->ops->set_mtu(t_wire, 9000), "");
+		TEST_ASSERT_EQUAL(vbr_if_mtu(t_a), 9000, "interface MTU");
+	}
 	TEST_ASSERT_EQUAL(t_wire->ops->set_mtu(t_wire, SWV_MAX_FRAME), EINVAL,
 			  "more than a Tx slot holds");
 	TEST_ASSERT_SUCCESS(t_wire->ops->set_mtu(t_wire, 1500), "");
@@ -846,7 +1050,7 @@ test_set_mtu(void)
 	TEST_ASSERT_SUCCESS(vbr_sh("ip link add %s type vxlan id 5 dev %s "
 			       "dstport 4789", vx, t_a), "");
 	vbr_sh("ip link set %s up", vx);
-	ret = swv_wire_af_packet_open(&t_dev, vx, NULL, &w);
+	ret = t_kind->open(&t_dev, vx, NULL, &w);
 	if (ret == 0) {
 		ret = w->ops->set_mtu(w, 1460);
 		if (ret == EINVAL && w->ops->set_mtu(w, 1400) != 0)
@@ -877,7 +1081,7 @@ test_gone(void)
 	TEST_ASSERT_SUCCESS(wire_open(), "");
 	TEST_ASSERT(link_refresh(), "link up");
 	TEST_ASSERT(!t_wire->ops->gone(t_wire), "gone at start");
-	idx = swv_wire_af_packet_ifindex(t_wire);
+	idx = t_kind->ifindex(t_wire);
 	TEST_ASSERT_EQUAL(idx, (int)if_nametoindex(t_a), "ifindex");
 	close(t_peer);
 	t_peer = -1;
@@ -935,6 +1139,8 @@ suite_setup(void)
 		TEST_SKIP("not root");
 	if (vbr_sh("ip netns list >/dev/null 2>&1") != 0)
 		TEST_SKIP("no `ip netns`");
+	if (is_xdp() && !vbr_has_af_xdp())
+		TEST_SKIP("the kernel has no AF_XDP");
 	snprintf(t_a, sizeof(t_a), "vbrt%da", pid);
 	snprintf(t_b, sizeof(t_b), "vbrt%db", pid);
 	snprintf(t_ns, sizeof(t_ns), "vbrt%d", pid);
@@ -961,13 +1167,23 @@ suite_teardown(void)
 	cleanup();
 }
 
+/* CPU time of this thread, user and kernel, in ns. */
+static uint64_t
+cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Rates over one second each: Rx from a sender in the namespace, Tx. */
 static int
 test_bench(void)
 {
 	static uint8_t f[60];
 	struct iovec iov = { f, 60 };
-	uint64_t t0, n = 0, full = 0, drops, idle = 0;
+	uint64_t t0, n = 0, full = 0, drops, idle = 0, cpu0;
 	unsigned int i;
 	pid_t child;
 	int ret;
@@ -998,13 +1214,13 @@ test_bench(void)
 	usleep(200000);
 	while (t_wire->ops->rx_burst(t_wire, 1u << 20) != 0)
 		;
-	drops = swv_wire_af_packet_drops(t_wire);
+	drops = t_kind->drops(t_wire);
 	t_dev.calls = 0;
 	t0 = now_ms();
 	while (now_ms() - t0 < 1000)
 		idle += t_wire->ops->rx_burst(t_wire, 64) == 0;
 	n = t_dev.calls;
-	drops = swv_wire_af_packet_drops(t_wire) - drops;
+	drops = t_kind->drops(t_wire) - drops;
 	waitpid(child, NULL, 0);
 	printf("    rx: %.3f Mpps (60-byte frames, sender: sendmmsg in the "
 	       "namespace), %.3f Mpps dropped by a full ring, %" PRIu64
@@ -1013,6 +1229,7 @@ test_bench(void)
 	close(t_peer);
 	t_peer = -1;
 	n = 0;
+	cpu0 = cpu_ns();
 	t0 = now_ms();
 	while (now_ms() - t0 < 1000) {
 		for (i = 0; i < 32; i++) {
@@ -1025,8 +1242,10 @@ test_bench(void)
 		}
 		t_wire->ops->tx_flush(t_wire);
 	}
+	cpu0 = cpu_ns() - cpu0;
 	printf("    tx: %.3f Mpps (60-byte frames, bursts of 32, "
-	       "%" PRIu64 " ring-full)\n", n / 1e6, full);
+	       "%" PRIu64 " ring-full), %.0f ns of CPU (user and kernel) "
+	       "per frame\n", n / 1e6, full, n ? (double)cpu0 / n : 0.0);
 	wire_close();
 	return TEST_SUCCESS;
 }
@@ -1037,6 +1256,7 @@ static struct unit_test_suite afp_suite = {
 	.teardown = suite_teardown,
 	.cases = {
 		TEST_CASE(test_open),
+		TEST_CASE(test_open_errors),
 		TEST_CASE(test_rx_sizes),
 		TEST_CASE(test_rx_vlan),
 		TEST_CASE(test_rx_budget),
@@ -1069,8 +1289,33 @@ static struct unit_test_suite bench_suite = {
 int
 main(int argc, char **argv)
 {
+	bool bench = false;
+	unsigned int k;
+	int i;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc > 1 && strcmp(argv[1], "--bench") == 0)
-		return unit_test_suite_runner(&bench_suite);
-	return unit_test_suite_runner(&afp_suite);
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--bench") == 0) {
+			bench = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--wire") != 0 || i + 1 == argc) {
+			printf("usage: %s [--wire af_packet|af_xdp] [--bench]\n",
+			       argv[0]);
+			return 2;
+		}
+		i++;
+		for (k = 0; k < sizeof(t_kinds) / sizeof(t_kinds[0]); k++)
+			if (strcmp(argv[i], t_kinds[k].name) == 0)
+				t_kind = &t_kinds[k];
+		if (strcmp(argv[i], t_kind->name) != 0) {
+			printf("unknown wire %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (is_xdp()) {
+		afp_suite.name = "swverbs af_xdp wire";
+		bench_suite.name = "swverbs af_xdp wire bench";
+	}
+	return unit_test_suite_runner(bench ? &bench_suite : &afp_suite);
 }

@@ -393,7 +393,7 @@ static struct rte_vdev_driver vbr_vdev_driver = {
 RTE_PMD_REGISTER_VDEV(net_vbr, vbr_vdev_driver);
 RTE_PMD_REGISTER_PARAM_STRING(net_vbr,
 	"dev=<verbs device> "
-	"wire=loop|pair:<name>|shm:<name>|af_packet:<ifname> "
+	"wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>|af_xdp:<ifname>[:<queue>] "
 	"mac=<xx:xx:xx:xx:xx:xx> "
 	"engine_cpu=<int> "
 	"progress=thread|service "

@@ -57,7 +57,8 @@ vbr_sw_wire_parse(const char *wire, struct vbr_sw_wire *w, char *why,
 		return EINVAL;
 	default:
 		snprintf(why, len, "wire=%s: unknown wire kind (loop, "
-			 "pair:<name>, shm:<name>, af_packet:<ifname>)", wire);
+			 "pair:<name>, shm:<name>, af_packet:<ifname>, "
+			 "af_xdp:<ifname>[:<queue>])", wire);
 		return EINVAL;
 	}
 }
@@ -403,6 +404,37 @@ vbr_sw_place_engine(const struct vbr_sw_conf *sw, char *why, size_t len)
 	return 0;
 }
 
+/* The sentence for an af_xdp wire's own errors; false for the others. */
+static bool
+vbr_sw_create_why_xdp(int err, const char *wire, char *why, size_t len)
+{
+	switch (err) {
+	case EBUSY:
+		snprintf(why, len, "wire=%s: the interface queue has an AF_XDP "
+			 "socket already (one port per queue)", wire);
+		return true;
+	case EPERM:
+		snprintf(why, len, "wire=%s: AF_XDP needs CAP_NET_RAW and "
+			 "CAP_BPF/CAP_SYS_ADMIN (and a locked-memory limit "
+			 "that holds its UMEM)", wire);
+		return true;
+	case EAFNOSUPPORT:
+		snprintf(why, len, "wire=%s: the kernel has no AF_XDP sockets "
+			 "(CONFIG_XDP_SOCKETS)", wire);
+		return true;
+	case EOPNOTSUPP:
+		snprintf(why, len, "wire=%s: neither native nor generic XDP "
+			 "works on the interface", wire);
+		return true;
+	case EINVAL:
+		snprintf(why, len, "wire=%s: bad queue number, or the "
+			 "interface has no such queue", wire);
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The sentence for a swv_device_create_flags() error. */
 static void
 vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
@@ -410,6 +442,9 @@ vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 {
 	int pids[2];
 
+	if (sw->wire.kind == SWV_WIRE_AF_XDP &&
+	    vbr_sw_create_why_xdp(err, wire, why, len))
+		return;
 	switch (err) {
 	case EBUSY:
 		if (sw->wire.kind == SWV_WIRE_SHM &&
@@ -745,8 +780,8 @@ vbr_glue_ibverbs_load(const char **why)
 		snprintf(vbr_glue_why, sizeof(vbr_glue_why),
 			 "rdma-core is not installed (libibverbs.so.1: %s): "
 			 "hardware devices cannot be opened; use "
-			 "wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>",
-			 dlerror());
+			 "wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>|"
+			 "af_xdp:<ifname>[:<queue>]", dlerror());
 		return NULL;
 	}
 	if (vbr_glue_path(path, sizeof(path)) != 0) {
@@ -806,7 +841,8 @@ const struct vbr_glue_backend vbr_glue_backends[] = {
 	},
 	{
 		.key = "wire",
-		.usage = "wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>",
+		.usage = "wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>|"
+			 "af_xdp:<ifname>[:<queue>]",
 		.args = vbr_sw_args,
 		.load = vbr_glue_swverbs_load,
 	},

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * A Linux network interface as the kernel wires (af_packet, af_xdp) see it:
+ * bound to an interface index, not to a name; link state and MTU read for
+ * that index (cached for SWV_NETIF_REFRESH_NS), MTU set on it, speed from
+ * ethtool. Private to lib/swverbs (wire_netif.c).
+ *
+ * When the index goes away (the interface was deleted; a new one of the
+ * same name gets another index) the interface is gone for good: link
+ * down, gone true.
+ */
+
+#ifndef SWV_NETIF_H
+#define SWV_NETIF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <net/if.h>
+#include <sys/uio.h>
+
+#include "swv_wire.h"
+
+/* Link flags and MTU are re-read at most this often. */
+#define SWV_NETIF_REFRESH_NS (10 * 1000 * 1000)
+
+struct swv_netif {
+	int fd;			/**< a socket for the interface ioctls */
+	int ifindex;		/**< the bound index */
+	uint64_t next;		/**< next refresh (ns), wire callbacks */
+	uint32_t mtu;		/**< interface MTU (atomic: any thread) */
+	uint32_t speed;		/**< last known speed, Mbit/s (atomic) */
+	bool link;		/**< IFF_UP && IFF_RUNNING */
+	bool gone;		/**< the interface index went away */
+	char ifname[IF_NAMESIZE]; /**< the name it was opened with */
+};
+
+/**
+ * The head of a kernel wire's state (af_packet, af_xdp): the wire, then its
+ * interface, so that the ops which only ask the interface are shared.
+ */
+struct swv_netif_wire {
+	struct swv_wire wire;	/**< ops and device; must be first */
+	struct swv_netif nif;
+};
+
+static inline struct swv_netif *
+swv_wire_netif(struct swv_wire *wire)
+{
+	return &((struct swv_netif_wire *)wire)->nif;
+}
+
+/* Wire ops of a struct swv_netif_wire. */
+/** gone: the interface index went away. */
+bool swv_netif_wire_gone(struct swv_wire *wire);
+/** mtu: the interface's MTU now (ip link set mtu shows at once). */
+uint32_t swv_netif_wire_mtu(struct swv_wire *wire);
+/** speed_mbps: from ethtool, 10000 when the interface does not say. */
+uint32_t swv_netif_wire_speed(struct swv_wire *wire);
+
+/** CLOCK_MONOTONIC_COARSE in ns (vDSO: no system call). */
+uint64_t swv_netif_now(void);
+
+/**
+ * Find @ifname: nif->ifindex and nif->ifname set, nif->fd -1.
+ * Return: 0, ENODEV (no such interface, or a bad name), ENOMEM.
+ */
+int swv_netif_init(struct swv_netif *nif, const char *ifname);
+
+/**
+ * Finish opening with @fd (a socket the ioctls go through; the caller
+ * keeps it open while the netif lives, and closes it): the MAC into @mac
+ * (when not NULL), link state, MTU and speed read.
+ * Return: 0, ENODEV (the interface went away), or an errno.
+ */
+int swv_netif_open(struct swv_netif *nif, int fd, uint8_t mac[6]);
+
+/** Read link state and MTU now; notices a gone index. */
+void swv_netif_refresh(struct swv_netif *nif);
+
+/**
+ * Refresh when the cache is older than SWV_NETIF_REFRESH_NS.
+ * Return: whether it refreshed (the interface not gone).
+ */
+bool swv_netif_poll(struct swv_netif *nif);
+
+/** The interface's MTU now (read again unless gone). Any thread. */
+uint32_t swv_netif_mtu(struct swv_netif *nif);
+
+/**
+ * Set the interface's MTU (SIOCSIFMTU), as a NIC driver sets its netdev's:
+ * the kernel refuses what the interface cannot carry. Any thread.
+ * Return: 0 or an errno (ENODEV: gone).
+ */
+int swv_netif_set_mtu(struct swv_netif *nif, uint32_t mtu);
+
+/** Link speed in Mbit/s (10000 when the interface does not say). */
+uint32_t swv_netif_speed(struct swv_netif *nif);
+
+/**
+ * The longest frame the interface sends of the one in @iov: MTU and the
+ * Ethernet header, 4 bytes more for an 802.1Q-tagged frame (as the kernel
+ * allows on a packet socket). Any thread.
+ */
+uint32_t swv_netif_frame_max(const struct swv_netif *nif,
+			     const struct iovec *iov, int iovcnt);
+
+/** Mark the interface gone (e.g. a send failed with ENXIO/ENODEV). */
+static inline void
+swv_netif_set_gone(struct swv_netif *nif)
+{
+	nif->gone = true;
+	nif->link = false;
+}
+
+#endif /* SWV_NETIF_H */
