@@ -67,11 +67,15 @@ count_fds(void)
 			continue;
 		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
 		len = readlink(path, target, sizeof(target) - 1);
-		if (len > 0) {
-			target[len] = '\0';
-			if (strcmp(target, "anon_inode:[eventpoll]") == 0)
-				continue;
-		}
+		/*
+		 * Gone since readdir(): closed by another thread (the
+		 * interrupt thread replacing its epoll fd), held by nobody.
+		 */
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (strcmp(target, "anon_inode:[eventpoll]") == 0)
+			continue;
 		n++;
 	}
 	closedir(d);
