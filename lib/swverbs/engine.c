@@ -132,8 +132,8 @@ swv_publish(struct swv_pending *p)
  * the link go down and raises IBV_EVENT_DEVICE_FATAL once, as a NIC that
  * is unplugged does.
  */
-static void
-link_check(struct swv_device *dev, uint64_t now)
+void
+swv_link_check(struct swv_device *dev, uint64_t now)
 {
 	struct swv_wire *wire = dev->wire;
 	bool gone;
@@ -182,7 +182,7 @@ device_work(struct swv_engine *eng, struct swv_device *dev, uint64_t now)
 	wire->ops->tx_flush(wire);
 	swv_publish(&eng->pend);
 	if (now >= dev->next_link_check)
-		link_check(dev, now);
+		swv_link_check(dev, now);
 	return n;
 }
 
@@ -417,6 +417,8 @@ swv_engine_add(struct swv_engine *eng, struct swv_device *dev)
 		if (ret != 0)
 			return ret;
 	}
+	if (eng->inl)
+		swv_inline_add(dev, peer);
 	eng->ndev++;
 	dev->eng = eng;
 	dev->pend = &eng->pend;
@@ -433,6 +435,8 @@ swv_engine_del(struct swv_device *dev)
 	struct swv_engine *eng = dev->eng;
 
 	cds_list_del_rcu(&dev->eng_node);
+	if (eng->inl)
+		swv_inline_del(dev);
 	swv_engine_wake(eng);
 	synchronize_rcu();
 	eng->ndev--;
@@ -468,7 +472,7 @@ swv_engine_create(void)
 int
 swv_engine_destroy(struct swv_engine *eng)
 {
-	if (eng == NULL || eng == &swv_default_engine)
+	if (eng == NULL || eng == &swv_default_engine || eng->inl)
 		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
 	if (eng->ndev > 0) {
@@ -496,7 +500,8 @@ swv_engine_start(struct swv_engine *eng, int cpu)
 {
 	int ret;
 
-	if (eng == NULL || eng->autothread || !engine_cpu_valid(cpu))
+	if (eng == NULL || eng->autothread || eng->inl ||
+	    !engine_cpu_valid(cpu))
 		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
 	if (eng->running) {
@@ -514,7 +519,7 @@ swv_engine_stop(struct swv_engine *eng)
 {
 	int ret = 0;
 
-	if (eng == NULL || eng->autothread)
+	if (eng == NULL || eng->autothread || eng->inl)
 		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
 	if (eng->running)
@@ -562,7 +567,7 @@ swv_engine_run_once(struct swv_engine *eng)
 	unsigned int work;
 	bool online;
 
-	if (SWV_UNLIKELY(eng == NULL || eng->autothread)) {
+	if (SWV_UNLIKELY(eng == NULL || eng->autothread || eng->inl)) {
 		errno = EINVAL;
 		return -1;
 	}

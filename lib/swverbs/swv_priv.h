@@ -178,6 +178,7 @@ struct swv_cq {
 	bool want_ts;
 	struct swv_cqe *cqes;
 	unsigned int refs;	/**< QPs and WQs using it (swv_lock) */
+	struct swv_device *idev;	/**< inline device, or NULL */
 };
 
 static inline struct swv_cq *
@@ -822,6 +823,15 @@ struct swv_device {
 	/** Engine-private increments not yet published. */
 	struct swv_port_counters acc SWV_ALIGNED;
 	bool acc_dirty;
+	/*
+	 * progress=inline (progress.c): who does the device's work now. The
+	 * line is written by the calls that try to own the device.
+	 */
+	uint32_t inl_own SWV_ALIGNED;	/**< 1: a call owns the device */
+	uint32_t inl_want;		/**< work asked of the owner (count) */
+	uint32_t inl_backlog;		/**< sends left posted: look again */
+	bool inl_pull;			/**< the wire has frames to pull */
+	struct swv_device *inl_peer;	/**< pair peer (RCU pointer) or NULL */
 };
 
 /** Note that dev->acc changed (engine thread). */
@@ -864,6 +874,7 @@ struct swv_engine {
 	uint32_t stop;			/**< the thread must end */
 	bool running;			/**< the thread exists (swv_lock) */
 	bool autothread;		/**< default: thread while it has devices */
+	bool inl;			/**< the inline engine (progress.c) */
 	int cpu;			/**< thread's CPU, -1: not pinned */
 	pthread_t thread;
 	unsigned int ndev;		/**< devices assigned (swv_lock) */
@@ -892,6 +903,31 @@ swv_doorbell(struct swv_engine *eng)
 	if (SWV_UNLIKELY(__atomic_load_n(&eng->asleep, __ATOMIC_RELAXED) != 0))
 		swv_engine_wake(eng);
 }
+
+/** Link state and speed, async events (engine.c; the device's runner). */
+void swv_link_check(struct swv_device *dev, uint64_t now);
+
+/*
+ * progress.c: the inline model. A device on the inline engine has no
+ * thread: the verbs calls on it do its work (see progress.c).
+ */
+/** Whether dev is served inline. */
+static inline bool
+swv_dev_inline(const struct swv_device *dev)
+{
+	return dev->eng->inl;
+}
+/** The device joins / leaves the inline engine (swv_lock held). */
+void swv_inline_add(struct swv_device *dev, struct swv_device *peer);
+void swv_inline_del(struct swv_device *dev);
+/** Sends were posted on dev: drain them (ibv_post_send). */
+void swv_inline_tx(struct swv_device *dev);
+/** A CQ of dev is empty: pull from the wire, drain pending sends. */
+void swv_inline_poll(struct swv_device *dev);
+/** A link check of dev now (ibv_query_port). */
+void swv_inline_link(struct swv_device *dev);
+/** A link check of dev now, from the control path (swv_lock held). */
+void swv_inline_link_sync(struct swv_device *dev);
 
 /* tx.c, rx.c: the queues' device side */
 /** Drain up to budget send WQEs of an RTS QP; flush an ERR QP (tx.c). */
