@@ -204,12 +204,17 @@ inl_work(struct swv_device *dev, bool tx, uint64_t now)
 			more |= swv_ring_avail(&qp->sq) > 0;
 			continue;
 		}
-		/* Until caught up with the head, or stuck (CQ, wire). */
+		/*
+		 * Until caught up with the head (which the drain reads only
+		 * when its copy says empty), or stuck (CQ full, wire busy).
+		 */
 		i = 0;
 		do {
 			k = swv_qp_process(qp, SWV_INL_TX_BUDGET);
 			n += k;
-		} while (k == SWV_INL_TX_BUDGET && ++i < SWV_INL_ROUNDS);
+		} while (k > 0 && ++i < SWV_INL_ROUNDS &&
+			 SWV_LOAD(&qp->state) == IBV_QPS_RTS &&
+			 swv_ring_avail(&qp->sq) > 0);
 		/*
 		 * WQEs left (CQ full, wire busy, or posted after the drain
 		 * read the head): the next call goes on with them.
@@ -270,8 +275,11 @@ inl_run(struct swv_device *dev)
 			}
 		}
 		inl_work(dev, both, now);
-		if (!both && SWV_LOAD(&dev->inl_backlog) == 0)
+		if (!both) {
+			/* Sends left for the peer: a call on either end. */
 			SWV_STORE(&dev->inl_backlog, 1);
+			SWV_STORE(&peer->inl_backlog, 1);
+		}
 		swv_publish(&pend);
 		if (both && peer != NULL && peer != dev)
 			inl_give(peer);
