@@ -131,7 +131,7 @@ frame(uint16_t src, uint16_t dst, uint32_t id)
 	udp->dgram_len = rte_cpu_to_be_16(sizeof(*udp) + sizeof(*tail));
 	udp->dgram_cksum = 0;
 	tail = (uint32_t *)(udp + 1);
-	*tail = id;
+	memcpy(tail, &id, sizeof(id));	/* not 4-byte aligned */
 	return m;
 }
 
