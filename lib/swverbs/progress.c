@@ -236,11 +236,12 @@ inl_work(struct swv_device *dev, bool tx, uint64_t now)
 }
 
 /*
- * Do dev's work (and its pair peer's, when the peer can be taken too),
- * once, then again while other callers asked for it. The caller is online.
+ * Do dev's work (and its pair peer's, when the peer can be taken too and
+ * @pull asks for it, it has sends left or someone asked), once, then again
+ * while other callers asked for it. The caller is online.
  */
 static void
-inl_run(struct swv_device *dev)
+inl_run(struct swv_device *dev, bool pull)
 {
 	struct swv_pending pend;
 	struct swv_device *peer;
@@ -269,7 +270,14 @@ inl_run(struct swv_device *dev)
 		now = swv_now_coarse_ns();
 		if (both) {
 			SWV_STORE(&dev->inl_backlog, 0);
-			if (peer != NULL && peer != dev) {
+			/*
+			 * A send needs the peer held, not its work (its own
+			 * calls do that), unless it has sends left or this
+			 * round runs for someone's request.
+			 */
+			if (peer != NULL && peer != dev &&
+			    (pull || round > 0 ||
+			     SWV_LOAD(&peer->inl_backlog) != 0)) {
 				SWV_STORE(&peer->inl_backlog, 0);
 				inl_work(peer, true, now);
 			}
@@ -302,7 +310,7 @@ swv_inline_tx(struct swv_device *dev)
 {
 	bool leave = inl_enter();
 
-	inl_run(dev);
+	inl_run(dev, false);
 	/* Offline is a quiescent state: nothing of the call is held. */
 	if (leave)
 		rcu_thread_offline();
@@ -319,7 +327,7 @@ swv_inline_poll(struct swv_device *dev)
 	    swv_now_coarse_ns() < SWV_LOAD(&dev->next_link_check))
 		return;
 	leave = inl_enter();
-	inl_run(dev);
+	inl_run(dev, true);
 	if (leave)
 		rcu_thread_offline();
 }
@@ -332,7 +340,7 @@ swv_inline_link(struct swv_device *dev)
 	/* Due now: this call, or the owner's pass, checks it. */
 	SWV_STORE(&dev->next_link_check, 0);
 	leave = inl_enter();
-	inl_run(dev);
+	inl_run(dev, true);
 	if (leave)
 		rcu_thread_offline();
 }
