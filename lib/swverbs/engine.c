@@ -530,42 +530,11 @@ swv_engine_stop(struct swv_engine *eng)
 	return ret;
 }
 
-/*
- * QSBR registration of the threads that call swv_engine_run_once(): a key
- * whose destructor unregisters the thread when it exits.
- */
-static pthread_key_t swv_rcu_key;
-static pthread_once_t swv_rcu_once = PTHREAD_ONCE_INIT;
-
-static void
-rcu_key_done(void *arg)
-{
-	(void)arg;
-	rcu_unregister_thread();
-}
-
-static void
-rcu_key_init(void)
-{
-	if (pthread_key_create(&swv_rcu_key, rcu_key_done) != 0)
-		abort();	/* no key left: the process cannot go on */
-}
-
-/* Make the calling thread a registered QSBR reader, offline. */
-static void
-run_once_register(void)
-{
-	pthread_once(&swv_rcu_once, rcu_key_init);
-	rcu_register_thread();
-	rcu_thread_offline();
-	pthread_setspecific(swv_rcu_key, &swv_rcu_key);
-}
-
 int
 swv_engine_run_once(struct swv_engine *eng)
 {
 	unsigned int work;
-	bool online;
+	bool leave;
 
 	if (SWV_UNLIKELY(eng == NULL || eng->autothread || eng->inl)) {
 		errno = EINVAL;
@@ -575,15 +544,9 @@ swv_engine_run_once(struct swv_engine *eng)
 		errno = EBUSY;	/* its thread, or another caller, has it */
 		return -1;
 	}
-	if (SWV_UNLIKELY(!URCU_TLS(urcu_qsbr_reader).registered))
-		run_once_register();
-	online = rcu_read_ongoing();
-	if (!online)
-		rcu_thread_online();
+	leave = swv_reader_enter();
 	work = engine_work(eng, swv_now_coarse_ns());
-	/* Offline is a quiescent state: nothing of the pass is held. */
-	if (!online)
-		rcu_thread_offline();
+	swv_reader_leave(leave);
 	engine_give(eng);
 	return work > 0 ? 1 : 0;
 }

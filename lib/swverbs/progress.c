@@ -125,45 +125,33 @@ swv_inline_del(struct swv_device *dev)
 }
 
 /*
- * The QSBR reader side: a key whose destructor unregisters the thread when
- * it exits (armed only by the registration made here).
+ * The QSBR reader side, for inline calls and swv_engine_run_once(): a key
+ * whose destructor unregisters the thread when it exits.
  */
-static pthread_key_t swv_inl_key;
-static pthread_once_t swv_inl_once = PTHREAD_ONCE_INIT;
+static pthread_key_t swv_reader_key;
+static pthread_once_t swv_reader_once = PTHREAD_ONCE_INIT;
 
 static void
-inl_key_done(void *arg)
+reader_key_done(void *arg)
 {
 	(void)arg;
 	rcu_unregister_thread();
 }
 
 static void
-inl_key_init(void)
+reader_key_init(void)
 {
-	if (pthread_key_create(&swv_inl_key, inl_key_done) != 0)
+	if (pthread_key_create(&swv_reader_key, reader_key_done) != 0)
 		abort();	/* no key left: the process cannot go on */
 }
 
-static void
-inl_register(void)
+void
+swv_reader_register(void)
 {
-	pthread_once(&swv_inl_once, inl_key_init);
+	pthread_once(&swv_reader_once, reader_key_init);
 	rcu_register_thread();
 	rcu_thread_offline();
-	pthread_setspecific(swv_inl_key, &swv_inl_key);
-}
-
-/* Go online for a call. Return: whether the call must go offline after. */
-static inline bool
-inl_enter(void)
-{
-	if (SWV_UNLIKELY(!URCU_TLS(urcu_qsbr_reader).registered))
-		inl_register();
-	if (rcu_read_ongoing())
-		return false;
-	rcu_thread_online();
-	return true;
+	pthread_setspecific(swv_reader_key, &swv_reader_key);
 }
 
 /*
@@ -308,12 +296,10 @@ inl_run(struct swv_device *dev, bool pull)
 void
 swv_inline_tx(struct swv_device *dev)
 {
-	bool leave = inl_enter();
+	bool leave = swv_reader_enter();
 
 	inl_run(dev, false);
-	/* Offline is a quiescent state: nothing of the call is held. */
-	if (leave)
-		rcu_thread_offline();
+	swv_reader_leave(leave);
 }
 
 void
@@ -326,10 +312,9 @@ swv_inline_poll(struct swv_device *dev)
 		       SWV_LOAD(&dev->inl_backlog) == 0) &&
 	    swv_now_coarse_ns() < SWV_LOAD(&dev->next_link_check))
 		return;
-	leave = inl_enter();
+	leave = swv_reader_enter();
 	inl_run(dev, true);
-	if (leave)
-		rcu_thread_offline();
+	swv_reader_leave(leave);
 }
 
 void
@@ -339,8 +324,7 @@ swv_inline_link(struct swv_device *dev)
 
 	/* Due now: this call, or the owner's pass, checks it. */
 	SWV_STORE(&dev->next_link_check, 0);
-	leave = inl_enter();
+	leave = swv_reader_enter();
 	inl_run(dev, true);
-	if (leave)
-		rcu_thread_offline();
+	swv_reader_leave(leave);
 }

@@ -904,6 +904,35 @@ swv_doorbell(struct swv_engine *eng)
 		swv_engine_wake(eng);
 }
 
+/*
+ * The RCU read side of a thread that drives devices from its own calls
+ * (swv_engine_run_once(), inline calls): registered with liburcu-qsbr on
+ * its first call (unregistered when it exits), online only inside a call.
+ * A thread already online (it uses liburcu-qsbr itself) stays online.
+ */
+/** Register the calling thread, offline (progress.c). */
+void swv_reader_register(void);
+
+/** Go online for a call. Return: whether the call must go offline after. */
+static inline bool
+swv_reader_enter(void)
+{
+	if (SWV_UNLIKELY(!URCU_TLS(urcu_qsbr_reader).registered))
+		swv_reader_register();
+	if (rcu_read_ongoing())
+		return false;
+	rcu_thread_online();
+	return true;
+}
+
+/** The end of a call: offline (a quiescent state) when enter went online. */
+static inline void
+swv_reader_leave(bool leave)
+{
+	if (leave)
+		rcu_thread_offline();
+}
+
 /** Link state and speed, async events (engine.c; the device's runner). */
 void swv_link_check(struct swv_device *dev, uint64_t now);
 
