@@ -102,6 +102,8 @@ swv_inline_add(struct swv_device *dev, struct swv_device *peer)
 	dev->inl_pull = !dev->wire->rx_pushed;
 	SWV_STORE(&dev->inl_own, 0);
 	SWV_STORE(&dev->inl_backlog, 0);
+	/* Calls may work the device (and its wire, set before) from now. */
+	SWV_STORE_REL(&dev->inl_live, 1);
 	if (peer != NULL) {
 		rcu_assign_pointer(dev->inl_peer, peer);
 		rcu_assign_pointer(peer->inl_peer, dev);
@@ -118,7 +120,11 @@ swv_inline_del(struct swv_device *dev)
 {
 	struct swv_device *peer = dev->inl_peer;
 
-	/* swv_engine_del() waits for a grace period after this. */
+	/*
+	 * swv_engine_del() waits for a grace period after this: then no call
+	 * works the device (its wire may be replaced, or the device freed).
+	 */
+	SWV_STORE(&dev->inl_live, 0);
 	if (peer != NULL)
 		rcu_assign_pointer(peer->inl_peer, NULL);
 	rcu_assign_pointer(dev->inl_peer, NULL);
@@ -245,6 +251,11 @@ inl_run(struct swv_device *dev, bool pull)
 	for (round = 0; round < SWV_INL_ROUNDS; round++) {
 		if (!inl_take_or_ask(dev))
 			return;	/* its owner does the work */
+		if (SWV_UNLIKELY(!SWV_LOAD_ACQ(&dev->inl_live))) {
+			/* leaving the engine (rebind, destroy): hands off */
+			inl_give(dev);
+			return;
+		}
 		seen = __atomic_load_n(&dev->inl_want, __ATOMIC_SEQ_CST);
 		dev->pend = &pend;
 		peer = rcu_dereference(dev->inl_peer);

@@ -830,6 +830,7 @@ struct swv_device {
 	uint32_t inl_own SWV_ALIGNED;	/**< 1: a call owns the device */
 	uint32_t inl_want;		/**< work asked of the owner (count) */
 	uint32_t inl_backlog;		/**< sends left posted: look again */
+	uint32_t inl_live;		/**< on the inline engine (its wire) */
 	bool inl_pull;			/**< the wire has frames to pull */
 	struct swv_device *inl_peer;	/**< pair peer (RCU pointer) or NULL */
 };
