@@ -16,6 +16,7 @@
  *             under ASan for the leaks).
  *   rcu       a flow rule change on the main lcore finishes while an lcore
  *             that polled the port sleeps.
+ *   devargs   both ends of a cable on one model, or the probe fails.
  *
  * EAL: --lcores 0@0,1@0,2@1,3@0,4@1: five lcores on the machine's two
  * CPUs (0 and 1, or CPU 0 twice on a one-CPU machine). No timing
@@ -663,6 +664,38 @@ test_rcu(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The ends of a cable run one model: an inline end and a thread end are
+ * refused at probe (the second one); engine_cpu= belongs to thread.
+ */
+static int
+test_devargs(void)
+{
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0",
+			    "wire=pair:inl-x,progress=inline"), "inline end");
+	TEST_ASSERT(rte_vdev_init("net_vbr1", "wire=pair:inl-x") != 0,
+		    "a thread end joined an inline end's cable");
+	TEST_ASSERT(rte_vdev_init("net_vbr1",
+				  "wire=pair:inl-x,progress=service") != 0,
+		    "a service end joined an inline end's cable");
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1",
+			    "wire=pair:inl-x,progress=inline"), "inline peer");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr1"), "uninit 1");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit 0");
+	TEST_ASSERT(rte_vdev_init("net_vbr0",
+				  "wire=loop,progress=inline,engine_cpu=0") != 0,
+		    "engine_cpu= with progress=inline");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite_devargs = {
+	.name = "vbr inline devargs",
+	.cases = {
+		TEST_CASE(test_devargs),
+		TEST_CASES_END(),
+	},
+};
+
 static const struct unit_test_suite suite_mq = {
 	.name = "vbr inline mq",
 	.cases = {
@@ -706,6 +739,7 @@ main(int argc, char **argv)
 		{ "bidir", &suite_bidir },
 		{ "lifecycle", &suite_lifecycle },
 		{ "rcu", &suite_rcu },
+		{ "devargs", &suite_devargs },
 	};
 	char prefix[64];
 	char *eal[16];
