@@ -8,6 +8,8 @@
 #                 (progress model thread, the PMD's default)
 #   vbr-pair-service  the same with progress=service: a DPDK service on a
 #                 service lcore runs the ports' swverbs engine
+#   vbr-pair-inline  the same with progress=inline: no engine, the
+#                 forwarding lcore's own burst calls do the ports' work
 #   memif         net_memif server + client in the same process, same test
 #   vbr-afp-tx    vbr on af_packet:<veth>, txonly (peer in a netns drops)
 #   afpacket-tx   net_af_packet on the same veth, txonly
@@ -36,7 +38,9 @@
 # thread on the main lcore's CPU (the PMD's default), or on VBR_ENGINE_CPU=N
 # (devarg engine_cpu=N). vbr-pair-service: --lcores 0@0,1@1,2@0 -S 2: main
 # lcore 0 and service lcore 2 (the engine's passes) on CPU 0, forwarding
-# lcore 1 on CPU 1: the same two CPUs as the thread case.
+# lcore 1 on CPU 1: the same two CPUs as the thread case. vbr-pair-inline:
+# -l 0,1: main lcore 0 (idle at the prompt) on CPU 0, forwarding lcore 1 on
+# CPU 1, which is the only CPU the ports use (no engine thread).
 # The two-process cases: process A on CPU 0, process
 # B on CPU 1 (--lcores 0@N,1@N: main and forwarding lcore on that CPU, the
 # swverbs engine thread there too, as VBR_ENGINE_CPU does not apply to
@@ -135,6 +139,10 @@ CASES["vbr-pair-service"] = (
     "io", [f"net_vbr{i},wire=pair:bench,progress=service" for i in (0, 1)])
 SERVICE_LCORES = ["--lcores", "0@0,1@1,2@0", "-S", "2"]
 LCORES = {"vbr-pair-service": SERVICE_LCORES}
+
+# progress=inline: no engine; -l 0,1 as for memif, fwd lcore 1 alone works.
+CASES["vbr-pair-inline"] = (
+    "io", [f"net_vbr{i},wire=pair:bench,progress=inline" for i in (0, 1)])
 
 
 # Two-process cases: (vdev of A, vdev of B); {tag} makes names unique.
@@ -324,8 +332,8 @@ def idle_cpu(case="vbr-pair"):
 
 
 def main():
-    cases = ["vbr-pair", "vbr-pair-service", "memif", "vbr-shm", "vbr-shm-2p",
-             "memif-2p"]
+    cases = ["vbr-pair", "vbr-pair-service", "vbr-pair-inline", "memif",
+             "vbr-shm", "vbr-shm-2p", "memif-2p"]
     root = os.geteuid() == 0
     veth_up = False
     script = os.path.join(ROOT, "devtools", "netns-veth.sh")
@@ -352,6 +360,8 @@ def main():
         idle_svc = (idle_cpu("vbr-pair-service")
                     if "vbr-pair-service" in cases else None)
         idle_2p = idle_cpu_2p() if "vbr-shm-2p" in cases else None
+        idle_inl = (idle_cpu("vbr-pair-inline")
+                    if "vbr-pair-inline" in cases else None)
     finally:
         if veth_up:
             subprocess.run(["bash", script, "down", VETH], stdout=QUIET)
@@ -364,6 +374,9 @@ def main():
         print("vbr-pair-service: " + " ".join(SERVICE_LCORES) +
               " (main lcore 0 and service lcore 2 on CPU 0, fwd lcore 1 "
               "on CPU 1)")
+    if "vbr-pair-inline" in cases:
+        print("vbr-pair-inline: -l 0,1 (main lcore 0 on CPU 0, fwd lcore 1 "
+              "on CPU 1 does all the ports' work; no engine thread)")
     print(f"{'case':16s} {'Mpps':>8s} {'fwd-core cyc/pkt':>17s} "
           f"{'process cyc/pkt':>16s}  runs")
 
@@ -385,7 +398,9 @@ def main():
                  ("vbr-xdp-rx", "afxdp-rx"),
                  ("vbr-pair-service", "vbr-pair"),
                  ("vbr-pair-service", "memif"),
-                 ("vbr-shm", "vbr-pair"), ("vbr-shm-2p", "memif-2p")):
+                 ("vbr-shm", "vbr-pair"), ("vbr-shm-2p", "memif-2p"),
+                 ("vbr-pair-inline", "memif"),
+                 ("vbr-pair-inline", "vbr-pair")):
         if a in rows and b in rows:
             print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
                   f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")
@@ -400,6 +415,9 @@ def main():
     if idle_2p is not None:
         print(f"idle vbr shm processes A+B (started, forwarding stopped): "
               f"{idle_2p:.1f}% of one CPU over 5 s")
+    if idle_inl is not None:
+        print(f"idle vbr pair process, progress=inline (started, "
+              f"forwarding stopped): {idle_inl:.1f}% of one CPU over 5 s")
 
 
 main()

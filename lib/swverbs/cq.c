@@ -33,6 +33,12 @@ swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if ((uint32_t)n > avail) {
 		cq->ahead = SWV_LOAD_ACQ(&cq->head);
 		avail = cq->ahead - tail;
+		/* Inline: the device's work, then a second look. */
+		if (avail == 0 && cq->idev != NULL) {
+			swv_inline_poll(cq->idev);
+			cq->ahead = SWV_LOAD_ACQ(&cq->head);
+			avail = cq->ahead - tail;
+		}
 	}
 	if ((uint32_t)n > avail)
 		n = (int)avail;
@@ -86,6 +92,12 @@ cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 
 		cq->ahead = SWV_LOAD_ACQ(&cq->head);
 		n = cq->ahead - cq->tail;
+		/* Inline: the device's work, then a second look. */
+		if (n == 0 && cq->idev != NULL) {
+			swv_inline_poll(cq->idev);
+			cq->ahead = SWV_LOAD_ACQ(&cq->head);
+			n = cq->ahead - cq->tail;
+		}
 		if (n == 0)
 			return ENOENT;
 		/*
@@ -216,6 +228,8 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
 	}
 	dev->ncq++;
 	cq->ibv_cq.handle = dev->ncq;
+	/* The device's engine stays while a context is open on it. */
+	cq->idev = swv_dev_inline(dev) ? dev : NULL;
 	to_swv_ctx(context)->objs++;
 	pthread_mutex_unlock(&swv_lock);
 	return cq;

@@ -383,7 +383,7 @@ swv_set_port_mtu(struct ibv_context *context, uint32_t mtu)
 int
 swv_device_destroy(const char *name)
 {
-	struct swv_device *dev;
+	struct swv_device *dev, *peer;
 
 	if (name == NULL)
 		return ENOENT;
@@ -398,8 +398,12 @@ swv_device_destroy(const char *name)
 		return EBUSY;
 	}
 	cds_list_del(&dev->reg_node);
+	/* An inline pair peer sees its link go down now (progress.c). */
+	peer = swv_dev_inline(dev) ? dev->inl_peer : NULL;
 	swv_engine_del(dev);	/* waits until the engine lets go */
 	dev->wire->ops->close(dev->wire);
+	if (peer != NULL)
+		swv_inline_link_sync(peer);
 	swv_steer_free(dev->steer);
 	pthread_mutex_unlock(&swv_lock);
 	free(dev->wire_spec);
@@ -667,6 +671,8 @@ swv_query_port(struct ibv_context *context, uint8_t port_num,
 	if (context == NULL || port_attr == NULL || port_num != 1)
 		return EINVAL;
 	dev = swv_ctx_dev(context);
+	if (swv_dev_inline(dev))
+		swv_inline_link(dev);	/* no engine checks it: now */
 	up = SWV_LOAD(&dev->link) != 0;
 	speed = SWV_LOAD(&dev->speed);
 	for (i = 0; i < sizeof(swv_rates) / sizeof(swv_rates[0]); i++)

@@ -135,8 +135,8 @@ swv_publish(struct swv_pending *p)
  * the link go down and raises IBV_EVENT_DEVICE_FATAL once, as a NIC that
  * is unplugged does.
  */
-static void
-link_check(struct swv_device *dev, uint64_t now)
+void
+swv_link_check(struct swv_device *dev, uint64_t now)
 {
 	struct swv_wire *wire = dev->wire;
 	bool gone;
@@ -185,7 +185,7 @@ device_work(struct swv_engine *eng, struct swv_device *dev, uint64_t now)
 	wire->ops->tx_flush(wire);
 	swv_publish(&eng->pend);
 	if (now >= dev->next_link_check)
-		link_check(dev, now);
+		swv_link_check(dev, now);
 	return n;
 }
 
@@ -420,6 +420,8 @@ swv_engine_add(struct swv_engine *eng, struct swv_device *dev)
 		if (ret != 0)
 			return ret;
 	}
+	if (eng->inl)
+		swv_inline_add(dev, peer);
 	eng->ndev++;
 	dev->eng = eng;
 	dev->pend = &eng->pend;
@@ -436,6 +438,8 @@ swv_engine_del(struct swv_device *dev)
 	struct swv_engine *eng = dev->eng;
 
 	cds_list_del_rcu(&dev->eng_node);
+	if (eng->inl)
+		swv_inline_del(dev);
 	swv_engine_wake(eng);
 	synchronize_rcu();
 	eng->ndev--;
@@ -471,7 +475,7 @@ swv_engine_create(void)
 int
 swv_engine_destroy(struct swv_engine *eng)
 {
-	if (eng == NULL || eng == &swv_default_engine)
+	if (eng == NULL || eng == &swv_default_engine || eng->inl)
 		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
 	if (eng->ndev > 0) {
@@ -499,7 +503,8 @@ swv_engine_start(struct swv_engine *eng, int cpu)
 {
 	int ret;
 
-	if (eng == NULL || eng->autothread || !engine_cpu_valid(cpu))
+	if (eng == NULL || eng->autothread || eng->inl ||
+	    !engine_cpu_valid(cpu))
 		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
 	if (eng->running) {
@@ -517,7 +522,7 @@ swv_engine_stop(struct swv_engine *eng)
 {
 	int ret = 0;
 
-	if (eng == NULL || eng->autothread)
+	if (eng == NULL || eng->autothread || eng->inl)
 		return EINVAL;
 	pthread_mutex_lock(&swv_lock);
 	if (eng->running)
@@ -528,44 +533,13 @@ swv_engine_stop(struct swv_engine *eng)
 	return ret;
 }
 
-/*
- * QSBR registration of the threads that call swv_engine_run_once(): a key
- * whose destructor unregisters the thread when it exits.
- */
-static pthread_key_t swv_rcu_key;
-static pthread_once_t swv_rcu_once = PTHREAD_ONCE_INIT;
-
-static void
-rcu_key_done(void *arg)
-{
-	(void)arg;
-	rcu_unregister_thread();
-}
-
-static void
-rcu_key_init(void)
-{
-	if (pthread_key_create(&swv_rcu_key, rcu_key_done) != 0)
-		abort();	/* no key left: the process cannot go on */
-}
-
-/* Make the calling thread a registered QSBR reader, offline. */
-static void
-run_once_register(void)
-{
-	pthread_once(&swv_rcu_once, rcu_key_init);
-	rcu_register_thread();
-	rcu_thread_offline();
-	pthread_setspecific(swv_rcu_key, &swv_rcu_key);
-}
-
 int
 swv_engine_run_once(struct swv_engine *eng)
 {
 	unsigned int work;
-	bool online;
+	bool leave;
 
-	if (SWV_UNLIKELY(eng == NULL || eng->autothread)) {
+	if (SWV_UNLIKELY(eng == NULL || eng->autothread || eng->inl)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -573,15 +547,9 @@ swv_engine_run_once(struct swv_engine *eng)
 		errno = EBUSY;	/* its thread, or another caller, has it */
 		return -1;
 	}
-	if (SWV_UNLIKELY(!URCU_TLS(urcu_qsbr_reader).registered))
-		run_once_register();
-	online = rcu_read_ongoing();
-	if (!online)
-		rcu_thread_online();
+	leave = swv_reader_enter();
 	work = engine_work(eng, swv_now_coarse_ns());
-	/* Offline is a quiescent state: nothing of the pass is held. */
-	if (!online)
-		rcu_thread_offline();
+	swv_reader_leave(leave);
 	engine_give(eng);
 	return work > 0 ? 1 : 0;
 }

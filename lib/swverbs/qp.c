@@ -46,7 +46,10 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);
-	swv_doorbell(qp->dev->eng);
+	if (swv_dev_inline(qp->dev))
+		swv_inline_tx(qp->dev);	/* progress.c: drain now */
+	else
+		swv_doorbell(qp->dev->eng);
 	if (ret != 0 && bad_wr != NULL)
 		*bad_wr = wr;
 	return ret;

@@ -178,6 +178,7 @@ struct swv_cq {
 	bool want_ts;
 	struct swv_cqe *cqes;
 	unsigned int refs;	/**< QPs and WQs using it (swv_lock) */
+	struct swv_device *idev;	/**< inline device, or NULL */
 };
 
 static inline struct swv_cq *
@@ -881,6 +882,16 @@ struct swv_device {
 	/** Engine-private increments not yet published. */
 	struct swv_port_counters acc SWV_ALIGNED;
 	bool acc_dirty;
+	/*
+	 * progress=inline (progress.c): who does the device's work now. The
+	 * line is written by the calls that try to own the device.
+	 */
+	uint32_t inl_own SWV_ALIGNED;	/**< 1: a call owns the device */
+	uint32_t inl_want;		/**< work asked of the owner (count) */
+	uint32_t inl_backlog;		/**< sends left posted: look again */
+	uint32_t inl_live;		/**< on the inline engine (its wire) */
+	bool inl_pull;			/**< the wire has frames to pull */
+	struct swv_device *inl_peer;	/**< pair peer (RCU pointer) or NULL */
 };
 
 /** Note that dev->acc changed (engine thread). */
@@ -923,6 +934,7 @@ struct swv_engine {
 	uint32_t stop;			/**< the thread must end */
 	bool running;			/**< the thread exists (swv_lock) */
 	bool autothread;		/**< default: thread while it has devices */
+	bool inl;			/**< the inline engine (progress.c) */
 	int cpu;			/**< thread's CPU, -1: not pinned */
 	pthread_t thread;
 	unsigned int ndev;		/**< devices assigned (swv_lock) */
@@ -951,6 +963,60 @@ swv_doorbell(struct swv_engine *eng)
 	if (SWV_UNLIKELY(__atomic_load_n(&eng->asleep, __ATOMIC_RELAXED) != 0))
 		swv_engine_wake(eng);
 }
+
+/*
+ * The RCU read side of a thread that drives devices from its own calls
+ * (swv_engine_run_once(), inline calls): registered with liburcu-qsbr on
+ * its first call (unregistered when it exits), online only inside a call.
+ * A thread already online (it uses liburcu-qsbr itself) stays online.
+ */
+/** Register the calling thread, offline (progress.c). */
+void swv_reader_register(void);
+
+/** Go online for a call. Return: whether the call must go offline after. */
+static inline bool
+swv_reader_enter(void)
+{
+	if (SWV_UNLIKELY(!URCU_TLS(urcu_qsbr_reader).registered))
+		swv_reader_register();
+	if (rcu_read_ongoing())
+		return false;
+	rcu_thread_online();
+	return true;
+}
+
+/** The end of a call: offline (a quiescent state) when enter went online. */
+static inline void
+swv_reader_leave(bool leave)
+{
+	if (leave)
+		rcu_thread_offline();
+}
+
+/** Link state and speed, async events (engine.c; the device's runner). */
+void swv_link_check(struct swv_device *dev, uint64_t now);
+
+/*
+ * progress.c: the inline model. A device on the inline engine has no
+ * thread: the verbs calls on it do its work (see progress.c).
+ */
+/** Whether dev is served inline. */
+static inline bool
+swv_dev_inline(const struct swv_device *dev)
+{
+	return dev->eng->inl;
+}
+/** The device joins / leaves the inline engine (swv_lock held). */
+void swv_inline_add(struct swv_device *dev, struct swv_device *peer);
+void swv_inline_del(struct swv_device *dev);
+/** Sends were posted on dev: drain them (ibv_post_send). */
+void swv_inline_tx(struct swv_device *dev);
+/** A CQ of dev is empty: pull from the wire, drain pending sends. */
+void swv_inline_poll(struct swv_device *dev);
+/** A link check of dev now (ibv_query_port). */
+void swv_inline_link(struct swv_device *dev);
+/** A link check of dev now, from the control path (swv_lock held). */
+void swv_inline_link_sync(struct swv_device *dev);
 
 /* tx.c, rx.c: the queues' device side */
 /** Drain up to budget send WQEs of an RTS QP; flush an ERR QP (tx.c). */

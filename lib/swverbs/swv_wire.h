@@ -124,6 +124,12 @@ struct swv_wire {
 	 * an in-memory one, where no MAC pads.
 	 */
 	uint32_t min_frame;
+	/**
+	 * Frames reach the device only through the sender's tx() (loop,
+	 * pair): rx_burst() has nothing to pull, and an inline device's
+	 * idle poll need not call it.
+	 */
+	bool rx_pushed;
 };
 
 /*

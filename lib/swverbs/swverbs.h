@@ -39,7 +39,8 @@
  * The device's work (wire Rx, steering, scatter into posted buffers, send
  * queue drain, completions) is done by an engine (see Engines below): a
  * thread owned by swverbs, which busy-polls under load and sleeps when idle,
- * or the passes an application drives with swv_engine_run_once().
+ * or the passes an application drives with swv_engine_run_once(), or,
+ * for a device on the inline engine, the verbs calls made on it.
  */
 
 #ifndef SWVERBS_H
@@ -494,6 +495,22 @@ struct swv_engine;
 
 /** The process-wide default engine (never destroyed). */
 struct swv_engine *swv_engine_default(void);
+
+/**
+ * The inline engine (never destroyed): a device created on it (or moved
+ * to it) has no thread serving it; its work runs inside the verbs calls
+ * made on it. ibv_post_send() drains the device's send queues to the wire;
+ * a poll (ibv_start_poll(), ibv_poll_cq()) of one of its CQs that finds it
+ * empty pulls from the wire, drains the sends left posted, raises link
+ * events when due, then looks again. Any thread may make these calls, on
+ * different queues at once: the device's work has one owner at a time,
+ * taken without waiting; a call that finds it taken hands its work to the
+ * owner. Each calling thread becomes a liburcu-qsbr reader, online only
+ * inside a call (see progress.c). Both ends of a pair cable must be inline
+ * (EXDEV otherwise). It cannot be started, stopped, destroyed or run with
+ * swv_engine_run_once() (EINVAL).
+ */
+struct swv_engine *swv_engine_inline(void);
 
 /**
  * A new engine, serving no device, with no thread.

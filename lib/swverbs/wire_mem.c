@@ -112,6 +112,7 @@ swv_wire_loop_open(struct swv_device *dev, struct swv_wire **out)
 	w->ops = &loop_ops;
 	w->dev = dev;
 	w->min_frame = SWV_MEM_MIN_FRAME;
+	w->rx_pushed = true;
 	*out = w;
 	return 0;
 }
@@ -314,6 +315,7 @@ swv_wire_pair_open(struct swv_device *dev, const char *cable,
 	e->wire.ops = &pair_ops;
 	e->wire.dev = dev;
 	e->wire.min_frame = SWV_MEM_MIN_FRAME;
+	e->wire.rx_pushed = true;
 	e->cable = c;
 	e->side = side;
 	rcu_assign_pointer(c->end[side], e);

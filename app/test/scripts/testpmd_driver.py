@@ -48,7 +48,7 @@ def eal_args(tag, pmd, lcores="0-1"):
 
 def test_progress():
     """The progress model the suites run swverbs ports with:
-    VBR_TEST_PROGRESS (thread, service), or None (the PMD's default).
+    VBR_TEST_PROGRESS (thread, service, inline), or None (the PMD's default).
     devtools/test.sh runs the PMD suites once per model."""
     return os.environ.get("VBR_TEST_PROGRESS") or None
 

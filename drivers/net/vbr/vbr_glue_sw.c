@@ -18,6 +18,7 @@
 #include <sys/queue.h>
 #include <sys/stat.h>
 
+#include <rte_alarm.h>
 #include <rte_common.h>
 #include <rte_lcore.h>
 #include <rte_memory.h>
@@ -91,11 +92,13 @@ static const char * const vbr_sw_args[] = {
 enum vbr_sw_progress {
 	VBR_SW_PROGRESS_THREAD,		/* the default engine's thread */
 	VBR_SW_PROGRESS_SERVICE,	/* an engine run by a DPDK service */
+	VBR_SW_PROGRESS_INLINE,		/* the PMD's own verbs calls */
 };
 
 static const char * const vbr_sw_progress_names[] = {
 	[VBR_SW_PROGRESS_THREAD] = "thread",
 	[VBR_SW_PROGRESS_SERVICE] = "service",
+	[VBR_SW_PROGRESS_INLINE] = "inline",
 };
 
 /** A wire= port's devargs, parsed. */
@@ -119,7 +122,8 @@ vbr_sw_progress_parse(const char *value, enum vbr_sw_progress *p, char *why,
 			*p = (enum vbr_sw_progress)i;
 			return 0;
 		}
-	snprintf(why, len, "progress=%s: give thread or service", value);
+	snprintf(why, len, "progress=%s: give thread, service or inline",
+		 value);
 	return EINVAL;
 }
 
@@ -435,6 +439,30 @@ vbr_sw_create_why_xdp(int err, const char *wire, char *why, size_t len)
 	}
 }
 
+/*
+ * progress=inline: the device's work runs in the port's verbs calls, and
+ * so do its link checks. An application that makes none (its ports idle,
+ * or link status read from the LSC cache) would never see a link change:
+ * an EAL alarm queries the port every VBR_SW_INLINE_WATCH_US, which runs
+ * the device's link check (and raises its async events). The thread
+ * model's engine wakes as often when it sleeps deeply.
+ */
+#define VBR_SW_INLINE_WATCH_US 100000
+
+static void
+vbr_sw_inline_watch(void *arg)
+{
+	struct ibv_context *ctx = arg;
+	struct ibv_port_attr pattr;
+
+	swv_query_port(ctx, 1, &pattr);
+	if (rte_eal_alarm_set(VBR_SW_INLINE_WATCH_US, vbr_sw_inline_watch,
+			      ctx) != 0)
+		VBR_LOG(ERR, "%s: cannot re-arm the link watch: link changes "
+			"show only when the port is polled",
+			ctx->device->name);
+}
+
 /* The sentence for a swv_device_create_flags() error. */
 static void
 vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
@@ -550,6 +578,10 @@ vbr_sw_port_open(const struct vbr_glue_port_conf *conf,
 		}
 		attr.engine = sp->svc->eng;
 		break;
+	case VBR_SW_PROGRESS_INLINE:
+		/* no thread: the datapath's verbs calls do the work */
+		attr.engine = swv_engine_inline();
+		break;
 	}
 	ret = swv_device_create_attr(port->ibdev_name, conf->target,
 				     conf->mac, &attr);
@@ -571,6 +603,11 @@ vbr_sw_port_open(const struct vbr_glue_port_conf *conf,
 		TAILQ_INSERT_TAIL(&vbr_sw_svc_ports, sp, next);
 		rte_spinlock_unlock(&vbr_sw_svc_lock);
 	}
+	if (sw.progress == VBR_SW_PROGRESS_INLINE &&
+	    rte_eal_alarm_set(VBR_SW_INLINE_WATCH_US, vbr_sw_inline_watch,
+			      port->ctx) != 0)
+		VBR_LOG(WARNING, "%s: no link watch (EAL alarm): link changes "
+			"show only when the port is polled", port->ibdev_name);
 	port->max_frame = SWV_MAX_FRAME;
 	vbr_sw_warn_note(port->ibdev_name);
 	return 0;
@@ -592,6 +629,8 @@ vbr_sw_port_close(struct ibv_context *context, char *why, size_t len)
 	int ret;
 
 	snprintf(name, sizeof(name), "%s", context->device->name);
+	/* progress=inline: the link watch (none: nothing to cancel) */
+	rte_eal_alarm_cancel(vbr_sw_inline_watch, context);
 	ret = swv_close_device(context);
 	if (ret != 0) {
 		snprintf(why, len, "close_device: %s", strerror(ret));

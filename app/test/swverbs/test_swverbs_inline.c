@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The inline engine: devices with no thread, whose work runs inside the
+ * verbs calls made on them (lib/swverbs/progress.c). The backpressure
+ * case holds a device the way another thread's call holds it (its owner
+ * flag, from swv_priv.h), so that what a sender does then is exact.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "swv_test_util.h"
+#include "swv_priv.h"
+
+#define NFRAMES 8
+
+/* A device on the inline engine, a MAC rule to its receiver, buffers. */
+struct tinl {
+	struct tdev d;
+	struct ibv_mr *tmr, *rmr;
+	struct ibv_flow *fl;
+	uint8_t tbuf[NFRAMES][128];
+	uint8_t rbuf[NFRAMES][2048];
+};
+
+static int
+ti_setup(struct tinl *t, const char *name, const char *wire,
+	 struct swv_engine *eng)
+{
+	struct swv_device_attr attr = { .flags = 0, .engine = eng };
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = t_setup_attr(&t->d, name, wire, &attr);
+	if (ret != 0)
+		return ret;
+	t->tmr = swv_reg_mr(t->d.pd, t->tbuf, sizeof(t->tbuf), 0);
+	t->rmr = swv_reg_mr(t->d.pd, t->rbuf, sizeof(t->rbuf),
+			    IBV_ACCESS_LOCAL_WRITE);
+	if (t->tmr == NULL || t->rmr == NULL)
+		return errno;
+	t->fl = t_flow_eth(t->d.rqp, t->d.mac, 0);
+	return t->fl == NULL ? errno : 0;
+}
+
+static void
+ti_teardown(struct tinl *t)
+{
+	if (t->fl != NULL)
+		swv_destroy_flow(t->fl);
+	if (t->tmr != NULL)
+		swv_dereg_mr(t->tmr);
+	if (t->rmr != NULL)
+		swv_dereg_mr(t->rmr);
+	t_teardown(&t->d);
+}
+
+/* Post n receives on r and n sends from s to r's MAC. */
+static int
+ti_post(struct tinl *s, struct tinl *r, unsigned int n)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = t_recv(r->d.rqp, r->rmr, r->rbuf[i],
+			     sizeof(r->rbuf[i]), 100 + i);
+		if (ret != 0)
+			return ret;
+	}
+	for (i = 0; i < n; i++) {
+		t_frame(s->tbuf[i], 64 + i, r->d.mac, s->d.mac, (uint8_t)i);
+		ret = t_send(s->d.sqp, s->tmr, s->tbuf[i], 64 + i, 200 + i);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * One poll of cq (no retry: the call itself does the work) for n
+ * completions, checked in order.
+ */
+static int
+ti_check(struct ibv_cq *cq, unsigned int n, uint64_t wr_id0, bool rx)
+{
+	struct ibv_wc wc[NFRAMES];
+	unsigned int i;
+
+	TEST_ASSERT_EQUAL(ibv_poll_cq(cq, (int)n, wc), (int)n, "completions");
+	for (i = 0; i < n; i++) {
+		TEST_ASSERT_EQUAL(wc[i].status, IBV_WC_SUCCESS, "status %u", i);
+		TEST_ASSERT_EQUAL(wc[i].wr_id, wr_id0 + i, "order %u", i);
+		if (rx)
+			TEST_ASSERT_EQUAL(wc[i].byte_len, 64 + i, "len %u", i);
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * No thread: the post itself sends, loops back and receives; the
+ * completions are there when ibv_post_send() returns. The inline engine
+ * is not one to start, run or destroy.
+ */
+static int
+test_inline_loop(void)
+{
+	struct swv_engine *eng = swv_engine_inline();
+	struct swv_engine_stats st;
+	struct tinl t;
+
+	TEST_ASSERT_SUCCESS(ti_setup(&t, "inl-loop", "loop", eng), "setup");
+	TEST_ASSERT_SUCCESS(swv_engine_get_stats(eng, &st), "stats");
+	TEST_ASSERT_EQUAL(st.thread, 0, "the inline engine has a thread");
+	TEST_ASSERT_EQUAL(st.ndev, 1, "ndev");
+	TEST_ASSERT_SUCCESS(ti_post(&t, &t, NFRAMES), "post");
+	TEST_ASSERT_SUCCESS(ti_check(t.d.rcq, NFRAMES, 100, true), "rx");
+	TEST_ASSERT_SUCCESS(ti_check(t.d.scq, NFRAMES, 200, false), "tx");
+	TEST_ASSERT_EQUAL(swv_engine_run_once(eng), -1, "run_once");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "run_once errno");
+	TEST_ASSERT_EQUAL(swv_engine_start(eng, -1), EINVAL, "start");
+	TEST_ASSERT_EQUAL(swv_engine_stop(eng), EINVAL, "stop");
+	TEST_ASSERT_EQUAL(swv_engine_destroy(eng), EINVAL, "destroy");
+	ti_teardown(&t);
+	return TEST_SUCCESS;
+}
+
+/*
+ * Backpressure: while the receiving end of a pair is held (another
+ * thread's call owns it), a sender's WQEs stay posted: nothing sent,
+ * nothing completed, nothing lost. The next call on either end, a poll of
+ * the receiver's empty CQ here, sends them, in order.
+ */
+static int
+test_inline_backpressure(void)
+{
+	struct swv_engine *eng = swv_engine_inline();
+	struct swv_port_counters ca, cb;
+	struct swv_device *db;
+	struct tinl a, b;
+	struct ibv_wc wc;
+
+	TEST_ASSERT_SUCCESS(ti_setup(&a, "inl-a", "pair:inl-bp", eng), "a");
+	TEST_ASSERT_SUCCESS(ti_setup(&b, "inl-b", "pair:inl-bp", eng), "b");
+	db = swv_ctx_dev(b.d.ctx);
+	/* b's first call, its first link check: the next is 10 ms away */
+	TEST_ASSERT_EQUAL(ibv_poll_cq(b.d.rcq, 1, &wc), 0, "empty");
+	__atomic_store_n(&db->inl_own, 1, __ATOMIC_RELEASE);
+	TEST_ASSERT_SUCCESS(ti_post(&a, &b, NFRAMES), "post");
+	TEST_ASSERT_EQUAL(t_poll(a.d.scq, &wc, 1, 0), 0, "sent while held");
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(a.d.ctx, &ca), "ca");
+	TEST_ASSERT_EQUAL(ca.tx_frames, 0, "tx_frames while held");
+	__atomic_store_n(&db->inl_own, 0, __ATOMIC_RELEASE);
+	/* b's CQ is empty: the poll pulls what a left posted */
+	TEST_ASSERT_SUCCESS(ti_check(b.d.rcq, NFRAMES, 100, true), "rx");
+	TEST_ASSERT_SUCCESS(ti_check(a.d.scq, NFRAMES, 200, false), "tx");
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(a.d.ctx, &ca), "ca");
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(b.d.ctx, &cb), "cb");
+	TEST_ASSERT_EQUAL(ca.tx_frames, NFRAMES, "tx_frames");
+	TEST_ASSERT_EQUAL(cb.rx_delivered, NFRAMES, "rx_delivered");
+	TEST_ASSERT_EQUAL(cb.rx_out_of_buffer, 0, "rx_out_of_buffer");
+	ti_teardown(&b);
+	ti_teardown(&a);
+	return TEST_SUCCESS;
+}
+
+/* The ends of a pair hand frames to each other: both inline, or EXDEV. */
+static int
+test_inline_cross_model(void)
+{
+	struct swv_device_attr attr = { .flags = 0, .engine = NULL };
+
+	attr.engine = swv_engine_inline();
+	TEST_ASSERT_SUCCESS(swv_device_create_attr("inl-x0", "pair:inl-x",
+						   NULL, &attr), "x0");
+	attr.engine = NULL;
+	TEST_ASSERT_EQUAL(swv_device_create_attr("inl-x1", "pair:inl-x",
+						 NULL, &attr), EXDEV,
+			  "a thread end on an inline end's cable");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("inl-x0"), "destroy");
+	return TEST_SUCCESS;
+}
+
+/*
+ * A pair end's link follows its peer without a call on it: the peer's
+ * creation and destruction check it at once.
+ */
+static int
+test_inline_link(void)
+{
+	struct swv_engine *eng = swv_engine_inline();
+	struct tinl a, b;
+
+	TEST_ASSERT_SUCCESS(ti_setup(&a, "inl-la", "pair:inl-l", eng), "a");
+	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.d.ctx)->link), 0, "alone");
+	TEST_ASSERT_SUCCESS(ti_setup(&b, "inl-lb", "pair:inl-l", eng), "b");
+	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.d.ctx)->link), 1,
+			  "up when the peer came");
+	ti_teardown(&b);
+	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.d.ctx)->link), 0,
+			  "down when the peer left");
+	ti_teardown(&a);
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite inline_suite = {
+	.name = "swverbs inline progress",
+	.cases = {
+		TEST_CASE(test_inline_loop),
+		TEST_CASE(test_inline_backpressure),
+		TEST_CASE(test_inline_cross_model),
+		TEST_CASE(test_inline_link),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(void)
+{
+	return unit_test_suite_runner(&inline_suite);
+}
