@@ -21,6 +21,8 @@
 #   memif-2p      two testpmd processes, net_memif server (A, txonly) and
 #                 client (B, rxonly), the same test
 #   vbr-xdp-tx    vbr on af_xdp:<veth>, txonly, on the same veth
+#   vbr-afp-tx-inline, vbr-xdp-tx-inline, vbr-shm-2p-inline  the same
+#                 cases with progress=inline (no engine thread)
 #   vbr-xdp-rx    vbr on af_xdp:<veth>, rxonly; frames from a generator in
 #                 the netns (testpmd txonly on net_af_xdp on the peer)
 #   afxdp-rx      net_af_xdp on the same veth, rxonly, the same generator
@@ -143,12 +145,20 @@ LCORES = {"vbr-pair-service": SERVICE_LCORES}
 # progress=inline: no engine; -l 0,1 as for memif, fwd lcore 1 alone works.
 CASES["vbr-pair-inline"] = (
     "io", [f"net_vbr{i},wire=pair:bench,progress=inline" for i in (0, 1)])
+# The kernel wires inline: the forwarding lcore 1 (CPU 1) copies, kicks and
+# pulls itself, as net_af_packet and net_af_xdp do.
+CASES["vbr-afp-tx-inline"] = (
+    "txonly", [f"net_vbr0,wire=af_packet:{VETH}0,progress=inline"])
+CASES["vbr-xdp-tx-inline"] = (
+    "txonly", [f"net_vbr0,wire=af_xdp:{VETH}0,progress=inline"])
 
 
 # Two-process cases: (vdev of A, vdev of B); {tag} makes names unique.
 CASES_2P = {
     "vbr-shm-2p": ("net_vbr0,wire=shm:bench{tag}",
                    "net_vbr0,wire=shm:bench{tag}"),
+    "vbr-shm-2p-inline": ("net_vbr0,wire=shm:bench{tag},progress=inline",
+                          "net_vbr0,wire=shm:bench{tag},progress=inline"),
     "memif-2p": ("net_memif0,role=server,socket=/run/vbr-bench{tag}.sock",
                  "net_memif0,role=client,socket=/run/vbr-bench{tag}.sock"),
 }
@@ -333,15 +343,17 @@ def idle_cpu(case="vbr-pair"):
 
 def main():
     cases = ["vbr-pair", "vbr-pair-service", "vbr-pair-inline", "memif",
-             "vbr-shm", "vbr-shm-2p", "memif-2p"]
+             "vbr-shm", "vbr-shm-2p", "vbr-shm-2p-inline", "memif-2p"]
     root = os.geteuid() == 0
     veth_up = False
     script = os.path.join(ROOT, "devtools", "netns-veth.sh")
     if root and os.path.exists(script):
         subprocess.run(["bash", script, "up", VETH], check=True, stdout=QUIET)
         veth_up = True
-        cases += ["vbr-afp-tx", "afpacket-tx", "afxdp-tx"]
-        cases += ["vbr-xdp-tx", "vbr-xdp-rx", "afxdp-rx"]
+        cases += ["vbr-afp-tx", "vbr-afp-tx-inline", "afpacket-tx",
+                  "afxdp-tx"]
+        cases += ["vbr-xdp-tx", "vbr-xdp-tx-inline", "vbr-xdp-rx",
+                  "afxdp-rx"]
     else:
         print("(not root or no netns-veth.sh: veth cases skipped)")
     only = [c for c in os.environ.get("BENCH_CASES", "").split(",") if c]
@@ -399,6 +411,9 @@ def main():
                  ("vbr-pair-service", "vbr-pair"),
                  ("vbr-pair-service", "memif"),
                  ("vbr-shm", "vbr-pair"), ("vbr-shm-2p", "memif-2p"),
+                 ("vbr-shm-2p-inline", "memif-2p"),
+                 ("vbr-afp-tx-inline", "afpacket-tx"),
+                 ("vbr-xdp-tx-inline", "afxdp-tx"),
                  ("vbr-pair-inline", "memif"),
                  ("vbr-pair-inline", "vbr-pair")):
         if a in rows and b in rows:
