@@ -236,11 +236,18 @@ shm_open_locked(struct swv_shm_end *e)
 		    sp.st_ino == st.st_ino) {
 			e->st_dev = st.st_dev;
 			e->st_ino = st.st_ino;
-			if (st.st_size < (off_t)SWV_SHM_FILE_SZ &&
-			    ftruncate(e->fd, SWV_SHM_FILE_SZ) != 0) {
-				ret = errno;
+			/*
+			 * Reserve every page now: tmpfs grows a file by
+			 * ftruncate without taking room, and a page that
+			 * /dev/shm cannot give at first touch is a SIGBUS.
+			 */
+			ret = posix_fallocate(e->fd, 0, SWV_SHM_FILE_SZ);
+			if (ret != 0) {
+				if (st.st_size == 0 &&
+				    !shm_held(e->fd, 0) && !shm_held(e->fd, 1))
+					unlink(e->path);	/* ours, empty */
 				close(e->fd);
-				return ret;
+				return ret == EFBIG ? ENOSPC : ret;
 			}
 			return 0;
 		}

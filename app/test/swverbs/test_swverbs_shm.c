@@ -8,12 +8,16 @@
  * process (this program run again as --peer): a stopped peer's full ring
  * holds frames back (backpressure, no loss), a SIGKILLed peer takes the
  * link down and a new one brings it up; frames sent while the link is down
- * are counted (pair and shm); a pair name held by another process warns.
+ * are counted (pair and shm); a pair name held by another process warns;
+ * a /dev/shm without room for a cable (a small tmpfs mounted there in a
+ * mount namespace of a child) refuses the cable with ENOSPC, no SIGBUS.
  */
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -624,6 +628,65 @@ test_pair_name_elsewhere(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Child (--nospace <cable>): in a mount namespace of its own, a 1 MiB
+ * tmpfs on /dev/shm (a cable is about 4 MiB): the device is refused with
+ * ENOSPC and leaves no file. Exits 0 (as it should), 1 (wrong), 77 (no
+ * mount namespace here).
+ */
+static int
+nospace_main(const char *name)
+{
+	struct tdev d;
+	int ret;
+
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", T_SHM_DIR, "tmpfs", 0, "size=1m") != 0)
+		return 77;
+	snprintf(cable, sizeof(cable), "%s", name);
+	snprintf(cable_path, sizeof(cable_path), "%s/swverbs-shm.%s",
+		 T_SHM_DIR, cable);
+	ret = t_setup(&d, "nsp", t_wire());
+	if (ret == 0) {
+		printf("cable opened on a full /dev/shm\n");
+		t_teardown(&d);
+		return 1;
+	}
+	if (ret != ENOSPC) {
+		printf("error %d, not ENOSPC\n", ret);
+		return 1;
+	}
+	if (access(cable_path, F_OK) == 0) {
+		printf("%s left behind\n", cable_path);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+test_shm_no_room(void)
+{
+	pid_t pid;
+	int st;
+
+	t_cable("n");
+	fflush(stdout);
+	pid = fork();
+	TEST_ASSERT(pid >= 0, "fork");
+	if (pid == 0) {
+		execl(self_exe, self_exe, "--nospace", cable, (char *)NULL);
+		_exit(127);
+	}
+	TEST_ASSERT_EQUAL(waitpid(pid, &st, 0), pid, "");
+	TEST_ASSERT(!WIFSIGNALED(st), "killed by signal %d on a full /dev/shm",
+		    WTERMSIG(st));
+	if (WEXITSTATUS(st) == 77)
+		TEST_SKIP("no mount namespace (root needed)");
+	TEST_ASSERT_EQUAL(WEXITSTATUS(st), 0, "");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs shm and cables between processes",
 	.cases = {
@@ -635,6 +698,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_shm_peer_killed),
 		TEST_CASE(test_pair_link_down_drops),
 		TEST_CASE(test_pair_name_elsewhere),
+		TEST_CASE(test_shm_no_room),
 		TEST_CASES_END(),
 	},
 };
@@ -644,6 +708,8 @@ main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--peer") == 0)
 		return peer_main(argv[2], argv[3]);
+	if (argc == 3 && strcmp(argv[1], "--nospace") == 0)
+		return nospace_main(argv[2]);
 	self_exe = "/proc/self/exe";
 	signal(SIGPIPE, SIG_IGN);
 	return unit_test_suite_runner(&suite);
