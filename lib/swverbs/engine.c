@@ -242,8 +242,14 @@ engine_sleep(struct swv_engine *eng, uint64_t ns, bool bell)
 	ppoll(fds, n, &ts, NULL);
 	rcu_thread_online();
 	if (bell) {
+		SWV_STORE(&eng->deep_sleeps, eng->deep_sleeps + 1);
 		if (fds[n - 1].revents & POLLIN)
 			SWV_STORE(&eng->bell_wakes, eng->bell_wakes + 1);
+		for (fd = 0; fd < (int)n - 1; fd++)
+			if (fds[fd].revents & POLLIN)
+				break;
+		if (fd < (int)n - 1)
+			SWV_STORE(&eng->fd_wakes, eng->fd_wakes + 1);
 		SWV_STORE(&eng->asleep, 0);
 		if (read(eng->bell_fd, &rings, sizeof(rings)) < 0)
 			rings = 0;	/* nothing rang: EAGAIN */
@@ -564,6 +570,8 @@ swv_engine_get_stats(const struct swv_engine *eng,
 	st->passes = SWV_LOAD(&eng->passes);
 	st->work_passes = SWV_LOAD(&eng->work_passes);
 	st->bell_wakes = SWV_LOAD(&eng->bell_wakes);
+	st->deep_sleeps = SWV_LOAD(&eng->deep_sleeps);
+	st->fd_wakes = SWV_LOAD(&eng->fd_wakes);
 	st->asleep = SWV_LOAD(&eng->asleep) != 0;
 	st->ndev = SWV_LOAD(&eng->ndev);
 	st->thread = SWV_LOAD(&eng->running);

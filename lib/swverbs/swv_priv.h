@@ -929,6 +929,8 @@ struct swv_engine {
 	uint64_t passes;		/**< passes run (relaxed, any reader) */
 	uint64_t work_passes;		/**< of which found work */
 	uint64_t bell_wakes;		/**< deep sleeps the doorbell ended */
+	uint64_t deep_sleeps;		/**< sleeps until a doorbell */
+	uint64_t fd_wakes;		/**< deep sleeps a wire's fd ended */
 	/* control line */
 	uint32_t in_pass SWV_ALIGNED;	/**< a thread drives the engine */
 	uint32_t stop;			/**< the thread must end */

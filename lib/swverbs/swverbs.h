@@ -566,6 +566,8 @@ struct swv_engine_stats {
 	uint64_t passes;	/**< passes over its devices */
 	uint64_t work_passes;	/**< passes that found work */
 	uint64_t bell_wakes;	/**< deep sleeps of its thread a post ended */
+	uint64_t deep_sleeps;	/**< sleeps of its thread until a doorbell */
+	uint64_t fd_wakes;	/**< deep sleeps a wire's wakeup ended */
 	uint32_t asleep;	/**< its thread sleeps until a doorbell now */
 	uint32_t ndev;		/**< devices assigned */
 	uint32_t thread;	/**< it runs a thread */

@@ -89,7 +89,8 @@ _Static_assert((SWV_SHM_SLOTS & (SWV_SHM_SLOTS - 1)) == 0, "power of 2");
 struct swv_shm_end {
 	struct swv_wire wire;
 	int fd;				/**< the cable file, with our locks */
-	int wake_fd;			/**< bound datagram socket, or -1 */
+	int wake_fd;			/**< datagram socket, or -1 */
+	bool bound;			/**< wake_fd has our side's name */
 	unsigned int side;
 	bool up;			/**< peer attached, at the last check */
 	struct swv_shm_hdr *hdr;	/**< the mapping */
@@ -171,24 +172,34 @@ shm_wake_addr(const struct swv_shm_end *e, unsigned int side,
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
-static void
-shm_wake_open(struct swv_shm_end *e)
+/*
+ * Give the wake socket our side's name, if it has none yet. The name may
+ * still be held for a moment (a predecessor on our side closing): until it
+ * is ours we get no wakeups (the engine polls on its timeouts) but still
+ * send the peer its own.
+ */
+static bool
+shm_wake_bind(struct swv_shm_end *e)
 {
 	struct sockaddr_un sa;
 	socklen_t len;
 
+	if (!e->bound) {
+		len = shm_wake_addr(e, e->side, &sa);
+		e->bound = bind(e->wake_fd, (struct sockaddr *)&sa, len) == 0;
+	}
+	return e->bound;
+}
+
+static void
+shm_wake_open(struct swv_shm_end *e)
+{
 	e->wake_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			    0);
 	if (e->wake_fd < 0)
-		return;
-	len = shm_wake_addr(e, e->side, &sa);
-	if (bind(e->wake_fd, (struct sockaddr *)&sa, len) != 0) {
-		/* No wakeups: the engine polls on its timeouts. */
-		close(e->wake_fd);
-		e->wake_fd = -1;
-		return;
-	}
+		return;	/* no wakeups either way: timeouts pace both ends */
 	e->peer_len = shm_wake_addr(e, e->side ^ 1, &e->peer_addr);
+	shm_wake_bind(e);
 }
 
 /* Lay a fresh header down: no end but us, every ring empty. */
@@ -366,9 +377,10 @@ shm_tx_flush(struct swv_wire *wire)
 	e->pub = e->head;
 	/* Pairs with the fence in shm_rx_fd(): it sees head, or we the flag. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* The flag is cleared only by an end that can send the datagram. */
 	if (SWV_UNLIKELY(SWV_LOAD(&e->txi->sleeping) != 0) &&
-	    __atomic_exchange_n(&e->txi->sleeping, 0, __ATOMIC_ACQ_REL) != 0 &&
 	    e->wake_fd >= 0 &&
+	    __atomic_exchange_n(&e->txi->sleeping, 0, __ATOMIC_ACQ_REL) != 0 &&
 	    sendto(e->wake_fd, &one, 1, MSG_DONTWAIT,
 		   (struct sockaddr *)&e->peer_addr, e->peer_len) < 0)
 		return;	/* no wakeup: the peer's engine wakes on its timeout */
@@ -427,8 +439,8 @@ shm_rx_fd(struct swv_wire *wire)
 	socklen_t len;
 	char buf[16];
 
-	if (e->wake_fd < 0)
-		return -1;
+	if (e->wake_fd < 0 || !shm_wake_bind(e))
+		return -1;	/* nothing would wake us: do not ask */
 	while (recv(e->wake_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
 	SWV_STORE(&e->rxi->sleeping, 1);
@@ -476,6 +488,14 @@ shm_close(struct swv_wire *wire)
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
 	struct stat sp;
 
+	/*
+	 * The wake socket's name first: a successor that takes our side
+	 * once we drop its lock finds the name free.
+	 */
+	if (e->wake_fd >= 0) {
+		close(e->wake_fd);
+		e->wake_fd = -1;
+	}
 	shm_lock(e->fd, F_WRLCK, SWV_SHM_SETUP, 1, true);
 	SWV_STORE(&e->hdr->pid[e->side], 0);
 	munmap(e->hdr, SWV_SHM_FILE_SZ);
