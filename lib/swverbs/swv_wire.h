@@ -103,6 +103,14 @@ struct swv_wire_ops {
 	 */
 	int (*rx_fd)(struct swv_wire *wire);
 	/**
+	 * Optional (NULL: never): whether sends wait on the wire, for room
+	 * that the other side frees without telling (shm: a tx() said EAGAIN
+	 * on a full ring; af_xdp: frames in the Tx ring that a kick left).
+	 * The engine then sleeps SWV_SLEEP_MAX_NS at most, not deeply. On the
+	 * engine's thread, right before a deep sleep.
+	 */
+	bool (*tx_pending)(struct swv_wire *wire);
+	/**
 	 * Optional (NULL: none): the device this wire hands frames to
 	 * directly, on the sending device's engine (a pair cable's other
 	 * end), or NULL while there is none. Two devices joined so must be

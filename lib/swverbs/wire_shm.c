@@ -101,6 +101,7 @@ struct swv_shm_end {
 	uint32_t head;			/**< next slot to fill */
 	uint32_t tail_c;		/**< copy of txi->tail */
 	uint32_t pub;			/**< head last published */
+	bool tx_full;			/**< a tx() found the ring full */
 	/* consumer side of rxi */
 	uint32_t tail;			/**< next slot to read */
 	uint32_t head_c;		/**< copy of rxi->head */
@@ -351,9 +352,12 @@ shm_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	}
 	if (SWV_UNLIKELY(e->head - e->tail_c >= SWV_SHM_SLOTS)) {
 		e->tail_c = SWV_LOAD_ACQ(&e->txi->tail);
-		if (e->head - e->tail_c >= SWV_SHM_SLOTS)
+		if (e->head - e->tail_c >= SWV_SHM_SLOTS) {
+			e->tx_full = true;
 			return EAGAIN;
+		}
 	}
+	e->tx_full = false;
 	slot = e->head & (SWV_SHM_SLOTS - 1);
 	dst = e->tx_slot + (size_t)slot * SWV_SHM_SLOT;
 	for (i = 0; i < iovcnt; i++) {
@@ -384,6 +388,24 @@ shm_tx_flush(struct swv_wire *wire)
 	    sendto(e->wake_fd, &one, 1, MSG_DONTWAIT,
 		   (struct sockaddr *)&e->peer_addr, e->peer_len) < 0)
 		return;	/* no wakeup: the peer's engine wakes on its timeout */
+}
+
+/*
+ * A send refused on a full ring waits for the peer to take frames, which
+ * it does without a word: the engine polls rather than sleep deeply. Room
+ * seen (or the peer gone): one more pass, then no longer.
+ */
+static bool
+shm_tx_pending(struct swv_wire *wire)
+{
+	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
+
+	if (!e->tx_full)
+		return false;
+	e->tail_c = SWV_LOAD_ACQ(&e->txi->tail);
+	if (!e->up || e->head - e->tail_c < SWV_SHM_SLOTS)
+		e->tx_full = false;
+	return true;
 }
 
 static unsigned int
@@ -516,6 +538,7 @@ static const struct swv_wire_ops shm_ops = {
 	.set_mtu = shm_set_mtu,
 	.speed_mbps = shm_speed,
 	.rx_fd = shm_rx_fd,
+	.tx_pending = shm_tx_pending,
 	.close = shm_close,
 };
 

@@ -11,7 +11,8 @@
  * are counted (pair and shm); a pair name held by another process warns;
  * a /dev/shm without room for a cable (a small tmpfs mounted there in a
  * mount namespace of a child) refuses the cable with ENOSPC, no SIGBUS;
- * an end whose wake socket name is taken still wakes its sleeping peer.
+ * an end whose wake socket name is taken still wakes its sleeping peer;
+ * a sender stopped on a full ring stays off deep sleep until it is drained.
  */
 
 #include <fcntl.h>
@@ -726,6 +727,89 @@ test_shm_unbound_end_wakes(void)
 	return TEST_SUCCESS;
 }
 
+static uint64_t
+t_deep_sleeps(struct swv_engine *eng)
+{
+	struct swv_engine_stats st;
+
+	swv_engine_get_stats(eng, &st);
+	return st.deep_sleeps;
+}
+
+/*
+ * A (the default engine, its thread) sends to B (an engine driven from
+ * here) until A's ring is full. The room B makes when it drains the ring
+ * comes without a wakeup: A's engine must not sleep deeply (~100 ms, until
+ * a doorbell) while its sends wait, and must again once they went. Counted
+ * (deep sleeps of A's engine), not timed.
+ */
+static int
+test_shm_full_ring_no_deep_sleep(void)
+{
+	struct swv_device_attr attr = { SWV_DEVICE_PROFILE_MLX5, NULL };
+	struct swv_engine *eng, *def = swv_engine_default();
+	unsigned int posted = 0, done = 0, i;
+	uint64_t last, d0, d1, end;
+	struct ibv_wc wc[64];
+	struct ibv_mr *mr;
+	struct tdev a, b;
+	int n;
+
+	t_cable("f");
+	eng = swv_engine_create();
+	TEST_ASSERT_NOT_NULL(eng, "");
+	attr.engine = eng;
+	TEST_ASSERT_SUCCESS(t_setup(&a, "fa", t_wire()), "");
+	TEST_ASSERT_SUCCESS(t_setup_attr(&b, "fb", t_wire(), &attr), "");
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "");
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	t_frame(txbuf, 64, (const uint8_t *)"\xff\xff\xff\xff\xff\xff",
+		a.mac, 1);
+	/* Send until A's completions stop for 50 ms: its ring is full. */
+	last = t_now_ms();
+	while (t_now_ms() - last < 50) {
+		while (posted - done < 200 &&
+		       t_send(a.sqp, mr, txbuf, 64, posted) == 0)
+			posted++;
+		n = ibv_poll_cq(a.scq, 64, wc);
+		if (n > 0) {
+			done += (unsigned int)n;
+			last = t_now_ms();
+		} else {
+			usleep(100);
+		}
+	}
+	TEST_ASSERT(done >= T_SHM_SLOTS && posted > done, "%u of %u", done,
+		    posted);
+	/* Stopped on the full ring for 300 ms: no deep sleep in them. */
+	d0 = t_deep_sleeps(def);
+	usleep(300 * 1000);
+	d1 = t_deep_sleeps(def);
+	TEST_ASSERT_EQUAL(ibv_poll_cq(a.scq, 64, wc), 0, "ring not full");
+	TEST_ASSERT_EQUAL(d1, d0, "%" PRIu64 " deep sleeps while sends "
+			  "waited for room", d1 - d0);
+	/* B drains; A's waiting sends complete, then A may sleep again. */
+	end = t_now_ms() + 5000;
+	while (done < posted && t_now_ms() < end) {
+		for (i = 0; i < 4; i++)
+			swv_engine_run_once(eng);
+		n = ibv_poll_cq(a.scq, 64, wc);
+		done += n > 0 ? (unsigned int)n : 0;
+	}
+	TEST_ASSERT_EQUAL(done, posted, "sends lost");
+	for (i = 0; i < T_SHM_SLOTS / 64 + 2; i++)
+		swv_engine_run_once(eng);
+	T_WAIT(t_deep_sleeps(def) > d1);
+	TEST_ASSERT(t_deep_sleeps(def) > d1, "no deep sleep once drained");
+	swv_dereg_mr(mr);
+	t_teardown(&b);
+	t_teardown(&a);
+	swv_engine_destroy(eng);
+	return TEST_SUCCESS;
+}
+
 /*
  * Child (--nospace <cable>): in a mount namespace of its own, a 1 MiB
  * tmpfs on /dev/shm (a cable is about 4 MiB): the device is refused with
@@ -798,6 +882,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_pair_name_elsewhere),
 		TEST_CASE(test_shm_no_room),
 		TEST_CASE(test_shm_unbound_end_wakes),
+		TEST_CASE(test_shm_full_ring_no_deep_sleep),
 		TEST_CASES_END(),
 	},
 };
