@@ -34,6 +34,11 @@ struct swv_frame {
 };
 
 /**
+ * Count a frame of @len bytes that a wire dropped because its link is down
+ * (tx_link_down): as into an unplugged cable. The engine's thread.
+ */
+void swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len);
+/**
  * Deliver @n received frames to a device, in order, as swv_device_rx() for
  * each (engine.c). The frames' memory must stay valid and unchanged until
  * the call returns; it copies what it keeps. The frames are steered

@@ -232,6 +232,10 @@ xdp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return EINVAL;	/* @iov holds fewer than @len bytes */
 	if (unlikely(x->nw.nif.gone))
 		return ENODEV;
+	if (unlikely(!__atomic_load_n(&x->nw.nif.link, __ATOMIC_RELAXED))) {
+		swv_wire_tx_link_down(wire, len);	/* dropped, counted */
+		return 0;
+	}
 	if (unlikely(x->tx_nfree == 0)) {
 		xdp_reclaim(x);
 		if (x->tx_nfree == 0) {

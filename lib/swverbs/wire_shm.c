@@ -332,6 +332,15 @@ shm_link_up(struct swv_wire *wire)
 	return e->up;
 }
 
+/* Here for the wires without the device's internals (af_xdp). */
+void
+swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len)
+{
+	wire->dev->acc.tx_link_down++;
+	wire->dev->acc.tx_link_down_bytes += len;
+	swv_dev_dirty(wire->dev);
+}
+
 static int
 shm_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
        uint32_t len)
@@ -344,10 +353,7 @@ shm_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	if (SWV_UNLIKELY(len > SWV_SHM_SLOT))
 		return EMSGSIZE;
 	if (SWV_UNLIKELY(!e->up)) {
-		/* Into an unplugged cable: gone, and counted. */
-		e->wire.dev->acc.tx_link_down++;
-		e->wire.dev->acc.tx_link_down_bytes += len;
-		swv_dev_dirty(e->wire.dev);
+		swv_wire_tx_link_down(wire, len);
 		return 0;
 	}
 	if (SWV_UNLIKELY(e->head - e->tail_c >= SWV_SHM_SLOTS)) {
