@@ -1148,8 +1148,13 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 		sub_prio_del(sub, base);
 		sub->lb = lb;
 		if (fresh) {
-			/* Not in a published array yet when it fails... */
-			steer_publish(dev, NULL, sub);
+			/*
+			 * Published above: out of the array again, then gone
+			 * after a grace period. Without the memory for the
+			 * array, keep it there, empty, as steer_del() does.
+			 */
+			if (steer_publish(dev, NULL, sub) != 0)
+				return ret;
 			swv_retire(sub->slots);
 			free(sub->prio);
 			swv_retire(sub);
