@@ -166,7 +166,10 @@ int swv_wire_pair_open(struct swv_device *dev, const char *cable,
  * other end is attached, from any process.
  * Errors: EINVAL (bad name: empty, with '/', too long), EBUSY (both ends
  * are held: swv_wire_shm_holders() says by whom), EPROTO (the other end
- * uses another layout), ENOMEM, or the errno of open/mmap.
+ * uses another layout), ENOSPC (no room in SWV_SHM_DIR for the cable's
+ * SWV_SHM_CABLE_BYTES; a file this end created is removed again), EAGAIN
+ * (the file kept being replaced by ends leaving and arriving while this
+ * one opened it: try again), ENOMEM, or the errno of open/mmap.
  */
 int swv_wire_shm_open(struct swv_device *dev, const char *cable,
 		      struct swv_wire **out);

@@ -100,10 +100,15 @@ int swv_wire_parse(const char *wire, enum swv_wire_kind *kind,
  * interface is the wire of another device, or the af_xdp queue has a
  * socket), ENODEV (no such interface), EPERM (AF_PACKET needs CAP_NET_RAW;
  * AF_XDP also CAP_BPF and room under the locked-memory limit), EPROTO (the
- * other end of a shm cable uses another layout), EAFNOSUPPORT (no AF_XDP in
- * the kernel), EOPNOTSUPP (no XDP mode on the interface), ENOMEM.
+ * other end of a shm cable uses another layout), ENOSPC (no room in
+ * /dev/shm for a shm cable: SWV_SHM_CABLE_BYTES), EAGAIN (a shm cable's file
+ * kept being replaced while this end opened it: try again), EAFNOSUPPORT (no
+ * AF_XDP in the kernel), EOPNOTSUPP (no XDP mode on the interface), ENOMEM.
  */
 int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
+
+/** Bytes of /dev/shm a shm cable takes (reserved when its first end opens). */
+#define SWV_SHM_CABLE_BYTES 4206592u
 
 /**
  * The processes holding the ends of shm cable @cable: pids[i] the pid of

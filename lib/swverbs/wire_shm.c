@@ -21,7 +21,8 @@
  * peer in place it only resets what it reads, dropping frames that the
  * peer sent to the end's predecessor. The last end to leave unlinks the
  * file. The link is up while the other side is held, as seen by the link
- * check (every 10 ms): a peer that dies takes the link down within that.
+ * check (every 10 ms, 100 ms while the engine sleeps deeply): a peer that
+ * dies takes the link down within that.
  *
  * Data: two rings of SWV_SHM_SLOTS frame slots of SWV_SHM_SLOT bytes, one
  * per direction, each with its slots' lengths apart. Single producer,
@@ -85,6 +86,7 @@ struct swv_shm_hdr {
 
 _Static_assert(sizeof(struct swv_shm_hdr) <= SWV_SHM_HDR_SZ, "header");
 _Static_assert((SWV_SHM_SLOTS & (SWV_SHM_SLOTS - 1)) == 0, "power of 2");
+_Static_assert(SWV_SHM_FILE_SZ == SWV_SHM_CABLE_BYTES, "swverbs.h's size");
 
 struct swv_shm_end {
 	struct swv_wire wire;

@@ -514,6 +514,15 @@ vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 		snprintf(why, len, "wire=%s: the other end of the shm cable "
 			 "uses another layout (another swverbs version)", wire);
 		break;
+	case ENOSPC:
+		if (sw->wire.kind == SWV_WIRE_SHM) {
+			snprintf(why, len, "wire=%s: no room in /dev/shm for "
+				 "the cable (%u bytes)", wire,
+				 SWV_SHM_CABLE_BYTES);
+			break;
+		}
+		snprintf(why, len, "wire=%s: %s", wire, strerror(err));
+		break;
 	default:
 		snprintf(why, len, "wire=%s: %s", wire, strerror(err));
 		break;
