@@ -165,7 +165,8 @@ int swv_wire_pair_open(struct swv_device *dev, const char *cable,
  * if missing): the first free of its two ends. The link is up while the
  * other end is attached, from any process.
  * Errors: EINVAL (bad name: empty, with '/', too long), EBUSY (both ends
- * are held: swv_wire_shm_holders() says by whom), EPROTO (the other end
+ * are held: swv_wire_shm_holders() says by whom; or another end kept the
+ * cable's setup lock, taken while an end attaches or leaves, for over 1 s), EPROTO (the other end
  * uses another layout), ENOSPC (no room in SWV_SHM_DIR for the cable's
  * SWV_SHM_CABLE_BYTES; a file this end created is removed again), EAGAIN
  * (the file kept being replaced by ends leaving and arriving while this

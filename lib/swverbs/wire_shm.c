@@ -52,6 +52,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "swv_priv.h"
@@ -67,6 +68,9 @@
 #define SWV_SHM_FILE_SZ (SWV_SHM_HDR_SZ + 2 * SWV_SHM_RING_SZ)
 #define SWV_SHM_SETUP 2		/* the setup lock byte */
 #define SWV_SHM_RETRIES 16
+/* How long an end waits for the setup lock (a peer attaching, leaving). */
+#define SWV_SHM_LOCK_WAIT_NS 1000000000ull
+#define SWV_SHM_LOCK_POLL_NS 1000000l
 
 /* One direction's indexes, in the shared header. Indexes run free. */
 struct swv_shm_idx {
@@ -125,9 +129,12 @@ shm_path(const char *cable, char *buf, size_t len)
 	return 0;
 }
 
-/* Take (F_WRLCK, F_RDLCK) or drop (F_UNLCK) an OFD lock on @n bytes. */
+/*
+ * Take (F_WRLCK, F_RDLCK) or drop (F_UNLCK) an OFD lock on @n bytes, now:
+ * EAGAIN (or EACCES) when another open holds it.
+ */
 static int
-shm_lock(int fd, short type, off_t start, off_t n, bool wait)
+shm_lock(int fd, short type, off_t start, off_t n)
 {
 	struct flock fl;
 
@@ -136,11 +143,42 @@ shm_lock(int fd, short type, off_t start, off_t n, bool wait)
 	fl.l_whence = SEEK_SET;
 	fl.l_start = start;
 	fl.l_len = n;
-	while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0) {
+	while (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
 		if (errno != EINTR)
 			return errno;
 	}
 	return 0;
+}
+
+static uint64_t
+shm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The setup lock, waited for SWV_SHM_LOCK_WAIT_NS at most: callers hold
+ * swv_lock, which a peer stopped inside its setup must not hold forever.
+ * Return: 0, EBUSY (still held), or an errno.
+ */
+static int
+shm_lock_setup(int fd)
+{
+	const struct timespec poll = { 0, SWV_SHM_LOCK_POLL_NS };
+	uint64_t end = shm_now_ns() + SWV_SHM_LOCK_WAIT_NS;
+	int ret;
+
+	for (;;) {
+		ret = shm_lock(fd, F_WRLCK, SWV_SHM_SETUP, 1);
+		if (ret != EAGAIN && ret != EACCES)
+			return ret;
+		if (shm_now_ns() >= end)
+			return EBUSY;
+		nanosleep(&poll, NULL);
+	}
 }
 
 /* Whether another open of the file holds side @side. */
@@ -239,7 +277,7 @@ shm_open_locked(struct swv_shm_end *e)
 		e->fd = open(e->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (e->fd < 0)
 			return errno;
-		ret = shm_lock(e->fd, F_WRLCK, SWV_SHM_SETUP, 1, true);
+		ret = shm_lock_setup(e->fd);
 		if (ret == 0 && fstat(e->fd, &st) != 0)
 			ret = errno;
 		if (ret != 0) {
@@ -327,10 +365,10 @@ shm_link_up(struct swv_wire *wire)
 {
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
 
-	if (shm_lock(e->fd, F_RDLCK, SWV_SHM_SETUP, 1, false) != 0)
+	if (shm_lock(e->fd, F_RDLCK, SWV_SHM_SETUP, 1) != 0)
 		return e->up;
 	e->up = shm_held(e->fd, e->side ^ 1);
-	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1, false);
+	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1);
 	return e->up;
 }
 
@@ -511,12 +549,15 @@ shm_end_free(struct swv_shm_end *e)
 /*
  * Leave: under the setup lock, give our side back; the last end (no side
  * held by anyone once ours is dropped) unlinks the file it still names.
+ * A setup lock held by another for over a second (a peer stopped while it
+ * attaches): leave anyway, and leave the file, which the next end reuses.
  */
 static void
 shm_close(struct swv_wire *wire)
 {
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
 	struct stat sp;
+	bool setup;
 
 	/*
 	 * The wake socket's name first: a successor that takes our side
@@ -526,11 +567,11 @@ shm_close(struct swv_wire *wire)
 		close(e->wake_fd);
 		e->wake_fd = -1;
 	}
-	shm_lock(e->fd, F_WRLCK, SWV_SHM_SETUP, 1, true);
+	setup = shm_lock_setup(e->fd) == 0;
 	SWV_STORE(&e->hdr->pid[e->side], 0);
 	munmap(e->hdr, SWV_SHM_FILE_SZ);
-	shm_lock(e->fd, F_UNLCK, e->side, 1, false);
-	if (shm_lock(e->fd, F_WRLCK, 0, 2, false) == 0 &&
+	shm_lock(e->fd, F_UNLCK, e->side, 1);
+	if (setup && shm_lock(e->fd, F_WRLCK, 0, 2) == 0 &&
 	    stat(e->path, &sp) == 0 && sp.st_dev == e->st_dev &&
 	    sp.st_ino == e->st_ino)
 		unlink(e->path);
@@ -571,7 +612,7 @@ swv_wire_shm_open(struct swv_device *dev, const char *cable,
 		return ret;
 	}
 	for (side = 0; side < 2; side++)
-		if (shm_lock(e->fd, F_WRLCK, side, 1, false) == 0)
+		if (shm_lock(e->fd, F_WRLCK, side, 1) == 0)
 			break;
 	if (side == 2) {
 		ret = EBUSY;
@@ -590,7 +631,7 @@ swv_wire_shm_open(struct swv_device *dev, const char *cable,
 	e->wire.ops = &shm_ops;
 	e->wire.dev = dev;
 	e->wire.min_frame = SWV_SHM_MIN_FRAME;
-	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1, false);
+	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1);
 	*out = &e->wire;
 	return 0;
 err_map:

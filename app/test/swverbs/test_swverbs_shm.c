@@ -12,10 +12,13 @@
  * a /dev/shm without room for a cable (a small tmpfs mounted there in a
  * mount namespace of a child) refuses the cable with ENOSPC, no SIGBUS;
  * an end whose wake socket name is taken still wakes its sleeping peer;
- * a sender stopped on a full ring stays off deep sleep until it is drained.
+ * a sender stopped on a full ring stays off deep sleep until it is drained;
+ * a setup lock held by a stuck process makes open fail (EBUSY) and close
+ * go on, both within a bound, not wait for it.
  */
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -810,6 +813,83 @@ test_shm_full_ring_no_deep_sleep(void)
 	return TEST_SUCCESS;
 }
 
+struct t_opener {
+	struct tdev d;
+	int ret;
+	int done;
+};
+
+static void *
+t_open_thread(void *arg)
+{
+	struct t_opener *o = arg;
+
+	o->ret = t_setup(&o->d, "lb", t_wire());
+	__atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Whether @o finished within @ms. */
+static bool
+t_opener_wait(struct t_opener *o, unsigned int ms)
+{
+	uint64_t end = t_now_ms() + ms;
+
+	while (!__atomic_load_n(&o->done, __ATOMIC_ACQUIRE) &&
+	       t_now_ms() < end)
+		usleep(1000);
+	return __atomic_load_n(&o->done, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * The cable's setup lock (byte 2) held by another open, as by a process
+ * stopped while it attaches: a new end's open gives up with EBUSY (within
+ * 10 s here; 1 s in the wire) instead of waiting under swv_lock; an end's
+ * close goes on without it and leaves the file. Frees the lock in any case
+ * so that a hung open ends.
+ */
+static int
+test_shm_setup_lock_bounded(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 2, .l_len = 1 };
+	struct t_opener o = { .ret = -1, .done = 0 };
+	struct swv_port_counters c;
+	pthread_t th;
+	struct tdev a;
+	bool ended;
+	int fd;
+
+	t_cable("l");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "la", t_wire()), "");
+	fd = open(cable_path, O_RDWR | O_CLOEXEC);
+	TEST_ASSERT(fd >= 0, "");
+	TEST_ASSERT_SUCCESS(fcntl(fd, F_OFD_SETLK, &fl), "");
+	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, t_open_thread, &o), "");
+	ended = t_opener_wait(&o, 10000);
+	/* Other swverbs control calls are not held up after it. */
+	if (ended)
+		TEST_ASSERT_SUCCESS(swv_query_port_counters(a.ctx, &c), "");
+	fl.l_type = F_UNLCK;
+	fcntl(fd, F_OFD_SETLK, &fl);
+	pthread_join(th, NULL);
+	if (o.ret == 0)
+		t_teardown(&o.d);
+	TEST_ASSERT(ended, "open waited for the setup lock");
+	TEST_ASSERT_EQUAL(o.ret, EBUSY, "");
+	/* Close with the lock held: it goes on, the file stays. */
+	fl.l_type = F_WRLCK;
+	TEST_ASSERT_SUCCESS(fcntl(fd, F_OFD_SETLK, &fl), "");
+	t_teardown(&a);
+	TEST_ASSERT_SUCCESS(access(cable_path, F_OK), "file removed unlocked");
+	close(fd);
+	/* Reused by the next end, removed by its close. */
+	TEST_ASSERT_SUCCESS(t_setup(&a, "la", t_wire()), "");
+	t_teardown(&a);
+	TEST_ASSERT(access(cable_path, F_OK) != 0, "file left");
+	return TEST_SUCCESS;
+}
+
 /*
  * Child (--nospace <cable>): in a mount namespace of its own, a 1 MiB
  * tmpfs on /dev/shm (a cable is about 4 MiB): the device is refused with
@@ -883,6 +963,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_shm_no_room),
 		TEST_CASE(test_shm_unbound_end_wakes),
 		TEST_CASE(test_shm_full_ring_no_deep_sleep),
+		TEST_CASE(test_shm_setup_lock_bounded),
 		TEST_CASES_END(),
 	},
 };

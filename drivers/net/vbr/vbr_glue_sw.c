@@ -476,10 +476,16 @@ vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 	switch (err) {
 	case EBUSY:
 		if (sw->wire.kind == SWV_WIRE_SHM &&
-		    swv_wire_shm_holders(sw->wire.name, pids) == 0)
+		    swv_wire_shm_holders(sw->wire.name, pids) == 0 &&
+		    pids[0] != 0 && pids[1] != 0)
 			snprintf(why, len, "wire=%s: the shm cable already has "
 				 "two ends, held by pids %d and %d", wire,
 				 pids[0], pids[1]);
+		else if (sw->wire.kind == SWV_WIRE_SHM &&
+			 swv_wire_shm_holders(sw->wire.name, pids) == 0)
+			snprintf(why, len, "wire=%s: another end of the shm "
+				 "cable has been attaching or leaving for over "
+				 "1 s (a stopped process?)", wire);
 		else if (sw->wire.kind == SWV_WIRE_SHM)
 			snprintf(why, len, "wire=%s: the shm cable already has "
 				 "two ends", wire);
