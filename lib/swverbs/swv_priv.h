@@ -868,6 +868,8 @@ struct swv_device {
 	struct swv_steer *steer;	/**< RCU pointer */
 	/** Classifier generation: bumped (release) after every rule change. */
 	uint64_t cls_gen;
+	/** Lookups answered by the EMC, the SMC, the walk (Rx context). */
+	uint64_t cls_hits[3];
 	struct swv_sniff *sniff;	/**< RCU pointer, NULL: none */
 	uint32_t link;			/**< port up, engine-written */
 	uint32_t speed;			/**< Mbit/s */

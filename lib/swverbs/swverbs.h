@@ -283,6 +283,20 @@ struct swv_port_counters {
  * Read the port counters. Values never decrease; reads from any thread see
  * whole (untorn) values. Return: 0, EINVAL.
  */
+/** Where a device's rule lookups were answered (swv_query_cls_stats()). */
+struct swv_cls_stats {
+	uint64_t emc_hits;	/**< by the exact-match cache */
+	uint64_t smc_hits;	/**< by the signature-match cache */
+	uint64_t walks;		/**< by the subtables (caches off or missed) */
+};
+
+/**
+ * Read the device's rule lookup tallies (for tests and tuning: whether the
+ * flow caches answer). Any thread. Return: 0, EINVAL.
+ */
+int swv_query_cls_stats(struct ibv_context *context,
+			struct swv_cls_stats *st);
+
 int swv_query_port_counters(struct ibv_context *context,
 			    struct swv_port_counters *counters);
 
