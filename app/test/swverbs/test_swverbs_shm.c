@@ -636,21 +636,15 @@ test_pair_name_elsewhere(void)
 	return TEST_SUCCESS;
 }
 
-static bool
-t_engine_asleep(struct swv_engine *eng)
+/* An engine's statistics now (zeroes if it cannot tell). */
+static struct swv_engine_stats
+t_estats(struct swv_engine *eng)
 {
 	struct swv_engine_stats st;
 
-	return swv_engine_get_stats(eng, &st) == 0 && st.asleep;
-}
-
-static uint64_t
-t_fd_wakes(struct swv_engine *eng)
-{
-	struct swv_engine_stats st;
-
-	swv_engine_get_stats(eng, &st);
-	return st.fd_wakes;
+	if (swv_engine_get_stats(eng, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	return st;
 }
 
 /*
@@ -704,16 +698,16 @@ test_shm_unbound_end_wakes(void)
 	t_frame(txbuf, 64, a.mac, b.mac, 3);
 	for (r = 0; r < 3; r++) {
 		TEST_ASSERT_SUCCESS(t_recv(a.rqp, rmr, rxbuf, 4096, r), "");
-		T_WAIT(t_engine_asleep(def));
-		TEST_ASSERT(t_engine_asleep(def), "round %u", r);
+		T_WAIT(t_estats(def).asleep);
+		TEST_ASSERT(t_estats(def).asleep, "round %u", r);
 		usleep(20000);	/* well inside its sleep */
-		w0 = t_fd_wakes(def);
+		w0 = t_estats(def).fd_wakes;
 		TEST_ASSERT_SUCCESS(t_send(b.sqp, mr, txbuf, 64, r), "");
 		swv_engine_run_once(eng);	/* B sends and flushes */
 		TEST_ASSERT_EQUAL(t_poll(a.rcq, &wc, 1, 2000), 1, "round %u",
 				  r);
 		TEST_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS, "");
-		woken += t_fd_wakes(def) - w0;
+		woken += t_estats(def).fd_wakes - w0;
 		for (k = 0; k < 4; k++)
 			swv_engine_run_once(eng);
 		TEST_ASSERT_EQUAL(ibv_poll_cq(b.scq, 1, &wc), 1, "");
@@ -728,15 +722,6 @@ test_shm_unbound_end_wakes(void)
 	t_teardown(&a);
 	swv_engine_destroy(eng);
 	return TEST_SUCCESS;
-}
-
-static uint64_t
-t_deep_sleeps(struct swv_engine *eng)
-{
-	struct swv_engine_stats st;
-
-	swv_engine_get_stats(eng, &st);
-	return st.deep_sleeps;
 }
 
 /*
@@ -787,9 +772,9 @@ test_shm_full_ring_no_deep_sleep(void)
 	TEST_ASSERT(done >= T_SHM_SLOTS && posted > done, "%u of %u", done,
 		    posted);
 	/* Stopped on the full ring for 300 ms: no deep sleep in them. */
-	d0 = t_deep_sleeps(def);
+	d0 = t_estats(def).deep_sleeps;
 	usleep(300 * 1000);
-	d1 = t_deep_sleeps(def);
+	d1 = t_estats(def).deep_sleeps;
 	TEST_ASSERT_EQUAL(ibv_poll_cq(a.scq, 64, wc), 0, "ring not full");
 	TEST_ASSERT_EQUAL(d1, d0, "%" PRIu64 " deep sleeps while sends "
 			  "waited for room", d1 - d0);
@@ -804,8 +789,8 @@ test_shm_full_ring_no_deep_sleep(void)
 	TEST_ASSERT_EQUAL(done, posted, "sends lost");
 	for (i = 0; i < T_SHM_SLOTS / 64 + 2; i++)
 		swv_engine_run_once(eng);
-	T_WAIT(t_deep_sleeps(def) > d1);
-	TEST_ASSERT(t_deep_sleeps(def) > d1, "no deep sleep once drained");
+	T_WAIT(t_estats(def).deep_sleeps > d1);
+	TEST_ASSERT(t_estats(def).deep_sleeps > d1, "no deep sleep once drained");
 	swv_dereg_mr(mr);
 	t_teardown(&b);
 	t_teardown(&a);
