@@ -446,6 +446,7 @@ swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 	c = st->cls;
 	if (c == NULL || gen == 0) {
 		swv_steer_lookup_burst(st, pkt, out, n);
+		SWV_STORE(&dev->cls_hits[2], dev->cls_hits[2] + n);
 		return;
 	}
 	/* Both caches' lines for every frame, their misses overlapping. */
@@ -485,8 +486,13 @@ swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 		if ((++c->ins & SWV_EMC_INSERT_MASK) == 0)
 			cls_ent_set(cls_emc(c, h[x]), gen, e->f, key[x], c->nw);
 	}
+	/* One store each a burst: the Rx context is their only writer. */
+	SWV_STORE(&dev->cls_hits[0], dev->cls_hits[0] + (n - na));
+	if (na != nb)
+		SWV_STORE(&dev->cls_hits[1], dev->cls_hits[1] + (na - nb));
 	if (nb == 0)
 		return;
+	SWV_STORE(&dev->cls_hits[2], dev->cls_hits[2] + nb);
 	/* The walk, then both caches learn its answers. */
 	memcpy(wk, act, nb);
 	steer_walk_burst(st, pkt, out, wk, nb);
@@ -496,6 +502,20 @@ swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 		cls_smc_put(c, h[x], gen, out[x], key[x]);
 		cls_ent_set(cls_emc(c, h[x]), gen, out[x], key[x], c->nw);
 	}
+}
+
+int
+swv_query_cls_stats(struct ibv_context *context, struct swv_cls_stats *st)
+{
+	const struct swv_device *dev;
+
+	if (context == NULL || st == NULL)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	st->emc_hits = SWV_LOAD(&dev->cls_hits[0]);
+	st->smc_hits = SWV_LOAD(&dev->cls_hits[1]);
+	st->walks = SWV_LOAD(&dev->cls_hits[2]);
+	return 0;
 }
 
 const struct swv_flow *
@@ -1148,8 +1168,13 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 		sub_prio_del(sub, base);
 		sub->lb = lb;
 		if (fresh) {
-			/* Not in a published array yet when it fails... */
-			steer_publish(dev, NULL, sub);
+			/*
+			 * Published above: out of the array again, then gone
+			 * after a grace period. Without the memory for the
+			 * array, keep it there, empty, as steer_del() does.
+			 */
+			if (steer_publish(dev, NULL, sub) != 0)
+				return ret;
 			swv_retire(sub->slots);
 			free(sub->prio);
 			swv_retire(sub);

@@ -19,6 +19,9 @@
  *     it sleeps in ppoll() on the wires' rx_fd()s with a timeout that
  *     doubles from 20 us to 1 ms, then (deep sleep) until a doorbell, so
  *     an idle process costs ~no CPU and a posted WQE waits at most ~1 ms;
+ *     not while a wire says sends wait for room (tx_pending: a full shm
+ *     ring, af_xdp frames a kick left), which comes without a wakeup:
+ *     then it goes on sleeping 1 ms at most;
  *   - or, for an engine without a thread, whoever calls
  *     swv_engine_run_once(): one pass, no blocking, no sleep (a DPDK
  *     service, the PMD's own polling).
@@ -206,6 +209,23 @@ engine_work(struct swv_engine *eng, uint64_t now)
 	return work;
 }
 
+/* Whether a wire of the engine has sends that wait for room. */
+static bool
+engine_tx_pending(struct swv_engine *eng)
+{
+	struct cds_list_head *node;
+	struct swv_wire *wire;
+
+	cds_list_for_each_rcu(node, &eng->devs) {
+		wire = cds_list_entry(node, struct swv_device,
+				      eng_node)->wire;
+		if (wire->ops->tx_pending != NULL &&
+		    wire->ops->tx_pending(wire))
+			return true;
+	}
+	return false;
+}
+
 /*
  * The engine's own thread.
  */
@@ -242,8 +262,14 @@ engine_sleep(struct swv_engine *eng, uint64_t ns, bool bell)
 	ppoll(fds, n, &ts, NULL);
 	rcu_thread_online();
 	if (bell) {
+		SWV_STORE(&eng->deep_sleeps, eng->deep_sleeps + 1);
 		if (fds[n - 1].revents & POLLIN)
 			SWV_STORE(&eng->bell_wakes, eng->bell_wakes + 1);
+		for (fd = 0; fd < (int)n - 1; fd++)
+			if (fds[fd].revents & POLLIN)
+				break;
+		if (fd < (int)n - 1)
+			SWV_STORE(&eng->fd_wakes, eng->fd_wakes + 1);
 		SWV_STORE(&eng->asleep, 0);
 		if (read(eng->bell_fd, &rings, sizeof(rings)) < 0)
 			rings = 0;	/* nothing rang: EAGAIN */
@@ -301,7 +327,7 @@ engine_main(void *arg)
 		}
 		if (++idle < SWV_IDLE_SPINS)
 			continue;
-		if (sleep_ns < SWV_SLEEP_MAX_NS) {
+		if (sleep_ns < SWV_SLEEP_MAX_NS || engine_tx_pending(eng)) {
 			engine_sleep(eng, sleep_ns, false);
 			sleep_ns *= 2;
 			if (sleep_ns > SWV_SLEEP_MAX_NS)
@@ -309,7 +335,9 @@ engine_main(void *arg)
 			continue;
 		}
 		/*
-		 * Idle for over a millisecond: ask posters for a doorbell,
+		 * Idle for over a millisecond, and no send waits for room on
+		 * a wire (room that comes without a wakeup: polled for every
+		 * SWV_SLEEP_MAX_NS): ask posters for a doorbell,
 		 * look once more (a post may have raced with the flag), then
 		 * sleep until the doorbell, a wire's fd or the next link check.
 		 */
@@ -564,6 +592,8 @@ swv_engine_get_stats(const struct swv_engine *eng,
 	st->passes = SWV_LOAD(&eng->passes);
 	st->work_passes = SWV_LOAD(&eng->work_passes);
 	st->bell_wakes = SWV_LOAD(&eng->bell_wakes);
+	st->deep_sleeps = SWV_LOAD(&eng->deep_sleeps);
+	st->fd_wakes = SWV_LOAD(&eng->fd_wakes);
 	st->asleep = SWV_LOAD(&eng->asleep) != 0;
 	st->ndev = SWV_LOAD(&eng->ndev);
 	st->thread = SWV_LOAD(&eng->running);

@@ -868,6 +868,8 @@ struct swv_device {
 	struct swv_steer *steer;	/**< RCU pointer */
 	/** Classifier generation: bumped (release) after every rule change. */
 	uint64_t cls_gen;
+	/** Lookups answered by the EMC, the SMC, the walk (Rx context). */
+	uint64_t cls_hits[3];
 	struct swv_sniff *sniff;	/**< RCU pointer, NULL: none */
 	uint32_t link;			/**< port up, engine-written */
 	uint32_t speed;			/**< Mbit/s */
@@ -929,6 +931,8 @@ struct swv_engine {
 	uint64_t passes;		/**< passes run (relaxed, any reader) */
 	uint64_t work_passes;		/**< of which found work */
 	uint64_t bell_wakes;		/**< deep sleeps the doorbell ended */
+	uint64_t deep_sleeps;		/**< sleeps until a doorbell */
+	uint64_t fd_wakes;		/**< deep sleeps a wire's fd ended */
 	/* control line */
 	uint32_t in_pass SWV_ALIGNED;	/**< a thread drives the engine */
 	uint32_t stop;			/**< the thread must end */

@@ -34,6 +34,11 @@ struct swv_frame {
 };
 
 /**
+ * Count a frame of @len bytes that a wire dropped because its link is down
+ * (tx_link_down): as into an unplugged cable. The engine's thread.
+ */
+void swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len);
+/**
  * Deliver @n received frames to a device, in order, as swv_device_rx() for
  * each (engine.c). The frames' memory must stay valid and unchanged until
  * the call returns; it copies what it keeps. The frames are steered
@@ -103,6 +108,14 @@ struct swv_wire_ops {
 	 */
 	int (*rx_fd)(struct swv_wire *wire);
 	/**
+	 * Optional (NULL: never): whether sends wait on the wire, for room
+	 * that the other side frees without telling (shm: a tx() said EAGAIN
+	 * on a full ring; af_xdp: frames in the Tx ring that a kick left).
+	 * The engine then sleeps SWV_SLEEP_MAX_NS at most, not deeply. On the
+	 * engine's thread, right before a deep sleep.
+	 */
+	bool (*tx_pending)(struct swv_wire *wire);
+	/**
 	 * Optional (NULL: none): the device this wire hands frames to
 	 * directly, on the sending device's engine (a pair cable's other
 	 * end), or NULL while there is none. Two devices joined so must be
@@ -152,8 +165,12 @@ int swv_wire_pair_open(struct swv_device *dev, const char *cable,
  * if missing): the first free of its two ends. The link is up while the
  * other end is attached, from any process.
  * Errors: EINVAL (bad name: empty, with '/', too long), EBUSY (both ends
- * are held: swv_wire_shm_holders() says by whom), EPROTO (the other end
- * uses another layout), ENOMEM, or the errno of open/mmap.
+ * are held: swv_wire_shm_holders() says by whom; or another end kept the
+ * cable's setup lock, taken while an end attaches or leaves, for over 1 s), EPROTO (the other end
+ * uses another layout), ENOSPC (no room in SWV_SHM_DIR for the cable's
+ * SWV_SHM_CABLE_BYTES; a file this end created is removed again), EAGAIN
+ * (the file kept being replaced by ends leaving and arriving while this
+ * one opened it: try again), ENOMEM, or the errno of open/mmap.
  */
 int swv_wire_shm_open(struct swv_device *dev, const char *cable,
 		      struct swv_wire **out);

@@ -100,10 +100,15 @@ int swv_wire_parse(const char *wire, enum swv_wire_kind *kind,
  * interface is the wire of another device, or the af_xdp queue has a
  * socket), ENODEV (no such interface), EPERM (AF_PACKET needs CAP_NET_RAW;
  * AF_XDP also CAP_BPF and room under the locked-memory limit), EPROTO (the
- * other end of a shm cable uses another layout), EAFNOSUPPORT (no AF_XDP in
- * the kernel), EOPNOTSUPP (no XDP mode on the interface), ENOMEM.
+ * other end of a shm cable uses another layout), ENOSPC (no room in
+ * /dev/shm for a shm cable: SWV_SHM_CABLE_BYTES), EAGAIN (a shm cable's file
+ * kept being replaced while this end opened it: try again), EAFNOSUPPORT (no
+ * AF_XDP in the kernel), EOPNOTSUPP (no XDP mode on the interface), ENOMEM.
  */
 int swv_device_create(const char *name, const char *wire, const uint8_t *mac);
+
+/** Bytes of /dev/shm a shm cable takes (reserved when its first end opens). */
+#define SWV_SHM_CABLE_BYTES 4206592u
 
 /**
  * The processes holding the ends of shm cable @cable: pids[i] the pid of
@@ -278,6 +283,20 @@ struct swv_port_counters {
  * Read the port counters. Values never decrease; reads from any thread see
  * whole (untorn) values. Return: 0, EINVAL.
  */
+/** Where a device's rule lookups were answered (swv_query_cls_stats()). */
+struct swv_cls_stats {
+	uint64_t emc_hits;	/**< by the exact-match cache */
+	uint64_t smc_hits;	/**< by the signature-match cache */
+	uint64_t walks;		/**< by the subtables (caches off or missed) */
+};
+
+/**
+ * Read the device's rule lookup tallies (for tests and tuning: whether the
+ * flow caches answer). Any thread. Return: 0, EINVAL.
+ */
+int swv_query_cls_stats(struct ibv_context *context,
+			struct swv_cls_stats *st);
+
 int swv_query_port_counters(struct ibv_context *context,
 			    struct swv_port_counters *counters);
 
@@ -566,6 +585,8 @@ struct swv_engine_stats {
 	uint64_t passes;	/**< passes over its devices */
 	uint64_t work_passes;	/**< passes that found work */
 	uint64_t bell_wakes;	/**< deep sleeps of its thread a post ended */
+	uint64_t deep_sleeps;	/**< sleeps of its thread until a doorbell */
+	uint64_t fd_wakes;	/**< deep sleeps a wire's wakeup ended */
 	uint32_t asleep;	/**< its thread sleeps until a doorbell now */
 	uint32_t ndev;		/**< devices assigned */
 	uint32_t thread;	/**< it runs a thread */

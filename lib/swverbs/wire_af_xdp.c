@@ -232,6 +232,10 @@ xdp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return EINVAL;	/* @iov holds fewer than @len bytes */
 	if (unlikely(x->nw.nif.gone))
 		return ENODEV;
+	if (unlikely(!__atomic_load_n(&x->nw.nif.link, __ATOMIC_RELAXED))) {
+		swv_wire_tx_link_down(wire, len);	/* dropped, counted */
+		return 0;
+	}
 	if (unlikely(x->tx_nfree == 0)) {
 		xdp_reclaim(x);
 		if (x->tx_nfree == 0) {
@@ -331,6 +335,19 @@ xdp_tx_flush(struct swv_wire *wire)
 		xdp_reclaim(x);
 }
 
+/*
+ * Frames the kernel has yet to take (a kick left them: the device queue
+ * was full) or sends refused for want of a frame: the kernel frees room
+ * without a wakeup. Not while the link is down: nothing moves then.
+ */
+static bool
+xdp_tx_pending(struct swv_wire *wire)
+{
+	struct swv_xdp *x = to_xdp(wire);
+
+	return x->tx_kick && __atomic_load_n(&x->nw.nif.link, __ATOMIC_RELAXED);
+}
+
 static bool
 xdp_link_up(struct swv_wire *wire)
 {
@@ -402,6 +419,7 @@ static const struct swv_wire_ops xdp_ops = {
 	.mtu = swv_netif_wire_mtu,
 	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = xdp_rx_fd,
+	.tx_pending = xdp_tx_pending,
 	.close = xdp_close,
 };
 

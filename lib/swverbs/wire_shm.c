@@ -21,7 +21,8 @@
  * peer in place it only resets what it reads, dropping frames that the
  * peer sent to the end's predecessor. The last end to leave unlinks the
  * file. The link is up while the other side is held, as seen by the link
- * check (every 10 ms): a peer that dies takes the link down within that.
+ * check (every 10 ms, 100 ms while the engine sleeps deeply): a peer that
+ * dies takes the link down within that.
  *
  * Data: two rings of SWV_SHM_SLOTS frame slots of SWV_SHM_SLOT bytes, one
  * per direction, each with its slots' lengths apart. Single producer,
@@ -51,6 +52,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "swv_priv.h"
@@ -66,6 +68,9 @@
 #define SWV_SHM_FILE_SZ (SWV_SHM_HDR_SZ + 2 * SWV_SHM_RING_SZ)
 #define SWV_SHM_SETUP 2		/* the setup lock byte */
 #define SWV_SHM_RETRIES 16
+/* How long an end waits for the setup lock (a peer attaching, leaving). */
+#define SWV_SHM_LOCK_WAIT_NS 1000000000ull
+#define SWV_SHM_LOCK_POLL_NS 1000000l
 
 /* One direction's indexes, in the shared header. Indexes run free. */
 struct swv_shm_idx {
@@ -85,11 +90,13 @@ struct swv_shm_hdr {
 
 _Static_assert(sizeof(struct swv_shm_hdr) <= SWV_SHM_HDR_SZ, "header");
 _Static_assert((SWV_SHM_SLOTS & (SWV_SHM_SLOTS - 1)) == 0, "power of 2");
+_Static_assert(SWV_SHM_FILE_SZ == SWV_SHM_CABLE_BYTES, "swverbs.h's size");
 
 struct swv_shm_end {
 	struct swv_wire wire;
 	int fd;				/**< the cable file, with our locks */
-	int wake_fd;			/**< bound datagram socket, or -1 */
+	int wake_fd;			/**< datagram socket, or -1 */
+	bool bound;			/**< wake_fd has our side's name */
 	unsigned int side;
 	bool up;			/**< peer attached, at the last check */
 	struct swv_shm_hdr *hdr;	/**< the mapping */
@@ -100,6 +107,7 @@ struct swv_shm_end {
 	uint32_t head;			/**< next slot to fill */
 	uint32_t tail_c;		/**< copy of txi->tail */
 	uint32_t pub;			/**< head last published */
+	bool tx_full;			/**< a tx() found the ring full */
 	/* consumer side of rxi */
 	uint32_t tail;			/**< next slot to read */
 	uint32_t head_c;		/**< copy of rxi->head */
@@ -121,9 +129,12 @@ shm_path(const char *cable, char *buf, size_t len)
 	return 0;
 }
 
-/* Take (F_WRLCK, F_RDLCK) or drop (F_UNLCK) an OFD lock on @n bytes. */
+/*
+ * Take (F_WRLCK, F_RDLCK) or drop (F_UNLCK) an OFD lock on @n bytes, now:
+ * EAGAIN (or EACCES) when another open holds it.
+ */
 static int
-shm_lock(int fd, short type, off_t start, off_t n, bool wait)
+shm_lock(int fd, short type, off_t start, off_t n)
 {
 	struct flock fl;
 
@@ -132,11 +143,42 @@ shm_lock(int fd, short type, off_t start, off_t n, bool wait)
 	fl.l_whence = SEEK_SET;
 	fl.l_start = start;
 	fl.l_len = n;
-	while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0) {
+	while (fcntl(fd, F_OFD_SETLK, &fl) != 0) {
 		if (errno != EINTR)
 			return errno;
 	}
 	return 0;
+}
+
+static uint64_t
+shm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The setup lock, waited for SWV_SHM_LOCK_WAIT_NS at most: callers hold
+ * swv_lock, which a peer stopped inside its setup must not hold forever.
+ * Return: 0, EBUSY (still held), or an errno.
+ */
+static int
+shm_lock_setup(int fd)
+{
+	const struct timespec poll = { 0, SWV_SHM_LOCK_POLL_NS };
+	uint64_t end = shm_now_ns() + SWV_SHM_LOCK_WAIT_NS;
+	int ret;
+
+	for (;;) {
+		ret = shm_lock(fd, F_WRLCK, SWV_SHM_SETUP, 1);
+		if (ret != EAGAIN && ret != EACCES)
+			return ret;
+		if (shm_now_ns() >= end)
+			return EBUSY;
+		nanosleep(&poll, NULL);
+	}
 }
 
 /* Whether another open of the file holds side @side. */
@@ -171,24 +213,34 @@ shm_wake_addr(const struct swv_shm_end *e, unsigned int side,
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
 }
 
-static void
-shm_wake_open(struct swv_shm_end *e)
+/*
+ * Give the wake socket our side's name, if it has none yet. The name may
+ * still be held for a moment (a predecessor on our side closing): until it
+ * is ours we get no wakeups (the engine polls on its timeouts) but still
+ * send the peer its own.
+ */
+static bool
+shm_wake_bind(struct swv_shm_end *e)
 {
 	struct sockaddr_un sa;
 	socklen_t len;
 
+	if (!e->bound) {
+		len = shm_wake_addr(e, e->side, &sa);
+		e->bound = bind(e->wake_fd, (struct sockaddr *)&sa, len) == 0;
+	}
+	return e->bound;
+}
+
+static void
+shm_wake_open(struct swv_shm_end *e)
+{
 	e->wake_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 			    0);
 	if (e->wake_fd < 0)
-		return;
-	len = shm_wake_addr(e, e->side, &sa);
-	if (bind(e->wake_fd, (struct sockaddr *)&sa, len) != 0) {
-		/* No wakeups: the engine polls on its timeouts. */
-		close(e->wake_fd);
-		e->wake_fd = -1;
-		return;
-	}
+		return;	/* no wakeups either way: timeouts pace both ends */
 	e->peer_len = shm_wake_addr(e, e->side ^ 1, &e->peer_addr);
+	shm_wake_bind(e);
 }
 
 /* Lay a fresh header down: no end but us, every ring empty. */
@@ -225,7 +277,7 @@ shm_open_locked(struct swv_shm_end *e)
 		e->fd = open(e->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (e->fd < 0)
 			return errno;
-		ret = shm_lock(e->fd, F_WRLCK, SWV_SHM_SETUP, 1, true);
+		ret = shm_lock_setup(e->fd);
 		if (ret == 0 && fstat(e->fd, &st) != 0)
 			ret = errno;
 		if (ret != 0) {
@@ -236,11 +288,18 @@ shm_open_locked(struct swv_shm_end *e)
 		    sp.st_ino == st.st_ino) {
 			e->st_dev = st.st_dev;
 			e->st_ino = st.st_ino;
-			if (st.st_size < (off_t)SWV_SHM_FILE_SZ &&
-			    ftruncate(e->fd, SWV_SHM_FILE_SZ) != 0) {
-				ret = errno;
+			/*
+			 * Reserve every page now: tmpfs grows a file by
+			 * ftruncate without taking room, and a page that
+			 * /dev/shm cannot give at first touch is a SIGBUS.
+			 */
+			ret = posix_fallocate(e->fd, 0, SWV_SHM_FILE_SZ);
+			if (ret != 0) {
+				if (st.st_size == 0 &&
+				    !shm_held(e->fd, 0) && !shm_held(e->fd, 1))
+					unlink(e->path);	/* ours, empty */
 				close(e->fd);
-				return ret;
+				return ret == EFBIG ? ENOSPC : ret;
 			}
 			return 0;
 		}
@@ -306,11 +365,20 @@ shm_link_up(struct swv_wire *wire)
 {
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
 
-	if (shm_lock(e->fd, F_RDLCK, SWV_SHM_SETUP, 1, false) != 0)
+	if (shm_lock(e->fd, F_RDLCK, SWV_SHM_SETUP, 1) != 0)
 		return e->up;
 	e->up = shm_held(e->fd, e->side ^ 1);
-	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1, false);
+	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1);
 	return e->up;
+}
+
+/* Here for the wires without the device's internals (af_xdp). */
+void
+swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len)
+{
+	wire->dev->acc.tx_link_down++;
+	wire->dev->acc.tx_link_down_bytes += len;
+	swv_dev_dirty(wire->dev);
 }
 
 static int
@@ -325,17 +393,17 @@ shm_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	if (SWV_UNLIKELY(len > SWV_SHM_SLOT))
 		return EMSGSIZE;
 	if (SWV_UNLIKELY(!e->up)) {
-		/* Into an unplugged cable: gone, and counted. */
-		e->wire.dev->acc.tx_link_down++;
-		e->wire.dev->acc.tx_link_down_bytes += len;
-		swv_dev_dirty(e->wire.dev);
+		swv_wire_tx_link_down(wire, len);
 		return 0;
 	}
 	if (SWV_UNLIKELY(e->head - e->tail_c >= SWV_SHM_SLOTS)) {
 		e->tail_c = SWV_LOAD_ACQ(&e->txi->tail);
-		if (e->head - e->tail_c >= SWV_SHM_SLOTS)
+		if (e->head - e->tail_c >= SWV_SHM_SLOTS) {
+			e->tx_full = true;
 			return EAGAIN;
+		}
 	}
+	e->tx_full = false;
 	slot = e->head & (SWV_SHM_SLOTS - 1);
 	dst = e->tx_slot + (size_t)slot * SWV_SHM_SLOT;
 	for (i = 0; i < iovcnt; i++) {
@@ -359,12 +427,31 @@ shm_tx_flush(struct swv_wire *wire)
 	e->pub = e->head;
 	/* Pairs with the fence in shm_rx_fd(): it sees head, or we the flag. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* The flag is cleared only by an end that can send the datagram. */
 	if (SWV_UNLIKELY(SWV_LOAD(&e->txi->sleeping) != 0) &&
-	    __atomic_exchange_n(&e->txi->sleeping, 0, __ATOMIC_ACQ_REL) != 0 &&
 	    e->wake_fd >= 0 &&
+	    __atomic_exchange_n(&e->txi->sleeping, 0, __ATOMIC_ACQ_REL) != 0 &&
 	    sendto(e->wake_fd, &one, 1, MSG_DONTWAIT,
 		   (struct sockaddr *)&e->peer_addr, e->peer_len) < 0)
 		return;	/* no wakeup: the peer's engine wakes on its timeout */
+}
+
+/*
+ * A send refused on a full ring waits for the peer to take frames, which
+ * it does without a word: the engine polls rather than sleep deeply. Room
+ * seen (or the peer gone): one more pass, then no longer.
+ */
+static bool
+shm_tx_pending(struct swv_wire *wire)
+{
+	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
+
+	if (!e->tx_full)
+		return false;
+	e->tail_c = SWV_LOAD_ACQ(&e->txi->tail);
+	if (!e->up || e->head - e->tail_c < SWV_SHM_SLOTS)
+		e->tx_full = false;
+	return true;
 }
 
 static unsigned int
@@ -420,8 +507,8 @@ shm_rx_fd(struct swv_wire *wire)
 	socklen_t len;
 	char buf[16];
 
-	if (e->wake_fd < 0)
-		return -1;
+	if (e->wake_fd < 0 || !shm_wake_bind(e))
+		return -1;	/* nothing would wake us: do not ask */
 	while (recv(e->wake_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
 	SWV_STORE(&e->rxi->sleeping, 1);
@@ -462,18 +549,29 @@ shm_end_free(struct swv_shm_end *e)
 /*
  * Leave: under the setup lock, give our side back; the last end (no side
  * held by anyone once ours is dropped) unlinks the file it still names.
+ * A setup lock held by another for over a second (a peer stopped while it
+ * attaches): leave anyway, and leave the file, which the next end reuses.
  */
 static void
 shm_close(struct swv_wire *wire)
 {
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
 	struct stat sp;
+	bool setup;
 
-	shm_lock(e->fd, F_WRLCK, SWV_SHM_SETUP, 1, true);
+	/*
+	 * The wake socket's name first: a successor that takes our side
+	 * once we drop its lock finds the name free.
+	 */
+	if (e->wake_fd >= 0) {
+		close(e->wake_fd);
+		e->wake_fd = -1;
+	}
+	setup = shm_lock_setup(e->fd) == 0;
 	SWV_STORE(&e->hdr->pid[e->side], 0);
 	munmap(e->hdr, SWV_SHM_FILE_SZ);
-	shm_lock(e->fd, F_UNLCK, e->side, 1, false);
-	if (shm_lock(e->fd, F_WRLCK, 0, 2, false) == 0 &&
+	shm_lock(e->fd, F_UNLCK, e->side, 1);
+	if (setup && shm_lock(e->fd, F_WRLCK, 0, 2) == 0 &&
 	    stat(e->path, &sp) == 0 && sp.st_dev == e->st_dev &&
 	    sp.st_ino == e->st_ino)
 		unlink(e->path);
@@ -489,6 +587,7 @@ static const struct swv_wire_ops shm_ops = {
 	.set_mtu = shm_set_mtu,
 	.speed_mbps = shm_speed,
 	.rx_fd = shm_rx_fd,
+	.tx_pending = shm_tx_pending,
 	.close = shm_close,
 };
 
@@ -513,7 +612,7 @@ swv_wire_shm_open(struct swv_device *dev, const char *cable,
 		return ret;
 	}
 	for (side = 0; side < 2; side++)
-		if (shm_lock(e->fd, F_WRLCK, side, 1, false) == 0)
+		if (shm_lock(e->fd, F_WRLCK, side, 1) == 0)
 			break;
 	if (side == 2) {
 		ret = EBUSY;
@@ -532,7 +631,7 @@ swv_wire_shm_open(struct swv_device *dev, const char *cable,
 	e->wire.ops = &shm_ops;
 	e->wire.dev = dev;
 	e->wire.min_frame = SWV_SHM_MIN_FRAME;
-	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1, false);
+	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1);
 	*out = &e->wire;
 	return 0;
 err_map:

@@ -12,7 +12,9 @@
  * size; rules churned by another thread while frames flow; random rules
  * against a model of the priority rules. Every case runs
  * over eight extra subtables that no frame matches, so that the caches are
- * in use. One device on a loop wire, full profile.
+ * in use, and checks with the device's lookup tallies
+ * (swv_query_cls_stats()) that the caches answered the frames sent again.
+ * One device on a loop wire, full profile.
  */
 
 #include <arpa/inet.h>
@@ -120,6 +122,17 @@ blast(const uint32_t *flow, unsigned int n, const uint16_t *dport,
 	return 0;
 }
 
+/* Lookups the caches (EMC or SMC) answered so far. */
+static uint64_t
+cache_hits(void)
+{
+	struct swv_cls_stats st;
+
+	if (swv_query_cls_stats(d.ctx, &st) != 0)
+		return 0;
+	return st.emc_hits + st.smc_hits;
+}
+
 /* Where one frame of a flow went. */
 static int
 sendf(uint32_t flow, uint16_t dport)
@@ -203,10 +216,14 @@ test_rule_changes(void)
 {
 	struct ibv_flow *a, *b, *c;
 
+	uint64_t h0;
+
 	a = rule(5, SRC0 + 1, 32, 0, d.rqp, false);
 	TEST_ASSERT_NOT_NULL(a, "");
 	CHECK(1, 53, O_RQP, "");
+	h0 = cache_hits();
 	CHECK(1, 53, O_RQP, "a cached flow");
+	TEST_ASSERT_EQUAL(cache_hits() - h0, 1, "not answered by a cache");
 	CHECK(1, 54, O_RQP, "another port, the same answer");
 	/* Better, on the port: bits no rule looked at so far. */
 	b = rule(1, 0, 0, 53, q2, false);
@@ -260,15 +277,20 @@ test_many_flows(void)
 	static uint32_t flow[NFLOWS];
 	unsigned int got[O_N], i, pass;
 	struct ibv_flow *all, *hi;
+	uint64_t h0 = 0;
 
 	for (i = 0; i < NFLOWS; i++)
 		flow[i] = i;
 	all = rule(5, SRC0, 16, 0, d.rqp, false);
 	TEST_ASSERT_NOT_NULL(all, "");
 	for (pass = 0; pass < 2; pass++) {
+		h0 = cache_hits();
 		TEST_ASSERT_SUCCESS(blast(flow, NFLOWS, NULL, got), "");
 		TEST_ASSERT_EQUAL(got[O_RQP], NFLOWS, "pass %u", pass);
 	}
+	/* The second pass: the caches answer most (the SMC holds them). */
+	TEST_ASSERT(cache_hits() - h0 >= NFLOWS / 2, "%" PRIu64 " cache hits "
+		    "of %u", cache_hits() - h0, NFLOWS);
 	hi = rule(2, SRC0 + HI_LO, 24, 0, q2, false);
 	TEST_ASSERT_NOT_NULL(hi, "");
 	for (pass = 0; pass < 2; pass++) {
@@ -336,13 +358,22 @@ test_grow(void)
 
 static volatile int churn_stop;
 
-/* Better rules over the traffic's flows, made and destroyed in a loop. */
+struct churn_state {
+	struct ibv_flow *fl[16];	/**< the rules left when it stopped */
+	unsigned long n;		/**< rules made */
+};
+
+/*
+ * Better rules over the traffic's flows, made and destroyed in a loop;
+ * those in place when it stops are left for the test to check.
+ */
 static void *
 churn(void *arg)
 {
-	struct ibv_flow *fl[16] = { NULL };
+	struct churn_state *cs = arg;
+	struct ibv_flow **fl = cs->fl;
 	unsigned int i = 0, k;
-	unsigned long *n = arg;
+	unsigned long *n = &cs->n;
 
 	while (!churn_stop) {
 		k = i++ % 16;
@@ -354,25 +385,55 @@ churn(void *arg)
 		if (fl[k] != NULL)
 			(*n)++;
 	}
-	for (k = 0; k < 16; k++)
-		if (fl[k] != NULL)
-			swv_destroy_flow(fl[k]);
 	return NULL;
+}
+
+/*
+ * Every one of the 256 flows once, twice: each frame where @fl (the churn's
+ * last rules) says, the second pass answered by the caches.
+ */
+static int
+churn_check(struct ibv_flow *const *fl, const char *what)
+{
+	static uint32_t flow[256];
+	unsigned int got[O_N], i, pass, k;
+	int want;
+	uint64_t h0 = 0;
+
+	for (pass = 0; pass < 2; pass++) {
+		h0 = cache_hits();
+		for (i = 0; i < 256; i++) {
+			k = i / 16;
+			want = fl[k] == NULL ? O_RQP :
+			       (k & 2) != 0 ? O_DROP : O_Q2;
+			flow[0] = i;
+			TEST_ASSERT_SUCCESS(blast(flow, 1, NULL, got), "");
+			TEST_ASSERT_EQUAL(got[want], 1, "%s, pass %u: flow %u "
+					  "not where its rule says", what,
+					  pass, i);
+		}
+	}
+	TEST_ASSERT(cache_hits() - h0 >= 128, "%s: %" PRIu64 " cache hits "
+		    "of 256", what, cache_hits() - h0);
+	return TEST_SUCCESS;
 }
 
 /*
  * Rules over the flows created and destroyed by another thread while the
  * flows' frames come in (under ASan: nothing a cache points at is used
- * after it is freed); every frame is accounted for, and once the churn has
- * stopped every flow gets the catch-all rule again.
+ * after it is freed); every frame is accounted for; once the churn has
+ * stopped every flow goes where the rules it left say (a cache entry
+ * made under an earlier rule would send it elsewhere), twice, and once
+ * they are gone every flow gets the catch-all rule again.
  */
 static int
 test_churn(void)
 {
 	static uint32_t flow[256];
 	unsigned int got[O_N], i, rounds = 0;
-	unsigned long changes = 0;
+	static struct churn_state cs;
 	struct ibv_flow *all;
+	int ret;
 	pthread_t th;
 	uint64_t end;
 
@@ -381,7 +442,8 @@ test_churn(void)
 	all = rule(5, SRC0, 16, 0, d.rqp, false);
 	TEST_ASSERT_NOT_NULL(all, "");
 	churn_stop = 0;
-	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, churn, &changes), "");
+	memset(&cs, 0, sizeof(cs));
+	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, churn, &cs), "");
 	end = t_now_ms() + 1000;
 	while (t_now_ms() < end) {
 		TEST_ASSERT_SUCCESS(blast(flow, 256, NULL, got), "");
@@ -393,9 +455,15 @@ test_churn(void)
 	churn_stop = 1;
 	pthread_join(th, NULL);
 	printf("  %u rounds of 256 frames, %lu rules made meanwhile\n",
-	       rounds, changes);
-	TEST_ASSERT_SUCCESS(blast(flow, 256, NULL, got), "");
-	TEST_ASSERT_EQUAL(got[O_RQP], 256, "after the churn");
+	       rounds, cs.n);
+	ret = churn_check(cs.fl, "the churn's last rules");
+	for (i = 0; i < 16; i++) {
+		if (cs.fl[i] != NULL)
+			TEST_ASSERT_SUCCESS(swv_destroy_flow(cs.fl[i]), "");
+		cs.fl[i] = NULL;
+	}
+	TEST_ASSERT_SUCCESS(ret, "");
+	TEST_ASSERT_SUCCESS(churn_check(cs.fl, "after the churn"), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(all), "");
 	TEST_ASSERT(t_counters_ok(d.ctx), "");
 	return TEST_SUCCESS;

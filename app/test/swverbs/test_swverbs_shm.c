@@ -8,13 +8,25 @@
  * process (this program run again as --peer): a stopped peer's full ring
  * holds frames back (backpressure, no loss), a SIGKILLed peer takes the
  * link down and a new one brings it up; frames sent while the link is down
- * are counted (pair and shm); a pair name held by another process warns.
+ * are counted (pair and shm); a pair name held by another process warns;
+ * a /dev/shm without room for a cable (a small tmpfs mounted there in a
+ * mount namespace of a child) refuses the cable with ENOSPC, no SIGBUS;
+ * an end whose wake socket name is taken still wakes its sleeping peer;
+ * a sender stopped on a full ring stays off deep sleep until it is drained;
+ * a setup lock held by a stuck process makes open fail (EBUSY) and close
+ * go on, both within a bound, not wait for it.
  */
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stddef.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -624,6 +636,304 @@ test_pair_name_elsewhere(void)
 	return TEST_SUCCESS;
 }
 
+/* An engine's statistics now (zeroes if it cannot tell). */
+static struct swv_engine_stats
+t_estats(struct swv_engine *eng)
+{
+	struct swv_engine_stats st;
+
+	if (swv_engine_get_stats(eng, &st) != 0)
+		memset(&st, 0, sizeof(st));
+	return st;
+}
+
+/*
+ * A (the default engine, its thread) receives from B (an engine driven
+ * from here), whose wake socket name was taken when B plugged in (as by a
+ * predecessor on its side still closing): with A's engine in deep sleep,
+ * each frame B sends must wake it through its wire (a fd wake), not leave
+ * it to its timeout. Counted, not timed: of 3 rounds, none woken by the
+ * fd means B swallowed the wakeups.
+ */
+static int
+test_shm_unbound_end_wakes(void)
+{
+	struct swv_device_attr attr = { SWV_DEVICE_PROFILE_MLX5, NULL };
+	struct swv_engine *eng, *def = swv_engine_default();
+	struct ibv_mr *mr, *rmr;
+	struct sockaddr_un sa;
+	struct ibv_flow *fl;
+	struct ibv_wc wc;
+	struct tdev a, b;
+	struct stat st;
+	uint64_t w0, woken = 0;
+	unsigned int r, k;
+	int s, n;
+
+	t_cable("u");
+	eng = swv_engine_create();
+	TEST_ASSERT_NOT_NULL(eng, "");
+	attr.engine = eng;
+	TEST_ASSERT_SUCCESS(t_setup(&a, "ua", t_wire()), "");
+	TEST_ASSERT_SUCCESS(stat(cable_path, &st), "");
+	/* Side 1's wake socket name, taken before B plugs in. */
+	s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	TEST_ASSERT(s >= 0, "");
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1,
+		     "swverbs-shm/%llx:%llx/1", (unsigned long long)st.st_dev,
+		     (unsigned long long)st.st_ino);
+	TEST_ASSERT_SUCCESS(bind(s, (struct sockaddr *)&sa,
+				 (socklen_t)(offsetof(struct sockaddr_un,
+						      sun_path) + 1 + n)), "");
+	TEST_ASSERT_SUCCESS(t_setup_attr(&b, "ub", t_wire(), &attr), "");
+	close(s);
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "");
+	mr = swv_reg_mr(b.pd, txbuf, sizeof(txbuf), 0);
+	rmr = swv_reg_mr(a.pd, rxbuf, sizeof(rxbuf), IBV_ACCESS_LOCAL_WRITE);
+	fl = t_flow_eth(a.rqp, a.mac, 0);
+	TEST_ASSERT(mr != NULL && rmr != NULL && fl != NULL, "");
+	t_frame(txbuf, 64, a.mac, b.mac, 3);
+	for (r = 0; r < 3; r++) {
+		TEST_ASSERT_SUCCESS(t_recv(a.rqp, rmr, rxbuf, 4096, r), "");
+		T_WAIT(t_estats(def).asleep);
+		TEST_ASSERT(t_estats(def).asleep, "round %u", r);
+		usleep(20000);	/* well inside its sleep */
+		w0 = t_estats(def).fd_wakes;
+		TEST_ASSERT_SUCCESS(t_send(b.sqp, mr, txbuf, 64, r), "");
+		swv_engine_run_once(eng);	/* B sends and flushes */
+		TEST_ASSERT_EQUAL(t_poll(a.rcq, &wc, 1, 2000), 1, "round %u",
+				  r);
+		TEST_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS, "");
+		woken += t_estats(def).fd_wakes - w0;
+		for (k = 0; k < 4; k++)
+			swv_engine_run_once(eng);
+		TEST_ASSERT_EQUAL(ibv_poll_cq(b.scq, 1, &wc), 1, "");
+	}
+	printf("  A's engine woken by the wire in %" PRIu64 " of 3 rounds\n",
+	       woken);
+	TEST_ASSERT(woken > 0, "B swallowed every wakeup of its peer");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
+	swv_dereg_mr(mr);
+	swv_dereg_mr(rmr);
+	t_teardown(&b);
+	t_teardown(&a);
+	swv_engine_destroy(eng);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A (the default engine, its thread) sends to B (an engine driven from
+ * here) until A's ring is full. The room B makes when it drains the ring
+ * comes without a wakeup: A's engine must not sleep deeply (~100 ms, until
+ * a doorbell) while its sends wait, and must again once they went. Counted
+ * (deep sleeps of A's engine), not timed.
+ */
+static int
+test_shm_full_ring_no_deep_sleep(void)
+{
+	struct swv_device_attr attr = { SWV_DEVICE_PROFILE_MLX5, NULL };
+	struct swv_engine *eng, *def = swv_engine_default();
+	unsigned int posted = 0, done = 0, i;
+	uint64_t last, d0, d1, end;
+	struct ibv_wc wc[64];
+	struct ibv_mr *mr;
+	struct tdev a, b;
+	int n;
+
+	t_cable("f");
+	eng = swv_engine_create();
+	TEST_ASSERT_NOT_NULL(eng, "");
+	attr.engine = eng;
+	TEST_ASSERT_SUCCESS(t_setup(&a, "fa", t_wire()), "");
+	TEST_ASSERT_SUCCESS(t_setup_attr(&b, "fb", t_wire(), &attr), "");
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "");
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	t_frame(txbuf, 64, (const uint8_t *)"\xff\xff\xff\xff\xff\xff",
+		a.mac, 1);
+	/* Send until A's completions stop for 50 ms: its ring is full. */
+	last = t_now_ms();
+	while (t_now_ms() - last < 50) {
+		while (posted - done < 200 &&
+		       t_send(a.sqp, mr, txbuf, 64, posted) == 0)
+			posted++;
+		n = ibv_poll_cq(a.scq, 64, wc);
+		if (n > 0) {
+			done += (unsigned int)n;
+			last = t_now_ms();
+		} else {
+			usleep(100);
+		}
+	}
+	TEST_ASSERT(done >= T_SHM_SLOTS && posted > done, "%u of %u", done,
+		    posted);
+	/* Stopped on the full ring for 300 ms: no deep sleep in them. */
+	d0 = t_estats(def).deep_sleeps;
+	usleep(300 * 1000);
+	d1 = t_estats(def).deep_sleeps;
+	TEST_ASSERT_EQUAL(ibv_poll_cq(a.scq, 64, wc), 0, "ring not full");
+	TEST_ASSERT_EQUAL(d1, d0, "%" PRIu64 " deep sleeps while sends "
+			  "waited for room", d1 - d0);
+	/* B drains; A's waiting sends complete, then A may sleep again. */
+	end = t_now_ms() + 5000;
+	while (done < posted && t_now_ms() < end) {
+		for (i = 0; i < 4; i++)
+			swv_engine_run_once(eng);
+		n = ibv_poll_cq(a.scq, 64, wc);
+		done += n > 0 ? (unsigned int)n : 0;
+	}
+	TEST_ASSERT_EQUAL(done, posted, "sends lost");
+	for (i = 0; i < T_SHM_SLOTS / 64 + 2; i++)
+		swv_engine_run_once(eng);
+	T_WAIT(t_estats(def).deep_sleeps > d1);
+	TEST_ASSERT(t_estats(def).deep_sleeps > d1, "no deep sleep once drained");
+	swv_dereg_mr(mr);
+	t_teardown(&b);
+	t_teardown(&a);
+	swv_engine_destroy(eng);
+	return TEST_SUCCESS;
+}
+
+struct t_opener {
+	struct tdev d;
+	int ret;
+	int done;
+};
+
+static void *
+t_open_thread(void *arg)
+{
+	struct t_opener *o = arg;
+
+	o->ret = t_setup(&o->d, "lb", t_wire());
+	__atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Whether @o finished within @ms. */
+static bool
+t_opener_wait(struct t_opener *o, unsigned int ms)
+{
+	uint64_t end = t_now_ms() + ms;
+
+	while (!__atomic_load_n(&o->done, __ATOMIC_ACQUIRE) &&
+	       t_now_ms() < end)
+		usleep(1000);
+	return __atomic_load_n(&o->done, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * The cable's setup lock (byte 2) held by another open, as by a process
+ * stopped while it attaches: a new end's open gives up with EBUSY (within
+ * 10 s here; 1 s in the wire) instead of waiting under swv_lock; an end's
+ * close goes on without it and leaves the file. Frees the lock in any case
+ * so that a hung open ends.
+ */
+static int
+test_shm_setup_lock_bounded(void)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET,
+			    .l_start = 2, .l_len = 1 };
+	struct t_opener o = { .ret = -1, .done = 0 };
+	struct swv_port_counters c;
+	pthread_t th;
+	struct tdev a;
+	bool ended;
+	int fd;
+
+	t_cable("l");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "la", t_wire()), "");
+	fd = open(cable_path, O_RDWR | O_CLOEXEC);
+	TEST_ASSERT(fd >= 0, "");
+	TEST_ASSERT_SUCCESS(fcntl(fd, F_OFD_SETLK, &fl), "");
+	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, t_open_thread, &o), "");
+	ended = t_opener_wait(&o, 10000);
+	/* Other swverbs control calls are not held up after it. */
+	if (ended)
+		TEST_ASSERT_SUCCESS(swv_query_port_counters(a.ctx, &c), "");
+	fl.l_type = F_UNLCK;
+	fcntl(fd, F_OFD_SETLK, &fl);
+	pthread_join(th, NULL);
+	if (o.ret == 0)
+		t_teardown(&o.d);
+	TEST_ASSERT(ended, "open waited for the setup lock");
+	TEST_ASSERT_EQUAL(o.ret, EBUSY, "");
+	/* Close with the lock held: it goes on, the file stays. */
+	fl.l_type = F_WRLCK;
+	TEST_ASSERT_SUCCESS(fcntl(fd, F_OFD_SETLK, &fl), "");
+	t_teardown(&a);
+	TEST_ASSERT_SUCCESS(access(cable_path, F_OK), "file removed unlocked");
+	close(fd);
+	/* Reused by the next end, removed by its close. */
+	TEST_ASSERT_SUCCESS(t_setup(&a, "la", t_wire()), "");
+	t_teardown(&a);
+	TEST_ASSERT(access(cable_path, F_OK) != 0, "file left");
+	return TEST_SUCCESS;
+}
+
+/*
+ * Child (--nospace <cable>): in a mount namespace of its own, a 1 MiB
+ * tmpfs on /dev/shm (a cable is about 4 MiB): the device is refused with
+ * ENOSPC and leaves no file. Exits 0 (as it should), 1 (wrong), 77 (no
+ * mount namespace here).
+ */
+static int
+nospace_main(const char *name)
+{
+	struct tdev d;
+	int ret;
+
+	if (unshare(CLONE_NEWNS) != 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", T_SHM_DIR, "tmpfs", 0, "size=1m") != 0)
+		return 77;
+	snprintf(cable, sizeof(cable), "%s", name);
+	snprintf(cable_path, sizeof(cable_path), "%s/swverbs-shm.%s",
+		 T_SHM_DIR, cable);
+	ret = t_setup(&d, "nsp", t_wire());
+	if (ret == 0) {
+		printf("cable opened on a full /dev/shm\n");
+		t_teardown(&d);
+		return 1;
+	}
+	if (ret != ENOSPC) {
+		printf("error %d, not ENOSPC\n", ret);
+		return 1;
+	}
+	if (access(cable_path, F_OK) == 0) {
+		printf("%s left behind\n", cable_path);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+test_shm_no_room(void)
+{
+	pid_t pid;
+	int st;
+
+	t_cable("n");
+	fflush(stdout);
+	pid = fork();
+	TEST_ASSERT(pid >= 0, "fork");
+	if (pid == 0) {
+		execl(self_exe, self_exe, "--nospace", cable, (char *)NULL);
+		_exit(127);
+	}
+	TEST_ASSERT_EQUAL(waitpid(pid, &st, 0), pid, "");
+	TEST_ASSERT(!WIFSIGNALED(st), "killed by signal %d on a full /dev/shm",
+		    WTERMSIG(st));
+	if (WEXITSTATUS(st) == 77)
+		TEST_SKIP("no mount namespace (root needed)");
+	TEST_ASSERT_EQUAL(WEXITSTATUS(st), 0, "");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs shm and cables between processes",
 	.cases = {
@@ -635,6 +945,10 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_shm_peer_killed),
 		TEST_CASE(test_pair_link_down_drops),
 		TEST_CASE(test_pair_name_elsewhere),
+		TEST_CASE(test_shm_no_room),
+		TEST_CASE(test_shm_unbound_end_wakes),
+		TEST_CASE(test_shm_full_ring_no_deep_sleep),
+		TEST_CASE(test_shm_setup_lock_bounded),
 		TEST_CASES_END(),
 	},
 };
@@ -644,6 +958,8 @@ main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--peer") == 0)
 		return peer_main(argv[2], argv[3]);
+	if (argc == 3 && strcmp(argv[1], "--nospace") == 0)
+		return nospace_main(argv[2]);
 	self_exe = "/proc/self/exe";
 	signal(SIGPIPE, SIG_IGN);
 	return unit_test_suite_runner(&suite);

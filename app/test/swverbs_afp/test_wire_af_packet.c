@@ -59,6 +59,7 @@ struct swv_device {
 	bool (*want)(const uint8_t *frame, uint32_t len);
 	unsigned int n;			/**< frames recorded */
 	unsigned int calls;		/**< swv_device_rx() calls */
+	uint64_t link_down;		/**< swv_wire_tx_link_down() calls */
 	uint32_t off[T_MAX_REC];
 	uint32_t len[T_MAX_REC];
 	uint32_t used;
@@ -124,6 +125,13 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	memcpy(dev->buf + dev->used, frame, len);
 	dev->used += len;
 	dev->n++;
+}
+
+void
+swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len)
+{
+	(void)len;
+	wire->dev->link_down++;
 }
 
 void
@@ -758,6 +766,44 @@ test_link(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * af_xdp: frames sent while the link is down are dropped and counted
+ * (tx_link_down), as shm and pair do, not kept in the Tx ring to go out
+ * once it is up again.
+ */
+static int
+test_tx_link_down(void)
+{
+	static uint8_t f[64], r[256];
+	struct iovec iov = { f, 64 };
+	unsigned int i;
+	uint64_t d0;
+
+	if (!is_xdp())
+		TEST_SKIP("af_packet keeps its own ENETDOWN handling");
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	TEST_ASSERT_SUCCESS(wait_link(true), "link not up");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s down", t_a), "");
+	TEST_ASSERT_SUCCESS(wait_link(false), "link still up");
+	d0 = t_dev.link_down;
+	for (i = 0; i < 10; i++) {
+		build_frame(f, 64, i, 0);
+		TEST_ASSERT_SUCCESS(t_wire->ops->tx(t_wire, &iov, 1, 64), "");
+	}
+	t_wire->ops->tx_flush(t_wire);
+	TEST_ASSERT_EQUAL(t_dev.link_down - d0, 10, "not counted");
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s up", t_a), "");
+	TEST_ASSERT_SUCCESS(wait_link(true), "link still down");
+	for (i = 0; i < 5; i++) {
+		usleep(2000);
+		t_wire->ops->tx_flush(t_wire);
+	}
+	TEST_ASSERT_EQUAL(peer_recv(r, sizeof(r), 200), 0,
+			  "a frame sent while down went out late");
+	wire_close();
+	return TEST_SUCCESS;
+}
+
 static bool
 want_udp9(const uint8_t *f, uint32_t len)
 {
@@ -1265,6 +1311,7 @@ static struct unit_test_suite afp_suite = {
 		TEST_CASE(test_no_outgoing),
 		TEST_CASE(test_tx_ring_full),
 		TEST_CASE(test_link),
+		TEST_CASE(test_tx_link_down),
 		TEST_CASE(test_rx_csum),
 		TEST_CASE(test_jumbo),
 		TEST_CASE(test_mtu_raised),

@@ -476,10 +476,16 @@ vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 	switch (err) {
 	case EBUSY:
 		if (sw->wire.kind == SWV_WIRE_SHM &&
-		    swv_wire_shm_holders(sw->wire.name, pids) == 0)
+		    swv_wire_shm_holders(sw->wire.name, pids) == 0 &&
+		    pids[0] != 0 && pids[1] != 0)
 			snprintf(why, len, "wire=%s: the shm cable already has "
 				 "two ends, held by pids %d and %d", wire,
 				 pids[0], pids[1]);
+		else if (sw->wire.kind == SWV_WIRE_SHM &&
+			 swv_wire_shm_holders(sw->wire.name, pids) == 0)
+			snprintf(why, len, "wire=%s: another end of the shm "
+				 "cable has been attaching or leaving for over "
+				 "1 s (a stopped process?)", wire);
 		else if (sw->wire.kind == SWV_WIRE_SHM)
 			snprintf(why, len, "wire=%s: the shm cable already has "
 				 "two ends", wire);
@@ -513,6 +519,15 @@ vbr_sw_create_why(int err, const char *wire, const struct vbr_sw_conf *sw,
 	case EPROTO:
 		snprintf(why, len, "wire=%s: the other end of the shm cable "
 			 "uses another layout (another swverbs version)", wire);
+		break;
+	case ENOSPC:
+		if (sw->wire.kind == SWV_WIRE_SHM) {
+			snprintf(why, len, "wire=%s: no room in /dev/shm for "
+				 "the cable (%u bytes)", wire,
+				 SWV_SHM_CABLE_BYTES);
+			break;
+		}
+		snprintf(why, len, "wire=%s: %s", wire, strerror(err));
 		break;
 	default:
 		snprintf(why, len, "wire=%s: %s", wire, strerror(err));
