@@ -16,6 +16,9 @@ import threading
 import time
 
 PROMPT = "testpmd> "
+# What may follow a command's prompt: nothing, or event lines testpmd
+# prints on its own (an LSC or removal event raised while it was idle).
+ASYNC_AFTER_PROMPT = re.compile(r"(\s*Port \d+: [^\n]* event\s*)*")
 SKIP = 77
 
 
@@ -164,10 +167,13 @@ class TestPmd:
 
         def done():
             tail = self.out[start:]
-            # the echo of the command, its output, then a fresh prompt
+            # the echo of the command, its output, then a fresh prompt,
+            # after which testpmd may print asynchronous event lines
+            # ("Port 0: link state change event") with no new prompt
             i = tail.find(line)
-            return i >= 0 and tail.endswith(PROMPT) and \
-                tail.rfind(PROMPT) > i
+            j = tail.rfind(PROMPT)
+            return i >= 0 and j > i and \
+                ASYNC_AFTER_PROMPT.fullmatch(tail[j + len(PROMPT):])
         if not self._wait(done, timeout):
             raise RuntimeError(f"no prompt after '{line}':\n" +
                                self.out[start:][-3000:])
