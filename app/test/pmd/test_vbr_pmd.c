@@ -2845,6 +2845,109 @@ test_tx_recover_idle(void)
 	return TEST_SUCCESS;
 }
 
+/* A frame of len bytes from pool p, a copy of ref's first len bytes. */
+static struct rte_mbuf *
+pkt_from(struct rte_mempool *p, const struct rte_mbuf *ref, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p);
+
+	if (m != NULL)
+		memcpy(rte_pktmbuf_append(m, len),
+		       rte_pktmbuf_mtod(ref, void *), len);
+	return m;
+}
+
+/*
+ * Whether pool p holds exactly its own mbufs, all of them: none in use,
+ * none of another pool given to it.
+ */
+static bool
+pool_whole(struct rte_mempool *p)
+{
+	struct rte_mbuf *all[128];
+	unsigned int i, n = p->size;
+	bool ok;
+
+	if (n > RTE_DIM(all) || rte_mempool_get_bulk(p, (void **)all, n) != 0)
+		return false;
+	ok = rte_mempool_avail_count(p) == 0;
+	for (i = 0; i < n; i++)
+		ok = ok && all[i]->pool == p;
+	rte_mempool_put_bulk(p, (void **)all, n);
+	return ok;
+}
+
+/*
+ * MBUF_FAST_FREE: the PMD gives sent one-segment mbufs straight back to
+ * their pool. A burst mixes mbufs of the port's pool, of a second pool and
+ * a chain whose segments come from a third: every frame arrives, in order,
+ * byte-exact; two signal intervals of them, so that the completions the
+ * burst polls cover them all and the fast path, not the queue's stop, frees
+ * them: then no mbuf of the second or third pool is in use (each went back
+ * to its own pool, the chain's segments too).
+ */
+static int
+test_tx_fast_free(void)
+{
+	struct rte_mbuf *pkts[2 * VBR_TX_SIGNAL_INTERVAL], *ref[RTE_DIM(pkts)];
+	struct rte_mempool *mp2, *mp3;
+	struct rte_mbuf *seg;
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	uint16_t i;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port0, &info), "info");
+	TEST_ASSERT(info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE,
+		    "MBUF_FAST_FREE offered");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	conf.rxmode.mtu = info.max_mtu;
+	conf.rxmode.offloads = RTE_ETH_RX_OFFLOAD_SCATTER;
+	conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS |
+			       RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	TEST_ASSERT_SUCCESS(port_start_conf(port0, &conf, 1, 128), "start");
+	TEST_ASSERT(tx_queue()->fast_free, "queue in fast-free mode");
+	mp2 = rte_pktmbuf_pool_create("vbr_test_ff2", 127, 0, 0,
+				      RTE_MBUF_DEFAULT_BUF_SIZE,
+				      SOCKET_ID_ANY);
+	mp3 = rte_pktmbuf_pool_create("vbr_test_ff3", 127, 0, 0,
+				      RTE_MBUF_DEFAULT_BUF_SIZE,
+				      SOCKET_ID_ANY);
+	TEST_ASSERT(mp2 != NULL && mp3 != NULL, "mempools: %s",
+		    rte_strerror(rte_errno));
+	/* port pool, pool 2, chain of pool 3, pool 2, port pool ... */
+	for (i = 0; i < RTE_DIM(pkts); i++) {
+		TEST_ASSERT_SUCCESS(good_pkt(200 + i, i, &pkts[i], &ref[i]),
+				    "alloc");
+		if (i % 4 == 1 || i % 4 == 3) {
+			rte_pktmbuf_free(pkts[i]);
+			pkts[i] = pkt_from(mp2, ref[i], ref[i]->pkt_len);
+		} else if (i % 4 == 2) {
+			rte_pktmbuf_free(pkts[i]);
+			pkts[i] = pkt_from(mp3, ref[i], 100);
+			seg = rte_pktmbuf_alloc(mp3);
+			TEST_ASSERT(pkts[i] != NULL && seg != NULL, "alloc");
+			memcpy(rte_pktmbuf_append(seg, ref[i]->pkt_len - 100),
+			       rte_pktmbuf_mtod_offset(ref[i], void *, 100),
+			       ref[i]->pkt_len - 100);
+			TEST_ASSERT_SUCCESS(rte_pktmbuf_chain(pkts[i], seg),
+					    "chain");
+		}
+		TEST_ASSERT_NOT_NULL(pkts[i], "alloc");
+	}
+	TEST_ASSERT_SUCCESS(tx_expect(pkts, RTE_DIM(pkts), ref, RTE_DIM(ref)),
+			    "mixed pools");
+	TEST_ASSERT_EQUAL(tx_queue()->tail, tx_queue()->head, "all completed");
+	TEST_ASSERT(pool_whole(mp2), "pool 2: its mbufs back, only its own");
+	TEST_ASSERT(pool_whole(mp3), "pool 3: its mbufs back, only its own");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	rte_mempool_free(mp2);
+	rte_mempool_free(mp3);
+	/* Back as the group set it up. */
+	conf.txmode.offloads = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	TEST_ASSERT_SUCCESS(port_start_conf(port0, &conf, 1, 128), "restart");
+	return cross_exact(1000, 9);
+}
+
 static const struct unit_test_suite suite_tx = {
 	.name = "vbr tx",
 	.setup = setup_tx,
@@ -2853,6 +2956,7 @@ static const struct unit_test_suite suite_tx = {
 		TEST_CASE(test_tx_bad_frames),
 		TEST_CASE(test_tx_recover_mr),
 		TEST_CASE(test_tx_recover_idle),
+		TEST_CASE(test_tx_fast_free),
 		TEST_CASES_END(),
 	},
 };

@@ -112,7 +112,8 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->max_mac_addrs = VBR_MAX_MAC_ADDRS;
 	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER |
 				RTE_ETH_RX_OFFLOAD_VLAN_FILTER;
-	info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS |
+				RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 	info->flow_type_rss_offloads = VBR_RSS_OFFLOADS;
 	info->hash_key_size = VBR_RSS_KEY_LEN;
 	info->reta_size = vbr_rss_reta_size(priv);

@@ -237,3 +237,51 @@ vbr_mr_release(struct vbr_priv *priv)
 	}
 	rte_spinlock_unlock(&priv->mr_lock);
 }
+
+/*
+ * The lkey covering [addr, addr + len): the cache (reset when an MR went
+ * away), then the table, whose hit goes into the cache. 0 or -1.
+ */
+int
+vbr_mr_find(struct vbr_priv *priv, struct vbr_mr_cache *cache,
+	    uintptr_t addr, uint32_t len, uint32_t *lkey)
+{
+	const struct vbr_mr_table *t;
+	uint64_t gen = __atomic_load_n(&priv->mr_gen, __ATOMIC_ACQUIRE);
+	uintptr_t end = addr + len;
+	uint32_t lo, hi;
+	unsigned int i;
+
+	if (unlikely(cache->gen != gen)) {
+		memset(cache->e, 0, sizeof(cache->e));
+		cache->gen = gen;
+	}
+	for (i = 0; i < VBR_MR_CACHE_SIZE; i++) {
+		if (addr >= cache->e[i].start && end <= cache->e[i].end) {
+			*lkey = cache->e[i].lkey;
+			return 0;
+		}
+	}
+	t = __atomic_load_n(&priv->mr_table, __ATOMIC_ACQUIRE);
+	if (t == NULL)
+		return -1;
+	lo = 0;
+	hi = t->n;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (addr < t->r[mid].start)
+			hi = mid;
+		else if (addr >= t->r[mid].end)
+			lo = mid + 1;
+		else {
+			if (end > t->r[mid].end)
+				return -1;
+			cache->e[cache->next] = t->r[mid];
+			cache->next = (cache->next + 1) % VBR_MR_CACHE_SIZE;
+			*lkey = t->r[mid].lkey;
+			return 0;
+		}
+	}
+	return -1;
+}

@@ -57,6 +57,22 @@ vbr_rx_queue_release(struct rte_eth_dev *dev, uint16_t idx)
 	dev->data->rx_queues[idx] = NULL;
 }
 
+/*
+ * The rearm_data word of a mbuf the queue hands out: data_off at the
+ * headroom, refcnt 1, one segment, this port.
+ */
+static uint64_t
+vbr_rxq_mbuf_init(uint16_t port_id)
+{
+	struct rte_mbuf mb = { .data_off = RTE_PKTMBUF_HEADROOM, .nb_segs = 1,
+			       .port = port_id };
+	uint64_t word;
+
+	rte_mbuf_refcnt_set(&mb, 1);
+	memcpy(&word, &mb.rearm_data, sizeof(word));
+	return word;
+}
+
 /* Allocate buffers for every slot and post them. */
 static int
 vbr_rxq_post_all(struct vbr_rxq *rxq)
@@ -80,9 +96,9 @@ vbr_rxq_post_all(struct vbr_rxq *rxq)
 
 			sge[i].addr = rte_pktmbuf_mtod(m, uintptr_t);
 			sge[i].length = rte_pktmbuf_tailroom(m);
-			if (vbr_mr_lookup(rxq->priv, &rxq->mr_cache,
-					  sge[i].addr, sge[i].length,
-					  &sge[i].lkey) != 0) {
+			if (vbr_mr_find(rxq->priv, &rxq->mr_cache,
+					sge[i].addr, sge[i].length,
+					&sge[i].lkey) != 0) {
 				VBR_LOG(ERR, "port %u rxq %u: mbuf outside "
 					"the registered memory of %s",
 					rxq->port_id, rxq->queue_id,
@@ -233,6 +249,7 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	rxq->segs = segs;
 	rxq->room = rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM;
 	rxq->port_id = dev->data->port_id;
+	rxq->mbuf_init = vbr_rxq_mbuf_init(rxq->port_id);
 	rxq->queue_id = idx;
 	rxq->socket = socket;
 	rxq->offloads = offloads;

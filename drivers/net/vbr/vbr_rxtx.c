@@ -20,49 +20,54 @@
 #include "vbr_flow.h"
 #include "vbr_rxtx.h"
 
-/* Lookup of the lkey covering [addr, addr + len): cache, then table. */
-int
+/*
+ * The lkey covering [addr, addr + len): the queue's cache of recent ranges
+ * here, inline (a mempool is one or a few ranges, so this hits), the table
+ * in vbr_mr_find() on a miss.
+ */
+static __rte_always_inline int
 vbr_mr_lookup(struct vbr_priv *priv, struct vbr_mr_cache *cache,
 	      uintptr_t addr, uint32_t len, uint32_t *lkey)
 {
-	const struct vbr_mr_table *t;
-	uint64_t gen = __atomic_load_n(&priv->mr_gen, __ATOMIC_ACQUIRE);
 	uintptr_t end = addr + len;
-	uint32_t lo, hi;
 	unsigned int i;
 
-	if (unlikely(cache->gen != gen)) {
-		memset(cache->e, 0, sizeof(cache->e));
-		cache->gen = gen;
-	}
-	for (i = 0; i < VBR_MR_CACHE_SIZE; i++) {
-		if (addr >= cache->e[i].start && end <= cache->e[i].end) {
-			*lkey = cache->e[i].lkey;
-			return 0;
+	if (likely(cache->gen ==
+		   __atomic_load_n(&priv->mr_gen, __ATOMIC_ACQUIRE))) {
+		for (i = 0; i < VBR_MR_CACHE_SIZE; i++) {
+			if (addr >= cache->e[i].start &&
+			    end <= cache->e[i].end) {
+				*lkey = cache->e[i].lkey;
+				return 0;
+			}
 		}
 	}
-	t = __atomic_load_n(&priv->mr_table, __ATOMIC_ACQUIRE);
-	if (t == NULL)
-		return -1;
-	lo = 0;
-	hi = t->n;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
+	return vbr_mr_find(priv, cache, addr, len, lkey);
+}
 
-		if (addr < t->r[mid].start)
-			hi = mid;
-		else if (addr >= t->r[mid].end)
-			lo = mid + 1;
-		else {
-			if (end > t->r[mid].end)
-				return -1;
-			cache->e[cache->next] = t->r[mid];
-			cache->next = (cache->next + 1) % VBR_MR_CACHE_SIZE;
-			*lkey = t->r[mid].lkey;
-			return 0;
-		}
-	}
-	return -1;
+/*
+ * Where a posted buffer's data starts: the headroom past buf_addr. Buffers
+ * taken from the stash are not reset (see vbr_rxq_take()), so their data_off
+ * says nothing yet; vbr_rx_rearm() sets it when the frame is handed out.
+ */
+static inline uintptr_t
+vbr_rx_buf_addr(const struct rte_mbuf *m)
+{
+	return (uintptr_t)m->buf_addr + RTE_PKTMBUF_HEADROOM;
+}
+
+/*
+ * Make a received buffer a fresh one-segment mbuf of the port: data_off,
+ * refcnt, nb_segs and port in one store, as set up in rxq->mbuf_init.
+ */
+static inline void
+vbr_rx_rearm(const struct vbr_rxq *rxq, struct rte_mbuf *m)
+{
+	uintptr_t word = (uintptr_t)&m->rearm_data;
+
+	*(uint64_t *)word = rxq->mbuf_init;
+	m->ol_flags = 0;
+	m->packet_type = 0;
 }
 
 /* Point the slot's SGEs at its buffers. */
@@ -74,10 +79,8 @@ vbr_rxq_fill_slot(struct vbr_rxq *rxq, uint32_t slot)
 	uint16_t i;
 
 	for (i = 0; i < rxq->segs; i++) {
-		struct rte_mbuf *m = bufs[i];
-
-		sge[i].addr = rte_pktmbuf_mtod(m, uintptr_t);
-		sge[i].length = rte_pktmbuf_tailroom(m);
+		sge[i].addr = vbr_rx_buf_addr(bufs[i]);
+		sge[i].length = rxq->room;
 		if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache,
 					   sge[i].addr, sge[i].length,
 					   &sge[i].lkey) != 0))
@@ -87,8 +90,11 @@ vbr_rxq_fill_slot(struct vbr_rxq *rxq, uint32_t slot)
 }
 
 /*
- * Take n fresh mbufs from the queue's stash, refilling it with one bulk
- * allocation when it runs short. 0 or -1 (pool empty).
+ * Take n fresh mbufs from the queue's stash, refilling it with one bulk get
+ * when it runs short. 0 or -1 (pool empty). The mbufs come straight from the
+ * mempool, not reset: a pool's mbufs have next NULL, nb_segs 1 and refcnt 1
+ * already (the free path guarantees it), and what else a reset writes is
+ * written once, when a frame is handed out (vbr_rx_rearm()), not twice.
  */
 static inline int
 vbr_rxq_take(struct vbr_rxq *rxq, struct rte_mbuf **out, uint16_t n)
@@ -98,14 +104,16 @@ vbr_rxq_take(struct vbr_rxq *rxq, struct rte_mbuf **out, uint16_t n)
 	if (unlikely(rxq->nstash < n)) {
 		uint16_t want = VBR_RX_STASH - rxq->nstash;
 
-		if (rte_pktmbuf_alloc_bulk(rxq->mp, &rxq->stash[rxq->nstash],
-					   want) == 0) {
+		if (rte_mempool_get_bulk(rxq->mp,
+					 (void **)&rxq->stash[rxq->nstash],
+					 want) == 0) {
 			rxq->nstash += want;
 		} else {
 			want = n - rxq->nstash;
-			if (rte_pktmbuf_alloc_bulk(rxq->mp,
-						   &rxq->stash[rxq->nstash],
-						   want) != 0)
+			if (rte_mempool_get_bulk(rxq->mp,
+						 (void **)&rxq->stash[
+							rxq->nstash],
+						 want) != 0)
 				return -1;
 			rxq->nstash += want;
 		}
@@ -143,15 +151,12 @@ vbr_rx_one(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 		rxq->rx_nombuf++;
 		return -1;
 	}
-	/* Fresh from the pool: nb_segs 1, next NULL, data_off headroom. */
+	vbr_rx_rearm(rxq, m);
 	m->pkt_len = len;
 	m->data_len = (uint16_t)len;
-	m->port = rxq->port_id;
-	m->ol_flags = 0;
-	m->packet_type = 0;
 	*out = m;
 	bufs[0] = fresh;
-	sge->addr = rte_pktmbuf_mtod(fresh, uintptr_t);
+	sge->addr = vbr_rx_buf_addr(fresh);
 	sge->length = rxq->room;
 	if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache, sge->addr,
 				   sge->length, &sge->lkey) != 0)) {
@@ -177,9 +182,7 @@ vbr_rx_chain(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 	left = len;
 	used = 0;
 	do {
-		uint32_t room = rte_pktmbuf_tailroom(bufs[used]);
-
-		left -= RTE_MIN(left, room);
+		left -= RTE_MIN(left, rxq->room);
 		used++;
 	} while (left > 0 && used < rxq->segs);
 	if (unlikely(left > 0)) {
@@ -192,18 +195,13 @@ vbr_rx_chain(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 	}
 	/* Hand out the used buffers as a chain; keep the rest. */
 	m = bufs[0];
-	m->pkt_len = len;
-	m->nb_segs = used;
-	m->port = rxq->port_id;
-	m->ol_flags = 0;
-	m->packet_type = 0;
 	left = len;
 	prev = NULL;
 	for (i = 0; i < used; i++) {
 		struct rte_mbuf *seg = bufs[i];
-		uint32_t room = rte_pktmbuf_tailroom(seg);
 
-		seg->data_len = RTE_MIN(left, room);
+		vbr_rx_rearm(rxq, seg);
+		seg->data_len = RTE_MIN(left, rxq->room);
 		left -= seg->data_len;
 		if (prev != NULL)
 			prev->next = seg;
@@ -211,6 +209,8 @@ vbr_rx_chain(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 		bufs[i] = fresh[i];
 	}
 	prev->next = NULL;
+	m->pkt_len = len;
+	m->nb_segs = used;
 	*out = m;
 	if (unlikely(vbr_rxq_fill_slot(rxq, slot) != 0)) {
 		/* Unregistered mempool: cannot happen after setup. */
@@ -402,7 +402,19 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 		 * What the device would fail, moving the queue to ERR, is
 		 * refused here: more segments than a WQE holds, data outside
 		 * the registered memory, 0 bytes or more than max_frame.
+		 * One segment: its next (second cache line) is not read.
 		 */
+		if (likely(m->nb_segs == 1)) {
+			sge[0].addr = rte_pktmbuf_mtod(m, uintptr_t);
+			sge[0].length = m->data_len;
+			len = m->data_len;
+			i = 1;
+			if (unlikely(vbr_mr_lookup(txq->priv, &txq->mr_cache,
+						   sge[0].addr, len,
+						   &sge[0].lkey) != 0))
+				goto drop;
+			goto checked;
+		}
 		for (seg = m, i = 0; seg != NULL; seg = seg->next, i++) {
 			if (unlikely(i == txq->max_sge))
 				goto drop;
@@ -414,6 +426,7 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 						   &sge[i].lkey) != 0))
 				goto drop;
 		}
+checked:
 		if (unlikely(len - 1 >= txq->max_frame))
 			goto drop;
 		wr->wr_id = txq->head;

@@ -58,6 +58,7 @@ struct vbr_rxq {
 	uint64_t offloads;		/**< offloads of the setup */
 	struct vbr_mr_cache mr_cache;	/**< recent lkey lookups */
 	uint32_t room;			/**< data room of one fresh buffer */
+	uint64_t mbuf_init;		/**< rearm_data of a received mbuf */
 	uint16_t nstash;		/**< mbufs in stash */
 	struct rte_mbuf *stash[VBR_RX_STASH]; /**< fresh, for refills */
 	uint64_t ipackets;		/**< packets received */
@@ -85,6 +86,7 @@ struct vbr_txq {
 	uint32_t max_frame;		/**< largest frame the device sends */
 	uint16_t signal_interval;	/**< signal at least every so many */
 	uint16_t since_signal;		/**< WQEs posted since last signal */
+	uint8_t fast_free;		/**< MBUF_FAST_FREE: refcnt 1, direct */
 	uint16_t port_id;		/**< ethdev port */
 	uint16_t queue_id;		/**< queue index */
 	struct vbr_mr_cache mr_cache;	/**< recent lkey lookups */
@@ -105,11 +107,49 @@ struct vbr_txq {
 uint16_t vbr_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts);
 uint16_t vbr_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts);
 uint16_t vbr_tx_prepare(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts);
-int vbr_mr_lookup(struct vbr_priv *priv, struct vbr_mr_cache *cache,
-		  uintptr_t addr, uint32_t len, uint32_t *lkey);
+/* vbr_mr.c: the lkey of a range, cache then table (the datapath inlines
+ * the cache probe). 0 or -1.
+ */
+int vbr_mr_find(struct vbr_priv *priv, struct vbr_mr_cache *cache,
+		uintptr_t addr, uint32_t len, uint32_t *lkey);
 void vbr_txq_complete(struct vbr_txq *txq);
 /* vbr_txq.c: the slow path of a send queue in error. */
 void vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted);
+
+/*
+ * Give back a batch of sent mbufs. With MBUF_FAST_FREE the application
+ * promised direct mbufs with refcnt 1, so a one-segment mbuf goes straight
+ * back to its pool: nothing in its second cache line (next) is read, as a
+ * one-segment mbuf's next is NULL. Chains and other pools take the full path.
+ */
+static inline void
+vbr_txq_free_batch(const struct vbr_txq *txq, struct rte_mbuf **batch,
+		   unsigned int nb)
+{
+	struct rte_mempool *mp;
+	unsigned int i, first;
+
+	if (!txq->fast_free) {
+		rte_pktmbuf_free_bulk(batch, nb);
+		return;
+	}
+	first = 0;
+	mp = batch[0]->pool;
+	for (i = 0; i < nb; i++) {
+		struct rte_mbuf *m = batch[i];
+
+		if (likely(m->nb_segs == 1 && m->pool == mp))
+			continue;
+		if (i > first)
+			rte_mempool_put_bulk(mp, (void **)&batch[first],
+					     i - first);
+		first = i + 1;
+		mp = i + 1 < nb ? batch[i + 1]->pool : NULL;
+		rte_pktmbuf_free(m);
+	}
+	if (nb > first)
+		rte_mempool_put_bulk(mp, (void **)&batch[first], nb - first);
+}
 
 /** Free the mbufs of every WQE up to and including ring index last. */
 static inline void
@@ -127,14 +167,14 @@ vbr_txq_free_upto(struct vbr_txq *txq, uint32_t last)
 			batch[nb++] = m;
 			txq->elts[idx] = NULL;
 			if (nb == RTE_DIM(batch)) {
-				rte_pktmbuf_free_bulk(batch, nb);
+				vbr_txq_free_batch(txq, batch, nb);
 				nb = 0;
 			}
 		}
 		txq->tail++;
 	}
 	if (nb > 0)
-		rte_pktmbuf_free_bulk(batch, nb);
+		vbr_txq_free_batch(txq, batch, nb);
 }
 
 #endif /* VBR_RXTX_H */

@@ -138,6 +138,7 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 		txq->max_sge = RTE_MIN(VBR_TX_MAX_SEGS,
 				       priv->attr.orig_attr.max_sge);
 	txq->max_frame = vbr_max_frame(priv);
+	txq->fast_free = !!(offloads & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE);
 	txq->signal_interval = RTE_MIN(VBR_TX_SIGNAL_INTERVAL,
 				       RTE_MAX(desc / 4, 1));
 	txq->port_id = dev->data->port_id;
