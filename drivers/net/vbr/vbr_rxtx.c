@@ -123,17 +123,6 @@ vbr_rxq_take(struct vbr_rxq *rxq, struct rte_mbuf **out, uint16_t n)
 	return 0;
 }
 
-/* Start fetching the mbuf header of the slot some frames ahead. */
-static inline void
-vbr_rxq_prefetch(const struct vbr_rxq *rxq, uint32_t slot)
-{
-	slot += VBR_RX_PREFETCH;
-	if (slot >= rxq->desc)
-		slot -= rxq->desc;
-	if (likely(slot < rxq->desc))
-		rte_prefetch0_write(rxq->elts[slot * rxq->segs]);
-}
-
 /* One frame of one buffer: the common case, no chain. */
 static inline int
 vbr_rx_one(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
@@ -221,15 +210,13 @@ vbr_rx_chain(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 }
 
 /*
- * The flow tag of the completion under the poll: MARK id + 1 sets
- * RTE_MBUF_F_RX_FDIR_ID with the id in hash.fdir.hi, VBR_FLOW_TAG_FLAG sets
- * RTE_MBUF_F_RX_FDIR alone, 0 is no rule tag.
+ * A completion's flow tag: MARK id + 1 sets RTE_MBUF_F_RX_FDIR_ID with the id
+ * in hash.fdir.hi, VBR_FLOW_TAG_FLAG sets RTE_MBUF_F_RX_FDIR alone, 0 is no
+ * rule tag.
  */
 static inline void
-vbr_rx_tag(struct ibv_cq_ex *cq, struct rte_mbuf *m)
+vbr_rx_tag(uint32_t tag, struct rte_mbuf *m)
 {
-	uint32_t tag = ibv_wc_read_flow_tag(cq);
-
 	if (tag == 0)
 		return;
 	if (tag == VBR_FLOW_TAG_FLAG) {
@@ -240,6 +227,100 @@ vbr_rx_tag(struct ibv_cq_ex *cq, struct rte_mbuf *m)
 	m->hash.fdir.hi = tag - 1;
 }
 
+/** Completions the Rx burst reads before it builds their mbufs. */
+#define VBR_RX_CHUNK 32
+
+/* What the Rx burst keeps of a completion. */
+struct vbr_rx_cqe {
+	uint32_t slot;		/**< the WQE: index into elts, wrs, sges */
+	uint32_t len;		/**< byte_len; 0 for an error completion */
+	uint32_t tag;		/**< flow tag, when read */
+	uint32_t ok;		/**< IBV_WC_SUCCESS */
+};
+
+/*
+ * Hand out the frames of c[0..k) into pkts; link each slot's WR for the
+ * repost (*link), but a slot whose new buffer has no lkey (cannot happen
+ * after setup). One-buffer slots, all fresh buffers in one take: the
+ * common case. Return: the frames handed out; their bytes go to *bytes.
+ */
+static inline uint16_t
+vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqe *c, unsigned int k,
+	     struct rte_mbuf **pkts, struct ibv_recv_wr ***link,
+	     uint64_t *bytes)
+{
+	struct rte_mbuf *fresh[VBR_RX_CHUNK];
+	unsigned int i, j, want = 0;
+	uint16_t n = 0;
+	int ret;
+
+	for (i = 0; i < k; i++)
+		want += c[i].ok && c[i].len <= rxq->room;
+	if (likely(rxq->segs == 1) &&
+	    likely(vbr_rxq_take(rxq, fresh, want) == 0)) {
+		for (i = 0, j = 0; i < k; i++) {
+			uint32_t slot = c[i].slot;
+			struct ibv_sge *sge = &rxq->sges[slot];
+			struct rte_mbuf *m, *f;
+
+			if (unlikely(!c[i].ok || c[i].len > rxq->room)) {
+				rxq->ierrors++;
+				goto link;
+			}
+			m = rxq->elts[slot];
+			vbr_rx_rearm(rxq, m);
+			m->pkt_len = c[i].len;
+			m->data_len = (uint16_t)c[i].len;
+			vbr_rx_tag(c[i].tag, m);
+			pkts[n++] = m;
+			*bytes += c[i].len;
+			f = fresh[j++];
+			rxq->elts[slot] = f;
+			sge->addr = vbr_rx_buf_addr(f);
+			sge->length = rxq->room;
+			if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache,
+						   sge->addr, sge->length,
+						   &sge->lkey) != 0)) {
+				rxq->ierrors++;
+				continue;	/* not reposted */
+			}
+link:
+			**link = &rxq->wrs[slot];
+			*link = &rxq->wrs[slot].next;
+		}
+		return n;
+	}
+	/* Chains, or short of mbufs: one frame at a time. */
+	for (i = 0; i < k; i++) {
+		uint32_t slot = c[i].slot;
+
+		if (unlikely(!c[i].ok)) {
+			rxq->ierrors++;
+			goto repost;
+		}
+		if (rxq->segs == 1)
+			ret = vbr_rx_one(rxq, slot, c[i].len, &pkts[n]);
+		else
+			ret = vbr_rx_chain(rxq, slot, c[i].len, &pkts[n]);
+		if (ret == 0 || ret == -2) {
+			vbr_rx_tag(c[i].tag, pkts[n]);
+			*bytes += c[i].len;
+			n++;
+			if (ret == -2)
+				continue;	/* not reposted */
+		}
+repost:
+		**link = &rxq->wrs[slot];
+		*link = &rxq->wrs[slot].next;
+	}
+	return n;
+}
+
+/*
+ * Read completions a chunk at a time (their mbuf headers prefetched as they
+ * are read), build the chunk's mbufs, repost every slot in one post at the
+ * end. Error completions do not count against nb_pkts.
+ */
 uint16_t
 vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
@@ -247,53 +328,41 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	struct ibv_cq_ex *cq = rxq->cq;
 	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
 	struct ibv_recv_wr *head = NULL, **link = &head, *bad;
+	struct vbr_rx_cqe c[VBR_RX_CHUNK];
 	uint64_t bytes = 0;
 	uint16_t n = 0;
-	bool tags;
-	int ret;
+	bool tags, more = true;
 
 	if (nb_pkts == 0)
 		return 0;
 	/* Read the flow tag only while MARK or FLAG rules exist. */
 	tags = __atomic_load_n(&rxq->priv->flow_tag_rules,
 			       __ATOMIC_ACQUIRE) != 0;
-	ret = ibv_start_poll(cq, &attr);
-	if (ret != 0)
+	if (ibv_start_poll(cq, &attr) != 0)
 		return 0;
-	do {
-		uint32_t slot = (uint32_t)cq->wr_id;
-		struct ibv_recv_wr *wr = &rxq->wrs[slot];
-		uint32_t len;
+	while (more) {
+		unsigned int k = 0, want = RTE_MIN(VBR_RX_CHUNK, nb_pkts - n);
 
-		vbr_rxq_prefetch(rxq, slot);
-		if (unlikely(cq->status != IBV_WC_SUCCESS)) {
-			rxq->ierrors++;
-			goto repost;
-		}
-		len = ibv_wc_read_byte_len(cq);
-		if (likely(rxq->segs == 1))
-			ret = vbr_rx_one(rxq, slot, len, &pkts[n]);
-		else
-			ret = vbr_rx_chain(rxq, slot, len, &pkts[n]);
-		if (unlikely(ret != 0)) {
-			if (ret == -2) {
-				/* Delivered, but the slot cannot be reposted. */
-				if (unlikely(tags))
-					vbr_rx_tag(cq, pkts[n]);
-				bytes += len;
-				n++;
-				continue;
+		for (;;) {
+			struct vbr_rx_cqe *e = &c[k++];
+
+			e->slot = (uint32_t)cq->wr_id;
+			rte_prefetch0_write(rxq->elts[e->slot * rxq->segs]);
+			e->ok = cq->status == IBV_WC_SUCCESS;
+			e->len = e->ok ? ibv_wc_read_byte_len(cq) : 0;
+			e->tag = unlikely(tags) && e->ok ?
+				 ibv_wc_read_flow_tag(cq) : 0;
+			if (k == want)
+				break;
+			if (ibv_next_poll(cq) != 0) {
+				more = false;
+				break;
 			}
-			goto repost;
 		}
-		if (unlikely(tags))
-			vbr_rx_tag(cq, pkts[n]);
-		n++;
-		bytes += len;
-repost:
-		*link = wr;
-		link = &wr->next;
-	} while (n < nb_pkts && ibv_next_poll(cq) == 0);
+		n += vbr_rx_chunk(rxq, c, k, pkts + n, &link, &bytes);
+		if (more && (n >= nb_pkts || ibv_next_poll(cq) != 0))
+			more = false;
+	}
 	ibv_end_poll(cq);
 	*link = NULL;
 	if (head != NULL)

@@ -14,8 +14,6 @@ struct vbr_priv;
 #define VBR_MR_CACHE_SIZE 4
 /** Fresh mbufs an Rx queue keeps at hand, allocated in one bulk call. */
 #define VBR_RX_STASH 64
-/** Rx slots ahead of the current one whose mbuf header is prefetched. */
-#define VBR_RX_PREFETCH 8
 /** A Tx WQE asks for a completion at least once every this many WQEs. */
 #define VBR_TX_SIGNAL_INTERVAL 32
 /** Most segments a multi-segment Tx packet may have (and nb_seg_max). */
