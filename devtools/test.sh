@@ -21,7 +21,7 @@
 #
 # The suites that load the PMD (pmd, flow, testpmd, e2e) run once more for
 # every progress model after the first of VBR_PROGRESS_MODELS (default
-# "thread service inline"; the first is the PMD's default, which the main run
+# "inline thread service"; the first is the PMD's default, which the main run
 # uses): with VBR_TEST_PROGRESS=<model>, which the test helpers
 # (app/test/vbr_test_port.h, testpmd_driver.py) turn into the progress=
 # devarg and the EAL options it needs. A new model is one more word there.
@@ -64,7 +64,7 @@ if ! bash devtools/setup.sh; then
 	exit 1
 fi
 
-MODELS=${VBR_PROGRESS_MODELS:-thread service inline}
+MODELS=${VBR_PROGRESS_MODELS:-inline thread service}
 rm -f "$LOG" "$BUILD_DIR"/meson-logs/progress-*.json
 echo "==> meson test -C $BUILD_DIR"
 # shellcheck disable=SC2086

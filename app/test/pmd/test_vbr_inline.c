@@ -666,20 +666,32 @@ test_rcu(void)
 
 /*
  * The ends of a cable run one model: an inline end and a thread end are
- * refused at probe (the second one); engine_cpu= belongs to thread.
+ * refused at probe (the second one); engine_cpu= belongs to thread. No
+ * progress= is inline, the default; engine_cpu= alone is thread.
  */
 static int
 test_devargs(void)
 {
 	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0",
 			    "wire=pair:inl-x,progress=inline"), "inline end");
-	TEST_ASSERT(rte_vdev_init("net_vbr1", "wire=pair:inl-x") != 0,
+	TEST_ASSERT(rte_vdev_init("net_vbr1",
+				  "wire=pair:inl-x,progress=thread") != 0,
 		    "a thread end joined an inline end's cable");
+	TEST_ASSERT(rte_vdev_init("net_vbr1", "wire=pair:inl-x,engine_cpu=0")
+		    != 0, "engine_cpu= alone (thread) joined an inline cable");
 	TEST_ASSERT(rte_vdev_init("net_vbr1",
 				  "wire=pair:inl-x,progress=service") != 0,
 		    "a service end joined an inline end's cable");
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1", "wire=pair:inl-x"),
+			    "a default (inline) peer");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr1"), "uninit 1");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit 0");
+	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0",
+			    "wire=pair:inl-y,engine_cpu=0"), "engine_cpu= end");
+	TEST_ASSERT(rte_vdev_init("net_vbr1", "wire=pair:inl-y") != 0,
+		    "a default (inline) end joined a thread end's cable");
 	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr1",
-			    "wire=pair:inl-x,progress=inline"), "inline peer");
+			    "wire=pair:inl-y,progress=thread"), "thread peer");
 	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr1"), "uninit 1");
 	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit 0");
 	TEST_ASSERT(rte_vdev_init("net_vbr0",

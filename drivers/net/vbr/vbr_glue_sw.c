@@ -95,6 +95,14 @@ enum vbr_sw_progress {
 	VBR_SW_PROGRESS_INLINE,		/* the PMD's own verbs calls */
 };
 
+/*
+ * Without progress=: inline, the model that costs the fewest cycles per
+ * packet on every wire and takes no core beyond the application's (the
+ * figures behind the choice are in the guide's Performance section);
+ * engine_cpu= alone asks for the engine thread, so it means thread.
+ */
+#define VBR_SW_PROGRESS_DEFAULT VBR_SW_PROGRESS_INLINE
+
 static const char * const vbr_sw_progress_names[] = {
 	[VBR_SW_PROGRESS_THREAD] = "thread",
 	[VBR_SW_PROGRESS_SERVICE] = "service",
@@ -108,6 +116,7 @@ struct vbr_sw_conf {
 	unsigned int share_wire:1;	/* share_wire=1 */
 	unsigned int profile;		/* SWV_DEVICE_PROFILE_* flag */
 	enum vbr_sw_progress progress;	/* progress= */
+	bool progress_given;		/* progress= was there */
 };
 
 /* progress=<name>: 0, or EINVAL with why[len] set. */
@@ -159,6 +168,7 @@ vbr_sw_conf_parse(const struct vbr_glue_port_conf *conf,
 						    len);
 			if (ret != 0)
 				return ret;
+			sw->progress_given = true;
 		} else if (strcmp(key, VBR_SW_ARG_ENGINE_CPU) == 0) {
 			char *end;
 			long cpu;
@@ -180,6 +190,9 @@ vbr_sw_conf_parse(const struct vbr_glue_port_conf *conf,
 	ret = vbr_sw_wire_parse(conf->target, &sw->wire, why, len);
 	if (ret != 0)
 		return ret;
+	if (!sw->progress_given)
+		sw->progress = sw->engine_cpu >= 0 ? VBR_SW_PROGRESS_THREAD :
+			       VBR_SW_PROGRESS_DEFAULT;
 	if (sw->share_wire && sw->wire.kind != SWV_WIRE_AF_PACKET) {
 		snprintf(why, len, "share_wire=1 applies to "
 			 "wire=af_packet:<ifname> only");
