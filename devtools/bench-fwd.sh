@@ -5,7 +5,7 @@
 # core, fixed time, repetitions interleaved so that drift hits every case:
 #
 #   vbr-pair      two vbr ports on an in-memory pair wire, io fwd, tx_first
-#                 (progress model thread, the PMD's default)
+#                 (progress=thread: the swverbs engine thread)
 #   vbr-pair-service  the same with progress=service: a DPDK service on a
 #                 service lcore runs the ports' swverbs engine
 #   vbr-pair-inline  the same with progress=inline: no engine, the
@@ -90,8 +90,9 @@ QUIET = open(os.devnull, "w")
 
 
 def vbr(idx, wire):
+    """A progress=thread port (engine_cpu= alone selects thread)."""
     arg = f"net_vbr{idx},wire={wire}"
-    return arg + (f",engine_cpu={ENGINE}" if ENGINE else "")
+    return arg + (f",engine_cpu={ENGINE}" if ENGINE else ",progress=thread")
 
 
 CASES = {
@@ -155,8 +156,8 @@ CASES["vbr-xdp-tx-inline"] = (
 
 # Two-process cases: (vdev of A, vdev of B); {tag} makes names unique.
 CASES_2P = {
-    "vbr-shm-2p": ("net_vbr0,wire=shm:bench{tag}",
-                   "net_vbr0,wire=shm:bench{tag}"),
+    "vbr-shm-2p": ("net_vbr0,wire=shm:bench{tag},progress=thread",
+                   "net_vbr0,wire=shm:bench{tag},progress=thread"),
     "vbr-shm-2p-inline": ("net_vbr0,wire=shm:bench{tag},progress=inline",
                           "net_vbr0,wire=shm:bench{tag},progress=inline"),
     "memif-2p": ("net_memif0,role=server,socket=/run/vbr-bench{tag}.sock",
@@ -420,7 +421,8 @@ def main():
             print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
                   f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")
     if idle is not None:
-        print(f"idle vbr pair process (started, forwarding stopped): "
+        print(f"idle vbr pair process, progress=thread (started, "
+              f"forwarding stopped): "
               f"{idle:.1f}% of one CPU over 5 s")
     if idle_svc is not None:
         print(f"idle vbr pair process, progress=service (started, "
@@ -428,7 +430,8 @@ def main():
               f"the service lcore polls whatever its services find "
               f"(DPDK's service cores never sleep)")
     if idle_2p is not None:
-        print(f"idle vbr shm processes A+B (started, forwarding stopped): "
+        print(f"idle vbr shm processes A+B, progress=thread (started, "
+              f"forwarding stopped): "
               f"{idle_2p:.1f}% of one CPU over 5 s")
     if idle_inl is not None:
         print(f"idle vbr pair process, progress=inline (started, "
