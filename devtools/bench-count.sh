@@ -86,7 +86,7 @@ for r in $(seq 1 "$REPS"); do
 	timeout "$TMO" "$BENCH" -l 0 --no-huge -m 2048 --no-shconf \
 		--no-pci -d "$PMD" \
 		--vdev "net_vbr0,wire=pair:bc$$,engine_cpu=1" \
-		--vdev "net_vbr1,wire=pair:bc$$" \
+		--vdev "net_vbr1,wire=pair:bc$$,engine_cpu=1" \
 		--log-level=pmd.net.vbr:error -- --rules "$RULES" \
 		--masks "" --seconds "$SECS" --flows "$FLOWS" --ab "$PAIRS" \
 		--slices "$SLICE_MS" \

@@ -56,7 +56,7 @@ command -v "$FLOW_PERF" >/dev/null ||
 	{ echo "bench-flow.sh: $FLOW_PERF not found (apt install dpdk)" >&2; exit 1; }
 
 EAL_VBR=(-l 0,1 --no-huge -m 2048 --no-shconf --no-pci -d "$PMD"
-	--vdev net_vbr0,wire=pair:bf,engine_cpu=1 --vdev net_vbr1,wire=pair:bf
+	--vdev net_vbr0,wire=pair:bf,engine_cpu=1 --vdev net_vbr1,wire=pair:bf,engine_cpu=1
 	--log-level=pmd.net.vbr:error)
 
 # Run flow-perf under a timeout; print its output; the peak RSS (kB) goes
@@ -181,7 +181,7 @@ if [[ ",$SKIP," != *,datapath,* ]]; then
 			timeout -k 10 $(( TMO * 3 )) "$BENCH" -l 0 --no-huge \
 				-m 4096 --no-shconf --no-pci -d "$PMD" \
 				--vdev net_vbr0,wire=pair:bd,engine_cpu=1 \
-				--vdev net_vbr1,wire=pair:bd \
+				--vdev net_vbr1,wire=pair:bd,engine_cpu=1 \
 				--log-level=pmd.net.vbr:error -- \
 				--rules 1,1000,100000,1000000 --masks 1,8,32 \
 				--mask-rules 100000 --seconds "$SECS" \
@@ -228,7 +228,7 @@ cls_ratios() {
 					--no-shconf --no-pci -d "$pmd" \
 					--file-prefix "bfc$$" \
 					--vdev "net_vbr0,wire=pair:bc$$,engine_cpu=1" \
-					--vdev "net_vbr1,wire=pair:bc$$" \
+					--vdev "net_vbr1,wire=pair:bc$$,engine_cpu=1" \
 					--log-level=pmd.net.vbr:error -- \
 					--rules 1,1000000 --masks 1,32 \
 					--mask-rules 100000 --seconds "$SECS" \
