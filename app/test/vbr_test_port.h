@@ -73,7 +73,7 @@ vbr_test_dev_peer(void)
 /*
  * The progress model the suites run their swverbs ports with:
  * VBR_TEST_PROGRESS (thread, service, inline; unset: the PMD's default,
- * thread).
+ * inline).
  * devtools/test.sh runs the PMD suites once per model. Every wire= port a
  * suite makes gets progress=<model> (vbr_test_vdev_args()), unless its
  * devargs choose (progress=, or engine_cpu=, which belongs to thread); a

@@ -292,6 +292,13 @@ err_unlock:
 	return ret;
 }
 
+/* What a wire dropped on receive so far (swv_lock held). */
+static uint64_t
+wire_rx_drops(struct swv_wire *w)
+{
+	return w->ops->rx_drops != NULL ? w->ops->rx_drops(w) : 0;
+}
+
 int
 swv_device_rebind(const char *name)
 {
@@ -320,6 +327,7 @@ swv_device_rebind(const char *name)
 	SWV_STORE(&dev->removed, 0);
 	SWV_STORE(&dev->link, w->ops->link_up(w) ? 1 : 0);
 	SWV_STORE(&dev->speed, w->ops->speed_mbps(w));
+	dev->wire_drops_closed += wire_rx_drops(old);
 	old->ops->close(old);
 	ret = swv_engine_add(dev->eng, dev);
 out:
@@ -706,10 +714,12 @@ swv_query_port_counters(struct ibv_context *context,
 			struct swv_port_counters *c)
 {
 	const struct swv_port_counters *s;
+	struct swv_device *dev;
 
 	if (context == NULL || c == NULL)
 		return EINVAL;
-	s = &swv_ctx_dev(context)->cnt;
+	dev = swv_ctx_dev(context);
+	s = &dev->cnt;
 	/* Read the sum's parts before the total, so that a reader sees
 	 * rx_frames >= the parts it read.
 	 */
@@ -727,6 +737,9 @@ swv_query_port_counters(struct ibv_context *context,
 	c->tx_errors = SWV_LOAD(&s->tx_errors);
 	c->tx_link_down = SWV_LOAD(&s->tx_link_down);
 	c->tx_link_down_bytes = SWV_LOAD(&s->tx_link_down_bytes);
+	pthread_mutex_lock(&swv_lock);
+	c->rx_wire_dropped = dev->wire_drops_closed + wire_rx_drops(dev->wire);
+	pthread_mutex_unlock(&swv_lock);
 	return 0;
 }
 

@@ -846,6 +846,7 @@ struct swv_device {
 	char name[SWV_NAME_MAX];
 	uint8_t mac[6];
 	struct swv_wire *wire;		/**< replaced by rebind (swv_lock) */
+	uint64_t wire_drops_closed;	/**< rx_drops of wires closed (swv_lock) */
 	char *wire_spec;		/**< the wire string it was made with */
 	unsigned int flags;		/**< SWV_DEVICE_* */
 	bool strict;			/**< SWV_DEVICE_PROFILE_MLX5 */

@@ -123,6 +123,13 @@ struct swv_wire_ops {
 	 * (EXDEV). Control path, swv_lock held.
 	 */
 	struct swv_device *(*peer)(struct swv_wire *wire);
+	/**
+	 * Optional (NULL: none): frames the wire dropped on receive before the
+	 * device saw them (the kernel's ring full, frames it could not take),
+	 * since the wire was opened; never decreases. Control path, swv_lock
+	 * held (a system call).
+	 */
+	uint64_t (*rx_drops)(struct swv_wire *wire);
 	/** Release the wire. Called with the engine no longer serving it. */
 	void (*close)(struct swv_wire *wire);
 };

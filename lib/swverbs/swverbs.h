@@ -270,6 +270,13 @@ struct swv_port_counters {
 	 */
 	uint64_t tx_link_down;
 	uint64_t tx_link_down_bytes; /**< bytes of those frames */
+	/**
+	 * Frames the wire dropped before the port saw them, so not in
+	 * rx_frames: af_packet's and af_xdp's kernel rings full (the port
+	 * not polled fast enough), frames the kernel could not hand over.
+	 * 0 on the in-memory wires, which hold a frame back instead.
+	 */
+	uint64_t rx_wire_dropped;
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +

@@ -450,6 +450,7 @@ static const struct swv_wire_ops afp_ops = {
 	.mtu = swv_netif_wire_mtu,
 	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = afp_rx_fd,
+	.rx_drops = swv_wire_af_packet_drops,
 	.close = afp_close,
 };
 

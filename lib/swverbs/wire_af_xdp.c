@@ -420,6 +420,7 @@ static const struct swv_wire_ops xdp_ops = {
 	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = xdp_rx_fd,
 	.tx_pending = xdp_tx_pending,
+	.rx_drops = swv_wire_af_xdp_drops,
 	.close = xdp_close,
 };
 

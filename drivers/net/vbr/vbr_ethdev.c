@@ -453,6 +453,9 @@ static const struct vbr_xstat vbr_xstats[] = {
 	{ "tx_link_down_drops",
 	  offsetof(struct vbr_glue_port_counters, tx_link_down),
 	  VBR_GLUE_CNT_TX_LINK_DOWN },
+	{ "rx_wire_dropped",
+	  offsetof(struct vbr_glue_port_counters, wire_dropped),
+	  VBR_GLUE_CNT_WIRE_DROPPED },
 };
 
 /* Read the device counters; all zero when the device has none. */
@@ -572,7 +575,12 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 		}
 	}
 	vbr_dev_counters(priv, &c);
-	stats->imissed = c.out_of_buffer - priv->cnt_base.out_of_buffer;
+	/*
+	 * Missed: no buffer posted, or (kernel wires) the kernel's ring full
+	 * before the device took the frame.
+	 */
+	stats->imissed = c.out_of_buffer - priv->cnt_base.out_of_buffer +
+			 c.wire_dropped - priv->cnt_base.wire_dropped;
 	/* Runts: errors of the port's MAC, before any queue. */
 	stats->ierrors += c.runts - priv->cnt_base.runts;
 	/*

@@ -57,6 +57,7 @@ struct vbr_glue_port_counters {
 	uint64_t runts;		/**< frames below the wire's minimum size */
 	uint64_t tx_link_down;	/**< frames sent while the link was down */
 	uint64_t tx_link_down_bytes; /**< bytes of those frames */
+	uint64_t wire_dropped;	/**< dropped by the wire before the device */
 	uint32_t valid;		/**< VBR_GLUE_CNT_* the device counts */
 };
 
@@ -67,6 +68,7 @@ struct vbr_glue_port_counters {
 #define VBR_GLUE_CNT_DROPPED		(1u << 3)
 #define VBR_GLUE_CNT_RUNTS		(1u << 4)
 #define VBR_GLUE_CNT_TX_LINK_DOWN	(1u << 5)
+#define VBR_GLUE_CNT_WIRE_DROPPED	(1u << 6)
 
 /** One devarg of a port, as given. */
 struct vbr_glue_arg {
