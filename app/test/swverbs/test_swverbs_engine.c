@@ -569,6 +569,209 @@ test_run_once_offline_between_calls(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Engines' memory. Each engine has a pool and a retire list of its own: a
+ * device's rules and counters objects come from its engine's pool and go
+ * back through its engine's retire list; the other engines' counts do not
+ * move.
+ */
+#define TP_RULES 16
+
+/* Traffic on a device of an engine with a thread, from a thread of ours. */
+struct tp_traffic {
+	struct teng *t;
+	uint32_t stop;
+	unsigned int sent;
+	unsigned int delivered;
+};
+
+static void *
+tp_traffic_main(void *arg)
+{
+	struct tp_traffic *a = arg;
+	struct ibv_wc wc;
+
+	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
+		if (te_post(a->t) != 0)
+			break;
+		__atomic_add_fetch(&a->sent, 1, __ATOMIC_RELEASE);
+		if (t_poll(a->t->d.rcq, &wc, 1, 1000) == 1 &&
+		    wc.status == IBV_WC_SUCCESS)
+			__atomic_add_fetch(&a->delivered, 1,
+					   __ATOMIC_RELEASE);
+		t_poll(a->t->d.scq, &wc, 1, 1000);
+	}
+	return NULL;
+}
+
+/* Whether the page at p is mapped in this process. */
+static bool
+tp_mapped(const void *p)
+{
+	unsigned char vec;
+
+	return mincore((void *)((uintptr_t)p & ~(uintptr_t)4095), 4096,
+		       &vec) == 0;
+}
+
+static int
+test_engine_pools(void)
+{
+	struct swv_engine_stats s0, si0;
+	struct swv_engine *ea, *eb, *inl = swv_engine_inline();
+	struct ibv_flow *fl[TP_RULES];
+	struct ibv_counters *cnt;
+	struct tp_traffic tr;
+	struct teng *a, *b, *c;
+	uint8_t mac[6];
+	pthread_t th;
+	void *chunk;
+	int i;
+
+	ea = swv_engine_create();
+	eb = swv_engine_create();
+	a = calloc(1, sizeof(*a));
+	b = calloc(1, sizeof(*b));
+	c = calloc(1, sizeof(*c));
+	TEST_ASSERT(ea != NULL && eb != NULL && a && b && c, "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_mapped, 0, "");
+	TEST_ASSERT_SUCCESS(swv_engine_start(ea, -1), "");
+	TEST_ASSERT_SUCCESS(swv_engine_start(eb, -1), "");
+	s0 = te_stats(swv_engine_default());
+	si0 = te_stats(inl);
+	/* te_setup() makes one rule each. */
+	TEST_ASSERT_SUCCESS(te_setup(a, "pool-a", "loop", ea), "");
+	TEST_ASSERT_SUCCESS(te_setup(b, "pool-b", "loop", eb), "");
+	TEST_ASSERT_SUCCESS(te_setup(c, "pool-c", "loop", inl), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 1, "");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
+	TEST_ASSERT_EQUAL(te_stats(inl).pool_live, si0.pool_live + 1, "");
+	TEST_ASSERT(te_stats(ea).pool_mapped > 0, "");
+	TEST_ASSERT(te_stats(eb).pool_mapped > 0, "");
+	/* More rules and a counters object on a: ea's counts only. */
+	memcpy(mac, a->d.mac, 6);
+	for (i = 0; i < TP_RULES; i++) {
+		mac[5] = (uint8_t)(a->d.mac[5] + 1 + i);
+		fl[i] = t_flow_eth(a->d.rqp, mac, 0);
+		TEST_ASSERT_NOT_NULL(fl[i], "flow %d: %d", i, errno);
+	}
+	cnt = t_counters(a->d.ctx);
+	TEST_ASSERT_NOT_NULL(cnt, "counters: %d", errno);
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, TP_RULES + 2, "");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
+	TEST_ASSERT_EQUAL(te_stats(inl).pool_live, si0.pool_live + 1, "");
+	TEST_ASSERT_EQUAL(te_stats(swv_engine_default()).pool_live,
+			  s0.pool_live, "the default engine's pool moved");
+	/*
+	 * Rules go away on ea while eb's thread is busy with b's traffic:
+	 * retired on ea (eb's list stays empty), freed after a grace period
+	 * that eb's passes do not hold up.
+	 */
+	memset(&tr, 0, sizeof(tr));
+	tr.t = b;
+	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, tp_traffic_main, &tr),
+			    "");
+	T_WAIT(__atomic_load_n(&tr.delivered, __ATOMIC_ACQUIRE) >= 4);
+	for (i = 0; i < TP_RULES; i++) {
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(fl[i]), "");
+		TEST_ASSERT_EQUAL(te_stats(eb).retired, 0, "");
+		TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
+	}
+	TEST_ASSERT(te_stats(ea).retired >= TP_RULES,
+		    "a's rules were not retired on its engine");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, TP_RULES + 2,
+			  "freed before a grace period");
+	/* The last rule of a: one grace period frees them all. */
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(a->fl), "");
+	a->fl = NULL;
+	TEST_ASSERT_EQUAL(te_stats(ea).retired, 0, "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 1, "the counters object");
+	i = (int)__atomic_load_n(&tr.delivered, __ATOMIC_ACQUIRE);
+	T_WAIT(__atomic_load_n(&tr.delivered, __ATOMIC_ACQUIRE) >=
+	       (unsigned int)i + 4);
+	__atomic_store_n(&tr.stop, 1, __ATOMIC_RELEASE);
+	TEST_ASSERT_SUCCESS(pthread_join(th, NULL), "");
+	TEST_ASSERT(tr.sent >= 8, "b's traffic did not run: %u", tr.sent);
+	TEST_ASSERT_EQUAL(tr.delivered, tr.sent,
+			  "b's engine lost frames meanwhile");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
+	TEST_ASSERT_SUCCESS(swv_destroy_counters(cnt), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 0, "");
+	/* Empty, the pool keeps one chunk until its engine goes. */
+	TEST_ASSERT(te_stats(ea).pool_mapped > 0, "");
+	chunk = ea->pool.chunks;
+	TEST_ASSERT(chunk != NULL && tp_mapped(chunk), "");
+	/* Devices gone: the engines go, and their chunks with them. */
+	te_teardown(a);
+	TEST_ASSERT_SUCCESS(swv_engine_destroy(ea), "");
+	TEST_ASSERT(!tp_mapped(chunk),
+		    "a destroyed engine left its pool mapped");
+	chunk = eb->pool.chunks;
+	te_teardown(b);
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 0, "");
+	TEST_ASSERT_SUCCESS(swv_engine_destroy(eb), "");
+	TEST_ASSERT(!tp_mapped(chunk), "");
+	te_teardown(c);
+	TEST_ASSERT_EQUAL(te_stats(inl).pool_live, si0.pool_live, "");
+	free(a);
+	free(b);
+	free(c);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A device moves to another engine only with no context open, so with no
+ * rule nor counters object live; a rule made after the move comes from the
+ * new engine's pool.
+ */
+static int
+test_pool_follows_device(void)
+{
+	struct swv_engine *ea, *eb;
+	struct ibv_counters *cnt;
+	struct teng t;
+
+	ea = swv_engine_create();
+	eb = swv_engine_create();
+	TEST_ASSERT(ea != NULL && eb != NULL, "");
+	TEST_ASSERT_SUCCESS(te_setup(&t, "pool-mv", "loop", ea), "");
+	cnt = t_counters(t.d.ctx);
+	TEST_ASSERT_NOT_NULL(cnt, "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 2, "");
+	TEST_ASSERT_EQUAL(swv_device_set_engine("pool-mv", eb), EBUSY,
+			  "moved with its rules live");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 2, "");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 0, "");
+	TEST_ASSERT_SUCCESS(swv_destroy_counters(cnt), "");
+	swv_destroy_flow(t.fl);
+	t.fl = NULL;
+	swv_dereg_mr(t.tmr);
+	swv_dereg_mr(t.rmr);
+	t.tmr = NULL;
+	t.rmr = NULL;
+	/* Keep the name, close everything else: the device may move. */
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(t.d.sqp), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(t.d.rqp), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(t.d.scq), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(t.d.rcq), "");
+	TEST_ASSERT_SUCCESS(swv_dealloc_pd(t.d.pd), "");
+	TEST_ASSERT_SUCCESS(swv_close_device(t.d.ctx), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 0, "");
+	TEST_ASSERT_SUCCESS(swv_device_set_engine("pool-mv", eb), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).retired, 0, "");
+	TEST_ASSERT_SUCCESS(swv_engine_destroy(ea), "");
+	t.d.ctx = t_open("pool-mv");
+	TEST_ASSERT_NOT_NULL(t.d.ctx, "");
+	cnt = t_counters(t.d.ctx);
+	TEST_ASSERT_NOT_NULL(cnt, "");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "not from eb's pool");
+	TEST_ASSERT_SUCCESS(swv_destroy_counters(cnt), "");
+	TEST_ASSERT_SUCCESS(swv_close_device(t.d.ctx), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("pool-mv"), "");
+	TEST_ASSERT_SUCCESS(swv_engine_destroy(eb), "");
+	return TEST_SUCCESS;
+}
+
 static struct unit_test_suite engine_suite = {
 	.name = "swverbs engine",
 	.cases = {
@@ -581,6 +784,8 @@ static struct unit_test_suite engine_suite = {
 		TEST_CASE(test_device_set_engine),
 		TEST_CASE(test_run_once_threads_exit),
 		TEST_CASE(test_run_once_offline_between_calls),
+		TEST_CASE(test_engine_pools),
+		TEST_CASE(test_pool_follows_device),
 		TEST_CASES_END(),
 	},
 };
