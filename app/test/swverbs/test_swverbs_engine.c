@@ -256,6 +256,20 @@ test_run_once_drives_device(void)
 	return TEST_SUCCESS;
 }
 
+/* Two new engines, and room for three devices. 0 or ENOMEM. */
+static int
+te_two_three(struct swv_engine **ea, struct swv_engine **eb,
+	     struct teng **a, struct teng **b, struct teng **c)
+{
+	*ea = swv_engine_create();
+	*eb = swv_engine_create();
+	*a = calloc(1, sizeof(**a));
+	*b = calloc(1, sizeof(**b));
+	*c = calloc(1, sizeof(**c));
+	return *ea != NULL && *eb != NULL && *a != NULL && *b != NULL &&
+	       *c != NULL ? 0 : ENOMEM;
+}
+
 /*
  * Two engines in one process, each serving a device: one with its own
  * thread, one driven by run_once from here; and the default engine beside
@@ -270,12 +284,7 @@ test_two_engines(void)
 	struct ibv_wc wc;
 	int round;
 
-	ea = swv_engine_create();
-	eb = swv_engine_create();
-	a = calloc(1, sizeof(*a));
-	b = calloc(1, sizeof(*b));
-	c = calloc(1, sizeof(*c));
-	TEST_ASSERT(ea != NULL && eb != NULL && a && b && c, "");
+	TEST_ASSERT_SUCCESS(te_two_three(&ea, &eb, &a, &b, &c), "");
 	TEST_ASSERT_SUCCESS(swv_engine_start(ea, -1), "");
 	TEST_ASSERT_EQUAL(swv_engine_start(ea, -1), EBUSY, "");
 	TEST_ASSERT_EQUAL(swv_engine_start(eb, -5), EINVAL, "");
@@ -605,12 +614,7 @@ test_engine_pools(void)
 	void *chunk;
 	int i;
 
-	ea = swv_engine_create();
-	eb = swv_engine_create();
-	a = calloc(1, sizeof(*a));
-	b = calloc(1, sizeof(*b));
-	c = calloc(1, sizeof(*c));
-	TEST_ASSERT(ea != NULL && eb != NULL && a && b && c, "");
+	TEST_ASSERT_SUCCESS(te_two_three(&ea, &eb, &a, &b, &c), "");
 	TEST_ASSERT_EQUAL(te_stats(ea).pool_mapped, 0, "");
 	TEST_ASSERT_SUCCESS(swv_engine_start(ea, -1), "");
 	TEST_ASSERT_SUCCESS(swv_engine_start(eb, -1), "");
