@@ -15,6 +15,13 @@
 #   netns-veth.sh down <prefix>
 #       Removes both ends and the namespace. Nothing there: no error.
 #
+# An "up" that fails or is interrupted (SIGINT, SIGTERM, SIGHUP) half-way
+# removes what it made. Callers that keep the pair remove it on their own
+# exit paths (the e2e scripts: finally, and sys.exit on those signals);
+# devtools/test.sh removes, before it starts, namespaces named after a
+# test's pid (vba<pid>, vbrt<pid>, vbe<pid>ns, vbf<pid>ns) whose process is
+# gone.
+#
 # Names are limited to 15 characters: keep <prefix> at 12 or fewer.
 # Needs root (or CAP_NET_ADMIN + CAP_SYS_ADMIN) and iproute2.
 
@@ -34,6 +41,15 @@ a=${prefix}0
 b=${prefix}1
 ns=${prefix}ns
 
+down() {
+    if ip link show "$a" >/dev/null 2>&1; then
+        ip link del "$a"
+    fi
+    if ip netns list | grep -qw "^$ns"; then
+        ip netns del "$ns"
+    fi
+}
+
 case $cmd in
 up)
     mtu=
@@ -45,6 +61,9 @@ up)
         *) usage ;;
         esac
     done
+    # half-way (an error under set -e, or a signal): take it down again
+    trap 'trap - EXIT; down >/dev/null 2>&1; exit 1' INT TERM HUP
+    trap 'down >/dev/null 2>&1' EXIT
     ip netns list | grep -qw "^$ns" || ip netns add "$ns"
     if ! ip link show "$a" >/dev/null 2>&1; then
         ip link add "$a" type veth peer name "$b" netns "$ns"
@@ -66,16 +85,12 @@ up)
     ip link set "$a" up
     ip -n "$ns" link set lo up
     ip -n "$ns" link set "$b" up
+    trap - EXIT INT TERM HUP
     echo "$a $b $ns"
     ;;
 down)
     [ $# -eq 0 ] || usage
-    if ip link show "$a" >/dev/null 2>&1; then
-        ip link del "$a"
-    fi
-    if ip netns list | grep -qw "^$ns"; then
-        ip netns del "$ns"
-    fi
+    down
     ;;
 *)
     usage

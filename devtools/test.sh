@@ -26,6 +26,11 @@
 # (app/test/vbr_test_port.h, testpmd_driver.py) turn into the progress=
 # devarg and the EAL options it needs. A new model is one more word there.
 #
+# Before the tests it removes what killed runs left behind: network
+# namespaces, veth ends and /dev/shm cable files named after a test's pid
+# (vba<pid>, vbrt<pid>, vbe<pid>ns, vbf<pid>ns, swverbs-shm.t<pid>-*,
+# swverbs-shm.tp<pid>, swverbs-shm.bench<pid>) whose process is gone.
+#
 # Environment: VBR_BUILD_DIR (default build), MESON_TEST_ARGS (extra
 # arguments for meson test, e.g. "--suite fast"), CC (compiler of a new
 # build folder), VBR_PROGRESS_MODELS.
@@ -57,6 +62,51 @@ case ${1:-} in
 	;;
 esac
 LOG=$BUILD_DIR/meson-logs/testlog.json
+
+# What killed test runs left behind (a SIGKILL leaves no handler a chance):
+# network namespaces, root-side veth ends and shm cable files whose names
+# carry the pid of the test process that made them. Only those whose
+# process no longer exists go; a run under way (another engineer's, a
+# benchmark) keeps its own.
+stale_pid() {
+	# the creating pid in a name we know, or nothing
+	printf '%s\n' "$1" | sed -nE \
+		-e 's/^(vba|vbrt)([0-9]+)$/\2/p' \
+		-e 's/^(vba|vbrt)([0-9]+)a$/\2/p' \
+		-e 's/^(vbe|vbf)([0-9]+)(ns|0)$/\2/p' \
+		-e 's/^swverbs-shm\.t([0-9]+)-.*$/\1/p' \
+		-e 's/^swverbs-shm\.(tp|bench)([0-9]+)$/\2/p'
+}
+
+clean_stale() {
+	local name pid
+	if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null 2>&1; then
+		for name in $(ip netns list 2>/dev/null | awk '{ print $1 }'); do
+			pid=$(stale_pid "$name")
+			if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
+				echo "test.sh: removing stale netns $name"
+				ip netns del "$name" 2>/dev/null
+			fi
+		done
+		for name in $(ip -o link show 2>/dev/null |
+			      sed -nE 's/^[0-9]+: ([^:@]+)[:@].*/\1/p'); do
+			pid=$(stale_pid "$name")
+			if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
+				echo "test.sh: removing stale link $name"
+				ip link del "$name" 2>/dev/null
+			fi
+		done
+	fi
+	for name in /dev/shm/swverbs-shm.*; do
+		[ -e "$name" ] || continue
+		pid=$(stale_pid "${name##*/}")
+		if [ -n "$pid" ] && [ ! -d "/proc/$pid" ]; then
+			echo "test.sh: removing stale cable $name"
+			rm -f "$name"
+		fi
+	done
+}
+clean_stale
 
 if ! bash devtools/setup.sh; then
 	echo "test.sh: setup/build failed (see above)" >&2

@@ -207,6 +207,36 @@ vbr_test_eal_init(const char *prog, const char *pmd, const char *log_level,
 	return 0;
 }
 
+/*
+ * The group a test main() was asked for (argv[2]; argv[1]: the PMD): the
+ * index in @groups, an array of structs with a const char *name, or -1
+ * once the usage or the unknown name is said on stderr.
+ */
+#define VBR_TEST_GROUP(argc, argv, groups) \
+	vbr_test_group((argc), (argv), &(groups)[0].name, \
+		       sizeof((groups)[0]), RTE_DIM(groups))
+
+static inline int
+vbr_test_group(int argc, char **argv, const char *const *name,
+	       size_t stride, unsigned int n)
+{
+	unsigned int g;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s <librte_net_vbr.so> <group>\n",
+			argv[0]);
+		return -1;
+	}
+	for (g = 0; g < n; g++) {
+		if (strcmp(argv[2], *name) == 0)
+			return (int)g;
+		name = (const char *const *)(const void *)
+		       ((const char *)name + stride);
+	}
+	fprintf(stderr, "unknown group %s\n", argv[2]);
+	return -1;
+}
+
 /** A main()'s exit status for a vbr_test_eal_init() result. */
 static inline int
 vbr_test_init_status(int ret)

@@ -33,9 +33,6 @@
 
 #include "swv_priv.h"
 
-/* Objects retired before a batched grace period. */
-#define SWV_RETIRE_BATCH 4096
-
 /*
  * Lookup.
  */
@@ -713,17 +710,29 @@ cls_bump(struct swv_device *dev)
  * SWV_RETIRE_PER_OP objects, and the list is flushed at the end of any
  * update that leaves SWV_RETIRE_BATCH or more, so entering one can neither
  * fail nor need memory.
+ *
+ * Each engine has its list (struct swv_engine retire), and a rule on it
+ * goes back to that engine's pool: the one it came from, since a device
+ * moves to another engine only with no context open (so no rule nor
+ * counters object live) and after its old engine's list is flushed
+ * (swv_device_set_engine()). One swv_lock covers every engine's pool and
+ * list: updates are control path, and one lock keeps a counters object's
+ * release (which may free it) ordered with its destroy.
+ *
+ * The grace period. synchronize_rcu() waits for every liburcu-qsbr reader
+ * of the process, not only eng's: engine threads, service lcores and
+ * inline callers of every engine. That is more than a flush needs, never
+ * less: whatever thread drives a device, it reads the device's tables as
+ * a registered reader, online only inside a pass. So a flush stays right
+ * with any number of engines; it costs one pass of the slowest engine
+ * that is in one (engines with no thread, and idle ones, are offline and
+ * do not hold it up).
  */
 #define SWV_RETIRED_RULE ((uintptr_t)1)
 #define SWV_RETIRED_CACHE ((uintptr_t)2)
-#define SWV_RETIRE_PER_OP 8
-
-static void *swv_retired[SWV_RETIRE_BATCH + SWV_RETIRE_PER_OP];
-static size_t swv_nretired;
-static bool swv_retired_big;	/**< a huge slot array waits in the list */
 
 static void
-retire_release(void *p)
+retire_release(struct swv_engine *eng, void *p)
 {
 	struct swv_flow *f;
 
@@ -739,34 +748,38 @@ retire_release(void *p)
 	f = (struct swv_flow *)((uintptr_t)p & ~SWV_RETIRED_RULE);
 	if (f->cnt != NULL)
 		swv_counters_release(f->cnt, f);
-	swv_pool_free(f, SWV_POOL_RULE(f->nw, f->cnt != NULL));
+	swv_pool_free(&eng->pool, f, SWV_POOL_RULE(f->nw, f->cnt != NULL));
 }
 
 /* Free everything retired: only where no update holds any of it. */
 void
-swv_retire_flush(void)
+swv_retire_flush(struct swv_engine *eng)
 {
+	struct swv_retire_list *rl = &eng->retire;
 	size_t i;
 
-	swv_retired_big = false;
-	if (swv_nretired == 0)
+	rl->big = false;
+	if (rl->n == 0)
 		return;
 	synchronize_rcu();
-	for (i = 0; i < swv_nretired; i++)
-		retire_release(swv_retired[i]);
-	swv_nretired = 0;
+	for (i = 0; i < rl->n; i++)
+		retire_release(eng, rl->obj[i]);
+	SWV_STORE(&rl->n, 0);
 }
 
 /* Free p once the engine cannot see it any more; p stays valid until the
  * update that retires it ends.
  */
 void
-swv_retire(void *p)
+swv_retire(struct swv_engine *eng, void *p)
 {
+	struct swv_retire_list *rl = &eng->retire;
+
 	if (p == NULL)
 		return;
-	assert(swv_nretired < sizeof(swv_retired) / sizeof(swv_retired[0]));
-	swv_retired[swv_nretired++] = p;
+	assert(rl->n < sizeof(rl->obj) / sizeof(rl->obj[0]));
+	rl->obj[rl->n] = p;
+	SWV_STORE(&rl->n, rl->n + 1);
 }
 
 /*
@@ -777,17 +790,17 @@ swv_retire(void *p)
  * inserts).
  */
 void
-swv_retire_done(void)
+swv_retire_done(struct swv_engine *eng)
 {
-	if (swv_nretired >= SWV_RETIRE_BATCH || swv_retired_big)
-		swv_retire_flush();
+	if (eng->retire.n >= SWV_RETIRE_BATCH || eng->retire.big)
+		swv_retire_flush(eng);
 }
 
 /* Return a rule to the pool once the engine cannot see it any more. */
 void
-swv_retire_rule(struct swv_flow *f)
+swv_retire_rule(struct swv_engine *eng, struct swv_flow *f)
 {
-	swv_retire((void *)((uintptr_t)f | SWV_RETIRED_RULE));
+	swv_retire(eng, (void *)((uintptr_t)f | SWV_RETIRED_RULE));
 }
 
 /*
@@ -849,7 +862,7 @@ slot_publish(struct swv_slot *s, struct swv_flow *f)
 
 /* Rebuild the hash with room for @want keys; publish it. 0 or ENOMEM. */
 static int
-sub_rehash(struct swv_subtable *sub, uint32_t want)
+sub_rehash(struct swv_engine *eng, struct swv_subtable *sub, uint32_t want)
 {
 	struct swv_slots *old = sub->slots, *sl;
 	uint32_t n = 8, j;
@@ -864,8 +877,8 @@ sub_rehash(struct swv_subtable *sub, uint32_t want)
 			slots_put(sl, old->slot[j].f);
 	rcu_assign_pointer(sub->slots, sl);
 	if ((size_t)(old->mask + 1) * sizeof(old->slot[0]) >= SWV_HUGE_SIZE)
-		swv_retired_big = true;
-	swv_retire(old);
+		eng->retire.big = true;
+	swv_retire(eng, old);
 	return 0;
 }
 
@@ -897,7 +910,8 @@ sub_find(const struct swv_subtable *sub, const struct swv_flow *f,
 
 /* Insert f (sub, key, hash, rank set). 0 or ENOMEM. */
 static int
-sub_insert(struct swv_subtable *sub, struct swv_flow *f)
+sub_insert(struct swv_engine *eng, struct swv_subtable *sub,
+	   struct swv_flow *f)
 {
 	struct swv_slots *sl;
 	struct swv_flow *h, **pp;
@@ -923,7 +937,7 @@ sub_insert(struct swv_subtable *sub, struct swv_flow *f)
 	}
 	sl = sub->slots;
 	if (tomb < 0 && (sl->used + 1) * 4 > (sl->mask + 1) * 3) {
-		if (sub_rehash(sub, sub->nkeys + 1) != 0)
+		if (sub_rehash(eng, sub, sub->nkeys + 1) != 0)
 			return ENOMEM;
 		sl = sub->slots;
 		for (j = f->hash; sl->slot[j & sl->mask].f != NULL; j++)
@@ -948,7 +962,8 @@ sub_insert(struct swv_subtable *sub, struct swv_flow *f)
 
 /* Remove f from its subtable; f itself is retired by the caller. */
 static void
-sub_remove(struct swv_subtable *sub, struct swv_flow *f)
+sub_remove(struct swv_engine *eng, struct swv_subtable *sub,
+	   struct swv_flow *f)
 {
 	struct swv_slots *sl = sub->slots;
 	struct swv_flow *h, **pp;
@@ -968,7 +983,7 @@ sub_remove(struct swv_subtable *sub, struct swv_flow *f)
 		/* Too many tombstones make misses long: clean up. */
 		if (sl->used > 16 && sl->used > sub->nkeys * 2 +
 		    (sl->mask + 1) / 8)
-			sub_rehash(sub, sub->nkeys);
+			sub_rehash(eng, sub, sub->nkeys);
 		return;
 	}
 	for (pp = &h->same; *pp != NULL && *pp != f; pp = &(*pp)->same)
@@ -1026,11 +1041,11 @@ sub_free(struct swv_subtable *sub)
 }
 
 void
-swv_steer_free(struct swv_steer *st)
+swv_steer_free(struct swv_engine *eng, struct swv_steer *st)
 {
 	uint32_t i;
 
-	swv_retire_flush();
+	swv_retire_flush(eng);
 	if (st == NULL)
 		return;
 	for (i = 0; i < st->nsub; i++)
@@ -1091,10 +1106,11 @@ steer_publish(struct swv_device *dev, struct swv_subtable *sub,
 	if (old != NULL && old->cls != NULL &&
 	    (st == NULL || st->cls != old->cls)) {
 		if (old->cls->size >= SWV_HUGE_SIZE)
-			swv_retired_big = true;
-		swv_retire((void *)((uintptr_t)old->cls | SWV_RETIRED_CACHE));
+			dev->eng->retire.big = true;
+		swv_retire(dev->eng,
+			   (void *)((uintptr_t)old->cls | SWV_RETIRED_CACHE));
 	}
-	swv_retire(old);
+	swv_retire(dev->eng, old);
 	return 0;
 }
 
@@ -1163,7 +1179,7 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 			goto err;
 		}
 	}
-	ret = sub_insert(sub, f);
+	ret = sub_insert(dev->eng, sub, f);
 	if (ret != 0) {
 		sub_prio_del(sub, base);
 		sub->lb = lb;
@@ -1175,9 +1191,9 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 			 */
 			if (steer_publish(dev, NULL, sub) != 0)
 				return ret;
-			swv_retire(sub->slots);
+			swv_retire(dev->eng, sub->slots);
 			free(sub->prio);
-			swv_retire(sub);
+			swv_retire(dev->eng, sub);
 		} else if (base < best) {
 			steer_publish(dev, sub, NULL);
 		}
@@ -1197,7 +1213,7 @@ steer_del(struct swv_device *dev, struct swv_flow *f)
 	struct swv_subtable *sub = f->sub;
 	uint64_t base = f->rank & ~SWV_RANK_SEQ_MASK, best;
 
-	sub_remove(sub, f);
+	sub_remove(dev->eng, sub, f);
 	best = sub->prio[0].base;
 	sub_prio_del(sub, base);
 	if (sub->nprio == 0) {
@@ -1206,9 +1222,9 @@ steer_del(struct swv_device *dev, struct swv_flow *f)
 			/* Keep it (empty) rather than fail a destroy. */
 			return;
 		}
-		swv_retire(sub->slots);
+		swv_retire(dev->eng, sub->slots);
 		free(sub->prio);
-		swv_retire(sub);
+		swv_retire(dev->eng, sub);
 	} else if (sub->prio[0].base != best) {
 		/*
 		 * A worse best: every rule left ranks at or after its base.

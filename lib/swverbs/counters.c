@@ -73,7 +73,9 @@ swv_create_counters(struct ibv_context *context,
 		return NULL;
 	}
 	pthread_mutex_lock(&swv_lock);
-	c = swv_pool_alloc(SWV_POOL_COUNTERS);
+	/* From the device's engine's pool (see swv_device_set_engine()). */
+	c = swv_pool_alloc(&swv_ctx_dev(context)->eng->pool,
+			   SWV_POOL_COUNTERS);
 	if (c != NULL)
 		to_swv_ctx(context)->objs++;
 	pthread_mutex_unlock(&swv_lock);
@@ -92,7 +94,7 @@ static void
 cnt_free(struct swv_counters *c)
 {
 	free(c->pts);
-	swv_pool_free(c, SWV_POOL_COUNTERS);
+	swv_pool_free(&c->dev->eng->pool, c, SWV_POOL_COUNTERS);
 }
 
 int

@@ -354,6 +354,12 @@ swv_device_set_engine(const char *name, struct swv_engine *eng)
 	} else if (dev->eng != eng) {
 		struct swv_engine *old = dev->eng;
 
+		/*
+		 * With no context open the device has no rule nor counters
+		 * object live; what it retired goes back to old's pool now,
+		 * so that nothing of it is left in old.
+		 */
+		swv_retire_flush(old);
 		swv_engine_del(dev);
 		ret = swv_engine_add(eng, dev);
 		/*
@@ -412,7 +418,7 @@ swv_device_destroy(const char *name)
 	dev->wire->ops->close(dev->wire);
 	if (peer != NULL)
 		swv_inline_link_sync(peer);
-	swv_steer_free(dev->steer);
+	swv_steer_free(dev->eng, dev->steer);
 	pthread_mutex_unlock(&swv_lock);
 	free(dev->wire_spec);
 	free(dev);

@@ -26,6 +26,12 @@
  *     swv_engine_run_once(): one pass, no blocking, no sleep (a DPDK
  *     service, the PMD's own polling).
  *
+ * Memory. An engine owns the memory of its devices' rules and counters
+ * objects: a pool (pool.c) they come from and a retire list (classifier.c)
+ * they go back through after a grace period. swv_engine_destroy() flushes
+ * the list and unmaps the pool, so an engine that goes away leaves no
+ * chunk behind; it refuses (EBUSY) while devices or objects are left.
+ *
  * RCU. An engine is the only RCU reader (liburcu QSBR) of its devices: the
  * control path publishes with rcu_assign_pointer() / RCU lists and frees
  * after synchronize_rcu(), which waits for every engine's pass in progress.
@@ -510,6 +516,15 @@ swv_engine_destroy(struct swv_engine *eng)
 		pthread_mutex_unlock(&swv_lock);
 		return EBUSY;
 	}
+	/*
+	 * What its devices retired (the last ones may have moved away), then
+	 * its chunks. No device: no object can be live, but say so if one is.
+	 */
+	swv_retire_flush(eng);
+	if (swv_pool_release(&eng->pool) != 0) {
+		pthread_mutex_unlock(&swv_lock);
+		return EBUSY;
+	}
 	if (eng->running)
 		engine_thread_stop(eng);
 	pthread_mutex_unlock(&swv_lock);
@@ -597,6 +612,10 @@ swv_engine_get_stats(const struct swv_engine *eng,
 	st->asleep = SWV_LOAD(&eng->asleep) != 0;
 	st->ndev = SWV_LOAD(&eng->ndev);
 	st->thread = SWV_LOAD(&eng->running);
+	/* Written under swv_lock, read here without it (monitoring). */
+	st->pool_mapped = SWV_LOAD(&eng->pool.mapped);
+	st->pool_live = SWV_LOAD(&eng->pool.live);
+	st->retired = SWV_LOAD(&eng->retire.n);
 	return 0;
 }
 

@@ -425,7 +425,7 @@ sniff_update(struct swv_device *dev, struct swv_qp *qp, bool add)
 		sn = NULL;
 	}
 	rcu_assign_pointer(dev->sniff, sn);
-	swv_retire(old);
+	swv_retire(dev->eng, old);
 	return 0;
 }
 
@@ -662,7 +662,8 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 		ret = ENOMEM;
 		goto err;
 	}
-	f = swv_pool_alloc(SWV_POOL_RULE(nw, b.cnt != NULL));
+	f = swv_pool_alloc(&dev->eng->pool,
+			   SWV_POOL_RULE(nw, b.cnt != NULL));
 	if (f == NULL) {
 		ret = ENOMEM;
 		goto err;
@@ -697,15 +698,16 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	dev->nflows++;
 	qp->flows++;
 	to_swv_ctx(ibqp->context)->objs++;
-	swv_retire_done();
+	swv_retire_done(dev->eng);
 	pthread_mutex_unlock(&swv_lock);
 	return &f->ibv_flow;
 err_unbind:
 	if (f->cnt != NULL)
 		swv_counters_unbind(f->cnt, f, false);
-	swv_pool_free(f, SWV_POOL_RULE(nw, f->cnt != NULL));
+	swv_pool_free(&dev->eng->pool, f,
+		      SWV_POOL_RULE(nw, f->cnt != NULL));
 err:
-	swv_retire_done();
+	swv_retire_done(dev->eng);
 	pthread_mutex_unlock(&swv_lock);
 	errno = ret;
 	return NULL;
@@ -737,12 +739,12 @@ swv_destroy_flow(struct ibv_flow *ibflow)
 	dev->nflows--;
 	f->qp->flows--;
 	to_swv_ctx(ibflow->context)->objs--;
-	swv_retire_rule(f);
+	swv_retire_rule(dev->eng, f);
 	/* No rule left on the device: nothing it retired is needed. */
 	if (dev->nflows == 0)
-		swv_retire_flush();
+		swv_retire_flush(dev->eng);
 	else
-		swv_retire_done();
+		swv_retire_done(dev->eng);
 	pthread_mutex_unlock(&swv_lock);
 	return 0;
 }

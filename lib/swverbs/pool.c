@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,10 +16,15 @@
  * Freed objects (after their grace period) go to a free list per class: a
  * rule's class is its number of key words and whether it has a tally
  * (ACTION_COUNT), counters objects have one of their own. When no object
- * is left in the process the chunks go back to the system, all but the
- * newest, which is kept so that a table that comes and goes around zero
- * rules does not map and fault a chunk each time.
- * Control path only (swv_lock).
+ * is left in a pool its chunks go back to the system, all but the newest,
+ * which is kept so that a table that comes and goes around zero rules does
+ * not map and fault a chunk each time; swv_pool_release() returns that one
+ * too (its engine is destroyed).
+ *
+ * Each engine has a pool of its own (struct swv_engine pool): a device's
+ * objects come from its engine's pool and go back to it, so engines that
+ * serve different devices share no free list and no chunk, and an engine
+ * that goes away takes its memory with it. Control path only (swv_lock).
  */
 #define SWV_CHUNK_SIZE (2u << 20)
 #define SWV_PAGE_SIZE 4096u
@@ -53,14 +59,6 @@ struct swv_pool_chunk {
 	struct swv_pool_chunk *next;
 };
 
-static struct {
-	void *free[SWV_POOL_CLASSES];	/**< free objects by class */
-	struct swv_pool_chunk *chunks;	/**< newest first */
-	uint8_t *cur;			/**< bump pointer in the newest */
-	uint8_t *end;
-	size_t live;			/**< objects allocated, not freed */
-} swv_pool;
-
 /* Size of the objects of a class (a multiple of 8: all stay aligned). */
 static size_t
 pool_size(unsigned int cls)
@@ -75,7 +73,7 @@ pool_size(unsigned int cls)
 
 /* Map and fault in one chunk. 0 or ENOMEM. */
 static int
-pool_chunk_add(void)
+pool_chunk_add(struct swv_pool *pool)
 {
 	size_t sz = SWV_CHUNK_SIZE, off;
 	struct swv_pool_chunk *c;
@@ -97,52 +95,75 @@ pool_chunk_add(void)
 			a[off] = 0;
 	SWV_LSAN_ROOT(a, sz);
 	c = (struct swv_pool_chunk *)a;
-	c->next = swv_pool.chunks;
-	swv_pool.chunks = c;
-	swv_pool.cur = a + SWV_CACHE_LINE;
-	swv_pool.end = a + sz;
+	c->next = pool->chunks;
+	pool->chunks = c;
+	pool->cur = a + SWV_CACHE_LINE;
+	pool->end = a + sz;
+	SWV_STORE(&pool->mapped, pool->mapped + sz);
 	return 0;
 }
 
+/* Unmap the chunks from c on. */
+static void
+pool_unmap(struct swv_pool *pool, struct swv_pool_chunk *c)
+{
+	struct swv_pool_chunk *next;
+
+	for (; c != NULL; c = next) {
+		next = c->next;
+		SWV_LSAN_UNROOT(c, SWV_CHUNK_SIZE);
+		munmap(c, SWV_CHUNK_SIZE);
+		SWV_STORE(&pool->mapped, pool->mapped - SWV_CHUNK_SIZE);
+	}
+}
+
 void *
-swv_pool_alloc(unsigned int cls)
+swv_pool_alloc(struct swv_pool *pool, unsigned int cls)
 {
 	size_t size = pool_size(cls);
-	void *p = swv_pool.free[cls];
+	void *p = pool->free[cls];
 
 	if (p != NULL) {
-		memcpy(&swv_pool.free[cls], p, sizeof(void *));
+		memcpy(&pool->free[cls], p, sizeof(void *));
 	} else {
-		if ((size_t)(swv_pool.end - swv_pool.cur) < size &&
-		    pool_chunk_add() != 0)
+		if ((size_t)(pool->end - pool->cur) < size &&
+		    pool_chunk_add(pool) != 0)
 			return NULL;
-		p = swv_pool.cur;
-		swv_pool.cur += size;
+		p = pool->cur;
+		pool->cur += size;
 	}
-	swv_pool.live++;
+	SWV_STORE(&pool->live, pool->live + 1);
 	return p;
 }
 
 void
-swv_pool_free(void *p, unsigned int cls)
+swv_pool_free(struct swv_pool *pool, void *p, unsigned int cls)
 {
-	struct swv_pool_chunk *c, *next;
-	unsigned int i;
+	struct swv_pool_chunk *c;
 
-	memcpy(p, &swv_pool.free[cls], sizeof(void *));
-	swv_pool.free[cls] = p;
-	if (--swv_pool.live > 0)
+	memcpy(p, &pool->free[cls], sizeof(void *));
+	pool->free[cls] = p;
+	SWV_STORE(&pool->live, pool->live - 1);
+	if (pool->live > 0)
 		return;
 	/* Nothing left: keep the newest chunk, empty, and unmap the rest. */
-	for (c = swv_pool.chunks->next; c != NULL; c = next) {
-		next = c->next;
-		SWV_LSAN_UNROOT(c, SWV_CHUNK_SIZE);
-		munmap(c, SWV_CHUNK_SIZE);
-	}
-	c = swv_pool.chunks;
+	c = pool->chunks;
+	pool_unmap(pool, c->next);
 	c->next = NULL;
-	swv_pool.cur = (uint8_t *)c + SWV_CACHE_LINE;
-	swv_pool.end = (uint8_t *)c + SWV_CHUNK_SIZE;
-	for (i = 0; i < SWV_POOL_CLASSES; i++)
-		swv_pool.free[i] = NULL;
+	pool->cur = (uint8_t *)c + SWV_CACHE_LINE;
+	pool->end = (uint8_t *)c + SWV_CHUNK_SIZE;
+	memset(pool->free, 0, sizeof(pool->free));
+}
+
+int
+swv_pool_release(struct swv_pool *pool)
+{
+	if (pool->live > 0)
+		return EBUSY;
+	pool_unmap(pool, pool->chunks);
+	memset(pool->free, 0, sizeof(pool->free));
+	pool->chunks = NULL;
+	pool->cur = NULL;
+	pool->end = NULL;
+	return 0;
 }

@@ -6,7 +6,8 @@
  * Two reads of CLOCK_MONOTONIC, both vDSO calls (no system call): the
  * precise one for completion timestamps, the coarse one (a tick's
  * resolution, a few ns to read) for what only needs pacing, such as the
- * engine's link checks.
+ * engine's link checks and the netdev wires' refreshes and kick retries.
+ * Standalone: the wires that see no device internals include it too.
  */
 
 #ifndef SWV_CLOCK_H

@@ -20,6 +20,7 @@
 #include <net/if.h>
 #include <sys/uio.h>
 
+#include "swv_clock.h"
 #include "swv_wire.h"
 
 /* Link flags and MTU are re-read at most this often. */
@@ -58,9 +59,6 @@ bool swv_netif_wire_gone(struct swv_wire *wire);
 uint32_t swv_netif_wire_mtu(struct swv_wire *wire);
 /** speed_mbps: from ethtool, 10000 when the interface does not say. */
 uint32_t swv_netif_wire_speed(struct swv_wire *wire);
-
-/** CLOCK_MONOTONIC_COARSE in ns (vDSO: no system call). */
-uint64_t swv_netif_now(void);
 
 /**
  * Find @ifname: nif->ifindex and nif->ifname set, nif->fd -1.

@@ -634,10 +634,22 @@ swv_tally_add(struct swv_flow_tally *t, uint32_t len)
 	((nw) + ((counted) ? SWV_KEY_WORDS + 1 : 0))
 #define SWV_POOL_COUNTERS (2 * (SWV_KEY_WORDS + 1))
 #define SWV_POOL_CLASSES (SWV_POOL_COUNTERS + 1)
+struct swv_pool_chunk;
+/** An engine's pool (struct swv_engine pool); all zero: empty. */
+struct swv_pool {
+	void *free[SWV_POOL_CLASSES];	/**< free objects by class */
+	struct swv_pool_chunk *chunks;	/**< newest first */
+	uint8_t *cur;			/**< bump pointer in the newest */
+	uint8_t *end;
+	size_t live;			/**< objects allocated, not freed */
+	size_t mapped;			/**< bytes of chunks mapped */
+};
 /** Uninitialized memory for an object of class cls, or NULL. */
-void *swv_pool_alloc(unsigned int cls);
+void *swv_pool_alloc(struct swv_pool *pool, unsigned int cls);
 /** Give an object back (no reader can see it any more). */
-void swv_pool_free(void *p, unsigned int cls);
+void swv_pool_free(struct swv_pool *pool, void *p, unsigned int cls);
+/** Unmap every chunk of an empty pool. Return: 0, EBUSY (objects live). */
+int swv_pool_release(struct swv_pool *pool);
 
 /*
  * A counted rule and its counters object (counters.c; swv_lock held).
@@ -781,8 +793,11 @@ const struct swv_flow *swv_classify(struct swv_device *dev,
 /** swv_classify() for @n (<= SWV_RX_BURST) frames. */
 void swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 			const struct swv_flow **out, unsigned int n);
-/** Free a device's table at its destruction (swv_lock, no reader). */
-void swv_steer_free(struct swv_steer *st);
+/**
+ * Free a device's table at its destruction (swv_lock, no reader), after
+ * what its engine eng retired.
+ */
+void swv_steer_free(struct swv_engine *eng, struct swv_steer *st);
 
 /* classifier.c: updates (swv_lock held) */
 /** The hash of a rule's key words (struct swv_flow hash). */
@@ -801,16 +816,24 @@ int swv_steer_conflict(const struct swv_device *dev, const struct swv_flow *f,
 
 /*
  * The retire list (classifier.c, swv_lock held): objects the engine may
- * still see, freed after a grace period.
+ * still see, freed after a grace period. Each engine has one (struct
+ * swv_engine retire); a device's objects are retired to its engine's.
  */
+#define SWV_RETIRE_BATCH 4096	/**< retired before a batched flush */
+#define SWV_RETIRE_PER_OP 8	/**< retired by one update at most */
+struct swv_retire_list {
+	size_t n;			/**< objects in obj[] */
+	bool big;			/**< a huge slot array waits in it */
+	void *obj[SWV_RETIRE_BATCH + SWV_RETIRE_PER_OP];
+};
 /** Free p (malloc()ed) once the engine cannot see it any more. */
-void swv_retire(void *p);
-/** Return a rule to the pool once the engine cannot see it any more. */
-void swv_retire_rule(struct swv_flow *f);
+void swv_retire(struct swv_engine *eng, void *p);
+/** Return a rule to eng's pool once the engine cannot see it any more. */
+void swv_retire_rule(struct swv_engine *eng, struct swv_flow *f);
 /** The end of an update: flush when the batch is full. */
-void swv_retire_done(void);
-/** Free everything retired now (one grace period). */
-void swv_retire_flush(void);
+void swv_retire_done(struct swv_engine *eng);
+/** Free everything eng retired now (one grace period). */
+void swv_retire_flush(struct swv_engine *eng);
 
 /** Toeplitz hash of @len bytes with a @key of at least len + 4 bytes. */
 uint32_t swv_toeplitz(const uint8_t *key, const uint8_t *data,
@@ -944,6 +967,9 @@ struct swv_engine {
 	pthread_t thread;
 	unsigned int ndev;		/**< devices assigned (swv_lock) */
 	struct cds_list_head devs;	/**< swv_device.eng_node (RCU) */
+	/* its devices' rules and counters objects (swv_lock) */
+	struct swv_pool pool;		/**< where they come from */
+	struct swv_retire_list retire;	/**< waiting for a grace period */
 };
 
 /** Serve dev with eng (swv_lock held). */

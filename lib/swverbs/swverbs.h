@@ -597,6 +597,11 @@ struct swv_engine_stats {
 	uint32_t asleep;	/**< its thread sleeps until a doorbell now */
 	uint32_t ndev;		/**< devices assigned */
 	uint32_t thread;	/**< it runs a thread */
+	uint32_t pad;		/**< 0 */
+	/* its devices' rules and counters objects (the engine's own pool) */
+	uint64_t pool_mapped;	/**< bytes of pool memory mapped */
+	uint64_t pool_live;	/**< objects allocated, not yet freed */
+	uint64_t retired;	/**< objects waiting for a grace period */
 };
 
 /** Read an engine's statistics. Return: 0, EINVAL. */

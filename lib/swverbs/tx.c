@@ -283,3 +283,15 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 		return 0;
 	return sq_drain(qp, avail > budget ? budget : avail);
 }
+
+/*
+ * A frame a wire dropped with its link down (swv_wire.h): counted on the
+ * device's port, as the send drain counts what it sends.
+ */
+void
+swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len)
+{
+	wire->dev->acc.tx_link_down++;
+	wire->dev->acc.tx_link_down_bytes += len;
+	swv_dev_dirty(wire->dev);
+}

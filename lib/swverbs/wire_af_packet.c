@@ -351,7 +351,7 @@ afp_tx_flush(struct swv_wire *wire)
 	if (!afp->tx_kick)
 		return;
 	if (unlikely(afp->tx_kick_after != 0)) {
-		now = swv_netif_now();
+		now = swv_now_coarse_ns();
 		if (now < afp->tx_kick_after)
 			return;
 		afp->tx_kick_after = 0;
@@ -373,7 +373,7 @@ afp_tx_flush(struct swv_wire *wire)
 		afp->tx_kick = false;
 	}
 	afp_count(&afp->tx_kick_errors, 1);
-	afp->tx_kick_after = swv_netif_now() + SWV_AFP_KICK_RETRY_NS;
+	afp->tx_kick_after = swv_now_coarse_ns() + SWV_AFP_KICK_RETRY_NS;
 }
 
 static void

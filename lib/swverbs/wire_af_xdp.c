@@ -285,7 +285,7 @@ xdp_kick(struct swv_xdp *x)
 	int err;
 
 	if (unlikely(x->tx_kick_after != 0)) {
-		if (swv_netif_now() < x->tx_kick_after)
+		if (swv_now_coarse_ns() < x->tx_kick_after)
 			return;
 		x->tx_kick_after = 0;
 	}
@@ -312,7 +312,7 @@ xdp_kick(struct swv_xdp *x)
 		x->tx_kick = false;
 	}
 	xdp_count(&x->tx_kick_errors, 1);
-	x->tx_kick_after = swv_netif_now() + SWV_XDP_KICK_RETRY_NS;
+	x->tx_kick_after = swv_now_coarse_ns() + SWV_XDP_KICK_RETRY_NS;
 }
 
 static void

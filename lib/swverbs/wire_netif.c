@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -21,16 +20,6 @@
 #include <linux/sockios.h>
 
 #include "swv_netif.h"
-
-uint64_t
-swv_netif_now(void)
-{
-	struct timespec ts;
-
-	/* vDSO: no system call. */
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int
 swv_netif_init(struct swv_netif *nif, const char *ifname)
@@ -88,7 +77,7 @@ swv_netif_refresh(struct swv_netif *nif)
 bool
 swv_netif_poll(struct swv_netif *nif)
 {
-	uint64_t now = swv_netif_now();
+	uint64_t now = swv_now_coarse_ns();
 
 	if (now < nif->next)
 		return false;
@@ -158,7 +147,7 @@ swv_netif_open(struct swv_netif *nif, int fd, uint8_t mac[6])
 	swv_netif_refresh(nif);
 	if (nif->mtu == 0)
 		return ENODEV;
-	nif->next = swv_netif_now() + SWV_NETIF_REFRESH_NS;
+	nif->next = swv_now_coarse_ns() + SWV_NETIF_REFRESH_NS;
 	nif->speed = netif_ethtool_speed(fd, nif->ifname);
 	return 0;
 }

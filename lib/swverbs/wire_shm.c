@@ -372,15 +372,6 @@ shm_link_up(struct swv_wire *wire)
 	return e->up;
 }
 
-/* Here for the wires without the device's internals (af_xdp). */
-void
-swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len)
-{
-	wire->dev->acc.tx_link_down++;
-	wire->dev->acc.tx_link_down_bytes += len;
-	swv_dev_dirty(wire->dev);
-}
-
 static int
 shm_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
        uint32_t len)

@@ -700,45 +700,18 @@ test_devargs(void)
 	return TEST_SUCCESS;
 }
 
-static const struct unit_test_suite suite_devargs = {
-	.name = "vbr inline devargs",
-	.cases = {
-		TEST_CASE(test_devargs),
-		TEST_CASES_END(),
-	},
-};
+/* A suite of one case, a group of its own. */
+#define INL_SUITE(var, title, fn) \
+	static const struct unit_test_suite var = { \
+		.name = title, \
+		.cases = { TEST_CASE(fn), TEST_CASES_END() }, \
+	}
 
-static const struct unit_test_suite suite_mq = {
-	.name = "vbr inline mq",
-	.cases = {
-		TEST_CASE(test_mq),
-		TEST_CASES_END(),
-	},
-};
-
-static const struct unit_test_suite suite_bidir = {
-	.name = "vbr inline bidir",
-	.cases = {
-		TEST_CASE(test_bidir),
-		TEST_CASES_END(),
-	},
-};
-
-static const struct unit_test_suite suite_lifecycle = {
-	.name = "vbr inline lifecycle",
-	.cases = {
-		TEST_CASE(test_lifecycle),
-		TEST_CASES_END(),
-	},
-};
-
-static const struct unit_test_suite suite_rcu = {
-	.name = "vbr inline rcu",
-	.cases = {
-		TEST_CASE(test_rcu),
-		TEST_CASES_END(),
-	},
-};
+INL_SUITE(suite_devargs, "vbr inline devargs", test_devargs);
+INL_SUITE(suite_mq, "vbr inline mq", test_mq);
+INL_SUITE(suite_bidir, "vbr inline bidir", test_bidir);
+INL_SUITE(suite_lifecycle, "vbr inline lifecycle", test_lifecycle);
+INL_SUITE(suite_rcu, "vbr inline rcu", test_rcu);
 
 int
 main(int argc, char **argv)
@@ -758,18 +731,10 @@ main(int argc, char **argv)
 	unsigned int g;
 	int n = 0, ret;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s <librte_net_vbr.so> <group>\n",
-			argv[0]);
+	ret = VBR_TEST_GROUP(argc, argv, groups);
+	if (ret < 0)
 		return 2;
-	}
-	for (g = 0; g < RTE_DIM(groups); g++)
-		if (strcmp(argv[2], groups[g].name) == 0)
-			break;
-	if (g == RTE_DIM(groups)) {
-		fprintf(stderr, "unknown group %s\n", argv[2]);
-		return 2;
-	}
+	g = (unsigned int)ret;
 	if (vbr_test_dev() != NULL) {
 		printf("SKIP: progress=inline is a swverbs model (VBR_TEST_DEV "
 		       "set)\n");

@@ -2990,18 +2990,10 @@ main(int argc, char **argv)
 	unsigned int g;
 	int ret;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s <librte_net_vbr.so> <group>\n",
-			argv[0]);
+	ret = VBR_TEST_GROUP(argc, argv, groups);
+	if (ret < 0)
 		return 2;
-	}
-	for (g = 0; g < RTE_DIM(groups); g++)
-		if (strcmp(argv[2], groups[g].name) == 0)
-			break;
-	if (g == RTE_DIM(groups)) {
-		fprintf(stderr, "unknown group %s\n", argv[2]);
-		return 2;
-	}
+	g = (unsigned int)ret;
 	if (groups[g].sw_only != NULL && vbr_test_dev() != NULL) {
 		printf("SKIP: group %s on %s: it %s\n", groups[g].name,
 		       vbr_test_dev(), groups[g].sw_only);

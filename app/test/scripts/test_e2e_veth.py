@@ -256,35 +256,6 @@ def run(pmd, script, kind):
     return 1 if c.failed else 0
 
 
-def main():
-    kind = tp.kernel_wire_arg(sys.argv, 2)
-    if kind is None:
-        print(__doc__)
-        return 2
-    if os.geteuid() != 0:
-        print("SKIP: needs root (network namespaces, AF_PACKET)")
-        return tp.SKIP
-    for tool in ("dpdk-testpmd", "tcpdump", "ip"):
-        if shutil.which(tool) is None:
-            print(f"SKIP: {tool} not installed")
-            return tp.SKIP
-    try:
-        import scapy.all  # noqa: F401
-    except ImportError:
-        print("SKIP: python3-scapy not installed")
-        return tp.SKIP
-    for path in sys.argv[1:3]:
-        if not os.path.isfile(path):
-            print(f"FAIL: {path} missing")
-            return 1
-    if tp.kernel_wire_skip(kind) is not None:
-        print("SKIP: " + tp.kernel_wire_skip(kind))
-        return tp.SKIP
-    # SIGTERM (meson's timeout) must still tear the namespace down
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    return run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
-               kind)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(tp.veth_main(run, __doc__, ("dpdk-testpmd", "tcpdump", "ip"),
+                          scapy_here=True, py=PY))

@@ -81,6 +81,7 @@ def run(pmd):
     wire = f"shm:{cable}"
     path = f"/dev/shm/swverbs-shm.{cable}"
     procs = []
+    tp.exit_on_signals()
     try:
         a = start_one("shmA", pmd, wire)
         procs.append(a)
@@ -163,6 +164,9 @@ def run(pmd):
     finally:
         for t in procs:
             t.kill()
+        # testpmd killed (a failed check, a signal) leaves its end's file
+        if os.path.exists(path):
+            os.unlink(path)
     return 1 if c.failed else 0
 
 

@@ -10,6 +10,7 @@ cmd() sends one command and returns what it printed.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -328,3 +329,47 @@ def kernel_wire_skip(kind):
         if e.errno in (errno.EAFNOSUPPORT, errno.EINVAL):
             return "the kernel has no AF_XDP"
     return None
+
+
+def exit_on_signals():
+    """SIGTERM (meson's timeout), SIGINT and SIGHUP end the script through
+    sys.exit(1), so that its finally blocks and with statements still run
+    and remove what it made (a network namespace, a cable file)."""
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: sys.exit(1))
+
+
+def veth_main(run, doc, tools, scapy_here=False,
+              py="/usr/bin/python3"):
+    """Entry of a script over a veth pair; argv: the PMD, netns-veth.sh,
+    then af_packet (default) or af_xdp. Skip (77) without root, without
+    one of @tools, without scapy for @py (the interpreter run in the
+    namespace) and, with @scapy_here, for this one, or without the wire
+    kind in the kernel; then run(pmd, script, kind)."""
+    kind = kernel_wire_arg(sys.argv, 2)
+    if kind is None:
+        print(doc)
+        return 2
+    if os.geteuid() != 0:
+        print("SKIP: needs root (network namespaces, AF_PACKET)")
+        return SKIP
+    for tool in tools:
+        if shutil.which(tool) is None:
+            print(f"SKIP: {tool} not installed")
+            return SKIP
+    pythons = [py] + ([sys.executable] if scapy_here else [])
+    for p in pythons:
+        if subprocess.run([p, "-c", "import scapy.all"],
+                          capture_output=True).returncode != 0:
+            print(f"SKIP: scapy not importable by {p}")
+            return SKIP
+    for path in sys.argv[1:3]:
+        if not os.path.isfile(path):
+            print(f"FAIL: {path} missing")
+            return 1
+    if kernel_wire_skip(kind) is not None:
+        print("SKIP: " + kernel_wire_skip(kind))
+        return SKIP
+    exit_on_signals()
+    return run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
+               kind)

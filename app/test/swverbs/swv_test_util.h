@@ -260,6 +260,55 @@ t_flow_default(struct ibv_qp *qp, enum ibv_flow_attr_type type,
 	return swv_create_flow(qp, &a);
 }
 
+/*
+ * A test device with memory registered for its traffic: sends from the
+ * caller's tbuf, receives into its rbuf, and (when asked) a NORMAL rule
+ * for the device's own MAC to its receiver.
+ */
+struct tport {
+	struct tdev d;
+	struct ibv_mr *tmr;	/**< over tbuf */
+	struct ibv_mr *rmr;	/**< over rbuf, local write */
+	struct ibv_flow *fl;	/**< the MAC rule, or NULL */
+};
+
+/* t_setup_attr(), MRs, the rule if @rule. 0 or the errno. */
+static inline int
+t_port_setup(struct tport *p, const char *name, const char *wire,
+	     const struct swv_device_attr *attr, void *tbuf, size_t tlen,
+	     void *rbuf, size_t rlen, bool rule)
+{
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	ret = t_setup_attr(&p->d, name, wire, attr);
+	if (ret != 0)
+		return ret;
+	p->tmr = swv_reg_mr(p->d.pd, tbuf, tlen, 0);
+	p->rmr = swv_reg_mr(p->d.pd, rbuf, rlen, IBV_ACCESS_LOCAL_WRITE);
+	if (p->tmr == NULL || p->rmr == NULL)
+		return errno;
+	if (rule) {
+		p->fl = t_flow_eth(p->d.rqp, p->d.mac, 0);
+		if (p->fl == NULL)
+			return errno;
+	}
+	return 0;
+}
+
+/* Undo what t_port_setup() did, all or part. */
+static inline void
+t_port_teardown(struct tport *p)
+{
+	if (p->fl != NULL)
+		swv_destroy_flow(p->fl);
+	if (p->tmr != NULL)
+		swv_dereg_mr(p->tmr);
+	if (p->rmr != NULL)
+		swv_dereg_mr(p->rmr);
+	t_teardown(&p->d);
+}
+
 /* A frame: dst, src, ethertype 0x88b5, then a byte pattern from seed. */
 static inline void
 t_frame(uint8_t *buf, uint32_t len, const uint8_t *dst, const uint8_t *src,

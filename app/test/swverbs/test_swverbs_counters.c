@@ -169,26 +169,17 @@ static const uint8_t mac2[6] = { 0x02, 0, 0, 0, 0xc0, 2 };
 static const uint8_t mac3[6] = { 0x02, 0, 0, 0, 0xc0, 3 };
 static const uint8_t mac_src[6] = { 0x02, 0, 0, 0, 0xc0, 0xff };
 
-struct tctx {
-	struct tdev d;
-	struct ibv_mr *tmr;
-	struct ibv_mr *rmr;
-};
-
+/* A loop device with its MRs (no rule), frames in the slots, receives. */
 static int
-t_cnt_setup_flags(struct tctx *t, const char *name, unsigned int flags)
+t_cnt_setup_flags(struct tport *t, const char *name, unsigned int flags)
 {
+	struct swv_device_attr attr = { .flags = flags, .engine = NULL };
 	int i, ret;
 
-	memset(t, 0, sizeof(*t));
-	ret = t_setup_flags(&t->d, name, "loop", flags);
+	ret = t_port_setup(t, name, "loop", &attr, txbufs, sizeof(txbufs),
+			   rxarea, sizeof(rxarea), false);
 	if (ret != 0)
 		return ret;
-	t->tmr = swv_reg_mr(t->d.pd, txbufs, sizeof(txbufs), 0);
-	t->rmr = swv_reg_mr(t->d.pd, rxarea, sizeof(rxarea),
-			    IBV_ACCESS_LOCAL_WRITE);
-	if (t->tmr == NULL || t->rmr == NULL)
-		return errno;
 	t_frame(txbufs[0], TX_BUF, t->d.mac, mac_src, 0);
 	t_frame(txbufs[1], TX_BUF, mac1, mac_src, 1);
 	t_frame(txbufs[2], TX_BUF, mac2, mac_src, 2);
@@ -204,19 +195,9 @@ t_cnt_setup_flags(struct tctx *t, const char *name, unsigned int flags)
 
 /* t_cnt_setup_flags() on the default (mlx5) profile. */
 static int
-t_cnt_setup(struct tctx *t, const char *name)
+t_cnt_setup(struct tport *t, const char *name)
 {
 	return t_cnt_setup_flags(t, name, SWV_DEVICE_PROFILE_MLX5);
-}
-
-static void
-t_cnt_teardown(struct tctx *t)
-{
-	if (t->tmr != NULL)
-		swv_dereg_mr(t->tmr);
-	if (t->rmr != NULL)
-		swv_dereg_mr(t->rmr);
-	t_teardown(&t->d);
 }
 
 /*
@@ -224,7 +205,7 @@ t_cnt_teardown(struct tctx *t)
  * lengths len(i), and wait until the port received them all.
  */
 static int
-t_send_frames(struct tctx *t, int slot, uint32_t n, uint32_t (*len)(uint32_t),
+t_send_frames(struct tport *t, int slot, uint32_t n, uint32_t (*len)(uint32_t),
 	      uint64_t *bytes)
 {
 	struct swv_port_counters c0, c1;
@@ -356,7 +337,7 @@ test_bind_errors(void)
 	struct ibv_counters *c, *other;
 	struct ibv_context *octx;
 	struct ibv_flow *f1, *f2, *fd;
-	struct tctx t;
+	struct tport t;
 
 	TEST_ASSERT_SUCCESS(t_cnt_setup_flags(&t, "c3", SWV_DEVICE_PROFILE_FULL), "");
 	TEST_ASSERT_SUCCESS(swv_device_create("c3o", "loop", NULL), "");
@@ -423,7 +404,7 @@ test_bind_errors(void)
 	TEST_ASSERT_SUCCESS(swv_destroy_counters(other), "");
 	TEST_ASSERT_SUCCESS(swv_close_device(octx), "");
 	TEST_ASSERT_SUCCESS(swv_device_destroy("c3o"), "");
-	t_cnt_teardown(&t);
+	t_port_teardown(&t);
 	return TEST_SUCCESS;
 }
 
@@ -438,7 +419,7 @@ test_accumulate(void)
 	struct ibv_flow *f1, *f2, *f3, *f0;
 	struct ibv_counters *c, *c3;
 	uint64_t v[5], w[2], b1 = 0, b2 = 0, b3 = 0, b0 = 0;
-	struct tctx t;
+	struct tport t;
 
 	TEST_ASSERT_SUCCESS(t_cnt_setup_flags(&t, "c4", SWV_DEVICE_PROFILE_FULL), "");
 	c = t_counters_pb(t.d.ctx);
@@ -494,7 +475,7 @@ test_accumulate(void)
 	TEST_ASSERT_SUCCESS(swv_destroy_counters(c), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_counters(c3), "");
 	TEST_ASSERT(t_counters_ok(t.d.ctx), "port counters invariant");
-	t_cnt_teardown(&t);
+	t_port_teardown(&t);
 	return TEST_SUCCESS;
 }
 
@@ -515,7 +496,7 @@ test_spec_offsets(void)
 	uint64_t v[2], bytes[2] = { 0, 0 };
 	struct t_rule r;
 	unsigned int i;
-	struct tctx t;
+	struct tport t;
 
 	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c10"), "");
 	for (i = 0; i < 2; i++) {
@@ -554,7 +535,7 @@ test_spec_offsets(void)
 		TEST_ASSERT_SUCCESS(swv_destroy_flow(f[i]), "");
 		TEST_ASSERT_SUCCESS(swv_destroy_counters(c[i]), "");
 	}
-	t_cnt_teardown(&t);
+	t_port_teardown(&t);
 	return TEST_SUCCESS;
 }
 
@@ -567,7 +548,7 @@ test_drop_count(void)
 	struct ibv_counters *c, *cn;
 	uint64_t v[2], bd = 0, bn = 0, bl = 0;
 	struct ibv_wc wc[64];
-	struct tctx t;
+	struct tport t;
 	int got = 0, r, i;
 
 	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c5"), "");
@@ -609,7 +590,7 @@ test_drop_count(void)
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(fnobuf), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_counters(c), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_counters(cn), "");
-	t_cnt_teardown(&t);
+	t_port_teardown(&t);
 	return TEST_SUCCESS;
 }
 
@@ -670,7 +651,7 @@ test_concurrent_read(void)
 	struct reader rd;
 	pthread_t th;
 	uint64_t v[2], b = 0;
-	struct tctx t;
+	struct tport t;
 	int round;
 
 	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c6"), "");
@@ -709,7 +690,7 @@ test_concurrent_read(void)
 	TEST_ASSERT(t_counters_ok(t.d.ctx), "port counters invariant");
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(f), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_counters(c), "");
-	t_cnt_teardown(&t);
+	t_port_teardown(&t);
 	return TEST_SUCCESS;
 }
 
@@ -719,7 +700,7 @@ test_concurrent_read(void)
  * (the context closes at the end).
  */
 struct churn {
-	struct tctx *t;
+	struct tport *t;
 	uint32_t stop;
 	uint64_t loops;
 	int err;
@@ -761,7 +742,7 @@ test_churn(void)
 	pthread_t th;
 	uint64_t v[2], b = 0, other = 0;
 	bool failed = false;
-	struct tctx t;
+	struct tport t;
 	int round;
 
 	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c7"), "");
@@ -795,7 +776,7 @@ test_churn(void)
 	TEST_ASSERT(t_counters_ok(t.d.ctx), "port counters invariant");
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(f), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_counters(c), "");
-	t_cnt_teardown(&t);
+	t_port_teardown(&t);
 	return TEST_SUCCESS;
 }
 
@@ -846,7 +827,7 @@ test_attach_race(void)
 	struct ibv_flow *f;
 	unsigned int n_ok = 0, round, i;
 	pthread_t th;
-	struct tctx t;
+	struct tport t;
 
 	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c8"), "");
 	for (round = 0; round < 50; round++) {
@@ -881,7 +862,7 @@ test_attach_race(void)
 	}
 	printf("  %u of %u racing attaches landed before the bind\n", n_ok,
 	       50 * (SWV_MAX_COUNTERS - 2));
-	t_cnt_teardown(&t);
+	t_port_teardown(&t);
 	return TEST_SUCCESS;
 }
 
@@ -892,7 +873,7 @@ test_attach_race(void)
  * and reads never go back across the destroy.
  */
 struct sender {
-	struct tctx *t;
+	struct tport *t;
 	uint32_t stop;
 	uint64_t bytes;
 	int err;
@@ -921,7 +902,7 @@ test_destroy_under_traffic(void)
 	struct sender sd;
 	pthread_t rth, sth;
 	uint64_t v[2], b = 0;
-	struct tctx t;
+	struct tport t;
 
 	TEST_ASSERT_SUCCESS(t_cnt_setup(&t, "c9"), "");
 	c = t_counters_pb(t.d.ctx);
@@ -966,7 +947,7 @@ test_destroy_under_traffic(void)
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(f2), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_counters(c), "");
 	TEST_ASSERT(t_counters_ok(t.d.ctx), "port counters invariant");
-	t_cnt_teardown(&t);
+	t_port_teardown(&t);
 	return TEST_SUCCESS;
 }
 

@@ -158,9 +158,7 @@ test_sge_length_sum_no_wrap(void)
 
 /* A device with a MAC rule to its receiver and a frame buffer, on eng. */
 struct teng {
-	struct tdev d;
-	struct ibv_mr *tmr, *rmr;
-	struct ibv_flow *fl;
+	struct tport p;
 	uint8_t tbuf[256];
 	uint8_t rbuf[2048];
 };
@@ -172,32 +170,11 @@ te_setup(struct teng *t, const char *name, const char *wire,
 	struct swv_device_attr attr = { .flags = 0, .engine = eng };
 	int ret;
 
-	memset(t, 0, sizeof(*t));
-	ret = t_setup_attr(&t->d, name, wire, &attr);
-	if (ret != 0)
-		return ret;
-	t->tmr = swv_reg_mr(t->d.pd, t->tbuf, sizeof(t->tbuf), 0);
-	t->rmr = swv_reg_mr(t->d.pd, t->rbuf, sizeof(t->rbuf),
-			    IBV_ACCESS_LOCAL_WRITE);
-	if (t->tmr == NULL || t->rmr == NULL)
-		return errno;
-	t->fl = t_flow_eth(t->d.rqp, t->d.mac, 0);
-	if (t->fl == NULL)
-		return errno;
-	t_frame(t->tbuf, 64, t->d.mac, t->d.mac, 1);
-	return 0;
-}
-
-static void
-te_teardown(struct teng *t)
-{
-	if (t->fl != NULL)
-		swv_destroy_flow(t->fl);
-	if (t->tmr != NULL)
-		swv_dereg_mr(t->tmr);
-	if (t->rmr != NULL)
-		swv_dereg_mr(t->rmr);
-	t_teardown(&t->d);
+	ret = t_port_setup(&t->p, name, wire, &attr, t->tbuf, sizeof(t->tbuf),
+			   t->rbuf, sizeof(t->rbuf), true);
+	if (ret == 0)
+		t_frame(t->tbuf, 64, t->p.d.mac, t->p.d.mac, 1);
+	return ret;
 }
 
 /* Post a receive and a send of the test frame on t's device. */
@@ -206,9 +183,9 @@ te_post(struct teng *t)
 {
 	int ret;
 
-	ret = t_recv(t->d.rqp, t->rmr, t->rbuf, sizeof(t->rbuf), 1);
+	ret = t_recv(t->p.d.rqp, t->p.rmr, t->rbuf, sizeof(t->rbuf), 1);
 	if (ret == 0)
-		ret = t_send(t->d.sqp, t->tmr, t->tbuf, 64, 2);
+		ret = t_send(t->p.d.sqp, t->p.tmr, t->tbuf, 64, 2);
 	return ret;
 }
 
@@ -250,21 +227,21 @@ test_run_once_drives_device(void)
 	for (round = 0; round < 3; round++) {
 		TEST_ASSERT_SUCCESS(te_post(&t), "");
 		/* Nobody runs the engine: nothing moves, however long. */
-		TEST_ASSERT_EQUAL(t_poll(t.d.rcq, &wc, 1, 20), 0,
+		TEST_ASSERT_EQUAL(t_poll(t.p.d.rcq, &wc, 1, 20), 0,
 				  "a frame went through with no engine pass");
-		TEST_ASSERT_EQUAL(t_poll(t.d.scq, &wc, 1, 0), 0, "");
+		TEST_ASSERT_EQUAL(t_poll(t.p.d.scq, &wc, 1, 0), 0, "");
 		TEST_ASSERT_EQUAL(swv_engine_run_once(eng), 1,
 				  "the pass found no work");
-		TEST_ASSERT_EQUAL(t_poll(t.d.rcq, &wc, 1, 0), 1,
+		TEST_ASSERT_EQUAL(t_poll(t.p.d.rcq, &wc, 1, 0), 1,
 				  "one pass did not deliver the frame");
 		TEST_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS, "");
 		TEST_ASSERT_EQUAL(wc.byte_len, 64, "");
-		TEST_ASSERT_EQUAL(t_poll(t.d.scq, &wc, 1, 0), 1, "");
+		TEST_ASSERT_EQUAL(t_poll(t.p.d.scq, &wc, 1, 0), 1, "");
 		TEST_ASSERT_EQUAL(wc.wr_id, 2, "");
 		TEST_ASSERT_EQUAL(swv_engine_run_once(eng), 0,
 				  "an idle pass reported work");
 	}
-	TEST_ASSERT_SUCCESS(swv_query_port_counters(t.d.ctx, &pc), "");
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(t.p.d.ctx, &pc), "");
 	TEST_ASSERT_EQUAL(pc.rx_delivered, 3, "");
 	TEST_ASSERT_EQUAL(pc.tx_frames, 3, "");
 	TEST_ASSERT(te_stats(eng).passes >= 6, "");
@@ -273,10 +250,24 @@ test_run_once_drives_device(void)
 	TEST_ASSERT_EQUAL(swv_engine_run_once(swv_engine_default()), -1, "");
 	TEST_ASSERT_EQUAL(errno, EINVAL, "");
 	TEST_ASSERT_EQUAL(swv_engine_run_once(NULL), -1, "");
-	te_teardown(&t);
+	t_port_teardown(&t.p);
 	TEST_ASSERT_EQUAL(te_stats(eng).ndev, 0, "");
 	TEST_ASSERT_SUCCESS(swv_engine_destroy(eng), "");
 	return TEST_SUCCESS;
+}
+
+/* Two new engines, and room for three devices. 0 or ENOMEM. */
+static int
+te_two_three(struct swv_engine **ea, struct swv_engine **eb,
+	     struct teng **a, struct teng **b, struct teng **c)
+{
+	*ea = swv_engine_create();
+	*eb = swv_engine_create();
+	*a = calloc(1, sizeof(**a));
+	*b = calloc(1, sizeof(**b));
+	*c = calloc(1, sizeof(**c));
+	return *ea != NULL && *eb != NULL && *a != NULL && *b != NULL &&
+	       *c != NULL ? 0 : ENOMEM;
 }
 
 /*
@@ -293,12 +284,7 @@ test_two_engines(void)
 	struct ibv_wc wc;
 	int round;
 
-	ea = swv_engine_create();
-	eb = swv_engine_create();
-	a = calloc(1, sizeof(*a));
-	b = calloc(1, sizeof(*b));
-	c = calloc(1, sizeof(*c));
-	TEST_ASSERT(ea != NULL && eb != NULL && a && b && c, "");
+	TEST_ASSERT_SUCCESS(te_two_three(&ea, &eb, &a, &b, &c), "");
 	TEST_ASSERT_SUCCESS(swv_engine_start(ea, -1), "");
 	TEST_ASSERT_EQUAL(swv_engine_start(ea, -1), EBUSY, "");
 	TEST_ASSERT_EQUAL(swv_engine_start(eb, -5), EINVAL, "");
@@ -317,17 +303,17 @@ test_two_engines(void)
 		TEST_ASSERT_SUCCESS(te_post(a), "");
 		TEST_ASSERT_SUCCESS(te_post(b), "");
 		TEST_ASSERT_SUCCESS(te_post(c), "");
-		TEST_ASSERT_EQUAL(t_poll(a->d.rcq, &wc, 1, 1000), 1,
+		TEST_ASSERT_EQUAL(t_poll(a->p.d.rcq, &wc, 1, 1000), 1,
 				  "a's thread did not deliver");
-		TEST_ASSERT_EQUAL(t_poll(c->d.rcq, &wc, 1, 1000), 1,
+		TEST_ASSERT_EQUAL(t_poll(c->p.d.rcq, &wc, 1, 1000), 1,
 				  "the default engine did not deliver");
-		TEST_ASSERT_EQUAL(t_poll(b->d.rcq, &wc, 1, 0), 0,
+		TEST_ASSERT_EQUAL(t_poll(b->p.d.rcq, &wc, 1, 0), 0,
 				  "b moved with no pass of its engine");
-		TEST_ASSERT_EQUAL(te_run_until(eb, b->d.rcq, &wc), 1, "");
+		TEST_ASSERT_EQUAL(te_run_until(eb, b->p.d.rcq, &wc), 1, "");
 		TEST_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS, "");
-		TEST_ASSERT_EQUAL(t_poll(a->d.scq, &wc, 1, 1000), 1, "");
-		TEST_ASSERT_EQUAL(t_poll(c->d.scq, &wc, 1, 1000), 1, "");
-		TEST_ASSERT_EQUAL(t_poll(b->d.scq, &wc, 1, 0), 1, "");
+		TEST_ASSERT_EQUAL(t_poll(a->p.d.scq, &wc, 1, 1000), 1, "");
+		TEST_ASSERT_EQUAL(t_poll(c->p.d.scq, &wc, 1, 1000), 1, "");
+		TEST_ASSERT_EQUAL(t_poll(b->p.d.scq, &wc, 1, 0), 1, "");
 	}
 	TEST_ASSERT(te_stats(ea).work_passes >= 1, "");
 	TEST_ASSERT(te_stats(eb).work_passes >= 1, "");
@@ -335,10 +321,10 @@ test_two_engines(void)
 	TEST_ASSERT_SUCCESS(swv_engine_stop(ea), "");
 	TEST_ASSERT_EQUAL(swv_engine_stop(ea), ENOENT, "");
 	TEST_ASSERT_SUCCESS(te_post(a), "");
-	TEST_ASSERT_EQUAL(te_run_until(ea, a->d.rcq, &wc), 1, "");
-	te_teardown(a);
-	te_teardown(b);
-	te_teardown(c);
+	TEST_ASSERT_EQUAL(te_run_until(ea, a->p.d.rcq, &wc), 1, "");
+	t_port_teardown(&a->p);
+	t_port_teardown(&b->p);
+	t_port_teardown(&c->p);
 	TEST_ASSERT_SUCCESS(swv_engine_destroy(ea), "");
 	TEST_ASSERT_SUCCESS(swv_engine_destroy(eb), "");
 	free(a);
@@ -364,12 +350,12 @@ test_destroy_busy_engine(void)
 	TEST_ASSERT_SUCCESS(te_setup(&t, "busy", "loop", eng), "");
 	TEST_ASSERT_EQUAL(swv_engine_destroy(eng), EBUSY, "");
 	TEST_ASSERT_SUCCESS(te_post(&t), "");
-	TEST_ASSERT_EQUAL(t_poll(t.d.rcq, &wc, 1, 1000), 1,
+	TEST_ASSERT_EQUAL(t_poll(t.p.d.rcq, &wc, 1, 1000), 1,
 			  "the engine stopped after a refused destroy");
 	TEST_ASSERT_EQUAL(swv_engine_destroy(NULL), EINVAL, "");
 	TEST_ASSERT_EQUAL(swv_engine_destroy(swv_engine_default()), EINVAL,
 			  "");
-	te_teardown(&t);
+	t_port_teardown(&t.p);
 	/* Its thread still runs: destroy stops it. */
 	TEST_ASSERT_SUCCESS(swv_engine_destroy(eng), "");
 	return TEST_SUCCESS;
@@ -403,8 +389,8 @@ test_device_set_engine(void)
 	TEST_ASSERT_SUCCESS(te_setup(&t, "mvctx", "loop", ea), "");
 	TEST_ASSERT_EQUAL(swv_device_set_engine("mvctx", eb), EBUSY, "");
 	TEST_ASSERT_SUCCESS(te_post(&t), "");
-	TEST_ASSERT_EQUAL(te_run_until(ea, t.d.rcq, &wc), 1, "");
-	te_teardown(&t);
+	TEST_ASSERT_EQUAL(te_run_until(ea, t.p.d.rcq, &wc), 1, "");
+	t_port_teardown(&t.p);
 	/* Pair ends: one engine for both. */
 	TEST_ASSERT_SUCCESS(swv_device_create_attr("pa", "pair:eng-x", NULL,
 		&(struct swv_device_attr){ .engine = ea }), "");
@@ -441,7 +427,7 @@ te_thread(void *arg)
 	struct te_thread_arg *a = arg;
 	struct ibv_wc wc;
 
-	a->got = te_run_until(a->eng, a->t->d.rcq, &wc);
+	a->got = te_run_until(a->eng, a->t->p.d.rcq, &wc);
 	return NULL;
 }
 
@@ -473,13 +459,13 @@ test_run_once_threads_exit(void)
 		TEST_ASSERT_SUCCESS(pthread_join(th, NULL), "");
 		TEST_ASSERT_EQUAL(arg.got, 1, "pass from thread %d", i);
 		/* A grace period with the thread gone. */
-		swv_destroy_flow(t.fl);
-		t.fl = t_flow_eth(t.d.rqp, t.d.mac, 0);
-		TEST_ASSERT_NOT_NULL(t.fl, "");
-		while (ibv_poll_cq(t.d.scq, 1, &(struct ibv_wc){ 0 }) > 0)
+		swv_destroy_flow(t.p.fl);
+		t.p.fl = t_flow_eth(t.p.d.rqp, t.p.d.mac, 0);
+		TEST_ASSERT_NOT_NULL(t.p.fl, "");
+		while (ibv_poll_cq(t.p.d.scq, 1, &(struct ibv_wc){ 0 }) > 0)
 			;
 	}
-	te_teardown(&t);
+	t_port_teardown(&t.p);
 	TEST_ASSERT_SUCCESS(swv_engine_destroy(eng), "");
 	return TEST_SUCCESS;
 }
@@ -500,7 +486,7 @@ te_idle_thread(void *arg)
 	struct te_idle_arg *a = arg;
 	struct ibv_wc wc;
 
-	a->got = te_run_until(a->eng, a->t->d.rcq, &wc);
+	a->got = te_run_until(a->eng, a->t->p.d.rcq, &wc);
 	pthread_mutex_lock(&a->lock);
 	a->state = 1;
 	pthread_cond_broadcast(&a->cond);
@@ -554,8 +540,8 @@ test_run_once_offline_between_calls(void)
 	TEST_ASSERT_EQUAL(arg.got, 1, "");
 	signal(SIGALRM, te_hung);
 	alarm(60);
-	swv_dereg_mr(t.tmr);		/* synchronize_rcu() */
-	t.tmr = NULL;
+	swv_dereg_mr(t.p.tmr);		/* synchronize_rcu() */
+	t.p.tmr = NULL;
 	alarm(0);
 	pthread_mutex_lock(&arg.lock);
 	arg.state = 2;
@@ -564,8 +550,206 @@ test_run_once_offline_between_calls(void)
 	pthread_join(th, NULL);
 	pthread_mutex_destroy(&arg.lock);
 	pthread_cond_destroy(&arg.cond);
-	te_teardown(&t);
+	t_port_teardown(&t.p);
 	TEST_ASSERT_SUCCESS(swv_engine_destroy(eng), "");
+	return TEST_SUCCESS;
+}
+
+/*
+ * Engines' memory. Each engine has a pool and a retire list of its own: a
+ * device's rules and counters objects come from its engine's pool and go
+ * back through its engine's retire list; the other engines' counts do not
+ * move.
+ */
+#define TP_RULES 16
+
+/* Traffic on a device of an engine with a thread, from a thread of ours. */
+struct tp_traffic {
+	struct teng *t;
+	uint32_t stop;
+	unsigned int sent;
+	unsigned int delivered;
+};
+
+static void *
+tp_traffic_main(void *arg)
+{
+	struct tp_traffic *a = arg;
+	struct ibv_wc wc;
+
+	while (!__atomic_load_n(&a->stop, __ATOMIC_ACQUIRE)) {
+		if (te_post(a->t) != 0)
+			break;
+		__atomic_add_fetch(&a->sent, 1, __ATOMIC_RELEASE);
+		if (t_poll(a->t->p.d.rcq, &wc, 1, 1000) == 1 &&
+		    wc.status == IBV_WC_SUCCESS)
+			__atomic_add_fetch(&a->delivered, 1,
+					   __ATOMIC_RELEASE);
+		t_poll(a->t->p.d.scq, &wc, 1, 1000);
+	}
+	return NULL;
+}
+
+/* Whether the page at p is mapped in this process. */
+static bool
+tp_mapped(const void *p)
+{
+	unsigned char vec;
+
+	return mincore((void *)((uintptr_t)p & ~(uintptr_t)4095), 4096,
+		       &vec) == 0;
+}
+
+static int
+test_engine_pools(void)
+{
+	struct swv_engine_stats s0, si0;
+	struct swv_engine *ea, *eb, *inl = swv_engine_inline();
+	struct ibv_flow *fl[TP_RULES];
+	struct ibv_counters *cnt;
+	struct tp_traffic tr;
+	struct teng *a, *b, *c;
+	uint8_t mac[6];
+	pthread_t th;
+	void *chunk;
+	int i;
+
+	TEST_ASSERT_SUCCESS(te_two_three(&ea, &eb, &a, &b, &c), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_mapped, 0, "");
+	TEST_ASSERT_SUCCESS(swv_engine_start(ea, -1), "");
+	TEST_ASSERT_SUCCESS(swv_engine_start(eb, -1), "");
+	s0 = te_stats(swv_engine_default());
+	si0 = te_stats(inl);
+	/* te_setup() makes one rule each. */
+	TEST_ASSERT_SUCCESS(te_setup(a, "pool-a", "loop", ea), "");
+	TEST_ASSERT_SUCCESS(te_setup(b, "pool-b", "loop", eb), "");
+	TEST_ASSERT_SUCCESS(te_setup(c, "pool-c", "loop", inl), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 1, "");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
+	TEST_ASSERT_EQUAL(te_stats(inl).pool_live, si0.pool_live + 1, "");
+	TEST_ASSERT(te_stats(ea).pool_mapped > 0, "");
+	TEST_ASSERT(te_stats(eb).pool_mapped > 0, "");
+	/* More rules and a counters object on a: ea's counts only. */
+	memcpy(mac, a->p.d.mac, 6);
+	for (i = 0; i < TP_RULES; i++) {
+		mac[5] = (uint8_t)(a->p.d.mac[5] + 1 + i);
+		fl[i] = t_flow_eth(a->p.d.rqp, mac, 0);
+		TEST_ASSERT_NOT_NULL(fl[i], "flow %d: %d", i, errno);
+	}
+	cnt = t_counters(a->p.d.ctx);
+	TEST_ASSERT_NOT_NULL(cnt, "counters: %d", errno);
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, TP_RULES + 2, "");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
+	TEST_ASSERT_EQUAL(te_stats(inl).pool_live, si0.pool_live + 1, "");
+	TEST_ASSERT_EQUAL(te_stats(swv_engine_default()).pool_live,
+			  s0.pool_live, "the default engine's pool moved");
+	/*
+	 * Rules go away on ea while eb's thread is busy with b's traffic:
+	 * retired on ea (eb's list stays empty), freed after a grace period
+	 * that eb's passes do not hold up.
+	 */
+	memset(&tr, 0, sizeof(tr));
+	tr.t = b;
+	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, tp_traffic_main, &tr),
+			    "");
+	T_WAIT(__atomic_load_n(&tr.delivered, __ATOMIC_ACQUIRE) >= 4);
+	for (i = 0; i < TP_RULES; i++) {
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(fl[i]), "");
+		TEST_ASSERT_EQUAL(te_stats(eb).retired, 0, "");
+		TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
+	}
+	TEST_ASSERT(te_stats(ea).retired >= TP_RULES,
+		    "a's rules were not retired on its engine");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, TP_RULES + 2,
+			  "freed before a grace period");
+	/* The last rule of a: one grace period frees them all. */
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(a->p.fl), "");
+	a->p.fl = NULL;
+	TEST_ASSERT_EQUAL(te_stats(ea).retired, 0, "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 1, "the counters object");
+	i = (int)__atomic_load_n(&tr.delivered, __ATOMIC_ACQUIRE);
+	T_WAIT(__atomic_load_n(&tr.delivered, __ATOMIC_ACQUIRE) >=
+	       (unsigned int)i + 4);
+	__atomic_store_n(&tr.stop, 1, __ATOMIC_RELEASE);
+	TEST_ASSERT_SUCCESS(pthread_join(th, NULL), "");
+	TEST_ASSERT(tr.sent >= 8, "b's traffic did not run: %u", tr.sent);
+	TEST_ASSERT_EQUAL(tr.delivered, tr.sent,
+			  "b's engine lost frames meanwhile");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
+	TEST_ASSERT_SUCCESS(swv_destroy_counters(cnt), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 0, "");
+	/* Empty, the pool keeps one chunk until its engine goes. */
+	TEST_ASSERT(te_stats(ea).pool_mapped > 0, "");
+	chunk = ea->pool.chunks;
+	TEST_ASSERT(chunk != NULL && tp_mapped(chunk), "");
+	/* Devices gone: the engines go, and their chunks with them. */
+	t_port_teardown(&a->p);
+	TEST_ASSERT_SUCCESS(swv_engine_destroy(ea), "");
+	TEST_ASSERT(!tp_mapped(chunk),
+		    "a destroyed engine left its pool mapped");
+	chunk = eb->pool.chunks;
+	t_port_teardown(&b->p);
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 0, "");
+	TEST_ASSERT_SUCCESS(swv_engine_destroy(eb), "");
+	TEST_ASSERT(!tp_mapped(chunk), "");
+	t_port_teardown(&c->p);
+	TEST_ASSERT_EQUAL(te_stats(inl).pool_live, si0.pool_live, "");
+	free(a);
+	free(b);
+	free(c);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A device moves to another engine only with no context open, so with no
+ * rule nor counters object live; a rule made after the move comes from the
+ * new engine's pool.
+ */
+static int
+test_pool_follows_device(void)
+{
+	struct swv_engine *ea, *eb;
+	struct ibv_counters *cnt;
+	struct teng t;
+
+	ea = swv_engine_create();
+	eb = swv_engine_create();
+	TEST_ASSERT(ea != NULL && eb != NULL, "");
+	TEST_ASSERT_SUCCESS(te_setup(&t, "pool-mv", "loop", ea), "");
+	cnt = t_counters(t.p.d.ctx);
+	TEST_ASSERT_NOT_NULL(cnt, "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 2, "");
+	TEST_ASSERT_EQUAL(swv_device_set_engine("pool-mv", eb), EBUSY,
+			  "moved with its rules live");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 2, "");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 0, "");
+	TEST_ASSERT_SUCCESS(swv_destroy_counters(cnt), "");
+	swv_destroy_flow(t.p.fl);
+	t.p.fl = NULL;
+	swv_dereg_mr(t.p.tmr);
+	swv_dereg_mr(t.p.rmr);
+	t.p.tmr = NULL;
+	t.p.rmr = NULL;
+	/* Keep the name, close everything else: the device may move. */
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(t.p.d.sqp), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(t.p.d.rqp), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(t.p.d.scq), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(t.p.d.rcq), "");
+	TEST_ASSERT_SUCCESS(swv_dealloc_pd(t.p.d.pd), "");
+	TEST_ASSERT_SUCCESS(swv_close_device(t.p.d.ctx), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, 0, "");
+	TEST_ASSERT_SUCCESS(swv_device_set_engine("pool-mv", eb), "");
+	TEST_ASSERT_EQUAL(te_stats(ea).retired, 0, "");
+	TEST_ASSERT_SUCCESS(swv_engine_destroy(ea), "");
+	t.p.d.ctx = t_open("pool-mv");
+	TEST_ASSERT_NOT_NULL(t.p.d.ctx, "");
+	cnt = t_counters(t.p.d.ctx);
+	TEST_ASSERT_NOT_NULL(cnt, "");
+	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "not from eb's pool");
+	TEST_ASSERT_SUCCESS(swv_destroy_counters(cnt), "");
+	TEST_ASSERT_SUCCESS(swv_close_device(t.p.d.ctx), "");
+	TEST_ASSERT_SUCCESS(swv_device_destroy("pool-mv"), "");
+	TEST_ASSERT_SUCCESS(swv_engine_destroy(eb), "");
 	return TEST_SUCCESS;
 }
 
@@ -581,6 +765,8 @@ static struct unit_test_suite engine_suite = {
 		TEST_CASE(test_device_set_engine),
 		TEST_CASE(test_run_once_threads_exit),
 		TEST_CASE(test_run_once_offline_between_calls),
+		TEST_CASE(test_engine_pools),
+		TEST_CASE(test_pool_follows_device),
 		TEST_CASES_END(),
 	},
 };

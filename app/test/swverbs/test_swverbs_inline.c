@@ -18,9 +18,7 @@
 
 /* A device on the inline engine, a MAC rule to its receiver, buffers. */
 struct tinl {
-	struct tdev d;
-	struct ibv_mr *tmr, *rmr;
-	struct ibv_flow *fl;
+	struct tport p;
 	uint8_t tbuf[NFRAMES][128];
 	uint8_t rbuf[NFRAMES][2048];
 };
@@ -30,31 +28,9 @@ ti_setup(struct tinl *t, const char *name, const char *wire,
 	 struct swv_engine *eng)
 {
 	struct swv_device_attr attr = { .flags = 0, .engine = eng };
-	int ret;
 
-	memset(t, 0, sizeof(*t));
-	ret = t_setup_attr(&t->d, name, wire, &attr);
-	if (ret != 0)
-		return ret;
-	t->tmr = swv_reg_mr(t->d.pd, t->tbuf, sizeof(t->tbuf), 0);
-	t->rmr = swv_reg_mr(t->d.pd, t->rbuf, sizeof(t->rbuf),
-			    IBV_ACCESS_LOCAL_WRITE);
-	if (t->tmr == NULL || t->rmr == NULL)
-		return errno;
-	t->fl = t_flow_eth(t->d.rqp, t->d.mac, 0);
-	return t->fl == NULL ? errno : 0;
-}
-
-static void
-ti_teardown(struct tinl *t)
-{
-	if (t->fl != NULL)
-		swv_destroy_flow(t->fl);
-	if (t->tmr != NULL)
-		swv_dereg_mr(t->tmr);
-	if (t->rmr != NULL)
-		swv_dereg_mr(t->rmr);
-	t_teardown(&t->d);
+	return t_port_setup(&t->p, name, wire, &attr, t->tbuf,
+			    sizeof(t->tbuf), t->rbuf, sizeof(t->rbuf), true);
 }
 
 /* Post n receives on r and n sends from s to r's MAC. */
@@ -65,14 +41,14 @@ ti_post(struct tinl *s, struct tinl *r, unsigned int n)
 	int ret;
 
 	for (i = 0; i < n; i++) {
-		ret = t_recv(r->d.rqp, r->rmr, r->rbuf[i],
+		ret = t_recv(r->p.d.rqp, r->p.rmr, r->rbuf[i],
 			     sizeof(r->rbuf[i]), 100 + i);
 		if (ret != 0)
 			return ret;
 	}
 	for (i = 0; i < n; i++) {
-		t_frame(s->tbuf[i], 64 + i, r->d.mac, s->d.mac, (uint8_t)i);
-		ret = t_send(s->d.sqp, s->tmr, s->tbuf[i], 64 + i, 200 + i);
+		t_frame(s->tbuf[i], 64 + i, r->p.d.mac, s->p.d.mac, (uint8_t)i);
+		ret = t_send(s->p.d.sqp, s->p.tmr, s->tbuf[i], 64 + i, 200 + i);
 		if (ret != 0)
 			return ret;
 	}
@@ -116,14 +92,14 @@ test_inline_loop(void)
 	TEST_ASSERT_EQUAL(st.thread, 0, "the inline engine has a thread");
 	TEST_ASSERT_EQUAL(st.ndev, 1, "ndev");
 	TEST_ASSERT_SUCCESS(ti_post(&t, &t, NFRAMES), "post");
-	TEST_ASSERT_SUCCESS(ti_check(t.d.rcq, NFRAMES, 100, true), "rx");
-	TEST_ASSERT_SUCCESS(ti_check(t.d.scq, NFRAMES, 200, false), "tx");
+	TEST_ASSERT_SUCCESS(ti_check(t.p.d.rcq, NFRAMES, 100, true), "rx");
+	TEST_ASSERT_SUCCESS(ti_check(t.p.d.scq, NFRAMES, 200, false), "tx");
 	TEST_ASSERT_EQUAL(swv_engine_run_once(eng), -1, "run_once");
 	TEST_ASSERT_EQUAL(errno, EINVAL, "run_once errno");
 	TEST_ASSERT_EQUAL(swv_engine_start(eng, -1), EINVAL, "start");
 	TEST_ASSERT_EQUAL(swv_engine_stop(eng), EINVAL, "stop");
 	TEST_ASSERT_EQUAL(swv_engine_destroy(eng), EINVAL, "destroy");
-	ti_teardown(&t);
+	t_port_teardown(&t.p);
 	return TEST_SUCCESS;
 }
 
@@ -144,25 +120,25 @@ test_inline_backpressure(void)
 
 	TEST_ASSERT_SUCCESS(ti_setup(&a, "inl-a", "pair:inl-bp", eng), "a");
 	TEST_ASSERT_SUCCESS(ti_setup(&b, "inl-b", "pair:inl-bp", eng), "b");
-	db = swv_ctx_dev(b.d.ctx);
+	db = swv_ctx_dev(b.p.d.ctx);
 	/* b's first call, its first link check: the next is 10 ms away */
-	TEST_ASSERT_EQUAL(ibv_poll_cq(b.d.rcq, 1, &wc), 0, "empty");
+	TEST_ASSERT_EQUAL(ibv_poll_cq(b.p.d.rcq, 1, &wc), 0, "empty");
 	__atomic_store_n(&db->inl_own, 1, __ATOMIC_RELEASE);
 	TEST_ASSERT_SUCCESS(ti_post(&a, &b, NFRAMES), "post");
-	TEST_ASSERT_EQUAL(t_poll(a.d.scq, &wc, 1, 0), 0, "sent while held");
-	TEST_ASSERT_SUCCESS(swv_query_port_counters(a.d.ctx, &ca), "ca");
+	TEST_ASSERT_EQUAL(t_poll(a.p.d.scq, &wc, 1, 0), 0, "sent while held");
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(a.p.d.ctx, &ca), "ca");
 	TEST_ASSERT_EQUAL(ca.tx_frames, 0, "tx_frames while held");
 	__atomic_store_n(&db->inl_own, 0, __ATOMIC_RELEASE);
 	/* b's CQ is empty: the poll pulls what a left posted */
-	TEST_ASSERT_SUCCESS(ti_check(b.d.rcq, NFRAMES, 100, true), "rx");
-	TEST_ASSERT_SUCCESS(ti_check(a.d.scq, NFRAMES, 200, false), "tx");
-	TEST_ASSERT_SUCCESS(swv_query_port_counters(a.d.ctx, &ca), "ca");
-	TEST_ASSERT_SUCCESS(swv_query_port_counters(b.d.ctx, &cb), "cb");
+	TEST_ASSERT_SUCCESS(ti_check(b.p.d.rcq, NFRAMES, 100, true), "rx");
+	TEST_ASSERT_SUCCESS(ti_check(a.p.d.scq, NFRAMES, 200, false), "tx");
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(a.p.d.ctx, &ca), "ca");
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(b.p.d.ctx, &cb), "cb");
 	TEST_ASSERT_EQUAL(ca.tx_frames, NFRAMES, "tx_frames");
 	TEST_ASSERT_EQUAL(cb.rx_delivered, NFRAMES, "rx_delivered");
 	TEST_ASSERT_EQUAL(cb.rx_out_of_buffer, 0, "rx_out_of_buffer");
-	ti_teardown(&b);
-	ti_teardown(&a);
+	t_port_teardown(&b.p);
+	t_port_teardown(&a.p);
 	return TEST_SUCCESS;
 }
 
@@ -194,14 +170,14 @@ test_inline_link(void)
 	struct tinl a, b;
 
 	TEST_ASSERT_SUCCESS(ti_setup(&a, "inl-la", "pair:inl-l", eng), "a");
-	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.d.ctx)->link), 0, "alone");
+	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.p.d.ctx)->link), 0, "alone");
 	TEST_ASSERT_SUCCESS(ti_setup(&b, "inl-lb", "pair:inl-l", eng), "b");
-	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.d.ctx)->link), 1,
+	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.p.d.ctx)->link), 1,
 			  "up when the peer came");
-	ti_teardown(&b);
-	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.d.ctx)->link), 0,
+	t_port_teardown(&b.p);
+	TEST_ASSERT_EQUAL(SWV_LOAD(&swv_ctx_dev(a.p.d.ctx)->link), 0,
 			  "down when the peer left");
-	ti_teardown(&a);
+	t_port_teardown(&a.p);
 	return TEST_SUCCESS;
 }
 

@@ -42,12 +42,38 @@ static uint8_t rxbuf[65536];
 static char cable[32];
 static char cable_path[96];
 
+/*
+ * The cable of the test under way: t<pid>-<tag>, so that devtools/test.sh
+ * can tell a cable a killed run left (its pid gone) from one in use.
+ */
 static void
 t_cable(const char *tag)
 {
-	snprintf(cable, sizeof(cable), "t%d%s", (int)getpid(), tag);
+	snprintf(cable, sizeof(cable), "t%d-%s", (int)getpid(), tag);
 	snprintf(cable_path, sizeof(cable_path), "%s/swverbs-shm.%s",
 		 T_SHM_DIR, cable);
+}
+
+/*
+ * A run that ends half-way (a signal, exit() from a failed assertion)
+ * leaves no cable file behind: the ends it made would have unlinked it.
+ * Only in the process that runs the tests (not its peers).
+ */
+static pid_t t_owner;
+
+static void
+t_cable_cleanup(void)
+{
+	if (getpid() == t_owner && cable_path[0] != '\0')
+		unlink(cable_path);
+}
+
+static void
+t_on_signal(int sig)
+{
+	t_cable_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 static const char *
@@ -962,5 +988,10 @@ main(int argc, char **argv)
 		return nospace_main(argv[2]);
 	self_exe = "/proc/self/exe";
 	signal(SIGPIPE, SIG_IGN);
+	t_owner = getpid();
+	atexit(t_cable_cleanup);
+	signal(SIGINT, t_on_signal);
+	signal(SIGTERM, t_on_signal);
+	signal(SIGHUP, t_on_signal);
 	return unit_test_suite_runner(&suite);
 }
