@@ -197,9 +197,7 @@ pair_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		swv_device_rx(peer->wire.dev, iov, iovcnt, len);
 	} else {
 		/* No peer: the frame leaves into an unplugged cable. */
-		wire->dev->acc.tx_link_down++;
-		wire->dev->acc.tx_link_down_bytes += len;
-		swv_dev_dirty(wire->dev);
+		swv_wire_tx_link_down(wire, len);
 	}
 	return 0;
 }
@@ -216,10 +214,8 @@ pair_tx_burst(struct swv_wire *wire, const struct swv_frame *fr,
 	if (peer != NULL) {
 		swv_device_rx_burst(peer->wire.dev, fr, n);
 	} else {
-		wire->dev->acc.tx_link_down += n;
 		for (i = 0; i < n; i++)
-			wire->dev->acc.tx_link_down_bytes += fr[i].len;
-		swv_dev_dirty(wire->dev);
+			swv_wire_tx_link_down(wire, fr[i].len);
 	}
 }
 
