@@ -27,16 +27,37 @@ swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
 	r->dirty = false;
 	r->mask = size - 1;
 	r->max_sge = max_sge;
-	r->stride = sizeof(struct swv_wqe) + max_sge * sizeof(struct ibv_sge);
+	r->compact = max_sge <= 1;
+	r->wrid = NULL;
+	r->xlen = NULL;
+	if (r->compact) {
+		r->stride = sizeof(struct swv_wqe16);
+		r->addr_off = offsetof(struct swv_wqe16, addr);
+		r->wrid = calloc(size, sizeof(*r->wrid));
+		r->xlen = calloc(size, sizeof(*r->xlen));
+	} else {
+		r->stride = sizeof(struct swv_wqe) +
+			    max_sge * sizeof(struct ibv_sge);
+		r->addr_off = offsetof(struct swv_wqe, sge[0].addr);
+	}
 	r->slots = calloc(size, r->stride);
-	return r->slots == NULL ? ENOMEM : 0;
+	if (r->slots == NULL ||
+	    (r->compact && (r->wrid == NULL || r->xlen == NULL))) {
+		swv_ring_fini(r);
+		return ENOMEM;
+	}
+	return 0;
 }
 
 void
 swv_ring_fini(struct swv_wq_ring *r)
 {
 	free(r->slots);
+	free(r->wrid);
+	free(r->xlen);
 	r->slots = NULL;
+	r->wrid = NULL;
+	r->xlen = NULL;
 }
 
 void
