@@ -75,7 +75,11 @@ swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		wc[i].byte_len = e->byte_len;
 		wc[i].qp_num = e->qp_num;
 	}
-	SWV_STORE_REL(&cq->tail, tail + n);
+	/* Nothing read: the engine's line of tail stays as it is. */
+	if (n > 0) {
+		SWV_STORE_REL(&cq->tail, tail + n);
+		cq->npub++;
+	}
 	return n;
 }
 
@@ -175,6 +179,7 @@ cq_end_poll(struct ibv_cq_ex *ibcq)
 
 	/* Everything up to the current CQE was read: hand the slots back. */
 	SWV_STORE_REL(&cq->tail, cq->cur + 1);
+	cq->npub++;
 }
 
 static enum ibv_wc_opcode

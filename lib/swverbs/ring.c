@@ -25,6 +25,8 @@ swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
 	r->ctail = 0;
 	r->chead = 0;
 	r->dirty = false;
+	r->npub = 0;
+	r->epub = 0;
 	r->mask = size - 1;
 	r->max_sge = max_sge;
 	r->compact = max_sge <= 1;
@@ -104,6 +106,7 @@ swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);
+	r->npub++;
 	if (ret != 0 && bad_wr != NULL)
 		*bad_wr = wr;
 	return ret;

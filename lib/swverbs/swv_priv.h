@@ -129,11 +129,13 @@ struct swv_wq_ring {
 	/* application line */
 	uint32_t head SWV_ALIGNED;	/**< next slot the poster fills */
 	uint32_t ptail;			/**< producer's copy of tail */
+	uint64_t npub;			/**< head publications (bench-lines) */
 	/* engine line */
 	uint32_t tail SWV_ALIGNED;	/**< published: slots given back */
 	uint32_t ctail;			/**< next slot the engine takes */
 	uint32_t chead;			/**< engine's copy of head */
 	bool dirty;			/**< ctail not published yet */
+	uint64_t epub;			/**< tail publications (bench-lines) */
 	/* read-mostly line */
 	uint32_t mask SWV_ALIGNED;	/**< slots - 1 */
 	uint32_t max_sge;
@@ -322,6 +324,7 @@ struct swv_cq {
 	uint32_t tail;		/**< next CQE the application reads */
 	uint32_t cur;		/**< CQE under an ibv_start_poll() batch */
 	uint32_t ahead;		/**< application's copy of head */
+	uint64_t npub;		/**< tail publications (bench-lines) */
 	/* engine line */
 	uint32_t head SWV_ALIGNED;	/**< published: CQEs written */
 	uint32_t ehead;		/**< next CQE the engine writes */
@@ -333,6 +336,7 @@ struct swv_cq {
 	 */
 	uint32_t reserved;
 	bool dirty;		/**< ehead not published yet */
+	uint64_t epub;		/**< head publications (bench-lines) */
 	/* read-mostly line */
 	uint32_t mask SWV_ALIGNED;
 	uint32_t shift;		/**< log2 of the CQE size */
