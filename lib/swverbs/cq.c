@@ -107,7 +107,8 @@ load_cur(struct swv_cq *cq)
 	 * Keep fetching ahead, but only CQEs already published: a line the
 	 * engine is about to write must stay on its core.
 	 */
-	if ((int32_t)(cq->ahead - (cq->cur + SWV_CQ_PREFETCH)) > 0)
+	if ((int32_t)(cq->ahead - (cq->cur + SWV_CQ_PREFETCH)) > 0 &&
+	    swv_cq_new_line(cq, cq->cur + SWV_CQ_PREFETCH))
 		__builtin_prefetch(swv_cq_line(cq, cq->cur + SWV_CQ_PREFETCH));
 	if (SWV_LIKELY(cq->compact)) {
 		const struct swv_cqe16 *c = cqe16(cq, cq->cur);
@@ -258,7 +259,8 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
 	/* Full CQEs only where the timestamp is asked for. */
 	cq->compact = !cq->want_ts;
 	cq->shift = cq->compact ? 4 : 5;
-	cq->cqes = calloc(size, (size_t)1 << cq->shift);
+	/* Line-aligned: the prefetches ahead fetch each line once. */
+	cq->cqes = swv_zalloc_aligned((size_t)size << cq->shift);
 	if (cq->cqes == NULL)
 		goto err_free;
 	cq->mask = size - 1;

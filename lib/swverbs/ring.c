@@ -42,7 +42,8 @@ swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
 			    max_sge * sizeof(struct ibv_sge);
 		r->addr_off = offsetof(struct swv_wqe, sge[0].addr);
 	}
-	r->slots = calloc(size, r->stride);
+	/* Line-aligned: see swv_wqe_new_line(). */
+	r->slots = swv_zalloc_aligned((size_t)size * r->stride);
 	if (r->slots == NULL ||
 	    (r->compact && (r->wrid == NULL || r->xlen == NULL))) {
 		swv_ring_fini(r);

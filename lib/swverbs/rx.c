@@ -103,11 +103,14 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 	 * the application's core; none past the posted ones, which the
 	 * application may be writing).
 	 */
-	if ((int32_t)(rq->ring.chead - (tail + SWV_PF_WQE)) > 0)
+	if (swv_cq_new_line(rq->cq, rq->cq->ehead + SWV_PF_CQE))
+		SWV_PREFETCH_W(swv_cq_line(rq->cq,
+					   rq->cq->ehead + SWV_PF_CQE));
+	if ((int32_t)(rq->ring.chead - (tail + SWV_PF_WQE)) > 0 &&
+	    swv_wqe_new_line(&rq->ring, tail + SWV_PF_WQE))
 		__builtin_prefetch(swv_wqe_line(&rq->ring, tail + SWV_PF_WQE));
 	if ((int32_t)(rq->ring.chead - (tail + SWV_PF_BUF)) > 0)
 		SWV_PREFETCH_W(swv_wqe_addr(&rq->ring, tail + SWV_PF_BUF));
-	SWV_PREFETCH_W(swv_cq_line(rq->cq, rq->cq->ehead + SWV_PF_CQE));
 	nsge = swv_wqe_read(&rq->ring, tail, &one, &sge, &flags);
 	/* Check every SGE before writing a byte. */
 	total = 0;

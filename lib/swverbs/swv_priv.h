@@ -188,6 +188,18 @@ swv_wqe_line(const struct swv_wq_ring *r, uint32_t idx)
 }
 
 /**
+ * Whether the slot at idx begins a cache line: a compact ring's slots (4 a
+ * line, the array line-aligned) are fetched ahead once a line; a full
+ * ring's every slot.
+ */
+static inline bool
+swv_wqe_new_line(const struct swv_wq_ring *r, uint32_t idx)
+{
+	return !r->compact ||
+	       (idx & (SWV_CACHE_LINE / sizeof(struct swv_wqe16) - 1)) == 0;
+}
+
+/**
  * Read the WQE at idx (engine): its SGEs (*sge, num_sge of them; a compact
  * slot's is decoded into *one) and its SWV_WQE_* flags. Return: num_sge.
  */
@@ -401,6 +413,14 @@ static inline const void *
 swv_cq_line(const struct swv_cq *cq, uint32_t idx)
 {
 	return cq->cqes + ((size_t)(idx & cq->mask) << cq->shift);
+}
+
+/** Whether CQE idx begins a cache line (see swv_wqe_new_line()). */
+static inline bool
+swv_cq_new_line(const struct swv_cq *cq, uint32_t idx)
+{
+	return !cq->compact ||
+	       (idx & (SWV_CACHE_LINE / sizeof(struct swv_cqe16) - 1)) == 0;
 }
 
 /** Account the CQE written at ehead (published later). */

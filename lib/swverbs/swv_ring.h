@@ -32,7 +32,8 @@ swv_ring_put(struct swv_wq_ring *r, uint32_t head, uint64_t wr_id,
 {
 	struct swv_wqe *w;
 
-	SWV_PREFETCH_W(swv_wqe_line(r, head + SWV_POST_PREFETCH));
+	if (swv_wqe_new_line(r, head + SWV_POST_PREFETCH))
+		SWV_PREFETCH_W(swv_wqe_line(r, head + SWV_POST_PREFETCH));
 	if (SWV_LIKELY(r->compact)) {
 		struct swv_wqe16 *c = swv_ring_slot16(r, head);
 		uint32_t len = (flags & SWV_WQE_SIGNALED) ? SWV_W16_SIG : 0;

@@ -85,7 +85,8 @@ sq_prefetch(struct swv_qp *qp, uint32_t tail, uint32_t avail)
 
 	SWV_PREFETCH_W(swv_cq_line(qp->scq, qp->scq->ehead + SWV_PF_CQE));
 	for (i = 0; i < SWV_PF_WQE && i < avail; i++)
-		__builtin_prefetch(swv_wqe_line(r, tail + i));
+		if (i == 0 || swv_wqe_new_line(r, tail + i))
+			__builtin_prefetch(swv_wqe_line(r, tail + i));
 	for (i = 0; i < SWV_PF_BUF && i < avail; i++)
 		__builtin_prefetch(swv_wqe_addr(r, tail + i));
 }
@@ -179,7 +180,8 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 		niov = 0;
 		while (n + nb < avail && nb < SWV_TX_BURST && ncqe < room &&
 		       niov + SWV_MAX_SGE <= SWV_TX_BURST_IOV) {
-			if (n + nb + SWV_PF_WQE < avail)
+			if (n + nb + SWV_PF_WQE < avail &&
+			    swv_wqe_new_line(r, tail + nb + SWV_PF_WQE))
 				__builtin_prefetch(swv_wqe_line(r, tail + nb +
 								SWV_PF_WQE));
 			if (SWV_LIKELY(n + nb + SWV_PF_BUF < avail))
