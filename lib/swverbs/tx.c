@@ -152,14 +152,14 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 	struct swv_frame fr[SWV_TX_BURST];
 	struct iovec iov[SWV_TX_BURST_IOV];
 	uint8_t bad[SWV_TX_BURST];
-	uint8_t sig[SWV_TX_BURST];
+	uint8_t sigk[SWV_TX_BURST];	/* the signaled frames, ascending */
 	const struct ibv_sge *sge;
 	struct ibv_sge one;
 	uint32_t nsge, flags;
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
-	uint32_t tail = r->ctail, room, nb, niov, len, k, ncqe;
+	uint32_t tail = r->ctail, room, nb, niov, len, k, ncqe, nsig, s;
 	unsigned int n = 0, go, sent, nbad;
-	uint64_t bytes;
+	uint64_t bytes, gbytes;
 
 	sq_prefetch(qp, tail, avail);
 	while (n < avail && st == IBV_WC_SUCCESS) {
@@ -178,6 +178,8 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 		ncqe = 0;
 		nb = 0;
 		niov = 0;
+		nsig = 0;
+		gbytes = 0;
 		while (n + nb < avail && nb < SWV_TX_BURST && ncqe < room &&
 		       niov + SWV_MAX_SGE <= SWV_TX_BURST_IOV) {
 			if (n + nb + SWV_PF_WQE < avail &&
@@ -195,8 +197,11 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 			fr[nb].iovcnt = (int)nsge;
 			fr[nb].len = len;
 			niov += nsge;
-			sig[nb] = (flags & SWV_WQE_SIGNALED) != 0;
-			ncqe += (per_frame || sig[nb]) ? 1 : 0;
+			gbytes += len;
+			if (flags & SWV_WQE_SIGNALED)
+				sigk[nsig++] = (uint8_t)nb;
+			ncqe += (per_frame || (flags & SWV_WQE_SIGNALED)) ?
+				1 : 0;
 			nb++;
 		}
 		go = nb > 0 ? tx_gate(qp, fr, nb) : 0;
@@ -213,18 +218,31 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 			sent = tx_wire(wire, fr, go, bad, &nbad);
 			qp->scq->reserved = 0;
 		}
-		bytes = 0;
-		for (k = 0; k < sent; k++) {
-			if (SWV_UNLIKELY(nbad > 0 && bad[k])) {
-				dev->acc.tx_errors++;
-				sq_complete(qp, swv_wqe_wr_id(r, tail + k),
-					    IBV_WC_GENERAL_ERR, 0);
-				continue;
+		if (SWV_LIKELY(sent == nb && nbad == 0)) {
+			/* All out: CQEs for the signaled ones only. */
+			for (s = 0; s < nsig; s++)
+				sq_complete(qp, swv_wqe_wr_id(r, tail + sigk[s]),
+					    IBV_WC_SUCCESS, fr[sigk[s]].len);
+			bytes = gbytes;
+		} else {
+			bytes = 0;
+			for (k = 0, s = 0; k < sent; k++) {
+				bool sig = s < nsig && sigk[s] == k;
+
+				s += sig;
+				if (SWV_UNLIKELY(nbad > 0 && bad[k])) {
+					dev->acc.tx_errors++;
+					sq_complete(qp,
+						    swv_wqe_wr_id(r, tail + k),
+						    IBV_WC_GENERAL_ERR, 0);
+					continue;
+				}
+				bytes += fr[k].len;
+				if (sig)
+					sq_complete(qp,
+						    swv_wqe_wr_id(r, tail + k),
+						    IBV_WC_SUCCESS, fr[k].len);
 			}
-			bytes += fr[k].len;
-			if (sig[k])
-				sq_complete(qp, swv_wqe_wr_id(r, tail + k),
-					    IBV_WC_SUCCESS, fr[k].len);
 		}
 		if (sent > 0) {
 			dev->acc.tx_frames += sent - nbad;
