@@ -12,12 +12,24 @@
 
 #include "swv_priv.h"
 
-/* CQEs whose lines start_poll prefetches (2 CQEs a line). */
+/* CQEs start_poll prefetches ahead (2 or 4 CQEs a line). */
 #define SWV_CQ_PREFETCH 32
 
 #define SWV_WC_EX_SUPPORTED (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM | \
 			     IBV_WC_EX_WITH_FLOW_TAG | \
 			     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+
+static inline const struct swv_cqe *
+cqe_full(const struct swv_cq *cq, uint32_t idx)
+{
+	return &((const struct swv_cqe *)cq->cqes)[idx & cq->mask];
+}
+
+static inline const struct swv_cqe16 *
+cqe16(const struct swv_cq *cq, uint32_t idx)
+{
+	return &((const struct swv_cqe16 *)cq->cqes)[idx & cq->mask];
+}
 
 int
 swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
@@ -43,15 +55,31 @@ swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	if ((uint32_t)n > avail)
 		n = (int)avail;
 	for (i = 0; i < n; i++) {
-		e = &cq->cqes[(tail + i) & cq->mask];
 		memset(&wc[i], 0, sizeof(wc[i]));
+		if (SWV_LIKELY(cq->compact)) {
+			const struct swv_cqe16 *c = cqe16(cq, tail + i);
+
+			wc[i].wr_id = c->wr_id;
+			wc[i].status = (enum ibv_wc_status)
+				       swv_cqi_status(c->info);
+			wc[i].opcode = (enum ibv_wc_opcode)
+				       swv_cqi_opcode(c->info);
+			wc[i].byte_len = swv_cqi_len(c->info);
+			wc[i].qp_num = (uint32_t)c->info & SWV_CQI_QPN_MASK;
+			continue;
+		}
+		e = cqe_full(cq, tail + i);
 		wc[i].wr_id = e->wr_id;
 		wc[i].status = (enum ibv_wc_status)e->status;
 		wc[i].opcode = (enum ibv_wc_opcode)e->opcode;
 		wc[i].byte_len = e->byte_len;
 		wc[i].qp_num = e->qp_num;
 	}
-	SWV_STORE_REL(&cq->tail, tail + n);
+	/* Nothing read: the engine's line of tail stays as it is. */
+	if (n > 0) {
+		SWV_STORE_REL(&cq->tail, tail + n);
+		cq->npub++;
+	}
 	return n;
 }
 
@@ -60,23 +88,38 @@ cur_cqe(struct ibv_cq_ex *ibcq)
 {
 	struct swv_cq *cq = to_swv_cq_ex(ibcq);
 
-	return &cq->cqes[cq->cur & cq->mask];
+	return cqe_full(cq, cq->cur);
+}
+
+/* The info word of the compact CQE under the poll. */
+static inline uint64_t
+cur_info(struct ibv_cq_ex *ibcq)
+{
+	struct swv_cq *cq = to_swv_cq_ex(ibcq);
+
+	return cqe16(cq, cq->cur)->info;
 }
 
 static inline void
 load_cur(struct swv_cq *cq)
 {
-	const struct swv_cqe *e = &cq->cqes[cq->cur & cq->mask];
-
 	/*
 	 * Keep fetching ahead, but only CQEs already published: a line the
 	 * engine is about to write must stay on its core.
 	 */
-	if ((int32_t)(cq->ahead - (cq->cur + SWV_CQ_PREFETCH)) > 0)
-		__builtin_prefetch(&cq->cqes[(cq->cur + SWV_CQ_PREFETCH) &
-					     cq->mask]);
-	cq->ibv_cq.status = (enum ibv_wc_status)e->status;
-	cq->ibv_cq.wr_id = e->wr_id;
+	if ((int32_t)(cq->ahead - (cq->cur + SWV_CQ_PREFETCH)) > 0 &&
+	    swv_cq_new_line(cq, cq->cur + SWV_CQ_PREFETCH))
+		__builtin_prefetch(swv_cq_line(cq, cq->cur + SWV_CQ_PREFETCH));
+	if (SWV_LIKELY(cq->compact)) {
+		const struct swv_cqe16 *c = cqe16(cq, cq->cur);
+
+		cq->ibv_cq.status = (enum ibv_wc_status)
+				    swv_cqi_status(c->info);
+		cq->ibv_cq.wr_id = c->wr_id;
+		return;
+	}
+	cq->ibv_cq.status = (enum ibv_wc_status)cqe_full(cq, cq->cur)->status;
+	cq->ibv_cq.wr_id = cqe_full(cq, cq->cur)->wr_id;
 }
 
 static int
@@ -88,7 +131,7 @@ cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 		return EINVAL;
 	/* The shared head is read only when the copy says empty. */
 	if (cq->ahead == cq->tail) {
-		uint32_t i, n;
+		uint32_t i, n, step;
 
 		cq->ahead = SWV_LOAD_ACQ(&cq->head);
 		n = cq->ahead - cq->tail;
@@ -106,9 +149,9 @@ cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 		 */
 		if (n > SWV_CQ_PREFETCH)
 			n = SWV_CQ_PREFETCH;
-		for (i = 2; i < n; i += 2)
-			__builtin_prefetch(&cq->cqes[(cq->tail + i) &
-						     cq->mask]);
+		step = SWV_CACHE_LINE >> cq->shift;
+		for (i = step; i < n; i += step)
+			__builtin_prefetch(swv_cq_line(cq, cq->tail + i));
 	}
 	cq->cur = cq->tail;
 	load_cur(cq);
@@ -137,11 +180,14 @@ cq_end_poll(struct ibv_cq_ex *ibcq)
 
 	/* Everything up to the current CQE was read: hand the slots back. */
 	SWV_STORE_REL(&cq->tail, cq->cur + 1);
+	cq->npub++;
 }
 
 static enum ibv_wc_opcode
 cq_read_opcode(struct ibv_cq_ex *ibcq)
 {
+	if (SWV_LIKELY(to_swv_cq_ex(ibcq)->compact))
+		return (enum ibv_wc_opcode)swv_cqi_opcode(cur_info(ibcq));
 	return (enum ibv_wc_opcode)cur_cqe(ibcq)->opcode;
 }
 
@@ -155,12 +201,16 @@ cq_read_vendor_err(struct ibv_cq_ex *ibcq)
 static uint32_t
 cq_read_byte_len(struct ibv_cq_ex *ibcq)
 {
+	if (SWV_LIKELY(to_swv_cq_ex(ibcq)->compact))
+		return swv_cqi_len(cur_info(ibcq));
 	return cur_cqe(ibcq)->byte_len;
 }
 
 static uint32_t
 cq_read_qp_num(struct ibv_cq_ex *ibcq)
 {
+	if (SWV_LIKELY(to_swv_cq_ex(ibcq)->compact))
+		return (uint32_t)cur_info(ibcq) & SWV_CQI_QPN_MASK;
 	return cur_cqe(ibcq)->qp_num;
 }
 
@@ -174,12 +224,17 @@ cq_read_wc_flags(struct ibv_cq_ex *ibcq)
 static uint32_t
 cq_read_flow_tag(struct ibv_cq_ex *ibcq)
 {
+	if (SWV_LIKELY(to_swv_cq_ex(ibcq)->compact))
+		return swv_cqi_tag(cur_info(ibcq));
 	return cur_cqe(ibcq)->flow_tag;
 }
 
 static uint64_t
 cq_read_completion_ts(struct ibv_cq_ex *ibcq)
 {
+	/* A CQ that asked for timestamps has full CQEs. */
+	if (SWV_UNLIKELY(to_swv_cq_ex(ibcq)->compact))
+		return 0;
 	return cur_cqe(ibcq)->ts;
 }
 
@@ -199,12 +254,16 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
 	cq = swv_zalloc_aligned(sizeof(*cq));
 	if (cq == NULL)
 		goto err_nomem;
-	cq->cqes = calloc(size, sizeof(*cq->cqes));
+	cq->wc_flags = wc_flags;
+	cq->want_ts = (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) != 0;
+	/* Full CQEs only where the timestamp is asked for. */
+	cq->compact = !cq->want_ts;
+	cq->shift = cq->compact ? 4 : 5;
+	/* Line-aligned: the prefetches ahead fetch each line once. */
+	cq->cqes = swv_zalloc_aligned((size_t)size << cq->shift);
 	if (cq->cqes == NULL)
 		goto err_free;
 	cq->mask = size - 1;
-	cq->wc_flags = wc_flags;
-	cq->want_ts = (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) != 0;
 	cq->ibv_cq.context = context;
 	cq->ibv_cq.cqe = (int)size;
 	pthread_mutex_init(&cq->ibv_cq.mutex, NULL);

@@ -123,12 +123,14 @@ swv_publish(struct swv_pending *p)
 
 		SWV_STORE_REL(&r->tail, r->ctail);
 		r->dirty = false;
+		r->epub++;
 	}
 	for (i = 0; i < p->ncq; i++) {
 		struct swv_cq *cq = p->cq[i];
 
 		SWV_STORE_REL(&cq->head, cq->ehead);
 		cq->dirty = false;
+		cq->epub++;
 	}
 	p->ndev = 0;
 	p->nring = 0;

@@ -46,6 +46,7 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);
+	r->npub++;
 	if (swv_dev_inline(qp->dev))
 		swv_inline_tx(qp->dev);	/* progress.c: drain now */
 	else

@@ -25,18 +25,42 @@ swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
 	r->ctail = 0;
 	r->chead = 0;
 	r->dirty = false;
+	r->npub = 0;
+	r->epub = 0;
 	r->mask = size - 1;
 	r->max_sge = max_sge;
-	r->stride = sizeof(struct swv_wqe) + max_sge * sizeof(struct ibv_sge);
-	r->slots = calloc(size, r->stride);
-	return r->slots == NULL ? ENOMEM : 0;
+	r->compact = max_sge <= 1;
+	r->wrid = NULL;
+	r->xlen = NULL;
+	if (r->compact) {
+		r->stride = sizeof(struct swv_wqe16);
+		r->addr_off = offsetof(struct swv_wqe16, addr);
+		r->wrid = calloc(size, sizeof(*r->wrid));
+		r->xlen = calloc(size, sizeof(*r->xlen));
+	} else {
+		r->stride = sizeof(struct swv_wqe) +
+			    max_sge * sizeof(struct ibv_sge);
+		r->addr_off = offsetof(struct swv_wqe, sge[0].addr);
+	}
+	/* Line-aligned: see swv_wqe_new_line(). */
+	r->slots = swv_zalloc_aligned((size_t)size * r->stride);
+	if (r->slots == NULL ||
+	    (r->compact && (r->wrid == NULL || r->xlen == NULL))) {
+		swv_ring_fini(r);
+		return ENOMEM;
+	}
+	return 0;
 }
 
 void
 swv_ring_fini(struct swv_wq_ring *r)
 {
 	free(r->slots);
+	free(r->wrid);
+	free(r->xlen);
 	r->slots = NULL;
+	r->wrid = NULL;
+	r->xlen = NULL;
 }
 
 void
@@ -83,6 +107,7 @@ swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);
+	r->npub++;
 	if (ret != 0 && bad_wr != NULL)
 		*bad_wr = wr;
 	return ret;

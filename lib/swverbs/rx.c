@@ -40,18 +40,7 @@ static inline void
 rq_complete(struct swv_pending *p, struct swv_rq *rq, uint64_t wr_id,
 	    enum ibv_wc_status status, uint32_t len, uint32_t tag)
 {
-	struct swv_cq *cq = rq->cq;
-	struct swv_cqe *c = swv_cq_slot(cq);
-
-	c->wr_id = wr_id;
-	c->ts = cq->want_ts ? swv_cq_ts(p) : 0;
-	c->byte_len = len;
-	c->qp_num = rq->num;
-	c->flow_tag = tag;
-	c->status = (uint8_t)status;
-	c->opcode = IBV_WC_RECV;
-	c->rsvd = 0;
-	swv_cq_commit(p, cq);
+	swv_cq_write(p, rq->cq, wr_id, status, true, len, rq->num, tag);
 }
 
 /* Take the WQE at the ring's ctail. */
@@ -87,9 +76,10 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 	   uint32_t len, uint32_t tag, bool count)
 {
 	struct swv_pending *p = dev->pend;
-	const struct swv_wqe *w;
+	const struct ibv_sge *sge;
+	struct ibv_sge one;
 	struct swv_rq *rq;
-	uint32_t i, tail, left, off, total;
+	uint32_t i, tail, left, off, total, nsge, flags;
 	uint64_t wr_id;
 
 	if (qp->is_hash) {
@@ -107,36 +97,36 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 		return;
 	}
 	tail = rq->ring.ctail;
-	w = swv_ring_slot(&rq->ring, tail);
 	/*
 	 * The next frames most likely land in the next WQEs, their buffers
 	 * and the next CQEs: start fetching them (the slots were written by
 	 * the application's core; none past the posted ones, which the
 	 * application may be writing).
 	 */
-	if ((int32_t)(rq->ring.chead - (tail + SWV_PF_WQE)) > 0)
-		__builtin_prefetch(swv_ring_slot(&rq->ring,
-						 tail + SWV_PF_WQE));
+	if (swv_cq_new_line(rq->cq, rq->cq->ehead + SWV_PF_CQE))
+		SWV_PREFETCH_W(swv_cq_line(rq->cq,
+					   rq->cq->ehead + SWV_PF_CQE));
+	if ((int32_t)(rq->ring.chead - (tail + SWV_PF_WQE)) > 0 &&
+	    swv_wqe_new_line(&rq->ring, tail + SWV_PF_WQE))
+		__builtin_prefetch(swv_wqe_line(&rq->ring, tail + SWV_PF_WQE));
 	if ((int32_t)(rq->ring.chead - (tail + SWV_PF_BUF)) > 0)
-		SWV_PREFETCH_W((const void *)(uintptr_t)
-			       swv_ring_slot(&rq->ring, tail + SWV_PF_BUF)->
-			       sge[0].addr);
-	SWV_PREFETCH_W(&rq->cq->cqes[(rq->cq->ehead + SWV_PF_CQE) &
-				     rq->cq->mask]);
-	wr_id = w->wr_id;
+		SWV_PREFETCH_W(swv_wqe_addr(&rq->ring, tail + SWV_PF_BUF));
+	nsge = swv_wqe_read(&rq->ring, tail, &one, &sge, &flags);
 	/* Check every SGE before writing a byte. */
 	total = 0;
-	for (i = 0; i < w->num_sge; i++) {
-		if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], rq->pd, true) ==
+	for (i = 0; i < nsge; i++) {
+		if (SWV_UNLIKELY(swv_sge_check(&sge[i], rq->pd, true) ==
 				 NULL)) {
+			wr_id = swv_wqe_wr_id(&rq->ring, tail);
 			rx_count(dev, len, &dev->acc.rx_errors, count);
 			rq_take(p, rq);
 			rq_complete(p, rq, wr_id, IBV_WC_LOC_PROT_ERR, 0, 0);
 			rq->to_err(rq);
 			return;
 		}
-		total += w->sge[i].length;
+		total += sge[i].length;
 	}
+	wr_id = swv_wqe_wr_id(&rq->ring, tail);
 	if (SWV_UNLIKELY(total < len)) {
 		rx_count(dev, len, &dev->acc.rx_errors, count);
 		rq_take(p, rq);
@@ -144,17 +134,17 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 		return;
 	}
 	/* Scatter. */
-	if (SWV_LIKELY(iovcnt == 1 && w->sge[0].length >= len)) {
-		memcpy((uint8_t *)(uintptr_t)w->sge[0].addr, iov[0].iov_base,
+	if (SWV_LIKELY(iovcnt == 1 && sge[0].length >= len)) {
+		memcpy((uint8_t *)(uintptr_t)sge[0].addr, iov[0].iov_base,
 		       len);
 	} else {
 		left = len;
 		off = 0;
 		for (i = 0; left > 0; i++) {
-			uint32_t n = w->sge[i].length < left ?
-				     w->sge[i].length : left;
+			uint32_t n = sge[i].length < left ?
+				     sge[i].length : left;
 
-			iov_copy((uint8_t *)(uintptr_t)w->sge[i].addr, iov,
+			iov_copy((uint8_t *)(uintptr_t)sge[i].addr, iov,
 				 iovcnt, off, n);
 			off += n;
 			left -= n;
@@ -311,8 +301,7 @@ swv_rq_flush(struct swv_pending *p, struct swv_rq *rq)
 	unsigned int n = 0;
 
 	while (swv_ring_avail(&rq->ring) > 0 && swv_cq_room(rq->cq) > 0) {
-		rq_complete(p, rq, swv_ring_slot(&rq->ring,
-					      rq->ring.ctail)->wr_id,
+		rq_complete(p, rq, swv_wqe_wr_id(&rq->ring, rq->ring.ctail),
 			    IBV_WC_WR_FLUSH_ERR, 0, 0);
 		rq_take(p, rq);
 		n++;

@@ -79,7 +79,11 @@
 extern pthread_mutex_t swv_lock;
 
 /*
- * Work queue slots: a header and max_sge SGEs, copied from an ibv_*_wr.
+ * Work queue slots. A ring whose WQEs hold one SGE at most (max_sge 1, the
+ * PMD's usual queues) has compact 16-byte slots: the SGE, with the WQE's
+ * flags in the top bits of its length, and the wr_id in a side array that
+ * the engine reads only when it writes a CQE (an unsignaled send never
+ * loads it). Other rings have full slots: a header and max_sge SGEs.
  */
 struct swv_wqe {
 	uint64_t wr_id;
@@ -89,6 +93,22 @@ struct swv_wqe {
 };
 
 #define SWV_WQE_SIGNALED 1u
+
+/** A compact slot: struct ibv_sge's layout, flags in length's top bits. */
+struct swv_wqe16 {
+	uint64_t addr;
+	uint32_t len;		/**< SWV_W16_* flags | length (< 2^29) */
+	uint32_t lkey;
+};
+
+#define SWV_W16_SIG (1u << 31)	/**< signaled */
+#define SWV_W16_XLEN (1u << 30)	/**< length >= 2^29: in the ring's xlen[] */
+#define SWV_W16_NOSGE (1u << 29) /**< num_sge 0 */
+#define SWV_W16_LEN_MASK (SWV_W16_NOSGE - 1)
+
+_Static_assert(sizeof(struct swv_wqe16) == sizeof(struct ibv_sge) &&
+	       offsetof(struct swv_wqe16, lkey) ==
+	       offsetof(struct ibv_sge, lkey), "a compact slot is an SGE");
 
 #define SWV_CACHE_LINE 64
 #define SWV_ALIGNED __attribute__((aligned(SWV_CACHE_LINE)))
@@ -109,23 +129,106 @@ struct swv_wq_ring {
 	/* application line */
 	uint32_t head SWV_ALIGNED;	/**< next slot the poster fills */
 	uint32_t ptail;			/**< producer's copy of tail */
+	uint64_t npub;			/**< head publications (bench-lines) */
 	/* engine line */
 	uint32_t tail SWV_ALIGNED;	/**< published: slots given back */
 	uint32_t ctail;			/**< next slot the engine takes */
 	uint32_t chead;			/**< engine's copy of head */
 	bool dirty;			/**< ctail not published yet */
+	uint64_t epub;			/**< tail publications (bench-lines) */
 	/* read-mostly line */
 	uint32_t mask SWV_ALIGNED;	/**< slots - 1 */
 	uint32_t max_sge;
 	uint32_t stride;	/**< bytes per slot */
+	uint32_t addr_off;	/**< offset of the first SGE's addr in a slot */
+	bool compact;		/**< struct swv_wqe16 slots */
 	uint8_t *slots;
+	uint64_t *wrid;		/**< compact: wr_id per slot */
+	uint32_t *xlen;		/**< compact: lengths of SWV_W16_XLEN slots */
 };
 
+/** A full slot (rings that are not compact). */
 static inline struct swv_wqe *
 swv_ring_slot(const struct swv_wq_ring *r, uint32_t idx)
 {
 	return (struct swv_wqe *)(r->slots + (size_t)(idx & r->mask) *
 				  r->stride);
+}
+
+/** A compact slot. */
+static inline struct swv_wqe16 *
+swv_ring_slot16(const struct swv_wq_ring *r, uint32_t idx)
+{
+	return &((struct swv_wqe16 *)r->slots)[idx & r->mask];
+}
+
+/** The wr_id of the WQE at idx (engine). */
+static inline uint64_t
+swv_wqe_wr_id(const struct swv_wq_ring *r, uint32_t idx)
+{
+	if (SWV_LIKELY(r->compact))
+		return r->wrid[idx & r->mask];
+	return swv_ring_slot(r, idx)->wr_id;
+}
+
+/** The first SGE's address of the WQE at idx (for a prefetch). */
+static inline const void *
+swv_wqe_addr(const struct swv_wq_ring *r, uint32_t idx)
+{
+	const uint8_t *s = r->slots + (size_t)(idx & r->mask) * r->stride;
+
+	return (const void *)(uintptr_t)*(const uint64_t *)(s + r->addr_off);
+}
+
+/** The slot of the WQE at idx, for a prefetch. */
+static inline const void *
+swv_wqe_line(const struct swv_wq_ring *r, uint32_t idx)
+{
+	return r->slots + (size_t)(idx & r->mask) * r->stride;
+}
+
+/**
+ * Whether the slot at idx begins a cache line: a compact ring's slots (4 a
+ * line, the array line-aligned) are fetched ahead once a line; a full
+ * ring's every slot.
+ */
+static inline bool
+swv_wqe_new_line(const struct swv_wq_ring *r, uint32_t idx)
+{
+	return !r->compact ||
+	       (idx & (SWV_CACHE_LINE / sizeof(struct swv_wqe16) - 1)) == 0;
+}
+
+/**
+ * Read the WQE at idx (engine): its SGEs (*sge, num_sge of them; a compact
+ * slot's is decoded into *one) and its SWV_WQE_* flags. Return: num_sge.
+ */
+static inline uint32_t
+swv_wqe_read(const struct swv_wq_ring *r, uint32_t idx, struct ibv_sge *one,
+	     const struct ibv_sge **sge, uint32_t *flags)
+{
+	const struct swv_wqe *w;
+
+	if (SWV_LIKELY(r->compact)) {
+		const struct swv_wqe16 *c = swv_ring_slot16(r, idx);
+		uint32_t len = c->len;
+
+		*flags = (len & SWV_W16_SIG) ? SWV_WQE_SIGNALED : 0;
+		*sge = one;
+		one->addr = c->addr;
+		one->lkey = c->lkey;
+		one->length = len & SWV_W16_LEN_MASK;
+		if (SWV_UNLIKELY(len & (SWV_W16_XLEN | SWV_W16_NOSGE))) {
+			if (len & SWV_W16_NOSGE)
+				return 0;
+			one->length = r->xlen[idx & r->mask];
+		}
+		return 1;
+	}
+	w = swv_ring_slot(r, idx);
+	*flags = w->flags;
+	*sge = w->sge;
+	return w->num_sge;
 }
 
 /* Rings and aligned memory (ring.c). */
@@ -142,7 +245,14 @@ int swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
 
 /*
- * Completion queue.
+ * Completion queue. A CQ that asked for completion timestamps has full
+ * 32-byte CQEs; any other has compact 16-byte ones: the wr_id and one word
+ * that packs everything else (SWV_CQI_*): QP number (24 bits), the frame
+ * length (15 bits, SWV_MAX_FRAME fits), receive or send, and one 24-bit
+ * field that holds the flow tag of a receive with bytes (a successful one:
+ * every frame has at least the wire's min_frame bytes) or the status of
+ * any other completion (a send's tag is 0, a failed receive has 0 bytes
+ * and tag 0). Two CQEs per cache line become four.
  */
 struct swv_cqe {
 	uint64_t wr_id;
@@ -155,12 +265,78 @@ struct swv_cqe {
 	uint16_t rsvd;
 };
 
+struct swv_cqe16 {
+	uint64_t wr_id;
+	uint64_t info;		/**< SWV_CQI_* */
+};
+
+#define SWV_CQI_QPN_MASK 0xffffffu
+#define SWV_CQI_VAL_SHIFT 24	/**< flow tag or status */
+#define SWV_CQI_VAL_MASK 0xffffffu
+#define SWV_CQI_LEN_SHIFT 48
+#define SWV_CQI_LEN_MASK 0x7fffu
+#define SWV_CQI_RECV (1ull << 63)
+
+_Static_assert(SWV_MAX_FRAME <= SWV_CQI_LEN_MASK,
+	       "a frame length must fit a compact CQE");
+_Static_assert(sizeof(struct swv_cqe) == 32 && sizeof(struct swv_cqe16) == 16,
+	       "cq_alloc() sizes CQEs by a shift");
+
+/** Pack a completion into a compact CQE's info word. */
+static inline uint64_t
+swv_cqi_pack(uint8_t status, bool recv, uint32_t len, uint32_t qpn,
+	     uint32_t tag)
+{
+	uint32_t val = recv && status == IBV_WC_SUCCESS ? tag : status;
+
+	return (uint64_t)(qpn & SWV_CQI_QPN_MASK) |
+	       (uint64_t)(val & SWV_CQI_VAL_MASK) << SWV_CQI_VAL_SHIFT |
+	       (uint64_t)(len & SWV_CQI_LEN_MASK) << SWV_CQI_LEN_SHIFT |
+	       (recv ? SWV_CQI_RECV : 0);
+}
+
+static inline uint32_t
+swv_cqi_len(uint64_t info)
+{
+	return (uint32_t)(info >> SWV_CQI_LEN_SHIFT) & SWV_CQI_LEN_MASK;
+}
+
+/* A receive with bytes: the 24-bit field is its flow tag, status 0. */
+static inline bool
+swv_cqi_tagged(uint64_t info)
+{
+	return (info & SWV_CQI_RECV) && swv_cqi_len(info) != 0;
+}
+
+static inline uint8_t
+swv_cqi_status(uint64_t info)
+{
+	if (swv_cqi_tagged(info))
+		return IBV_WC_SUCCESS;
+	return (uint8_t)(info >> SWV_CQI_VAL_SHIFT);
+}
+
+static inline uint32_t
+swv_cqi_tag(uint64_t info)
+{
+	if (!swv_cqi_tagged(info))
+		return 0;
+	return (uint32_t)(info >> SWV_CQI_VAL_SHIFT) & SWV_CQI_VAL_MASK;
+}
+
+static inline uint8_t
+swv_cqi_opcode(uint64_t info)
+{
+	return (info & SWV_CQI_RECV) ? IBV_WC_RECV : IBV_WC_SEND;
+}
+
 struct swv_cq {
 	/* application lines: the ibv_cq_ex fields start/next_poll write */
 	struct ibv_cq_ex ibv_cq;	/**< handed to the application */
 	uint32_t tail;		/**< next CQE the application reads */
 	uint32_t cur;		/**< CQE under an ibv_start_poll() batch */
 	uint32_t ahead;		/**< application's copy of head */
+	uint64_t npub;		/**< tail publications (bench-lines) */
 	/* engine line */
 	uint32_t head SWV_ALIGNED;	/**< published: CQEs written */
 	uint32_t ehead;		/**< next CQE the engine writes */
@@ -172,11 +348,14 @@ struct swv_cq {
 	 */
 	uint32_t reserved;
 	bool dirty;		/**< ehead not published yet */
+	uint64_t epub;		/**< head publications (bench-lines) */
 	/* read-mostly line */
 	uint32_t mask SWV_ALIGNED;
+	uint32_t shift;		/**< log2 of the CQE size */
+	bool compact;		/**< struct swv_cqe16 entries */
 	uint64_t wc_flags;	/**< IBV_WC_EX_WITH_* asked for */
 	bool want_ts;
-	struct swv_cqe *cqes;
+	uint8_t *cqes;		/**< struct swv_cqe or swv_cqe16 */
 	unsigned int refs;	/**< QPs and WQs using it (swv_lock) */
 	struct swv_device *idev;	/**< inline device, or NULL */
 };
@@ -229,14 +408,22 @@ swv_cq_room(struct swv_cq *cq)
 	return room;
 }
 
-/** The slot of the next CQE (engine only; the caller checked room). */
-static inline struct swv_cqe *
-swv_cq_slot(struct swv_cq *cq)
+/** The address of CQE idx, for a prefetch. */
+static inline const void *
+swv_cq_line(const struct swv_cq *cq, uint32_t idx)
 {
-	return &cq->cqes[cq->ehead & cq->mask];
+	return cq->cqes + ((size_t)(idx & cq->mask) << cq->shift);
 }
 
-/** Account the CQE written at swv_cq_slot() (published later). */
+/** Whether CQE idx begins a cache line (see swv_wqe_new_line()). */
+static inline bool
+swv_cq_new_line(const struct swv_cq *cq, uint32_t idx)
+{
+	return !cq->compact ||
+	       (idx & (SWV_CACHE_LINE / sizeof(struct swv_cqe16) - 1)) == 0;
+}
+
+/** Account the CQE written at ehead (published later). */
 static inline void
 swv_cq_commit(struct swv_pending *p, struct swv_cq *cq)
 {
@@ -249,12 +436,43 @@ swv_cq_commit(struct swv_pending *p, struct swv_cq *cq)
 	}
 }
 
-/** Write one CQE (engine only; the caller checked swv_cq_room()). */
-static inline void
-swv_cq_push(struct swv_pending *p, struct swv_cq *cq,
-	    const struct swv_cqe *cqe)
+/** Completion timestamp: one clock read per engine pass. */
+static inline uint64_t
+swv_cq_ts(struct swv_pending *p)
 {
-	*swv_cq_slot(cq) = *cqe;
+	if (p->ts == 0)
+		p->ts = swv_now_ns();
+	return p->ts;
+}
+
+/**
+ * Write one CQE in the CQ's format (engine only; the caller checked
+ * swv_cq_room()). A receive (@recv) has a flow tag; a send's is 0.
+ */
+static inline void
+swv_cq_write(struct swv_pending *p, struct swv_cq *cq, uint64_t wr_id,
+	     enum ibv_wc_status status, bool recv, uint32_t len, uint32_t qpn,
+	     uint32_t tag)
+{
+	uint32_t i = cq->ehead & cq->mask;
+
+	if (SWV_LIKELY(cq->compact)) {
+		struct swv_cqe16 *c = &((struct swv_cqe16 *)cq->cqes)[i];
+
+		c->wr_id = wr_id;
+		c->info = swv_cqi_pack((uint8_t)status, recv, len, qpn, tag);
+	} else {
+		struct swv_cqe *c = &((struct swv_cqe *)cq->cqes)[i];
+
+		c->wr_id = wr_id;
+		c->ts = cq->want_ts ? swv_cq_ts(p) : 0;
+		c->byte_len = len;
+		c->qp_num = qpn;
+		c->flow_tag = tag;
+		c->status = (uint8_t)status;
+		c->opcode = recv ? IBV_WC_RECV : IBV_WC_SEND;
+		c->rsvd = 0;
+	}
 	swv_cq_commit(p, cq);
 }
 
@@ -281,15 +499,6 @@ swv_ring_consumed(struct swv_pending *p, struct swv_wq_ring *r)
 		r->dirty = true;
 		p->ring[p->nring++] = r;
 	}
-}
-
-/** Completion timestamp: one clock read per engine pass. */
-static inline uint64_t
-swv_cq_ts(struct swv_pending *p)
-{
-	if (p->ts == 0)
-		p->ts = swv_now_ns();
-	return p->ts;
 }
 
 /*

@@ -30,9 +30,31 @@ static inline void
 swv_ring_put(struct swv_wq_ring *r, uint32_t head, uint64_t wr_id,
 	     const struct ibv_sge *sg_list, int num_sge, uint32_t flags)
 {
-	struct swv_wqe *w = swv_ring_slot(r, head);
+	struct swv_wqe *w;
 
-	SWV_PREFETCH_W(swv_ring_slot(r, head + SWV_POST_PREFETCH));
+	if (swv_wqe_new_line(r, head + SWV_POST_PREFETCH))
+		SWV_PREFETCH_W(swv_wqe_line(r, head + SWV_POST_PREFETCH));
+	if (SWV_LIKELY(r->compact)) {
+		struct swv_wqe16 *c = swv_ring_slot16(r, head);
+		uint32_t len = (flags & SWV_WQE_SIGNALED) ? SWV_W16_SIG : 0;
+
+		r->wrid[head & r->mask] = wr_id;
+		if (SWV_UNLIKELY(num_sge == 0)) {
+			c->len = len | SWV_W16_NOSGE;
+			return;
+		}
+		c->addr = sg_list[0].addr;
+		c->lkey = sg_list[0].lkey;
+		if (SWV_UNLIKELY(sg_list[0].length > SWV_W16_LEN_MASK)) {
+			r->xlen[head & r->mask] = sg_list[0].length;
+			len |= SWV_W16_XLEN;
+		} else {
+			len |= sg_list[0].length;
+		}
+		c->len = len;
+		return;
+	}
+	w = swv_ring_slot(r, head);
 	w->wr_id = wr_id;
 	w->num_sge = (uint32_t)num_sge;
 	w->flags = flags;

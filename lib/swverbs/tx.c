@@ -20,18 +20,8 @@ static inline void
 sq_complete(struct swv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
 	    uint32_t len)
 {
-	struct swv_cq *cq = qp->scq;
-	struct swv_cqe *c = swv_cq_slot(cq);
-
-	c->wr_id = wr_id;
-	c->ts = cq->want_ts ? swv_cq_ts(qp->dev->pend) : 0;
-	c->byte_len = len;
-	c->qp_num = qp->ibv_qp.qp_num;
-	c->flow_tag = 0;
-	c->status = (uint8_t)status;
-	c->opcode = IBV_WC_SEND;
-	c->rsvd = 0;
-	swv_cq_commit(qp->dev->pend, cq);
+	swv_cq_write(qp->dev->pend, qp->scq, wr_id, status, false, len,
+		     qp->ibv_qp.qp_num, 0);
 }
 
 static void
@@ -50,7 +40,7 @@ sq_flush(struct swv_qp *qp)
 	unsigned int n = 0;
 
 	while (swv_ring_avail(r) > 0 && swv_cq_room(qp->scq) > 0) {
-		sq_complete(qp, swv_ring_slot(r, r->ctail)->wr_id,
+		sq_complete(qp, swv_wqe_wr_id(r, r->ctail),
 			    IBV_WC_WR_FLUSH_ERR, 0);
 		r->ctail++;
 		swv_ring_consumed(qp->dev->pend, r);
@@ -68,20 +58,19 @@ sq_flush(struct swv_qp *qp)
  * length, kept at most SWV_MAX_FRAME while adding (no wrap).
  */
 static inline enum ibv_wc_status
-sq_gather(const struct swv_wqe *w, struct ibv_pd *pd, struct iovec *iov,
-	  uint32_t *lenp)
+sq_gather(const struct ibv_sge *sge, uint32_t nsge, struct ibv_pd *pd,
+	  struct iovec *iov, uint32_t *lenp)
 {
 	uint32_t i, len = 0;
 
-	for (i = 0; i < w->num_sge; i++) {
-		if (SWV_UNLIKELY(swv_sge_check(&w->sge[i], pd, false) ==
-				 NULL))
+	for (i = 0; i < nsge; i++) {
+		if (SWV_UNLIKELY(swv_sge_check(&sge[i], pd, false) == NULL))
 			return IBV_WC_LOC_PROT_ERR;
-		if (SWV_UNLIKELY(w->sge[i].length > SWV_MAX_FRAME - len))
+		if (SWV_UNLIKELY(sge[i].length > SWV_MAX_FRAME - len))
 			return IBV_WC_LOC_LEN_ERR;
-		iov[i].iov_base = (void *)(uintptr_t)w->sge[i].addr;
-		iov[i].iov_len = w->sge[i].length;
-		len += w->sge[i].length;
+		iov[i].iov_base = (void *)(uintptr_t)sge[i].addr;
+		iov[i].iov_len = sge[i].length;
+		len += sge[i].length;
 	}
 	*lenp = len;
 	return len == 0 ? IBV_WC_LOC_LEN_ERR : IBV_WC_SUCCESS;
@@ -94,13 +83,12 @@ sq_prefetch(struct swv_qp *qp, uint32_t tail, uint32_t avail)
 	const struct swv_wq_ring *r = &qp->sq;
 	uint32_t i;
 
-	SWV_PREFETCH_W(&qp->scq->cqes[(qp->scq->ehead + SWV_PF_CQE) &
-				      qp->scq->mask]);
+	SWV_PREFETCH_W(swv_cq_line(qp->scq, qp->scq->ehead + SWV_PF_CQE));
 	for (i = 0; i < SWV_PF_WQE && i < avail; i++)
-		__builtin_prefetch(swv_ring_slot(r, tail + i));
+		if (i == 0 || swv_wqe_new_line(r, tail + i))
+			__builtin_prefetch(swv_wqe_line(r, tail + i));
 	for (i = 0; i < SWV_PF_BUF && i < avail; i++)
-		__builtin_prefetch((const void *)(uintptr_t)
-				   swv_ring_slot(r, tail + i)->sge[0].addr);
+		__builtin_prefetch(swv_wqe_addr(r, tail + i));
 }
 
 /*
@@ -164,11 +152,14 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 	struct swv_frame fr[SWV_TX_BURST];
 	struct iovec iov[SWV_TX_BURST_IOV];
 	uint8_t bad[SWV_TX_BURST];
-	const struct swv_wqe *w;
+	uint8_t sigk[SWV_TX_BURST];	/* the signaled frames, ascending */
+	const struct ibv_sge *sge;
+	struct ibv_sge one;
+	uint32_t nsge, flags;
 	enum ibv_wc_status st = IBV_WC_SUCCESS;
-	uint32_t tail = r->ctail, room, nb, niov, len, k, ncqe;
+	uint32_t tail = r->ctail, room, nb, niov, len, k, ncqe, nsig, s;
 	unsigned int n = 0, go, sent, nbad;
-	uint64_t bytes;
+	uint64_t bytes, gbytes;
 
 	sq_prefetch(qp, tail, avail);
 	while (n < avail && st == IBV_WC_SUCCESS) {
@@ -187,24 +178,29 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 		ncqe = 0;
 		nb = 0;
 		niov = 0;
+		nsig = 0;
+		gbytes = 0;
 		while (n + nb < avail && nb < SWV_TX_BURST && ncqe < room &&
 		       niov + SWV_MAX_SGE <= SWV_TX_BURST_IOV) {
-			w = swv_ring_slot(r, tail + nb);
-			if (n + nb + SWV_PF_WQE < avail)
-				__builtin_prefetch(swv_ring_slot(r, tail + nb +
-								 SWV_PF_WQE));
+			if (n + nb + SWV_PF_WQE < avail &&
+			    swv_wqe_new_line(r, tail + nb + SWV_PF_WQE))
+				__builtin_prefetch(swv_wqe_line(r, tail + nb +
+								SWV_PF_WQE));
 			if (SWV_LIKELY(n + nb + SWV_PF_BUF < avail))
-				__builtin_prefetch((const void *)(uintptr_t)
-					swv_ring_slot(r, tail + nb +
-						      SWV_PF_BUF)->sge[0].addr);
-			st = sq_gather(w, pd, &iov[niov], &len);
+				__builtin_prefetch(swv_wqe_addr(r, tail + nb +
+								SWV_PF_BUF));
+			nsge = swv_wqe_read(r, tail + nb, &one, &sge, &flags);
+			st = sq_gather(sge, nsge, pd, &iov[niov], &len);
 			if (SWV_UNLIKELY(st != IBV_WC_SUCCESS))
 				break;
 			fr[nb].iov = &iov[niov];
-			fr[nb].iovcnt = (int)w->num_sge;
+			fr[nb].iovcnt = (int)nsge;
 			fr[nb].len = len;
-			niov += w->num_sge;
-			ncqe += (per_frame || (w->flags & SWV_WQE_SIGNALED)) ?
+			niov += nsge;
+			gbytes += len;
+			if (flags & SWV_WQE_SIGNALED)
+				sigk[nsig++] = (uint8_t)nb;
+			ncqe += (per_frame || (flags & SWV_WQE_SIGNALED)) ?
 				1 : 0;
 			nb++;
 		}
@@ -222,19 +218,31 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 			sent = tx_wire(wire, fr, go, bad, &nbad);
 			qp->scq->reserved = 0;
 		}
-		bytes = 0;
-		for (k = 0; k < sent; k++) {
-			w = swv_ring_slot(r, tail + k);
-			if (SWV_UNLIKELY(nbad > 0 && bad[k])) {
-				dev->acc.tx_errors++;
-				sq_complete(qp, w->wr_id, IBV_WC_GENERAL_ERR,
-					    0);
-				continue;
+		if (SWV_LIKELY(sent == nb && nbad == 0)) {
+			/* All out: CQEs for the signaled ones only. */
+			for (s = 0; s < nsig; s++)
+				sq_complete(qp, swv_wqe_wr_id(r, tail + sigk[s]),
+					    IBV_WC_SUCCESS, fr[sigk[s]].len);
+			bytes = gbytes;
+		} else {
+			bytes = 0;
+			for (k = 0, s = 0; k < sent; k++) {
+				bool sig = s < nsig && sigk[s] == k;
+
+				s += sig;
+				if (SWV_UNLIKELY(nbad > 0 && bad[k])) {
+					dev->acc.tx_errors++;
+					sq_complete(qp,
+						    swv_wqe_wr_id(r, tail + k),
+						    IBV_WC_GENERAL_ERR, 0);
+					continue;
+				}
+				bytes += fr[k].len;
+				if (sig)
+					sq_complete(qp,
+						    swv_wqe_wr_id(r, tail + k),
+						    IBV_WC_SUCCESS, fr[k].len);
 			}
-			bytes += fr[k].len;
-			if (w->flags & SWV_WQE_SIGNALED)
-				sq_complete(qp, w->wr_id, IBV_WC_SUCCESS,
-					    fr[k].len);
 		}
 		if (sent > 0) {
 			dev->acc.tx_frames += sent - nbad;
@@ -247,10 +255,9 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 			break;	/* gate or wire: the rest on a later pass */
 		if (SWV_UNLIKELY(st != IBV_WC_SUCCESS)) {
 			/* A local error moves the QP to ERR. */
-			w = swv_ring_slot(r, tail);
 			dev->acc.tx_errors++;
 			swv_dev_dirty(dev);
-			sq_complete(qp, w->wr_id, st, 0);
+			sq_complete(qp, swv_wqe_wr_id(r, tail), st, 0);
 			qp_to_err(qp);
 			tail++;
 			n++;
