@@ -16,7 +16,8 @@
 #       Removes both ends and the namespace. Nothing there: no error.
 #
 # An "up" that fails or is interrupted (SIGINT, SIGTERM, SIGHUP) half-way
-# removes what it made. Callers that keep the pair remove it on their own
+# removes what that run made, and only that: a pair or namespace that was
+# there before (a live user's) stays. Callers that keep the pair remove it on their own
 # exit paths (the e2e scripts: finally, and sys.exit on those signals);
 # devtools/test.sh removes, before it starts, namespaces named after a
 # test's pid (vba<pid>, vbrt<pid>, vbe<pid>ns, vbf<pid>ns) whose process is
@@ -61,12 +62,23 @@ up)
         *) usage ;;
         esac
     done
-    # half-way (an error under set -e, or a signal): take it down again
-    trap 'trap - EXIT; down >/dev/null 2>&1; exit 1' INT TERM HUP
-    trap 'down >/dev/null 2>&1' EXIT
-    ip netns list | grep -qw "^$ns" || ip netns add "$ns"
+    # half-way (an error under set -e, or a signal): take down again what
+    # this run made
+    made_ns=no
+    made_link=no
+    undo() {
+        if [ $made_link = yes ]; then ip link del "$a" >/dev/null 2>&1 || :; fi
+        if [ $made_ns = yes ]; then ip netns del "$ns" >/dev/null 2>&1 || :; fi
+    }
+    trap 'trap - EXIT; undo; exit 1' INT TERM HUP
+    trap 'undo' EXIT
+    if ! ip netns list | grep -qw "^$ns"; then
+        ip netns add "$ns"
+        made_ns=yes
+    fi
     if ! ip link show "$a" >/dev/null 2>&1; then
         ip link add "$a" type veth peer name "$b" netns "$ns"
+        made_link=yes
     fi
     for f in /proc/sys/net/ipv6/conf/"$a"/disable_ipv6; do
         [ -w "$f" ] && echo 1 >"$f"

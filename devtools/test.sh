@@ -65,7 +65,7 @@ LOG=$BUILD_DIR/meson-logs/testlog.json
 
 # What killed test runs left behind (a SIGKILL leaves no handler a chance):
 # network namespaces, root-side veth ends and shm cable files whose names
-# carry the pid of the test process that made them. Only those whose
+# carry the pid of the test process that made them (the whole pid). Only those whose
 # process no longer exists go; a run under way (another engineer's, a
 # benchmark) keeps its own.
 stale_pid() {
@@ -74,6 +74,7 @@ stale_pid() {
 		-e 's/^(vba|vbrt)([0-9]+)$/\2/p' \
 		-e 's/^(vba|vbrt)([0-9]+)a$/\2/p' \
 		-e 's/^(vbe|vbf)([0-9]+)(ns|0)$/\2/p' \
+		-e 's/^dt([0-9]+)x[0-9]+(ns|0)$/\1/p' \
 		-e 's/^swverbs-shm\.t([0-9]+)-.*$/\1/p' \
 		-e 's/^swverbs-shm\.(tp|bench)([0-9]+)$/\2/p'
 }

@@ -240,7 +240,8 @@ class Env:
 
     def veth_prefix(self):
         self.seq += 1
-        return f"dt{os.getpid() % 100000}{self.seq}"[:12]
+        # dt<pid>x<seq>: devtools/test.sh reads the pid back out of it
+        return f"dt{os.getpid()}x{self.seq}"
 
     def rewrite(self, cmd, prefixes):
         if self.build:

@@ -149,7 +149,7 @@ def read_pcap(path):
 def run(pmd, script, kind):
     from scapy import all as scapy  # noqa: N813
     c = tp.Checker()
-    prefix = f"vbe{os.getpid() % 100000}"
+    prefix = f"vbe{os.getpid()}"
     tmp = tempfile.mkdtemp(prefix="vbr-e2e-")
     t = None
     with Veth(script, prefix) as veth:

@@ -168,7 +168,7 @@ class Run:
 
 def run(pmd, script, kind):
     c = tp.Checker()
-    prefix = f"vbf{os.getpid() % 100000}"
+    prefix = f"vbf{os.getpid()}"
     t = None
     with Veth(script, prefix) as veth:
         try:
