@@ -264,6 +264,7 @@ swv_device_create_attr(const char *name, const char *wire,
 	CDS_INIT_LIST_HEAD(&dev->wqs);
 	dev->next_qpn = 0x100;
 	dev->next_wqn = 0x100;
+	pthread_mutex_init(&dev->wire_lock, NULL);
 
 	pthread_mutex_lock(&swv_lock);
 	if (device_find(name) != NULL) {
@@ -292,11 +293,16 @@ err_unlock:
 	return ret;
 }
 
-/* What a wire dropped on receive so far (swv_lock held). */
-static uint64_t
-wire_rx_drops(struct swv_wire *w)
+/* Add what a wire dropped on receive so far (dev->wire_lock held). */
+static void
+wire_rx_drops(struct swv_wire *w, uint64_t *full, uint64_t *bad)
 {
-	return w->ops->rx_drops != NULL ? w->ops->rx_drops(w) : 0;
+	uint64_t f = 0, b = 0;
+
+	if (w->ops->rx_drops != NULL)
+		w->ops->rx_drops(w, &f, &b);
+	*full += f;
+	*bad += b;
 }
 
 int
@@ -322,13 +328,16 @@ swv_device_rebind(const char *name)
 		goto out;
 	/* The engine lets go of the old wire, then serves the new one. */
 	swv_engine_del(dev);
+	pthread_mutex_lock(&dev->wire_lock);
 	old = dev->wire;
+	/* The counts go on. */
+	wire_rx_drops(old, &dev->wire_full_closed, &dev->wire_bad_closed);
 	dev->wire = w;
+	pthread_mutex_unlock(&dev->wire_lock);
 	SWV_STORE(&dev->removed, 0);
 	SWV_STORE(&dev->link, w->ops->link_up(w) ? 1 : 0);
 	SWV_STORE(&dev->speed, w->ops->speed_mbps(w));
-	dev->wire_drops_closed += wire_rx_drops(old);
-	old->ops->close(old);
+	old->ops->close(old);	/* out of reach: dev->wire is w */
 	ret = swv_engine_add(dev->eng, dev);
 out:
 	pthread_mutex_unlock(&swv_lock);
@@ -420,6 +429,7 @@ swv_device_destroy(const char *name)
 		swv_inline_link_sync(peer);
 	swv_steer_free(dev->eng, dev->steer);
 	pthread_mutex_unlock(&swv_lock);
+	pthread_mutex_destroy(&dev->wire_lock);
 	free(dev->wire_spec);
 	free(dev);
 	return 0;
@@ -743,9 +753,15 @@ swv_query_port_counters(struct ibv_context *context,
 	c->tx_errors = SWV_LOAD(&s->tx_errors);
 	c->tx_link_down = SWV_LOAD(&s->tx_link_down);
 	c->tx_link_down_bytes = SWV_LOAD(&s->tx_link_down_bytes);
-	pthread_mutex_lock(&swv_lock);
-	c->rx_wire_dropped = dev->wire_drops_closed + wire_rx_drops(dev->wire);
-	pthread_mutex_unlock(&swv_lock);
+	/*
+	 * Its own lock, not swv_lock: a caller may be an online qsbr reader,
+	 * which swv_lock's holder may be waiting for in synchronize_rcu().
+	 */
+	pthread_mutex_lock(&dev->wire_lock);
+	c->rx_wire_dropped = dev->wire_full_closed;
+	c->rx_wire_errors = dev->wire_bad_closed;
+	wire_rx_drops(dev->wire, &c->rx_wire_dropped, &c->rx_wire_errors);
+	pthread_mutex_unlock(&dev->wire_lock);
 	return 0;
 }
 

@@ -1078,7 +1078,13 @@ struct swv_device {
 	char name[SWV_NAME_MAX];
 	uint8_t mac[6];
 	struct swv_wire *wire;		/**< replaced by rebind (swv_lock) */
-	uint64_t wire_drops_closed;	/**< rx_drops of wires closed (swv_lock) */
+	/**
+	 * Taken to swap or close the wire, and by the port counters' read of
+	 * its drops (any thread, never with swv_lock wanted inside).
+	 */
+	pthread_mutex_t wire_lock;
+	uint64_t wire_full_closed;	/**< rx_drops of closed wires (wire_lock) */
+	uint64_t wire_bad_closed;
 	char *wire_spec;		/**< the wire string it was made with */
 	unsigned int flags;		/**< SWV_DEVICE_* */
 	bool strict;			/**< SWV_DEVICE_PROFILE_MLX5 */

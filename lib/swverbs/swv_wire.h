@@ -125,11 +125,12 @@ struct swv_wire_ops {
 	struct swv_device *(*peer)(struct swv_wire *wire);
 	/**
 	 * Optional (NULL: none): frames the wire dropped on receive before the
-	 * device saw them (the kernel's ring full, frames it could not take),
-	 * since the wire was opened; never decreases. Control path, swv_lock
-	 * held (a system call).
+	 * device saw them, since the wire was opened (never decreasing):
+	 * @full, for want of room (the kernel's ring full); @bad, frames the
+	 * wire cannot hand over (truncated, above SWV_MAX_FRAME, GSO). Any
+	 * thread, with the device's wire_lock held (a system call).
 	 */
-	uint64_t (*rx_drops)(struct swv_wire *wire);
+	void (*rx_drops)(struct swv_wire *wire, uint64_t *full, uint64_t *bad);
 	/** Release the wire. Called with the engine no longer serving it. */
 	void (*close)(struct swv_wire *wire);
 };

@@ -272,11 +272,17 @@ struct swv_port_counters {
 	uint64_t tx_link_down_bytes; /**< bytes of those frames */
 	/**
 	 * Frames the wire dropped before the port saw them, so not in
-	 * rx_frames: af_packet's and af_xdp's kernel rings full (the port
-	 * not polled fast enough), frames the kernel could not hand over.
-	 * 0 on the in-memory wires, which hold a frame back instead.
+	 * rx_frames: af_packet's and af_xdp's kernel rings full (the port not
+	 * polled fast enough). 0 on the in-memory wires, which hold a frame
+	 * back instead.
 	 */
 	uint64_t rx_wire_dropped;
+	/**
+	 * Frames the wire received but could not hand over, not in
+	 * rx_frames either: truncated, longer than the largest frame, GSO
+	 * super-frames (af_packet).
+	 */
+	uint64_t rx_wire_errors;
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +
@@ -288,7 +294,9 @@ struct swv_port_counters {
 
 /**
  * Read the port counters. Values never decrease; reads from any thread see
- * whole (untorn) values. Return: 0, EINVAL.
+ * whole (untorn) values. rx_wire_dropped asks the wire (a system call on
+ * the kernel wires) under a lock of the device's own, never the library's.
+ * Return: 0, EINVAL.
  */
 /** Where a device's rule lookups were answered (swv_query_cls_stats()). */
 struct swv_cls_stats {

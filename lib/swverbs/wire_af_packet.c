@@ -440,6 +440,9 @@ afp_close(struct swv_wire *wire)
 	afp_free(to_afp(wire));
 }
 
+static void afp_rx_drops(struct swv_wire *wire, uint64_t *full,
+			 uint64_t *bad);
+
 static const struct swv_wire_ops afp_ops = {
 	.tx = afp_tx,
 	.tx_flush = afp_tx_flush,
@@ -450,7 +453,7 @@ static const struct swv_wire_ops afp_ops = {
 	.mtu = swv_netif_wire_mtu,
 	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = afp_rx_fd,
-	.rx_drops = swv_wire_af_packet_drops,
+	.rx_drops = afp_rx_drops,
 	.close = afp_close,
 };
 
@@ -460,8 +463,9 @@ swv_wire_af_packet_ifindex(struct swv_wire *wire)
 	return swv_wire_netif(wire)->ifindex;
 }
 
-uint64_t
-swv_wire_af_packet_drops(struct swv_wire *wire)
+/* The ring's drops (full) and the wire's own (bad), so far. */
+static void
+afp_rx_drops(struct swv_wire *wire, uint64_t *full, uint64_t *bad)
 {
 	struct swv_afp *afp = to_afp(wire);
 	struct tpacket_stats_v3 st;
@@ -471,8 +475,17 @@ swv_wire_af_packet_drops(struct swv_wire *wire)
 	if (getsockopt(afp->rx_fd, SOL_PACKET, PACKET_STATISTICS, &st,
 		       &sl) == 0)
 		afp_count(&afp->rx_kernel_dropped, st.tp_drops);
-	return __atomic_load_n(&afp->rx_dropped, __ATOMIC_RELAXED) +
-		__atomic_load_n(&afp->rx_kernel_dropped, __ATOMIC_RELAXED);
+	*full = __atomic_load_n(&afp->rx_kernel_dropped, __ATOMIC_RELAXED);
+	*bad = __atomic_load_n(&afp->rx_dropped, __ATOMIC_RELAXED);
+}
+
+uint64_t
+swv_wire_af_packet_drops(struct swv_wire *wire)
+{
+	uint64_t full, bad;
+
+	afp_rx_drops(wire, &full, &bad);
+	return full + bad;
 }
 
 static int

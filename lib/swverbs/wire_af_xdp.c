@@ -409,6 +409,18 @@ xdp_close(struct swv_wire *wire)
 	xdp_free(to_xdp(wire));
 }
 
+/*
+ * The kernel's drops, all as "full": rx_ring_full, and rx_dropped, which
+ * counts both a fill ring with no buffer and a frame longer than a UMEM
+ * frame (which the MTU cap keeps off the wire).
+ */
+static void
+xdp_rx_drops(struct swv_wire *wire, uint64_t *full, uint64_t *bad)
+{
+	*full = swv_wire_af_xdp_drops(wire);
+	*bad = 0;
+}
+
 static const struct swv_wire_ops xdp_ops = {
 	.tx = xdp_tx,
 	.tx_flush = xdp_tx_flush,
@@ -420,7 +432,7 @@ static const struct swv_wire_ops xdp_ops = {
 	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = xdp_rx_fd,
 	.tx_pending = xdp_tx_pending,
-	.rx_drops = swv_wire_af_xdp_drops,
+	.rx_drops = xdp_rx_drops,
 	.close = xdp_close,
 };
 

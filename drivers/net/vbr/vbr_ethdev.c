@@ -456,6 +456,9 @@ static const struct vbr_xstat vbr_xstats[] = {
 	{ "rx_wire_dropped",
 	  offsetof(struct vbr_glue_port_counters, wire_dropped),
 	  VBR_GLUE_CNT_WIRE_DROPPED },
+	{ "rx_wire_errors",
+	  offsetof(struct vbr_glue_port_counters, wire_errors),
+	  VBR_GLUE_CNT_WIRE_DROPPED },
 };
 
 /* Read the device counters; all zero when the device has none. */
@@ -581,8 +584,12 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	 */
 	stats->imissed = c.out_of_buffer - priv->cnt_base.out_of_buffer +
 			 c.wire_dropped - priv->cnt_base.wire_dropped;
-	/* Runts: errors of the port's MAC, before any queue. */
-	stats->ierrors += c.runts - priv->cnt_base.runts;
+	/*
+	 * Runts, and frames the wire could not hand over: errors of the
+	 * port's MAC, before any queue.
+	 */
+	stats->ierrors += c.runts - priv->cnt_base.runts +
+			  c.wire_errors - priv->cnt_base.wire_errors;
 	/*
 	 * Frames the queues sent into a link that was down: dropped by the
 	 * device, not sent (the per-queue figures cannot tell them apart).

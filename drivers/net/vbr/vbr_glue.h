@@ -57,7 +57,8 @@ struct vbr_glue_port_counters {
 	uint64_t runts;		/**< frames below the wire's minimum size */
 	uint64_t tx_link_down;	/**< frames sent while the link was down */
 	uint64_t tx_link_down_bytes; /**< bytes of those frames */
-	uint64_t wire_dropped;	/**< dropped by the wire before the device */
+	uint64_t wire_dropped;	/**< the wire's ring full before the device */
+	uint64_t wire_errors;	/**< frames the wire could not hand over */
 	uint32_t valid;		/**< VBR_GLUE_CNT_* the device counts */
 };
 

@@ -745,6 +745,7 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 	counters->tx_link_down = c.tx_link_down;
 	counters->tx_link_down_bytes = c.tx_link_down_bytes;
 	counters->wire_dropped = c.rx_wire_dropped;
+	counters->wire_errors = c.rx_wire_errors;
 	counters->valid = VBR_GLUE_CNT_OUT_OF_BUFFER | VBR_GLUE_CNT_NO_MATCH |
 			  VBR_GLUE_CNT_RX_ERRORS | VBR_GLUE_CNT_DROPPED |
 			  VBR_GLUE_CNT_RUNTS | VBR_GLUE_CNT_TX_LINK_DOWN |
