@@ -6,8 +6,8 @@
 # packets between them for a few seconds (io mode, started with tx_first)
 # and print the port statistics. Exits 0 when both ports received packets.
 #
-# Core layout: -l 0-1, main lcore 0, forwarding lcore 1; the swverbs engine
-# thread is not pinned. Environment: VBR_BUILD_DIR (default build),
+# Core layout: -l 0-1, main lcore 0, forwarding lcore 1, which also does the
+# swverbs devices' work (progress=inline, the default; no engine thread). Environment: VBR_BUILD_DIR (default build),
 # VBR_RUN_SECONDS (default 5).
 
 set -euo pipefail

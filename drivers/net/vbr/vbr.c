@@ -396,7 +396,7 @@ RTE_PMD_REGISTER_PARAM_STRING(net_vbr,
 	"wire=loop|pair:<name>|shm:<name>|af_packet:<ifname>|af_xdp:<ifname>[:<queue>] "
 	"mac=<xx:xx:xx:xx:xx:xx> "
 	"engine_cpu=<int> "
-	"progress=thread|service "
+	"progress=thread|service|inline "
 	"share_wire=0|1 "
 	"profile=mlx5|full");
 RTE_LOG_REGISTER_DEFAULT(vbr_logtype, NOTICE);

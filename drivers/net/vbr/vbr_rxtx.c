@@ -56,16 +56,22 @@ vbr_rx_buf_addr(const struct rte_mbuf *m)
 	return (uintptr_t)m->buf_addr + RTE_PKTMBUF_HEADROOM;
 }
 
+/* A 64-bit store that may alias the mbuf fields it covers. */
+typedef uint64_t __attribute__((__may_alias__)) vbr_rearm_word;
+
 /*
  * Make a received buffer a fresh one-segment mbuf of the port: data_off,
- * refcnt, nb_segs and port in one store, as set up in rxq->mbuf_init.
+ * refcnt, nb_segs and port in one store, as set up in rxq->mbuf_init, and
+ * no flags. The fields that only flags make valid (vlan_tci, hash, ...)
+ * keep what the mbuf's last user left, as DPDK's vector PMDs leave them;
+ * so does tx_offload, in the second cache line, which a sender sets.
  */
 static inline void
 vbr_rx_rearm(const struct vbr_rxq *rxq, struct rte_mbuf *m)
 {
 	uintptr_t word = (uintptr_t)&m->rearm_data;
 
-	*(uint64_t *)word = rxq->mbuf_init;
+	*(vbr_rearm_word *)word = rxq->mbuf_init;
 	m->ol_flags = 0;
 	m->packet_type = 0;
 }
@@ -93,8 +99,8 @@ vbr_rxq_fill_slot(struct vbr_rxq *rxq, uint32_t slot)
  * Take n fresh mbufs from the queue's stash, refilling it with one bulk get
  * when it runs short. 0 or -1 (pool empty). The mbufs come straight from the
  * mempool, not reset: a pool's mbufs have next NULL, nb_segs 1 and refcnt 1
- * already (the free path guarantees it), and what else a reset writes is
- * written once, when a frame is handed out (vbr_rx_rearm()), not twice.
+ * already (the free path guarantees it); vbr_rx_rearm() writes the rest of
+ * what the application reads, once, when a frame is handed out.
  */
 static inline int
 vbr_rxq_take(struct vbr_rxq *rxq, struct rte_mbuf **out, uint16_t n)
