@@ -282,12 +282,20 @@ _Static_assert(SWV_MAX_FRAME <= SWV_CQI_LEN_MASK,
 _Static_assert(sizeof(struct swv_cqe) == 32 && sizeof(struct swv_cqe16) == 16,
 	       "cq_alloc() sizes CQEs by a shift");
 
-/** Pack a completion into a compact CQE's info word. */
+/*
+ * Pack a completion into a compact CQE's info word. A failed completion
+ * carries no length (byte_len means nothing then), so that the reader's
+ * test "a receive with bytes is a success with a tag" holds whatever an
+ * error path passes; a successful receive has bytes (a wire's min_frame).
+ */
 static inline uint64_t
 swv_cqi_pack(uint8_t status, bool recv, uint32_t len, uint32_t qpn,
 	     uint32_t tag)
 {
 	uint32_t val = recv && status == IBV_WC_SUCCESS ? tag : status;
+
+	if (status != IBV_WC_SUCCESS)
+		len = 0;
 
 	return (uint64_t)(qpn & SWV_CQI_QPN_MASK) |
 	       (uint64_t)(val & SWV_CQI_VAL_MASK) << SWV_CQI_VAL_SHIFT |
