@@ -438,9 +438,35 @@ test_entries_inline(void)
 	return t_run(swv_engine_inline(), "ent_inl");
 }
 
+/*
+ * The compact info word: a failed receive reads back as failed, with its
+ * status and no tag, whatever length its error path passed; a successful
+ * one with its length and tag.
+ */
+static int
+test_info_word(void)
+{
+	uint64_t w;
+
+	w = swv_cqi_pack(IBV_WC_LOC_LEN_ERR, true, 100, 0x123, T_TAG);
+	TEST_ASSERT_EQUAL(swv_cqi_status(w), IBV_WC_LOC_LEN_ERR, "status");
+	TEST_ASSERT_EQUAL(swv_cqi_tag(w), 0, "no tag on a failure");
+	TEST_ASSERT_EQUAL(swv_cqi_len(w), 0, "no length on a failure");
+	TEST_ASSERT_EQUAL(swv_cqi_opcode(w), IBV_WC_RECV, "opcode");
+	w = swv_cqi_pack(IBV_WC_SUCCESS, true, SWV_MAX_FRAME, 0xffffff, T_TAG);
+	TEST_ASSERT_EQUAL(swv_cqi_status(w), IBV_WC_SUCCESS, "status");
+	TEST_ASSERT_EQUAL(swv_cqi_tag(w), T_TAG, "tag");
+	TEST_ASSERT_EQUAL(swv_cqi_len(w), SWV_MAX_FRAME, "length");
+	w = swv_cqi_pack(IBV_WC_WR_FLUSH_ERR, false, 60, 0x124, 0);
+	TEST_ASSERT_EQUAL(swv_cqi_status(w), IBV_WC_WR_FLUSH_ERR, "send");
+	TEST_ASSERT_EQUAL(swv_cqi_opcode(w), IBV_WC_SEND, "send opcode");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs entry formats",
 	.cases = {
+		TEST_CASE(test_info_word),
 		TEST_CASE(test_entries_thread),
 		TEST_CASE(test_entries_inline),
 		TEST_CASES_END(),
