@@ -352,6 +352,25 @@ emc_hits(void)
 #define SETTLE ((SWV_EMC_SKIP_WINDOWS + 2) * SWV_EMC_WIN)
 
 /*
+ * The steady flow for SETTLE frames, then NTX more: all to want, the last
+ * NTX answered by the EMC.
+ */
+static int
+settle(int want, const char *what)
+{
+	unsigned int got[O_N];
+	uint64_t e0;
+
+	TEST_ASSERT_SUCCESS(steady(STEADY, SETTLE, got), "");
+	TEST_ASSERT_EQUAL(got[want], SETTLE, "%s", what);
+	e0 = emc_hits();
+	TEST_ASSERT_SUCCESS(steady(STEADY, NTX, got), "");
+	TEST_ASSERT_EQUAL(got[want], NTX, "%s", what);
+	TEST_ASSERT_EQUAL(emc_hits() - e0, NTX, "%s: not in the EMC", what);
+	return TEST_SUCCESS;
+}
+
+/*
  * The EMC's policy. A steady flow: the EMC answers its frames. Frames
  * spread over more flows than it holds: it answers none of them once a
  * window has shown it does not help (from 2 windows on, for the skipped
@@ -366,18 +385,12 @@ test_emc_policy(void)
 	struct swv_cls_stats s0, s1;
 	struct ibv_flow *all, *lo, *hi;
 	unsigned int got[O_N], i, skip;
-	uint64_t e0;
 
 	all = rule(5, SRC0, 16, 0, d.rqp, false);
 	/* The steady flow's mask in the table: hi below keeps the caches. */
 	lo = rule(9, SRC0 + STEADY, 32, 0, q2, false);
 	TEST_ASSERT(all != NULL && lo != NULL, "");
-	TEST_ASSERT_SUCCESS(steady(STEADY, SETTLE, got), "");
-	TEST_ASSERT_EQUAL(got[O_RQP], SETTLE, "");
-	e0 = emc_hits();
-	TEST_ASSERT_SUCCESS(steady(STEADY, NTX, got), "");
-	TEST_ASSERT_EQUAL(got[O_RQP], NTX, "");
-	TEST_ASSERT_EQUAL(emc_hits() - e0, NTX, "a steady flow not in the EMC");
+	TEST_ASSERT_SUCCESS(settle(O_RQP, "a steady flow"), "");
 	/* Spread, each flow twice; from 2 windows on the EMC is off. */
 	for (i = 0; i < 2 * NSPREAD; i++)
 		flow[i] = 1000 + i % NSPREAD;
@@ -396,12 +409,7 @@ test_emc_policy(void)
 			  "the EMC answered spread flows");
 	TEST_ASSERT(s1.smc_hits - s0.smc_hits >= NSPREAD / 2,
 		    "%" PRIu64 " SMC hits", s1.smc_hits - s0.smc_hits);
-	TEST_ASSERT_SUCCESS(steady(STEADY, SETTLE, got), "");
-	TEST_ASSERT_EQUAL(got[O_Q2], SETTLE, "an answer from before hi");
-	e0 = emc_hits();
-	TEST_ASSERT_SUCCESS(steady(STEADY, NTX, got), "");
-	TEST_ASSERT_EQUAL(got[O_Q2], NTX, "");
-	TEST_ASSERT_EQUAL(emc_hits() - e0, NTX, "the EMC not back on");
+	TEST_ASSERT_SUCCESS(settle(O_Q2, "hi, made with the EMC off"), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(hi), "");
 	TEST_ASSERT_SUCCESS(steady(STEADY, NTX, got), "");
 	TEST_ASSERT_EQUAL(got[O_RQP], NTX, "an answer from hi, now gone");
