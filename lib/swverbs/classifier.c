@@ -463,6 +463,33 @@ cls_emc_window(struct swv_cls_cache *c, unsigned int n, unsigned int emc)
 }
 
 void
+swv_classify_prefetch(const struct swv_device *dev, const struct swv_pkt *pkt)
+{
+	const struct swv_steer *st = rcu_dereference(dev->steer);
+	const struct swv_cls_cache *c;
+	const struct swv_subtable *sub;
+	const struct swv_slots *sl;
+	uint64_t k[SWV_KEY_WORDS], h;
+
+	if (st == NULL)
+		return;
+	c = st->cls;
+	if (c != NULL) {
+		/* With the EMC on, its lines are likely in cache already. */
+		if (c->emc_skip > 0) {
+			h = cls_key(c, pkt, k);
+			__builtin_prefetch(&c->sig[cls_bucket(c, h) *
+						   SWV_SMC_WAYS]);
+		}
+		return;
+	}
+	sub = st->sub[0].sub;
+	sl = rcu_dereference(sub->slots);
+	if (sl->mask >= SWV_BURST_MIN_SLOTS)
+		__builtin_prefetch(&sl->slot[sub_hash(sub, pkt) & sl->mask]);
+}
+
+void
 swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 		   const struct swv_flow **out, unsigned int n)
 {

@@ -1015,6 +1015,16 @@ void swv_steer_lookup_burst(const struct swv_steer *st,
  */
 const struct swv_flow *swv_classify(struct swv_device *dev,
 				    const struct swv_pkt *pkt);
+/**
+ * Start fetching what swv_classify_burst() will first read for @pkt: the
+ * SMC's signatures while the EMC is off (frames spread over many flows),
+ * or the first subtable's slot when it is large and there are no caches.
+ * Called as
+ * each frame of a burst is parsed, so that those misses overlap with the
+ * parsing of the frames after it.
+ */
+void swv_classify_prefetch(const struct swv_device *dev,
+			   const struct swv_pkt *pkt);
 /** swv_classify() for @n (<= SWV_RX_BURST) frames. */
 void swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 			const struct swv_flow **out, unsigned int n);
