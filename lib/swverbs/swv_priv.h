@@ -961,7 +961,7 @@ struct swv_cls_cache {
 	uint16_t *sig;			/**< SMC signatures, 0: empty */
 	uint8_t *smc;			/**< SMC entries, by bucket and way */
 	/* the Rx context's */
-	uint32_t ins;			/**< EMC misses, to pace EMC inserts */
+	uint32_t ins;			/**< answers the EMC lacked, to pace it */
 	uint32_t evict;			/**< SMC evictions, to pick a way */
 	uint32_t win_n;			/**< lookups in this EMC window */
 	uint32_t win_emc;		/**< EMC hits in this window */
@@ -974,7 +974,7 @@ struct swv_cls_cache {
  * SWV_EMC_INSERT_INV answers it lacked enters it; a window of SWV_EMC_WIN
  * lookups where it answered fewer than one in SWV_EMC_MIN_SHARE turns it
  * off (no probe, no insert) for SWV_EMC_SKIP_WINDOWS windows, then a trial
- * window takes every answer in again. A power of 2.
+ * window takes every answer in again. SWV_EMC_INSERT_INV: a power of 2.
  */
 #define SWV_EMC_INSERT_INV 8u
 #define SWV_EMC_WIN 1024u
@@ -1019,9 +1019,8 @@ const struct swv_flow *swv_classify(struct swv_device *dev,
  * Start fetching what swv_classify_burst() will first read for @pkt: the
  * SMC's signatures while the EMC is off (frames spread over many flows),
  * or the first subtable's slot when it is large and there are no caches.
- * Called as
- * each frame of a burst is parsed, so that those misses overlap with the
- * parsing of the frames after it.
+ * Called as each frame of a burst is parsed, so that those misses overlap
+ * with the parsing of the frames after it.
  */
 void swv_classify_prefetch(const struct swv_device *dev,
 			   const struct swv_pkt *pkt);
