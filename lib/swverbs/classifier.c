@@ -419,8 +419,75 @@ cls_smc_put(struct swv_cls_cache *c, uint64_t h, uint64_t gen,
 	cls_ent_set(cls_smc(c, b, w), gen, f, k, c->nw);
 }
 
-/* SMC hits that earn an EMC entry: one in (this + 1). */
-#define SWV_EMC_INSERT_MASK 7u
+/*
+ * The EMC's policy. Once the EMC has shown it helps, an answer it lacked
+ * (an SMC hit or a walk) enters it one time in SWV_EMC_INSERT_INV, as Open
+ * vSwitch's emc-insert-inv-prob does: a steady flow is in it after a few
+ * frames, while flows it cannot hold do not evict each other on every
+ * frame. When over a window of SWV_EMC_WIN lookups it answered fewer than
+ * one in SWV_EMC_MIN_SHARE (frames spread over many more flows than it
+ * holds), it is off for the next SWV_EMC_SKIP_WINDOWS windows: no line
+ * fetched, no compare, no insert; the SMC answers first. Then a trial
+ * window (as is a new cache's first) takes every answer in, so that a set
+ * of flows it can hold shows within that window; the window's share
+ * decides again. Entries stay checked by generation and key, so one made
+ * before a rule change is never used after it, whether the EMC was off in
+ * between or not.
+ */
+static inline void
+cls_emc_learn(struct swv_cls_cache *c, uint64_t h, uint64_t gen,
+	      const struct swv_flow *f, const uint64_t *k)
+{
+	if (c->emc_skip == 0 && (++c->ins & c->emc_pace) == 0)
+		cls_ent_set(cls_emc(c, h), gen, f, k, c->nw);
+}
+
+/* Account n lookups, emc of them EMC hits; end a window when it is full. */
+static inline void
+cls_emc_window(struct swv_cls_cache *c, unsigned int n, unsigned int emc)
+{
+	c->win_n += n;
+	c->win_emc += emc;
+	if (c->win_n < SWV_EMC_WIN)
+		return;
+	if (c->emc_skip > 0) {
+		if (--c->emc_skip == 0)
+			c->emc_pace = 0;	/* the trial window */
+	} else if ((uint64_t)c->win_emc * SWV_EMC_MIN_SHARE < c->win_n) {
+		c->emc_skip = SWV_EMC_SKIP_WINDOWS;
+	} else {
+		c->emc_pace = SWV_EMC_INSERT_INV - 1;
+	}
+	c->win_n = 0;
+	c->win_emc = 0;
+}
+
+void
+swv_classify_prefetch(const struct swv_device *dev, const struct swv_pkt *pkt)
+{
+	const struct swv_steer *st = rcu_dereference(dev->steer);
+	const struct swv_cls_cache *c;
+	const struct swv_subtable *sub;
+	const struct swv_slots *sl;
+	uint64_t k[SWV_KEY_WORDS], h;
+
+	if (st == NULL)
+		return;
+	c = st->cls;
+	if (c != NULL) {
+		/* With the EMC on, its lines are likely in cache already. */
+		if (c->emc_skip > 0) {
+			h = cls_key(c, pkt, k);
+			__builtin_prefetch(&c->sig[cls_bucket(c, h) *
+						   SWV_SMC_WAYS]);
+		}
+		return;
+	}
+	sub = st->sub[0].sub;
+	sl = rcu_dereference(sub->slots);
+	if (sl->mask >= SWV_BURST_MIN_SLOTS)
+		__builtin_prefetch(&sl->slot[sub_hash(sub, pkt) & sl->mask]);
+}
 
 void
 swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
@@ -434,6 +501,7 @@ swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 	uint8_t act[SWV_RX_BURST], wk[SWV_RX_BURST], at[SWV_RX_BURST];
 	unsigned int k, na = 0, nb = 0;
 	uint32_t b;
+	bool emc;
 
 	if (st == NULL || n == 0) {
 		for (k = 0; k < n; k++)
@@ -446,17 +514,19 @@ swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 		SWV_STORE(&dev->cls_hits[2], dev->cls_hits[2] + n);
 		return;
 	}
-	/* Both caches' lines for every frame, their misses overlapping. */
+	emc = c->emc_skip == 0;
+	/* The caches' lines for every frame, their misses overlapping. */
 	for (k = 0; k < n; k++) {
 		h[k] = cls_key(c, &pkt[k], key[k]);
-		__builtin_prefetch(cls_emc(c, h[k]));
+		if (emc)
+			__builtin_prefetch(cls_emc(c, h[k]));
 		__builtin_prefetch(&c->sig[cls_bucket(c, h[k]) *
 					   SWV_SMC_WAYS]);
 	}
 	/* EMC; the misses fetch the SMC entry their signature names. */
 	for (k = 0; k < n; k++) {
 		e = cls_emc(c, h[k]);
-		if (SWV_LIKELY(cls_ent_eq(e, gen, key[k], c->nw))) {
+		if (emc && SWV_LIKELY(cls_ent_eq(e, gen, key[k], c->nw))) {
 			out[k] = e->f;
 			if (e->f != NULL)
 				__builtin_prefetch(&e->f->rank);
@@ -480,9 +550,9 @@ swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 		out[x] = e->f;
 		if (e->f != NULL)
 			__builtin_prefetch(&e->f->rank);
-		if ((++c->ins & SWV_EMC_INSERT_MASK) == 0)
-			cls_ent_set(cls_emc(c, h[x]), gen, e->f, key[x], c->nw);
+		cls_emc_learn(c, h[x], gen, e->f, key[x]);
 	}
+	cls_emc_window(c, n, n - na);
 	/* One store each a burst: the Rx context is their only writer. */
 	SWV_STORE(&dev->cls_hits[0], dev->cls_hits[0] + (n - na));
 	if (na != nb)
@@ -490,14 +560,14 @@ swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 	if (nb == 0)
 		return;
 	SWV_STORE(&dev->cls_hits[2], dev->cls_hits[2] + nb);
-	/* The walk, then both caches learn its answers. */
+	/* The walk; the SMC learns its answers, the EMC some of them. */
 	memcpy(wk, act, nb);
 	steer_walk_burst(st, pkt, out, wk, nb);
 	for (k = 0; k < nb; k++) {
 		unsigned int x = act[k];
 
 		cls_smc_put(c, h[x], gen, out[x], key[x]);
-		cls_ent_set(cls_emc(c, h[x]), gen, out[x], key[x], c->nw);
+		cls_emc_learn(c, h[x], gen, out[x], key[x]);
 	}
 }
 

@@ -286,6 +286,7 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 						   iov[0].iov_base);
 			rx_parse(&pkt[k], fr[i + k].iov, fr[i + k].iovcnt,
 				 fr[i + k].len);
+			swv_classify_prefetch(dev, &pkt[k]);
 		}
 		swv_classify_burst(dev, pkt, f, m);
 		/* In arrival order: per-flow FIFO as with single frames. */

@@ -945,7 +945,7 @@ struct swv_steer_ent {
  */
 #define SWV_EMC_ENTRIES 2048u
 #define SWV_SMC_WAYS 8u
-#define SWV_SMC_MIN_BUCKETS 256u
+#define SWV_SMC_MIN_BUCKETS 512u
 #define SWV_SMC_MAX_BUCKETS 32768u
 
 struct swv_cls_ent {
@@ -969,9 +969,25 @@ struct swv_cls_cache {
 	uint16_t *sig;			/**< SMC signatures, 0: empty */
 	uint8_t *smc;			/**< SMC entries, by bucket and way */
 	/* the Rx context's */
-	uint32_t ins;			/**< SMC hits, to pace EMC inserts */
+	uint32_t ins;			/**< answers the EMC lacked, to pace it */
 	uint32_t evict;			/**< SMC evictions, to pick a way */
+	uint32_t win_n;			/**< lookups in this EMC window */
+	uint32_t win_emc;		/**< EMC hits in this window */
+	uint32_t emc_skip;		/**< windows left with the EMC off */
+	uint32_t emc_pace;		/**< 0: every answer enters, else INV-1 */
 };
+
+/*
+ * The EMC's policy (classifier.c): once it has shown it helps, one in
+ * SWV_EMC_INSERT_INV answers it lacked enters it; a window of SWV_EMC_WIN
+ * lookups where it answered fewer than one in SWV_EMC_MIN_SHARE turns it
+ * off (no probe, no insert) for SWV_EMC_SKIP_WINDOWS windows, then a trial
+ * window takes every answer in again. SWV_EMC_INSERT_INV: a power of 2.
+ */
+#define SWV_EMC_INSERT_INV 8u
+#define SWV_EMC_WIN 1024u
+#define SWV_EMC_MIN_SHARE 16u
+#define SWV_EMC_SKIP_WINDOWS 7u
 
 /** Published array of subtables, by base ascending; replaced whole. */
 struct swv_steer {
@@ -1007,6 +1023,15 @@ void swv_steer_lookup_burst(const struct swv_steer *st,
  */
 const struct swv_flow *swv_classify(struct swv_device *dev,
 				    const struct swv_pkt *pkt);
+/**
+ * Start fetching what swv_classify_burst() will first read for @pkt: the
+ * SMC's signatures while the EMC is off (frames spread over many flows),
+ * or the first subtable's slot when it is large and there are no caches.
+ * Called as each frame of a burst is parsed, so that those misses overlap
+ * with the parsing of the frames after it.
+ */
+void swv_classify_prefetch(const struct swv_device *dev,
+			   const struct swv_pkt *pkt);
 /** swv_classify() for @n (<= SWV_RX_BURST) frames. */
 void swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
 			const struct swv_flow **out, unsigned int n);

@@ -10,7 +10,9 @@
  * take over; thousands of flows (more than the EMC holds, so the SMC
  * answers) before and after a change; a table growing past the caches'
  * size; rules churned by another thread while frames flow; random rules
- * against a model of the priority rules. Every case runs
+ * against a model of the priority rules; the EMC's insertion and bypass
+ * policy (a steady flow cached, spread flows turning it off, no entry used
+ * after its rule changed while it was off). Every case runs
  * over eight extra subtables that no frame matches, so that the caches are
  * in use, and checks with the device's lookup tallies
  * (swv_query_cls_stats()) that the caches answered the frames sent again.
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "swv_priv.h"
 #include "swv_test_util.h"
 #include "swv_test_frames.h"
 
@@ -314,6 +317,108 @@ test_many_flows(void)
 	return TEST_SUCCESS;
 }
 
+/* Send n frames of one flow; got[] adds up where they went. */
+static int
+steady(uint32_t fl, unsigned int n, unsigned int *got)
+{
+	static uint32_t one[NTX];
+	unsigned int g[O_N], i, m;
+
+	for (i = 0; i < NTX; i++)
+		one[i] = fl;
+	for (i = 0; i < O_N; i++)
+		got[i] = 0;
+	for (; n > 0; n -= m) {
+		m = n < NTX ? n : NTX;
+		if (blast(one, m, NULL, g) != 0)
+			return -1;
+		for (i = 0; i < O_N; i++)
+			got[i] += g[i];
+	}
+	return 0;
+}
+
+static uint64_t
+emc_hits(void)
+{
+	struct swv_cls_stats st;
+
+	return swv_query_cls_stats(d.ctx, &st) != 0 ? 0 : st.emc_hits;
+}
+
+#define STEADY 7u			/* the steady flow */
+#define NSPREAD 3000u			/* the spread flows, sent twice */
+/* Enough lookups to end any skip, a trial window and one more. */
+#define SETTLE ((SWV_EMC_SKIP_WINDOWS + 2) * SWV_EMC_WIN)
+
+/*
+ * The steady flow for SETTLE frames, then NTX more: all to want, the last
+ * NTX answered by the EMC.
+ */
+static int
+settle(int want, const char *what)
+{
+	unsigned int got[O_N];
+	uint64_t e0;
+
+	TEST_ASSERT_SUCCESS(steady(STEADY, SETTLE, got), "");
+	TEST_ASSERT_EQUAL(got[want], SETTLE, "%s", what);
+	e0 = emc_hits();
+	TEST_ASSERT_SUCCESS(steady(STEADY, NTX, got), "");
+	TEST_ASSERT_EQUAL(got[want], NTX, "%s", what);
+	TEST_ASSERT_EQUAL(emc_hits() - e0, NTX, "%s: not in the EMC", what);
+	return TEST_SUCCESS;
+}
+
+/*
+ * The EMC's policy. A steady flow: the EMC answers its frames. Frames
+ * spread over more flows than it holds: it answers none of them once a
+ * window has shown it does not help (from 2 windows on, for the skipped
+ * ones), the SMC does. A rule for the steady flow made while the EMC is
+ * off, then destroyed: every frame follows, though the EMC held the flow's
+ * old answer all along; and the EMC answers the flow again.
+ */
+static int
+test_emc_policy(void)
+{
+	static uint32_t flow[2 * NSPREAD];
+	struct swv_cls_stats s0, s1;
+	struct ibv_flow *all, *lo, *hi;
+	unsigned int got[O_N], i, skip;
+
+	all = rule(5, SRC0, 16, 0, d.rqp, false);
+	/* The steady flow's mask in the table: hi below keeps the caches. */
+	lo = rule(9, SRC0 + STEADY, 32, 0, q2, false);
+	TEST_ASSERT(all != NULL && lo != NULL, "");
+	TEST_ASSERT_SUCCESS(settle(O_RQP, "a steady flow"), "");
+	/* Spread, each flow twice; from 2 windows on the EMC is off. */
+	for (i = 0; i < 2 * NSPREAD; i++)
+		flow[i] = 1000 + i % NSPREAD;
+	skip = 2 * SWV_EMC_WIN;
+	TEST_ASSERT_SUCCESS(blast(flow, skip, NULL, got), "");
+	TEST_ASSERT_EQUAL(got[O_RQP], skip, "");
+	swv_query_cls_stats(d.ctx, &s0);
+	TEST_ASSERT_SUCCESS(blast(flow + skip, 2 * NSPREAD - skip, NULL, got),
+			    "");
+	TEST_ASSERT_EQUAL(got[O_RQP], 2 * NSPREAD - skip, "");
+	/* A better rule for the steady flow, the EMC still off. */
+	hi = rule(2, SRC0 + STEADY, 32, 0, q2, false);
+	TEST_ASSERT_NOT_NULL(hi, "");
+	swv_query_cls_stats(d.ctx, &s1);
+	TEST_ASSERT_EQUAL(s1.emc_hits - s0.emc_hits, 0,
+			  "the EMC answered spread flows");
+	TEST_ASSERT(s1.smc_hits - s0.smc_hits >= NSPREAD / 2,
+		    "%" PRIu64 " SMC hits", s1.smc_hits - s0.smc_hits);
+	TEST_ASSERT_SUCCESS(settle(O_Q2, "hi, made with the EMC off"), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(hi), "");
+	TEST_ASSERT_SUCCESS(steady(STEADY, NTX, got), "");
+	TEST_ASSERT_EQUAL(got[O_RQP], NTX, "an answer from hi, now gone");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(lo), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(all), "");
+	TEST_ASSERT(t_counters_ok(d.ctx), "");
+	return TEST_SUCCESS;
+}
+
 #define NGROW 2500
 
 /*
@@ -571,6 +676,7 @@ static const struct unit_test_suite suite = {
 	.cases = {
 		TEST_CASE(test_rule_changes),
 		TEST_CASE(test_many_flows),
+		TEST_CASE(test_emc_policy),
 		TEST_CASE(test_grow),
 		TEST_CASE(test_churn),
 		TEST_CASE(test_random_model),
