@@ -83,6 +83,57 @@ swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 	return n;
 }
 
+unsigned int
+swv_poll_cq_burst(struct ibv_cq_ex *ibcq, unsigned int n, uint64_t *wr_id,
+		  uint32_t *byte_len, uint8_t *status, uint32_t *flow_tag)
+{
+	struct swv_cq *cq = to_swv_cq_ex(ibcq);
+	uint32_t tail = cq->tail;
+	uint32_t avail = cq->ahead - tail;
+	unsigned int i;
+
+	if (avail < n) {
+		cq->ahead = SWV_LOAD_ACQ(&cq->head);
+		avail = cq->ahead - tail;
+		/* Inline: the device's work, then a second look. */
+		if (avail == 0 && cq->idev != NULL) {
+			swv_inline_poll(cq->idev);
+			cq->ahead = SWV_LOAD_ACQ(&cq->head);
+			avail = cq->ahead - tail;
+		}
+		if (avail == 0)
+			return 0;
+	}
+	if (n > avail)
+		n = avail;
+	if (SWV_LIKELY(cq->compact)) {
+		for (i = 0; i < n; i++) {
+			const struct swv_cqe16 *c = cqe16(cq, tail + i);
+			uint64_t info = c->info;
+
+			wr_id[i] = c->wr_id;
+			status[i] = (uint8_t)swv_cqi_status(info);
+			byte_len[i] = swv_cqi_len(info);
+			if (flow_tag != NULL)
+				flow_tag[i] = swv_cqi_tag(info);
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			const struct swv_cqe *e = cqe_full(cq, tail + i);
+
+			wr_id[i] = e->wr_id;
+			status[i] = (uint8_t)e->status;
+			byte_len[i] = e->byte_len;
+			if (flow_tag != NULL)
+				flow_tag[i] = e->flow_tag;
+		}
+	}
+	/* Hand the slots back, once for the burst. */
+	SWV_STORE_REL(&cq->tail, tail + n);
+	cq->npub++;
+	return n;
+}
+
 static inline const struct swv_cqe *
 cur_cqe(struct ibv_cq_ex *ibcq)
 {
