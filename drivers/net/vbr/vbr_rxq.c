@@ -244,6 +244,8 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	if (rxq == NULL)
 		return -ENOMEM;
 	rxq->priv = priv;
+	rxq->poll = priv->glue->poll_cq_burst;
+	rxq->post_recv = priv->glue->post_wq_recv_burst;
 	rxq->mp = mp;
 	rxq->desc = desc;
 	rxq->segs = segs;
