@@ -56,6 +56,21 @@ vbr_rx_buf_addr(const struct rte_mbuf *m)
 	return (uintptr_t)m->buf_addr + RTE_PKTMBUF_HEADROOM;
 }
 
+/*
+ * The same without reading the mbuf: a pool of the mbufs' own buffers has
+ * each buffer right behind its mbuf and private area (rte_pktmbuf_init(),
+ * and what detaching an external buffer restores), so a fresh mbuf's line
+ * stays where it is until its frame is handed out. Pools of pinned
+ * external buffers: buf_off 0, buf_addr read.
+ */
+static inline uintptr_t
+vbr_rxq_buf_addr(const struct vbr_rxq *rxq, const struct rte_mbuf *m)
+{
+	if (likely(rxq->buf_off != 0))
+		return (uintptr_t)m + rxq->buf_off;
+	return vbr_rx_buf_addr(m);
+}
+
 /* A 64-bit store that may alias the mbuf fields it covers. */
 typedef uint64_t __attribute__((__may_alias__)) vbr_rearm_word;
 
@@ -151,7 +166,7 @@ vbr_rx_one(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 	m->data_len = (uint16_t)len;
 	*out = m;
 	bufs[0] = fresh;
-	sge->addr = vbr_rx_buf_addr(fresh);
+	sge->addr = vbr_rxq_buf_addr(rxq, fresh);
 	sge->length = rxq->room;
 	if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache, sge->addr,
 				   sge->length, &sge->lkey) != 0)) {
@@ -287,7 +302,7 @@ vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqes *c, unsigned int k,
 			*bytes += len;
 			f = fresh[j++];
 			rxq->elts[slot] = f;
-			sge->addr = vbr_rx_buf_addr(f);
+			sge->addr = vbr_rxq_buf_addr(rxq, f);
 			sge->length = rxq->room;
 			if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache,
 						   sge->addr, sge->length,

@@ -63,6 +63,7 @@ struct vbr_rxq {
 	uint64_t offloads;		/**< offloads of the setup */
 	struct vbr_mr_cache mr_cache;	/**< recent lkey lookups */
 	uint32_t room;			/**< data room of one fresh buffer */
+	uint32_t buf_off;		/**< mbuf to its data; 0: buf_addr */
 	uint64_t mbuf_init;		/**< rearm_data of a received mbuf */
 	uint16_t nstash;		/**< mbufs in stash */
 	struct rte_mbuf *stash[VBR_RX_STASH]; /**< fresh, for refills */
