@@ -314,6 +314,7 @@ tb_traffic(struct tb_env *e)
 	static const uint8_t sig[TB_N] = { 0, 1, 0, 0, 1, 0, 0, 1 };
 	struct tb_wc w;
 	unsigned int i, got;
+	uint64_t npub;
 
 	TEST_ASSERT_EQUAL(tb_recv(e, 0, TB_N), TB_N, "receives posted");
 	TEST_ASSERT_EQUAL(tb_send(e, e->sqp, e->mac, 0, TB_N, NULL, sig),
@@ -356,8 +357,11 @@ tb_traffic(struct tb_env *e)
 	TEST_ASSERT_EQUAL(w.tag[0], TB_TAG, "tag");
 	TEST_ASSERT_EQUAL(tb_poll(e, e->scq, &w, TB_RING, false), 1,
 			  "send completion");
+	npub = to_swv_cq_ex(e->rcq)->npub;
 	TEST_ASSERT_EQUAL(tb_poll(e, e->rcq, &w, TB_RING, false), 0,
 			  "an empty CQ");
+	TEST_ASSERT_EQUAL(to_swv_cq_ex(e->rcq)->npub, npub,
+			  "an empty poll published the CQ tail");
 	return TEST_SUCCESS;
 }
 
