@@ -31,27 +31,40 @@ cqe16(const struct swv_cq *cq, uint32_t idx)
 	return &((const struct swv_cqe16 *)cq->cqes)[idx & cq->mask];
 }
 
+/*
+ * CQEs published and not read yet. The shared head is read only when the
+ * local copy holds fewer than want; an inline CQ found empty gets the
+ * device's work done, then a second look.
+ */
+static inline uint32_t
+cq_avail(struct swv_cq *cq, uint32_t want)
+{
+	uint32_t avail = cq->ahead - cq->tail;
+
+	if (avail >= want)
+		return avail;
+	cq->ahead = SWV_LOAD_ACQ(&cq->head);
+	avail = cq->ahead - cq->tail;
+	if (avail == 0 && cq->idev != NULL) {
+		swv_inline_poll(cq->idev);
+		cq->ahead = SWV_LOAD_ACQ(&cq->head);
+		avail = cq->ahead - cq->tail;
+	}
+	return avail;
+}
+
 int
 swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct swv_cq *cq = to_swv_cq(ibcq);
 	uint32_t tail = cq->tail;
-	uint32_t avail = cq->ahead - tail;
 	const struct swv_cqe *e;
+	uint32_t avail;
 	int i;
 
 	if (n < 0)
 		return -1;
-	if ((uint32_t)n > avail) {
-		cq->ahead = SWV_LOAD_ACQ(&cq->head);
-		avail = cq->ahead - tail;
-		/* Inline: the device's work, then a second look. */
-		if (avail == 0 && cq->idev != NULL) {
-			swv_inline_poll(cq->idev);
-			cq->ahead = SWV_LOAD_ACQ(&cq->head);
-			avail = cq->ahead - tail;
-		}
-	}
+	avail = cq_avail(cq, (uint32_t)n);
 	if ((uint32_t)n > avail)
 		n = (int)avail;
 	for (i = 0; i < n; i++) {
@@ -80,6 +93,48 @@ swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		SWV_STORE_REL(&cq->tail, tail + n);
 		cq->npub++;
 	}
+	return n;
+}
+
+unsigned int
+swv_poll_cq_burst(struct ibv_cq_ex *ibcq, unsigned int n, uint64_t *wr_id,
+		  uint32_t *byte_len, uint8_t *status, uint32_t *flow_tag)
+{
+	struct swv_cq *cq = to_swv_cq_ex(ibcq);
+	uint32_t tail = cq->tail;
+	uint32_t avail = cq_avail(cq, n);
+	unsigned int i;
+
+	if (n > avail)
+		n = avail;
+	/* Nothing read: the engine's line of tail stays as it is. */
+	if (n == 0)
+		return 0;
+	if (SWV_LIKELY(cq->compact)) {
+		for (i = 0; i < n; i++) {
+			const struct swv_cqe16 *c = cqe16(cq, tail + i);
+			uint64_t info = c->info;
+
+			wr_id[i] = c->wr_id;
+			status[i] = (uint8_t)swv_cqi_status(info);
+			byte_len[i] = swv_cqi_len(info);
+			if (flow_tag != NULL)
+				flow_tag[i] = swv_cqi_tag(info);
+		}
+	} else {
+		for (i = 0; i < n; i++) {
+			const struct swv_cqe *e = cqe_full(cq, tail + i);
+
+			wr_id[i] = e->wr_id;
+			status[i] = (uint8_t)e->status;
+			byte_len[i] = e->byte_len;
+			if (flow_tag != NULL)
+				flow_tag[i] = e->flow_tag;
+		}
+	}
+	/* Hand the slots back, once for the burst. */
+	SWV_STORE_REL(&cq->tail, tail + n);
+	cq->npub++;
 	return n;
 }
 
@@ -133,14 +188,7 @@ cq_start_poll(struct ibv_cq_ex *ibcq, struct ibv_poll_cq_attr *attr)
 	if (cq->ahead == cq->tail) {
 		uint32_t i, n, step;
 
-		cq->ahead = SWV_LOAD_ACQ(&cq->head);
-		n = cq->ahead - cq->tail;
-		/* Inline: the device's work, then a second look. */
-		if (n == 0 && cq->idev != NULL) {
-			swv_inline_poll(cq->idev);
-			cq->ahead = SWV_LOAD_ACQ(&cq->head);
-			n = cq->ahead - cq->tail;
-		}
+		n = cq_avail(cq, 1);
 		if (n == 0)
 			return ENOENT;
 		/*

@@ -56,6 +56,29 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
+unsigned int
+swv_post_send_burst(struct ibv_qp *ibqp, unsigned int n, const uint64_t *wr_id,
+		    const struct ibv_sge *sge, const uint8_t *signaled)
+{
+	struct swv_qp *qp = to_swv_qp(ibqp);
+	unsigned int done;
+
+	if (SWV_UNLIKELY(qp->is_hash ||
+			 SWV_LOAD(&qp->state) != IBV_QPS_RTS)) {
+		errno = EINVAL;
+		return 0;
+	}
+	done = swv_ring_put_burst(&qp->sq, n, wr_id, sge, signaled,
+				  qp->sig_all ? SWV_WQE_SIGNALED : 0);
+	if (swv_dev_inline(qp->dev))
+		swv_inline_tx(qp->dev);	/* progress.c: drain now */
+	else
+		swv_doorbell(qp->dev->eng);
+	if (SWV_UNLIKELY(done < n))
+		errno = ENOMEM;
+	return done;
+}
+
 int
 swv_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	      struct ibv_recv_wr **bad_wr)

@@ -64,4 +64,31 @@ swv_ring_put(struct swv_wq_ring *r, uint32_t head, uint64_t wr_id,
 		memcpy(w->sge, sg_list, sizeof(w->sge[0]) * num_sge);
 }
 
+/**
+ * Copy n one-SGE WQEs into the ring from head on, as far as it has room;
+ * publish the new head once. Return: the WQEs copied.
+ */
+static inline unsigned int
+swv_ring_put_burst(struct swv_wq_ring *r, unsigned int n,
+		   const uint64_t *wr_id, const struct ibv_sge *sge,
+		   const uint8_t *signaled, uint32_t sig_all)
+{
+	uint32_t head = r->head;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t flags = sig_all;
+
+		if (SWV_UNLIKELY(!swv_ring_has_room(r, head)))
+			break;
+		if (signaled != NULL && signaled[i] != 0)
+			flags = SWV_WQE_SIGNALED;
+		swv_ring_put(r, head, wr_id[i], &sge[i], 1, flags);
+		head++;
+	}
+	SWV_STORE_REL(&r->head, head);
+	r->npub++;
+	return i;
+}
+
 #endif /* SWV_RING_H */

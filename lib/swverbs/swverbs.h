@@ -643,6 +643,53 @@ int swv_device_create_attr(const char *name, const char *wire,
  */
 int swv_device_set_engine(const char *name, struct swv_engine *eng);
 
+/*
+ * Burst datapath calls: what a poll-mode driver does with the verbs.h
+ * inline calls, in one call per burst and with one-SGE entries only. Each
+ * keeps the semantics of the calls it stands for (ibv_start_poll() and its
+ * loop, ibv_post_wq_recv(), ibv_post_send()), the inline engine's work
+ * included; like them, they take no lock and make no system call of their
+ * own.
+ */
+
+/**
+ * Poll up to @n completions of a CQ into arrays, as an ibv_start_poll(),
+ * ibv_next_poll() ... ibv_end_poll() loop would: every completion returned
+ * is consumed, error completions included, with their status. @flow_tag
+ * NULL: tags not read; else the flow tag of each (0: none). A CQ of the
+ * inline engine that is found empty first pulls from the wire, as
+ * ibv_start_poll() does, then looks again.
+ * Return: the completions written (0: none), each entry i < return with
+ * wr_id[i], status[i] (enum ibv_wc_status) and byte_len[i].
+ */
+unsigned int swv_poll_cq_burst(struct ibv_cq_ex *cq, unsigned int n,
+			       uint64_t *wr_id, uint32_t *byte_len,
+			       uint8_t *status, uint32_t *flow_tag);
+
+/**
+ * Post @n receives of one SGE each (sge[i], wr_id[i]) to a receive WQ, in
+ * order, and publish them at once.
+ * Return: the receives posted; fewer than @n when the ring is full (errno
+ * ENOMEM).
+ */
+unsigned int swv_post_wq_recv_burst(struct ibv_wq *wq, unsigned int n,
+				    const uint64_t *wr_id,
+				    const struct ibv_sge *sge);
+
+/**
+ * Post @n sends of one SGE each (sge[i], wr_id[i]; signaled[i] != 0 asks
+ * for a completion) to a RAW_PACKET QP, in order, and publish them at once;
+ * on the inline engine the device's send queues then go to the wire, as
+ * after ibv_post_send().
+ * Return: the sends posted; 0 with errno EINVAL when the QP is not in RTS
+ * (ERR included: nothing is posted, as ibv_post_send() refuses its first
+ * WR), fewer than @n with errno ENOMEM when the ring is full.
+ */
+unsigned int swv_post_send_burst(struct ibv_qp *qp, unsigned int n,
+				 const uint64_t *wr_id,
+				 const struct ibv_sge *sge,
+				 const uint8_t *signaled);
+
 /**
  * Pin the default engine's thread to a CPU (-1: no pinning, the default);
  * at once if it runs, else when it starts.

@@ -8,13 +8,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "swv_priv.h"
+#include "swv_ring.h"
 
 static int
 wq_post_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
 	     struct ibv_recv_wr **bad_wr)
 {
 	return swv_ring_post_recv(&to_swv_wq(ibwq)->rq.ring, wr, bad_wr);
+}
+
+unsigned int
+swv_post_wq_recv_burst(struct ibv_wq *ibwq, unsigned int n,
+		       const uint64_t *wr_id, const struct ibv_sge *sge)
+{
+	unsigned int done;
+
+	done = swv_ring_put_burst(&to_swv_wq(ibwq)->rq.ring, n, wr_id, sge,
+				  NULL, 0);
+	if (SWV_UNLIKELY(done < n))
+		errno = ENOMEM;
+	return done;
 }
 
 static void

@@ -278,6 +278,82 @@ vbr_ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 	return ibv_reg_mr(pd, addr, length, access);
 }
 
+/* Most entries a burst call hands to libibverbs in one WR list. */
+#define VBR_IBV_BURST 64
+
+static unsigned int
+vbr_ibv_poll_cq_burst(struct ibv_cq_ex *cq, unsigned int n, uint64_t *wr_id,
+		      uint32_t *byte_len, uint8_t *status, uint32_t *flow_tag)
+{
+	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
+	unsigned int k = 0;
+
+	if (n == 0 || ibv_start_poll(cq, &attr) != 0)
+		return 0;
+	for (;;) {
+		wr_id[k] = cq->wr_id;
+		status[k] = (uint8_t)cq->status;
+		byte_len[k] = cq->status == IBV_WC_SUCCESS ?
+			      ibv_wc_read_byte_len(cq) : 0;
+		if (flow_tag != NULL)
+			flow_tag[k] = cq->status == IBV_WC_SUCCESS ?
+				      ibv_wc_read_flow_tag(cq) : 0;
+		if (++k == n || ibv_next_poll(cq) != 0)
+			break;
+	}
+	ibv_end_poll(cq);
+	return k;
+}
+
+static unsigned int
+vbr_ibv_post_wq_recv_burst(struct ibv_wq *wq, unsigned int n,
+			   const uint64_t *wr_id, const struct ibv_sge *sge)
+{
+	struct ibv_recv_wr wrs[VBR_IBV_BURST], *bad;
+	unsigned int done = 0, k, i;
+
+	while (done < n) {
+		k = n - done < VBR_IBV_BURST ? n - done : VBR_IBV_BURST;
+		for (i = 0; i < k; i++) {
+			wrs[i].wr_id = wr_id[done + i];
+			wrs[i].sg_list = (struct ibv_sge *)&sge[done + i];
+			wrs[i].num_sge = 1;
+			wrs[i].next = i + 1 < k ? &wrs[i + 1] : NULL;
+		}
+		if (ibv_post_wq_recv(wq, wrs, &bad) != 0)
+			return done + (unsigned int)(bad - wrs);
+		done += k;
+	}
+	return done;
+}
+
+static unsigned int
+vbr_ibv_post_send_burst(struct ibv_qp *qp, unsigned int n,
+			const uint64_t *wr_id, const struct ibv_sge *sge,
+			const uint8_t *signaled)
+{
+	struct ibv_send_wr wrs[VBR_IBV_BURST], *bad;
+	unsigned int done = 0, k, i;
+
+	while (done < n) {
+		k = n - done < VBR_IBV_BURST ? n - done : VBR_IBV_BURST;
+		memset(wrs, 0, sizeof(wrs[0]) * k);
+		for (i = 0; i < k; i++) {
+			wrs[i].wr_id = wr_id[done + i];
+			wrs[i].sg_list = (struct ibv_sge *)&sge[done + i];
+			wrs[i].num_sge = 1;
+			wrs[i].opcode = IBV_WR_SEND;
+			wrs[i].send_flags = signaled[done + i] ?
+					    IBV_SEND_SIGNALED : 0;
+			wrs[i].next = i + 1 < k ? &wrs[i + 1] : NULL;
+		}
+		if (ibv_post_send(qp, wrs, &bad) != 0)
+			return done + (unsigned int)(bad - wrs);
+		done += k;
+	}
+	return done;
+}
+
 __attribute__((visibility("default")))
 const struct vbr_glue vbr_glue_ibv = {
 	.version = VBR_GLUE_VERSION,
@@ -317,4 +393,7 @@ const struct vbr_glue vbr_glue_ibv = {
 	.destroy_counters = vbr_ibv_destroy_counters,
 	.attach_counters_point_flow = vbr_ibv_attach_counters_point_flow,
 	.read_counters = vbr_ibv_read_counters,
+	.poll_cq_burst = vbr_ibv_poll_cq_burst,
+	.post_wq_recv_burst = vbr_ibv_post_wq_recv_burst,
+	.post_send_burst = vbr_ibv_post_send_burst,
 };

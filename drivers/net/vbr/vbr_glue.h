@@ -15,8 +15,10 @@
  * errno; others: positive errno). The port_* entries are the backend's
  * device lifecycle: they create (swverbs) or find (ibverbs) the device a
  * port's devargs name and open it, bind a re-created wire, set the MTU, and
- * close; the PMD never asks which backend it has. Datapath calls are not in the table: they
- * are the verbs.h inline functions (ibv_post_send, ibv_post_wq_recv,
+ * close; the PMD never asks which backend it has. The datapath has three
+ * burst entries (poll_cq_burst, post_wq_recv_burst, post_send_burst: one
+ * call per burst, one-SGE entries in arrays); the other datapath calls are
+ * the verbs.h inline functions (ibv_post_send, ibv_post_wq_recv,
  * ibv_start_poll, ...), which reach the provider through the objects' own
  * function pointers on both backends, and which reference no libibverbs
  * symbol.
@@ -169,6 +171,38 @@ struct vbr_glue {
 	int (*read_counters)(struct ibv_counters *counters,
 			     uint64_t *counters_value, uint32_t ncounters,
 			     uint32_t flags);
+	/*
+	 * Datapath bursts. No lock, no system call of their own, no errno
+	 * but where said.
+	 */
+	/**
+	 * Poll up to n completions into arrays, as an ibv_start_poll(),
+	 * ibv_next_poll() ... ibv_end_poll() loop: each one returned is
+	 * consumed, error completions included (status[i] !=
+	 * IBV_WC_SUCCESS; byte_len[i] then undefined). flow_tag NULL: tags
+	 * not read. Return: the completions written.
+	 */
+	unsigned int (*poll_cq_burst)(struct ibv_cq_ex *cq, unsigned int n,
+				      uint64_t *wr_id, uint32_t *byte_len,
+				      uint8_t *status, uint32_t *flow_tag);
+	/**
+	 * Post n one-SGE receives (wr_id[i], sge[i]) to a WQ, in order.
+	 * Return: the receives posted, the first ones; fewer than n only
+	 * when the WQ refused the next one.
+	 */
+	unsigned int (*post_wq_recv_burst)(struct ibv_wq *wq, unsigned int n,
+					   const uint64_t *wr_id,
+					   const struct ibv_sge *sge);
+	/**
+	 * Post n one-SGE sends (wr_id[i], sge[i]; signaled[i] != 0: with a
+	 * completion) to a QP, in order. Return: the sends posted, the first
+	 * ones; fewer than n when the QP refused the next one: not in RTS
+	 * (ERR included), or the ring full.
+	 */
+	unsigned int (*post_send_burst)(struct ibv_qp *qp, unsigned int n,
+					const uint64_t *wr_id,
+					const struct ibv_sge *sge,
+					const uint8_t *signaled);
 };
 
 /**

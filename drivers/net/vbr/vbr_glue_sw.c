@@ -791,6 +791,9 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.destroy_counters = swv_destroy_counters,
 	.attach_counters_point_flow = swv_attach_counters_point_flow,
 	.read_counters = swv_read_counters,
+	.poll_cq_burst = swv_poll_cq_burst,
+	.post_wq_recv_burst = swv_post_wq_recv_burst,
+	.post_send_burst = swv_post_send_burst,
 };
 
 /* Loaded once; handles stay open for the life of the process. */

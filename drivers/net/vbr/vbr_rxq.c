@@ -96,6 +96,9 @@ vbr_rxq_post_all(struct vbr_rxq *rxq)
 
 			sge[i].addr = rte_pktmbuf_mtod(m, uintptr_t);
 			sge[i].length = rte_pktmbuf_tailroom(m);
+			/* A pool laid out otherwise: read buf_addr. */
+			if (sge[i].addr != (uintptr_t)m + rxq->buf_off)
+				rxq->buf_off = 0;
 			if (vbr_mr_find(rxq->priv, &rxq->mr_cache,
 					sge[i].addr, sge[i].length,
 					&sge[i].lkey) != 0) {
@@ -244,10 +247,15 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	if (rxq == NULL)
 		return -ENOMEM;
 	rxq->priv = priv;
+	rxq->poll = priv->glue->poll_cq_burst;
+	rxq->post_recv = priv->glue->post_wq_recv_burst;
 	rxq->mp = mp;
 	rxq->desc = desc;
 	rxq->segs = segs;
 	rxq->room = rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM;
+	if (!(rte_pktmbuf_priv_flags(mp) & RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF))
+		rxq->buf_off = sizeof(struct rte_mbuf) +
+			       rte_pktmbuf_priv_size(mp) + RTE_PKTMBUF_HEADROOM;
 	rxq->port_id = dev->data->port_id;
 	rxq->mbuf_init = vbr_rxq_mbuf_init(rxq->port_id);
 	rxq->queue_id = idx;

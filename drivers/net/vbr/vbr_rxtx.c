@@ -56,6 +56,21 @@ vbr_rx_buf_addr(const struct rte_mbuf *m)
 	return (uintptr_t)m->buf_addr + RTE_PKTMBUF_HEADROOM;
 }
 
+/*
+ * The same without reading the mbuf: a pool of the mbufs' own buffers has
+ * each buffer right behind its mbuf and private area (rte_pktmbuf_init(),
+ * and what detaching an external buffer restores), so a fresh mbuf's line
+ * stays where it is until its frame is handed out. Pools of pinned
+ * external buffers: buf_off 0, buf_addr read.
+ */
+static inline uintptr_t
+vbr_rxq_buf_addr(const struct vbr_rxq *rxq, const struct rte_mbuf *m)
+{
+	if (likely(rxq->buf_off != 0))
+		return (uintptr_t)m + rxq->buf_off;
+	return vbr_rx_buf_addr(m);
+}
+
 /* A 64-bit store that may alias the mbuf fields it covers. */
 typedef uint64_t __attribute__((__may_alias__)) vbr_rearm_word;
 
@@ -151,7 +166,7 @@ vbr_rx_one(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 	m->data_len = (uint16_t)len;
 	*out = m;
 	bufs[0] = fresh;
-	sge->addr = vbr_rx_buf_addr(fresh);
+	sge->addr = vbr_rxq_buf_addr(rxq, fresh);
 	sge->length = rxq->room;
 	if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache, sge->addr,
 				   sge->length, &sge->lkey) != 0)) {
@@ -236,53 +251,58 @@ vbr_rx_tag(uint32_t tag, struct rte_mbuf *m)
 /** Completions the Rx burst reads before it builds their mbufs. */
 #define VBR_RX_CHUNK 32
 
-/* What the Rx burst keeps of a completion. */
-struct vbr_rx_cqe {
-	uint32_t slot;		/**< the WQE: index into elts, wrs, sges */
-	uint32_t len;		/**< byte_len; 0 for an error completion */
-	uint32_t tag;		/**< flow tag, when read */
-	uint32_t ok;		/**< IBV_WC_SUCCESS */
+/* A chunk of completions, as the glue's poll_cq_burst() wrote them. */
+struct vbr_rx_cqes {
+	uint64_t wr_id[VBR_RX_CHUNK];	/**< the WQE: slot, index into elts */
+	uint32_t len[VBR_RX_CHUNK];	/**< byte_len */
+	uint32_t tag[VBR_RX_CHUNK];	/**< flow tag, when read */
+	uint8_t status[VBR_RX_CHUNK];	/**< enum ibv_wc_status */
 };
 
 /*
- * Hand out the frames of c[0..k) into pkts; link each slot's WR for the
- * repost (*link), but a slot whose new buffer has no lkey (cannot happen
- * after setup). One-buffer slots, all fresh buffers in one take: the
- * common case. Return: the frames handed out; their bytes go to *bytes.
+ * Hand out the frames of completions [0, k) of c into pkts (tags: c->tag
+ * was read); put the slots to repost in rep[], but a slot whose new buffer
+ * has no lkey (cannot happen after setup). One-buffer slots, all fresh
+ * buffers in one take: the common case. Return: the frames handed out;
+ * their bytes go to *bytes, the slots to repost to *nrep.
  */
 static inline uint16_t
-vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqe *c, unsigned int k,
-	     struct rte_mbuf **pkts, struct ibv_recv_wr ***link,
-	     uint64_t *bytes)
+vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqes *c, unsigned int k,
+	     bool tags, struct rte_mbuf **pkts, uint32_t *rep,
+	     unsigned int *nrep, uint64_t *bytes)
 {
 	struct rte_mbuf *fresh[VBR_RX_CHUNK];
-	unsigned int i, j, want = 0;
+	unsigned int i, j, want = 0, r = 0;
 	uint16_t n = 0;
 	int ret;
 
 	for (i = 0; i < k; i++)
-		want += c[i].ok && c[i].len <= rxq->room;
+		want += c->status[i] == IBV_WC_SUCCESS &&
+			c->len[i] <= rxq->room;
 	if (likely(rxq->segs == 1) &&
 	    likely(vbr_rxq_take(rxq, fresh, want) == 0)) {
 		for (i = 0, j = 0; i < k; i++) {
-			uint32_t slot = c[i].slot;
+			uint32_t slot = (uint32_t)c->wr_id[i];
+			uint32_t len = c->len[i];
 			struct ibv_sge *sge = &rxq->sges[slot];
 			struct rte_mbuf *m, *f;
 
-			if (unlikely(!c[i].ok || c[i].len > rxq->room)) {
+			if (unlikely(c->status[i] != IBV_WC_SUCCESS ||
+				     len > rxq->room)) {
 				rxq->ierrors++;
-				goto link;
+				goto repost;
 			}
 			m = rxq->elts[slot];
 			vbr_rx_rearm(rxq, m);
-			m->pkt_len = c[i].len;
-			m->data_len = (uint16_t)c[i].len;
-			vbr_rx_tag(c[i].tag, m);
+			m->pkt_len = len;
+			m->data_len = (uint16_t)len;
+			if (unlikely(tags))
+				vbr_rx_tag(c->tag[i], m);
 			pkts[n++] = m;
-			*bytes += c[i].len;
+			*bytes += len;
 			f = fresh[j++];
 			rxq->elts[slot] = f;
-			sge->addr = vbr_rx_buf_addr(f);
+			sge->addr = vbr_rxq_buf_addr(rxq, f);
 			sge->length = rxq->room;
 			if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache,
 						   sge->addr, sge->length,
@@ -290,89 +310,107 @@ vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqe *c, unsigned int k,
 				rxq->ierrors++;
 				continue;	/* not reposted */
 			}
-link:
-			**link = &rxq->wrs[slot];
-			*link = &rxq->wrs[slot].next;
+repost:
+			rep[r++] = slot;
 		}
+		*nrep = r;
 		return n;
 	}
 	/* Chains, or short of mbufs: one frame at a time. */
 	for (i = 0; i < k; i++) {
-		uint32_t slot = c[i].slot;
+		uint32_t slot = (uint32_t)c->wr_id[i];
 
-		if (unlikely(!c[i].ok)) {
+		if (unlikely(c->status[i] != IBV_WC_SUCCESS)) {
 			rxq->ierrors++;
-			goto repost;
+			goto repost_one;
 		}
 		if (rxq->segs == 1)
-			ret = vbr_rx_one(rxq, slot, c[i].len, &pkts[n]);
+			ret = vbr_rx_one(rxq, slot, c->len[i], &pkts[n]);
 		else
-			ret = vbr_rx_chain(rxq, slot, c[i].len, &pkts[n]);
+			ret = vbr_rx_chain(rxq, slot, c->len[i], &pkts[n]);
 		if (ret == 0 || ret == -2) {
-			vbr_rx_tag(c[i].tag, pkts[n]);
-			*bytes += c[i].len;
+			if (unlikely(tags))
+				vbr_rx_tag(c->tag[i], pkts[n]);
+			*bytes += c->len[i];
 			n++;
 			if (ret == -2)
 				continue;	/* not reposted */
 		}
-repost:
-		**link = &rxq->wrs[slot];
-		*link = &rxq->wrs[slot].next;
+repost_one:
+		rep[r++] = slot;
 	}
+	*nrep = r;
 	return n;
 }
 
 /*
- * Read completions a chunk at a time (their mbuf headers prefetched as they
- * are read), build the chunk's mbufs, repost every slot in one post at the
- * end. Error completions do not count against nb_pkts.
+ * Post the receive WQEs of slots rep[0, r) again: one burst of one-SGE
+ * entries through the glue, or a WR list for slots of several buffers.
+ * A slot the WQ refuses (cannot happen: each one reposted was completed)
+ * keeps its buffers and stays out of the ring.
+ */
+static inline void
+vbr_rx_repost(struct vbr_rxq *rxq, const uint32_t *rep, unsigned int r)
+{
+	unsigned int i;
+
+	if (r == 0)
+		return;
+	if (likely(rxq->segs == 1)) {
+		uint64_t wr_id[VBR_RX_CHUNK];
+		struct ibv_sge sge[VBR_RX_CHUNK];
+
+		for (i = 0; i < r; i++) {
+			wr_id[i] = rep[i];
+			sge[i] = rxq->sges[rep[i]];
+		}
+		rxq->post_recv(rxq->wq, r, wr_id, sge);
+	} else {
+		struct ibv_recv_wr *bad;
+
+		for (i = 0; i < r; i++)
+			rxq->wrs[rep[i]].next = i + 1 < r ?
+						&rxq->wrs[rep[i + 1]] : NULL;
+		ibv_post_wq_recv(rxq->wq, &rxq->wrs[rep[0]], &bad);
+	}
+}
+
+/*
+ * Poll completions a chunk at a time through the glue (their mbuf headers
+ * prefetched once read), build the chunk's mbufs, repost the chunk's slots
+ * in one post. Error completions do not count against nb_pkts.
  */
 uint16_t
 vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
 	struct vbr_rxq *rxq = q;
-	struct ibv_cq_ex *cq = rxq->cq;
-	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
-	struct ibv_recv_wr *head = NULL, **link = &head, *bad;
-	struct vbr_rx_cqe c[VBR_RX_CHUNK];
+	struct vbr_rx_cqes c;
+	uint32_t rep[VBR_RX_CHUNK];
 	uint64_t bytes = 0;
 	uint16_t n = 0;
-	bool tags, more = true;
+	bool tags;
 
 	if (nb_pkts == 0)
 		return 0;
 	/* Read the flow tag only while MARK or FLAG rules exist. */
 	tags = __atomic_load_n(&rxq->priv->flow_tag_rules,
 			       __ATOMIC_ACQUIRE) != 0;
-	if (ibv_start_poll(cq, &attr) != 0)
-		return 0;
-	while (more) {
-		unsigned int k = 0, want = RTE_MIN(VBR_RX_CHUNK, nb_pkts - n);
+	while (n < nb_pkts) {
+		unsigned int want = RTE_MIN(VBR_RX_CHUNK, nb_pkts - n);
+		unsigned int k, i, r;
 
-		for (;;) {
-			struct vbr_rx_cqe *e = &c[k++];
-
-			e->slot = (uint32_t)cq->wr_id;
-			rte_prefetch0_write(rxq->elts[e->slot * rxq->segs]);
-			e->ok = cq->status == IBV_WC_SUCCESS;
-			e->len = e->ok ? ibv_wc_read_byte_len(cq) : 0;
-			e->tag = unlikely(tags) && e->ok ?
-				 ibv_wc_read_flow_tag(cq) : 0;
-			if (k == want)
-				break;
-			if (ibv_next_poll(cq) != 0) {
-				more = false;
-				break;
-			}
-		}
-		n += vbr_rx_chunk(rxq, c, k, pkts + n, &link, &bytes);
-		if (more && (n >= nb_pkts || ibv_next_poll(cq) != 0))
-			more = false;
+		k = rxq->poll(rxq->cq, want, c.wr_id, c.len, c.status,
+			      unlikely(tags) ? c.tag : NULL);
+		if (k == 0)
+			break;
+		for (i = 0; i < k; i++)
+			rte_prefetch0_write(rxq->elts[(uint32_t)c.wr_id[i] *
+						      rxq->segs]);
+		n += vbr_rx_chunk(rxq, &c, k, tags, pkts + n, rep, &r, &bytes);
+		vbr_rx_repost(rxq, rep, r);
+		if (k < want)
+			break;
 	}
-	ibv_end_poll(cq);
-	*link = NULL;
-	if (head != NULL)
-		ibv_post_wq_recv(rxq->wq, head, &bad);
 	rxq->ipackets += n;
 	rxq->ibytes += bytes;
 	return n;
@@ -450,29 +488,84 @@ vbr_tx_prepare(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	return n;
 }
 
-uint16_t
-vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
+/** Packets the Tx burst prepares before it posts them. */
+#define VBR_TX_CHUNK 32
+
+/* A chunk of sends: one-SGE entries for the glue's post_send_burst(). */
+struct vbr_tx_ents {
+	uint64_t wr_id[VBR_TX_CHUNK];	/**< free-running ring index */
+	struct ibv_sge sge[VBR_TX_CHUNK]; /**< one-segment packets' SGE */
+	uint8_t sig[VBR_TX_CHUNK];	/**< signaled */
+	uint8_t multi[VBR_TX_CHUNK];	/**< a chain: txq->wrs[idx] */
+};
+
+/*
+ * Post entries [0, k) of e in order: runs of one-segment packets through
+ * the glue's burst, runs of chains as WR lists. Return: the entries
+ * posted, the first ones.
+ */
+static inline unsigned int
+vbr_tx_post(struct vbr_txq *txq, const struct vbr_tx_ents *e, unsigned int k)
 {
-	struct vbr_txq *txq = q;
-	struct ibv_send_wr *head = NULL, *last = NULL, *bad;
+	unsigned int j = 0, r, done;
+
+	while (j < k) {
+		r = j;
+		if (likely(!e->multi[j])) {
+			while (r < k && !e->multi[r])
+				r++;
+			done = txq->post_send(txq->qp, r - j, &e->wr_id[j],
+					      &e->sge[j], &e->sig[j]);
+			if (unlikely(done < r - j))
+				return j + done;
+		} else {
+			struct ibv_send_wr *head, *bad, *wr;
+
+			head = &txq->wrs[e->wr_id[j] & txq->mask];
+			while (r < k && e->multi[r]) {
+				wr = &txq->wrs[e->wr_id[r] & txq->mask];
+				wr->send_flags = e->sig[r] ?
+						 IBV_SEND_SIGNALED : 0;
+				wr->next = r + 1 < k && e->multi[r + 1] ?
+					   &txq->wrs[e->wr_id[r + 1] &
+						     txq->mask] : NULL;
+				r++;
+			}
+			if (unlikely(ibv_post_send(txq->qp, head, &bad) != 0))
+				return j + (unsigned int)((uint32_t)bad->wr_id -
+							  (uint32_t)e->wr_id[j]);
+		}
+		j = r;
+	}
+	return k;
+}
+
+/*
+ * Prepare up to want packets into ring slots and post them. Return: the
+ * packets taken (posted, or dropped and counted); *stop set when the
+ * ring is full or a post was refused.
+ */
+static inline uint16_t
+vbr_tx_chunk(struct vbr_txq *txq, struct rte_mbuf **pkts, uint16_t want,
+	     bool *stop)
+{
+	struct vbr_tx_ents e;
 	uint64_t bytes = 0;
-	uint32_t posted = 0;
+	unsigned int k = 0, posted, i;
 	uint16_t n;
 
-	vbr_txq_complete(txq);
-	if (unlikely(txq->err_pending))
-		vbr_txq_recover(txq, txq->head);
-	for (n = 0; n < nb_pkts; n++) {
+	for (n = 0; n < want; n++) {
 		struct rte_mbuf *m = pkts[n], *seg;
 		uint32_t len = 0;
 		uint32_t free_slots = txq->desc - (txq->head - txq->tail);
 		uint32_t idx = txq->head & txq->mask;
-		struct ibv_send_wr *wr = &txq->wrs[idx];
-		struct ibv_sge *sge = &txq->sges[idx * txq->max_sge];
-		uint16_t i;
+		struct ibv_sge *sge;
+		uint16_t s;
 
-		if (free_slots == 0)
+		if (free_slots == 0) {
+			*stop = true;
 			break;
+		}
 		/*
 		 * What the device would fail, moving the queue to ERR, is
 		 * refused here: more segments than a WQE holds, data outside
@@ -480,48 +573,50 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 		 * One segment: its next (second cache line) is not read.
 		 */
 		if (likely(m->nb_segs == 1)) {
-			sge[0].addr = rte_pktmbuf_mtod(m, uintptr_t);
-			sge[0].length = m->data_len;
+			sge = &e.sge[k];
+			sge->addr = rte_pktmbuf_mtod(m, uintptr_t);
+			sge->length = m->data_len;
 			len = m->data_len;
-			i = 1;
+			e.multi[k] = 0;
 			if (unlikely(vbr_mr_lookup(txq->priv, &txq->mr_cache,
-						   sge[0].addr, len,
-						   &sge[0].lkey) != 0))
+						   sge->addr, len,
+						   &sge->lkey) != 0))
 				goto drop;
 			goto checked;
 		}
-		for (seg = m, i = 0; seg != NULL; seg = seg->next, i++) {
-			if (unlikely(i == txq->max_sge))
+		sge = &txq->sges[idx * txq->max_sge];
+		for (seg = m, s = 0; seg != NULL; seg = seg->next, s++) {
+			if (unlikely(s == txq->max_sge))
 				goto drop;
-			sge[i].addr = rte_pktmbuf_mtod(seg, uintptr_t);
-			sge[i].length = seg->data_len;
+			sge[s].addr = rte_pktmbuf_mtod(seg, uintptr_t);
+			sge[s].length = seg->data_len;
 			len += seg->data_len;
 			if (unlikely(vbr_mr_lookup(txq->priv, &txq->mr_cache,
-						   sge[i].addr, seg->data_len,
-						   &sge[i].lkey) != 0))
+						   sge[s].addr, seg->data_len,
+						   &sge[s].lkey) != 0))
 				goto drop;
 		}
+		{
+			struct ibv_send_wr *wr = &txq->wrs[idx];
+
+			wr->wr_id = txq->head;
+			wr->sg_list = sge;
+			wr->num_sge = s;
+			wr->opcode = IBV_WR_SEND;
+		}
+		e.multi[k] = 1;
 checked:
 		if (unlikely(len - 1 >= txq->max_frame))
 			goto drop;
-		wr->wr_id = txq->head;
-		wr->next = NULL;
-		wr->sg_list = sge;
-		wr->num_sge = i;
-		wr->opcode = IBV_WR_SEND;
-		wr->send_flags = 0;
+		e.wr_id[k] = txq->head;
+		e.sig[k] = 0;
 		if (++txq->since_signal >= txq->signal_interval) {
-			wr->send_flags = IBV_SEND_SIGNALED;
+			e.sig[k] = 1;
 			txq->since_signal = 0;
 		}
 		txq->elts[idx] = m;
 		txq->head++;
-		if (last != NULL)
-			last->next = wr;
-		else
-			head = wr;
-		last = wr;
-		posted++;
+		k++;
 		bytes += m->pkt_len;
 		continue;
 drop:
@@ -529,34 +624,32 @@ drop:
 		txq->bad_frames++;
 		rte_pktmbuf_free(m);
 	}
-	if (last == NULL)
+	if (k == 0)
 		return n;
 	/* A nearly full ring must be able to drain: signal its last WQE. */
 	if (txq->desc - (txq->head - txq->tail) < txq->signal_interval &&
-	    !(last->send_flags & IBV_SEND_SIGNALED)) {
-		last->send_flags |= IBV_SEND_SIGNALED;
+	    !e.sig[k - 1]) {
+		e.sig[k - 1] = 1;
 		txq->since_signal = 0;
 	}
-	if (unlikely(ibv_post_send(txq->qp, head, &bad) != 0)) {
-		/* WQEs from bad on were not posted. */
-		struct ibv_send_wr *wr;
-
+	posted = vbr_tx_post(txq, &e, k);
+	if (unlikely(posted < k)) {
+		/* WQEs from posted on were not posted. */
+		*stop = true;
 		if (vbr_txq_in_error(txq)) {
 			/* The recovery posts them again. */
-			txq->opackets += posted;
+			txq->opackets += k;
 			txq->obytes += bytes;
-			vbr_txq_recover(txq, (uint32_t)bad->wr_id);
+			vbr_txq_recover(txq, (uint32_t)e.wr_id[posted]);
 			return n;
 		}
 		/* Refused for another reason: drop them. */
-		txq->head = (uint32_t)bad->wr_id;
-
-		for (wr = bad; wr != NULL; wr = wr->next) {
-			uint32_t idx = (uint32_t)wr->wr_id & txq->mask;
+		txq->head = (uint32_t)e.wr_id[posted];
+		for (i = posted; i < k; i++) {
+			uint32_t idx = (uint32_t)e.wr_id[i] & txq->mask;
 			struct rte_mbuf *m = txq->elts[idx];
 
 			bytes -= m->pkt_len;
-			posted--;
 			txq->oerrors++;
 			rte_pktmbuf_free(m);
 			txq->elts[idx] = NULL;
@@ -564,5 +657,21 @@ drop:
 	}
 	txq->opackets += posted;
 	txq->obytes += bytes;
+	return n;
+}
+
+uint16_t
+vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
+{
+	struct vbr_txq *txq = q;
+	bool stop = false;
+	uint16_t n = 0;
+
+	vbr_txq_complete(txq);
+	if (unlikely(txq->err_pending))
+		vbr_txq_recover(txq, txq->head);
+	while (n < nb_pkts && !stop)
+		n += vbr_tx_chunk(txq, pkts + n,
+				  RTE_MIN(nb_pkts - n, VBR_TX_CHUNK), &stop);
 	return n;
 }

@@ -46,6 +46,13 @@ struct vbr_rxq {
 	struct ibv_cq_ex *cq;		/**< completion queue */
 	struct rte_mempool *mp;		/**< buffers */
 	struct rte_mbuf **elts;		/**< desc * segs buffers, by slot */
+	/** The glue's poll_cq_burst and post_wq_recv_burst. */
+	unsigned int (*poll)(struct ibv_cq_ex *cq, unsigned int n,
+			     uint64_t *wr_id, uint32_t *byte_len,
+			     uint8_t *status, uint32_t *flow_tag);
+	unsigned int (*post_recv)(struct ibv_wq *wq, unsigned int n,
+				  const uint64_t *wr_id,
+				  const struct ibv_sge *sge);
 	struct ibv_recv_wr *wrs;	/**< one prepared WR per slot */
 	struct ibv_sge *sges;		/**< desc * segs SGEs */
 	uint16_t desc;			/**< number of slots (WQEs) */
@@ -56,6 +63,7 @@ struct vbr_rxq {
 	uint64_t offloads;		/**< offloads of the setup */
 	struct vbr_mr_cache mr_cache;	/**< recent lkey lookups */
 	uint32_t room;			/**< data room of one fresh buffer */
+	uint32_t buf_off;		/**< mbuf to its data; 0: buf_addr */
 	uint64_t mbuf_init;		/**< rearm_data of a received mbuf */
 	uint16_t nstash;		/**< mbufs in stash */
 	struct rte_mbuf *stash[VBR_RX_STASH]; /**< fresh, for refills */
@@ -74,6 +82,11 @@ struct vbr_txq {
 	struct ibv_qp *qp;		/**< send queue */
 	struct ibv_cq_ex *cq;		/**< completion queue */
 	struct rte_mbuf **elts;		/**< mbufs in flight, by index & mask */
+	/** The glue's post_send_burst. */
+	unsigned int (*post_send)(struct ibv_qp *qp, unsigned int n,
+				  const uint64_t *wr_id,
+				  const struct ibv_sge *sge,
+				  const uint8_t *signaled);
 	struct ibv_send_wr *wrs;	/**< one WR per ring slot */
 	struct ibv_sge *sges;		/**< (mask + 1) * max_sge SGEs */
 	uint32_t head;			/**< next ring index to fill (free run) */

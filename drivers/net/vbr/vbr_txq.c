@@ -130,6 +130,7 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	if (txq == NULL)
 		return -ENOMEM;
 	txq->priv = priv;
+	txq->post_send = priv->glue->post_send_burst;
 	txq->desc = desc;
 	/* Slots by index & mask; at most desc of them in use. */
 	txq->mask = rte_align32pow2(desc) - 1;
@@ -244,6 +245,36 @@ vbr_txq_lose(struct vbr_txq *txq)
 	txq->tail++;
 }
 
+/*
+ * The WR of ring slot i, rebuilt from its mbuf: the burst posted
+ * one-segment packets from arrays of its own, so only the mbuf says what
+ * the WQE was.
+ */
+static void
+vbr_txq_rebuild_wr(struct vbr_txq *txq, uint32_t i)
+{
+	uint32_t idx = i & txq->mask;
+	struct ibv_send_wr *wr = &txq->wrs[idx];
+	struct ibv_sge *sge = &txq->sges[idx * txq->max_sge];
+	struct rte_mbuf *seg;
+	int s = 0;
+
+	for (seg = txq->elts[idx]; seg != NULL && s < txq->max_sge;
+	     seg = seg->next, s++) {
+		sge[s].addr = rte_pktmbuf_mtod(seg, uintptr_t);
+		sge[s].length = seg->data_len;
+		/* Found when it was posted; the mempool stays registered. */
+		if (vbr_mr_find(txq->priv, &txq->mr_cache, sge[s].addr,
+				sge[s].length, &sge[s].lkey) != 0)
+			sge[s].lkey = 0;
+	}
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = i;
+	wr->sg_list = sge;
+	wr->num_sge = s;
+	wr->opcode = IBV_WR_SEND;
+}
+
 /* Post the WQEs of ring slots [tail, head) again, in order. */
 static void
 vbr_txq_repost(struct vbr_txq *txq)
@@ -253,6 +284,7 @@ vbr_txq_repost(struct vbr_txq *txq)
 
 	txq->since_signal = 0;
 	for (i = txq->tail; i != txq->head; i++) {
+		vbr_txq_rebuild_wr(txq, i);
 		wr = &txq->wrs[i & txq->mask];
 		wr->next = NULL;
 		if (last != NULL)
