@@ -246,6 +246,31 @@ t_flow_eth(struct ibv_qp *qp, const uint8_t *dmac, uint16_t prio)
 	return swv_create_flow(qp, &f.attr);
 }
 
+/* A NORMAL rule for frames to dmac (full mask): to qp, with flow tag tag. */
+static inline struct ibv_flow *
+t_flow_eth_tag(struct ibv_qp *qp, const uint8_t *dmac, uint32_t tag)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+		struct ibv_flow_spec_action_tag tag;
+	} f;
+
+	memset(&f, 0, sizeof(f));
+	f.attr.type = IBV_FLOW_ATTR_NORMAL;
+	f.attr.size = sizeof(f);
+	f.attr.num_of_specs = 2;
+	f.attr.port = 1;
+	f.eth.type = IBV_FLOW_SPEC_ETH;
+	f.eth.size = sizeof(f.eth);
+	memcpy(f.eth.val.dst_mac, dmac, 6);
+	memset(f.eth.mask.dst_mac, 0xff, 6);
+	f.tag.type = IBV_FLOW_SPEC_ACTION_TAG;
+	f.tag.size = sizeof(f.tag);
+	f.tag.tag_id = tag;
+	return swv_create_flow(qp, &f.attr);
+}
+
 static inline struct ibv_flow *
 t_flow_default(struct ibv_qp *qp, enum ibv_flow_attr_type type,
 	       uint16_t prio)

@@ -93,11 +93,6 @@ tb_setup(struct tb_env *e, const char *name, const char *wire, bool full,
 		.flags = SWV_DEVICE_PROFILE_MLX5,
 		.engine = eng != NULL ? eng : swv_engine_inline(),
 	};
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_eth eth;
-		struct ibv_flow_spec_action_tag tag;
-	} f;
 	struct ibv_rwq_ind_table_init_attr ta;
 	struct ibv_qp_init_attr_ex qa;
 	struct ibv_wq_init_attr wa;
@@ -155,19 +150,7 @@ tb_setup(struct tb_env *e, const char *name, const char *wire, bool full,
 	e->hqp = swv_create_qp_ex(e->ctx, &qa);
 	TEST_ASSERT_NOT_NULL(e->hqp, "hash qp: %d", errno);
 
-	memset(&f, 0, sizeof(f));
-	f.attr.type = IBV_FLOW_ATTR_NORMAL;
-	f.attr.size = sizeof(f);
-	f.attr.num_of_specs = 2;
-	f.attr.port = 1;
-	f.eth.type = IBV_FLOW_SPEC_ETH;
-	f.eth.size = sizeof(f.eth);
-	memcpy(f.eth.val.dst_mac, e->mac, 6);
-	memset(f.eth.mask.dst_mac, 0xff, 6);
-	f.tag.type = IBV_FLOW_SPEC_ACTION_TAG;
-	f.tag.size = sizeof(f.tag);
-	f.tag.tag_id = TB_TAG;
-	e->fl = swv_create_flow(e->hqp, &f.attr);
+	e->fl = t_flow_eth_tag(e->hqp, e->mac, TB_TAG);
 	TEST_ASSERT_NOT_NULL(e->fl, "rule: %d", errno);
 	return TEST_SUCCESS;
 }

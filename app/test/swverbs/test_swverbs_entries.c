@@ -67,25 +67,7 @@ t_qp(struct ibv_cq_ex *cq, uint32_t sge)
 static struct ibv_flow *
 t_rule(struct ibv_qp *qp)
 {
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_eth eth;
-		struct ibv_flow_spec_action_tag tag;
-	} f;
-
-	memset(&f, 0, sizeof(f));
-	f.attr.type = IBV_FLOW_ATTR_NORMAL;
-	f.attr.size = sizeof(f);
-	f.attr.num_of_specs = 2;
-	f.attr.port = 1;
-	f.eth.type = IBV_FLOW_SPEC_ETH;
-	f.eth.size = sizeof(f.eth);
-	memcpy(f.eth.val.dst_mac, d.mac, 6);
-	memset(f.eth.mask.dst_mac, 0xff, 6);
-	f.tag.type = IBV_FLOW_SPEC_ACTION_TAG;
-	f.tag.size = sizeof(f.tag);
-	f.tag.tag_id = T_TAG;
-	return swv_create_flow(qp, &f.attr);
+	return t_flow_eth_tag(qp, d.mac, T_TAG);
 }
 
 /* Post a receive of nsge SGEs (0, 1 or 2) over len bytes of slot k. */
