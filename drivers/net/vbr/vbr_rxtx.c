@@ -144,14 +144,40 @@ vbr_rxq_take(struct vbr_rxq *rxq, struct rte_mbuf **out, uint16_t n)
 	return 0;
 }
 
-/* One frame of one buffer: the common case, no chain. */
+/*
+ * Hand out the frame of len bytes in one-buffer slot @slot and put @fresh
+ * in its place. 0, or -2: handed out, but fresh has no lkey (an
+ * unregistered mempool: cannot happen after setup), so the slot cannot be
+ * reposted.
+ */
+static inline int
+vbr_rx_swap(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
+	    struct rte_mbuf *fresh, struct rte_mbuf **out)
+{
+	struct ibv_sge *sge = &rxq->sges[slot];
+	struct rte_mbuf *m = rxq->elts[slot];
+
+	vbr_rx_rearm(rxq, m);
+	m->pkt_len = len;
+	m->data_len = (uint16_t)len;
+	*out = m;
+	rxq->elts[slot] = fresh;
+	sge->addr = vbr_rxq_buf_addr(rxq, fresh);
+	sge->length = rxq->room;
+	if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache, sge->addr,
+				   sge->length, &sge->lkey) != 0)) {
+		rxq->ierrors++;
+		return -2;
+	}
+	return 0;
+}
+
+/* One frame of one buffer, its fresh buffer taken alone. */
 static inline int
 vbr_rx_one(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 	   struct rte_mbuf **out)
 {
-	struct rte_mbuf **bufs = &rxq->elts[slot];
-	struct ibv_sge *sge = &rxq->sges[slot];
-	struct rte_mbuf *m = bufs[0], *fresh;
+	struct rte_mbuf *fresh;
 
 	if (unlikely(len > rxq->room)) {
 		rxq->ierrors++;
@@ -161,20 +187,7 @@ vbr_rx_one(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 		rxq->rx_nombuf++;
 		return -1;
 	}
-	vbr_rx_rearm(rxq, m);
-	m->pkt_len = len;
-	m->data_len = (uint16_t)len;
-	*out = m;
-	bufs[0] = fresh;
-	sge->addr = vbr_rxq_buf_addr(rxq, fresh);
-	sge->length = rxq->room;
-	if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache, sge->addr,
-				   sge->length, &sge->lkey) != 0)) {
-		/* Unregistered mempool: cannot happen after setup. */
-		rxq->ierrors++;
-		return -2;
-	}
-	return 0;
+	return vbr_rx_swap(rxq, slot, len, fresh, out);
 }
 
 /* A frame over one or more buffers, handed out as a chain. */
@@ -284,32 +297,19 @@ vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqes *c, unsigned int k,
 		for (i = 0, j = 0; i < k; i++) {
 			uint32_t slot = (uint32_t)c->wr_id[i];
 			uint32_t len = c->len[i];
-			struct ibv_sge *sge = &rxq->sges[slot];
-			struct rte_mbuf *m, *f;
 
 			if (unlikely(c->status[i] != IBV_WC_SUCCESS ||
 				     len > rxq->room)) {
 				rxq->ierrors++;
 				goto repost;
 			}
-			m = rxq->elts[slot];
-			vbr_rx_rearm(rxq, m);
-			m->pkt_len = len;
-			m->data_len = (uint16_t)len;
+			ret = vbr_rx_swap(rxq, slot, len, fresh[j++], &pkts[n]);
 			if (unlikely(tags))
-				vbr_rx_tag(c->tag[i], m);
-			pkts[n++] = m;
+				vbr_rx_tag(c->tag[i], pkts[n]);
+			n++;
 			*bytes += len;
-			f = fresh[j++];
-			rxq->elts[slot] = f;
-			sge->addr = vbr_rxq_buf_addr(rxq, f);
-			sge->length = rxq->room;
-			if (unlikely(vbr_mr_lookup(rxq->priv, &rxq->mr_cache,
-						   sge->addr, sge->length,
-						   &sge->lkey) != 0)) {
-				rxq->ierrors++;
+			if (unlikely(ret != 0))
 				continue;	/* not reposted */
-			}
 repost:
 			rep[r++] = slot;
 		}
