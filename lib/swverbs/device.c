@@ -261,9 +261,10 @@ swv_device_create_attr(const char *name, const char *wire,
 		 "swverbs");
 	CDS_INIT_LIST_HEAD(&dev->ctxs);
 	CDS_INIT_LIST_HEAD(&dev->qps);
+	CDS_INIT_LIST_HEAD(&dev->hqps);
 	CDS_INIT_LIST_HEAD(&dev->wqs);
-	dev->next_qpn = 0x100;
-	dev->next_wqn = 0x100;
+	dev->next_qpn = SWV_NUM_FIRST;
+	dev->next_wqn = SWV_NUM_FIRST;
 	pthread_mutex_init(&dev->wire_lock, NULL);
 
 	pthread_mutex_lock(&swv_lock);

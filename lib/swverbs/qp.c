@@ -132,16 +132,39 @@ qp_free(struct swv_qp *qp)
 	free(qp);
 }
 
-/* Register a new QP with its device and context (swv_lock held). */
+/* Whether a live QP of dev has number num (swv_lock held). */
+static bool
+qpn_live(struct swv_device *dev, uint32_t num)
+{
+	struct cds_list_head *lists[2] = { &dev->qps, &dev->hqps };
+	struct cds_list_head *node;
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		cds_list_for_each(node, lists[i])
+			if (cds_list_entry(node, struct swv_qp,
+					   node)->ibv_qp.qp_num == num)
+				return true;
+	return false;
+}
+
+/*
+ * Register a new QP with its device and context (swv_lock held). The
+ * caller puts it on dev->qps or dev->hqps.
+ */
 static int
 qp_register(struct swv_qp *qp)
 {
 	struct swv_device *dev = qp->dev;
+	uint32_t num;
 
 	if (dev->nqp >= SWV_MAX_QP)
 		return ENOMEM;
 	dev->nqp++;
-	qp->ibv_qp.qp_num = dev->next_qpn++ & 0xffffff;
+	do
+		num = swv_num_take(&dev->next_qpn, &dev->qpn_wrapped);
+	while (dev->qpn_wrapped && qpn_live(dev, num));
+	qp->ibv_qp.qp_num = num;
 	qp->ibv_qp.handle = qp->ibv_qp.qp_num;
 	qp->rq.num = qp->ibv_qp.qp_num;
 	to_swv_ctx(qp->ibv_qp.context)->objs++;
@@ -336,6 +359,7 @@ create_hash_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 		return NULL;
 	}
 	qp->ind->refs++;
+	cds_list_add_tail(&qp->node, &qp->dev->hqps);
 	pthread_mutex_unlock(&swv_lock);
 	return &qp->ibv_qp;
 }
@@ -528,6 +552,7 @@ swv_destroy_qp(struct ibv_qp *ibqp)
 		 * the QP (and, through it, the indirection table) goes.
 		 */
 		synchronize_rcu();
+		cds_list_del(&qp->node);
 		qp->ind->refs--;
 	} else {
 		cds_list_del_rcu(&qp->node);

@@ -41,6 +41,9 @@
 
 /* Device limits, reported by swv_query_device_ex() and enforced. */
 #define SWV_MAX_QP 16384	/**< QPs (raw and hash) per device */
+/* QP and WQ numbers: 24 bits, from SWV_NUM_FIRST (the low ones left out). */
+#define SWV_NUM_FIRST 0x100u
+#define SWV_NUM_LAST 0xffffffu
 #define SWV_MAX_QP_WR 32768	/**< WQEs per send or receive queue */
 #define SWV_MAX_SGE 32		/**< SGEs per WQE */
 #define SWV_MAX_CQ 16384	/**< CQs per device */
@@ -619,7 +622,7 @@ to_swv_ind_table(struct ibv_rwq_ind_table *t)
 struct swv_qp {
 	struct ibv_qp ibv_qp;
 	struct swv_device *dev;
-	struct cds_list_head node;	/**< in dev->qps (RCU), raw QPs only */
+	struct cds_list_head node;	/**< in dev->qps (RCU) or dev->hqps */
 	bool is_hash;
 	bool has_rq;
 	bool sig_all;
@@ -1136,6 +1139,7 @@ struct swv_device {
 	struct swv_pending *pend;	/**< &eng->pend */
 	struct cds_list_head ctxs;	/**< swv_context (RCU) */
 	struct cds_list_head qps;	/**< raw swv_qp (RCU) */
+	struct cds_list_head hqps;	/**< hash swv_qp (swv_lock) */
 	struct cds_list_head wqs;	/**< swv_wq (RCU) */
 	struct swv_steer *steer;	/**< RCU pointer */
 	/** Classifier generation: bumped (release) after every rule change. */
@@ -1146,8 +1150,9 @@ struct swv_device {
 	uint32_t link;			/**< port up, engine-written */
 	uint32_t speed;			/**< Mbit/s */
 	uint64_t next_link_check;	/**< ns (engine) */
-	uint32_t next_qpn;
+	uint32_t next_qpn;		/**< swv_num_take() (swv_lock) */
 	uint32_t next_wqn;
+	bool qpn_wrapped, wqn_wrapped;	/**< numbers were all handed out */
 	uint64_t flow_seq;
 	unsigned int nctx;
 	unsigned int nqp, ncq, npd, nwq, nind, nflows;
@@ -1167,6 +1172,26 @@ struct swv_device {
 	bool inl_pull;			/**< the wire has frames to pull */
 	struct swv_device *inl_peer;	/**< pair peer (RCU pointer) or NULL */
 };
+
+/*
+ * The next QP or WQ number from *next (swv_lock held). Numbers are unique
+ * among a device's live QPs (and among its WQs), as a device's are: they
+ * are handed out in order, and once all 2^24 - SWV_NUM_FIRST have been
+ * (*wrapped set), the caller skips those a live object still holds.
+ */
+static inline uint32_t
+swv_num_take(uint32_t *next, bool *wrapped)
+{
+	uint32_t n = *next;
+
+	if (n >= SWV_NUM_LAST) {
+		*next = SWV_NUM_FIRST;
+		*wrapped = true;
+	} else {
+		*next = n + 1;
+	}
+	return n;
+}
 
 /** Note that dev->acc changed (engine thread). */
 static inline void

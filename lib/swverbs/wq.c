@@ -39,11 +39,25 @@ wq_to_err(struct swv_rq *rq)
 	SWV_STORE(&rq->state, SWV_RQ_ERR);
 }
 
+/* Whether a live WQ of dev has number num (swv_lock held). */
+static bool
+wqn_live(struct swv_device *dev, uint32_t num)
+{
+	struct cds_list_head *node;
+
+	cds_list_for_each(node, &dev->wqs)
+		if (cds_list_entry(node, struct swv_wq, node)->ibv_wq.wq_num ==
+		    num)
+			return true;
+	return false;
+}
+
 struct ibv_wq *
 swv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
 {
 	struct swv_device *dev;
 	struct swv_wq *wq;
+	uint32_t num;
 	int ret;
 
 	if (context == NULL || attr == NULL || attr->pd == NULL ||
@@ -94,7 +108,10 @@ swv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
 		goto err;
 	}
 	dev->nwq++;
-	wq->ibv_wq.wq_num = dev->next_wqn++ & 0xffffff;
+	do
+		num = swv_num_take(&dev->next_wqn, &dev->wqn_wrapped);
+	while (dev->wqn_wrapped && wqn_live(dev, num));
+	wq->ibv_wq.wq_num = num;
 	wq->ibv_wq.handle = wq->ibv_wq.wq_num;
 	wq->rq.num = wq->ibv_wq.wq_num;
 	wq->rq.cq->refs++;

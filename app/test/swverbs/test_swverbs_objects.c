@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 
+#include "swv_priv.h"
 #include "swv_test_util.h"
 
 /* The one parser of wire strings, as the device and the PMD use it. */
@@ -484,6 +485,129 @@ test_wq_ind_hash_flow_busy(void)
 	return TEST_SUCCESS;
 }
 
+/* A hash QP over a table of @wq (2 entries), hashing IPv4 sources. */
+static struct ibv_qp *
+hash_qp(struct tdev *d, struct ibv_rwq_ind_table *tbl)
+{
+	static uint8_t key[40] = { 1 };
+	struct ibv_qp_init_attr_ex qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_RAW_PACKET;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+		       IBV_QP_INIT_ATTR_RX_HASH;
+	qa.pd = d->pd;
+	qa.rwq_ind_tbl = tbl;
+	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	qa.rx_hash_conf.rx_hash_key_len = 40;
+	qa.rx_hash_conf.rx_hash_key = key;
+	qa.rx_hash_conf.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4;
+	return swv_create_qp_ex(d->ctx, &qa);
+}
+
+/*
+ * QP and WQ numbers stay unique among live objects after the 24-bit space
+ * has been handed out once, and never fall below SWV_NUM_FIRST: the
+ * counters are moved to the end of the space (as 2^24 creates would).
+ */
+#define NQ 8
+#define NW 4
+#define NH 3
+
+static int
+test_object_numbers(void)
+{
+	struct ibv_rwq_ind_table_init_attr ta;
+	struct ibv_rwq_ind_table *tbl;
+	struct ibv_wq_init_attr wa;
+	struct ibv_qp *q[NQ], *hqp, *hqp2;
+	struct ibv_wq *wq[2], *w[NW];
+	struct swv_device *dev;
+	struct tdev d;
+	uint32_t held[NH];
+	unsigned int i, j;
+
+	TEST_ASSERT_SUCCESS(t_setup_full(&d, "num0", "loop"), "setup");
+	dev = swv_ctx_dev(d.ctx);
+	memset(&wa, 0, sizeof(wa));
+	wa.wq_type = IBV_WQT_RQ;
+	wa.max_wr = 16;
+	wa.max_sge = 1;
+	wa.pd = d.pd;
+	wa.cq = d.rcq;
+	wq[0] = swv_create_wq(d.ctx, &wa);
+	wq[1] = swv_create_wq(d.ctx, &wa);
+	TEST_ASSERT(wq[0] != NULL && wq[1] != NULL, "");
+	memset(&ta, 0, sizeof(ta));
+	ta.log_ind_tbl_size = 1;
+	ta.ind_tbl = wq;
+	tbl = swv_create_rwq_ind_table(d.ctx, &ta);
+	TEST_ASSERT_NOT_NULL(tbl, "");
+	hqp = hash_qp(&d, tbl);
+	TEST_ASSERT_NOT_NULL(hqp, "");
+	/* Held by live objects from before the wrap: */
+	held[0] = d.sqp->qp_num;
+	held[1] = d.rqp->qp_num;
+	held[2] = hqp->qp_num;
+	TEST_ASSERT(held[0] == SWV_NUM_FIRST && held[1] == SWV_NUM_FIRST + 1 &&
+		    held[2] == SWV_NUM_FIRST + 2, "numbers from 0x100 up");
+	TEST_ASSERT(wq[0]->wq_num == SWV_NUM_FIRST &&
+		    wq[1]->wq_num == SWV_NUM_FIRST + 1, "");
+
+	pthread_mutex_lock(&swv_lock);
+	dev->next_qpn = SWV_NUM_LAST - 1;
+	dev->next_wqn = SWV_NUM_LAST;
+	pthread_mutex_unlock(&swv_lock);
+	for (i = 0; i < NQ; i++) {
+		q[i] = i == 3 ? hash_qp(&d, tbl) : t_raw_qp(&d, 4, 4, 1, 0);
+		TEST_ASSERT_NOT_NULL(q[i], "QP %u", i);
+	}
+	TEST_ASSERT_EQUAL(q[0]->qp_num, SWV_NUM_LAST - 1, "");
+	TEST_ASSERT_EQUAL(q[1]->qp_num, SWV_NUM_LAST, "");
+	/* Wrapped: the three held numbers are skipped. */
+	TEST_ASSERT_EQUAL(q[2]->qp_num, SWV_NUM_FIRST + 3, "got %#x",
+			  q[2]->qp_num);
+	for (i = 0; i < NQ; i++) {
+		for (j = 0; j < NH; j++)
+			TEST_ASSERT(q[i]->qp_num != held[j],
+				    "QP %u reuses live number %#x", i, held[j]);
+		for (j = 0; j < i; j++)
+			TEST_ASSERT(q[i]->qp_num != q[j]->qp_num, "");
+		TEST_ASSERT(q[i]->qp_num >= SWV_NUM_FIRST &&
+			    q[i]->qp_num <= SWV_NUM_LAST, "");
+	}
+	/* A number freed after the wrap is handed out again. */
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(hqp), "");
+	pthread_mutex_lock(&swv_lock);
+	dev->next_qpn = SWV_NUM_FIRST;
+	pthread_mutex_unlock(&swv_lock);
+	hqp2 = hash_qp(&d, tbl);
+	TEST_ASSERT_NOT_NULL(hqp2, "");
+	TEST_ASSERT_EQUAL(hqp2->qp_num, held[2], "freed number reused");
+
+	for (i = 0; i < NW; i++) {
+		w[i] = swv_create_wq(d.ctx, &wa);
+		TEST_ASSERT_NOT_NULL(w[i], "WQ %u", i);
+		TEST_ASSERT(w[i]->wq_num != wq[0]->wq_num &&
+			    w[i]->wq_num != wq[1]->wq_num, "WQ %u", i);
+		TEST_ASSERT(w[i]->wq_num >= SWV_NUM_FIRST &&
+			    w[i]->wq_num <= SWV_NUM_LAST, "");
+	}
+	TEST_ASSERT_EQUAL(w[0]->wq_num, SWV_NUM_LAST, "");
+	TEST_ASSERT_EQUAL(w[1]->wq_num, SWV_NUM_FIRST + 2, "");
+
+	for (i = 0; i < NW; i++)
+		TEST_ASSERT_SUCCESS(swv_destroy_wq(w[i]), "");
+	for (i = 0; i < NQ; i++)
+		TEST_ASSERT_SUCCESS(swv_destroy_qp(q[i]), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(hqp2), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_rwq_ind_table(tbl), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_wq(wq[0]), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_wq(wq[1]), "");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
 static int
 test_flow_attr_errors(void)
 {
@@ -610,6 +734,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_qp_states),
 		TEST_CASE(test_post_errors),
 		TEST_CASE(test_wq_ind_hash_flow_busy),
+		TEST_CASE(test_object_numbers),
 		TEST_CASE(test_flow_attr_errors),
 		TEST_CASE(test_async_pair),
 		TEST_CASE(test_engine_cpu),
