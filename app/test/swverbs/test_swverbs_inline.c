@@ -8,6 +8,7 @@
  */
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -142,6 +143,97 @@ test_inline_backpressure(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A request made while another call owns the device is not lost: it is
+ * counted (inl_want), and the owner, seeing the count change when it lets
+ * go, runs once more. Made exact with a hook in the owner's pass: the
+ * wire's tx_flush(), which runs after the pass has drained the send
+ * queues, has a second thread post a send on another QP and waits for
+ * that post to return. The post finds the device owned and returns with
+ * its WQE posted; the owner's own call must then send it before it
+ * returns, with no further call (the pass's drain came before the WQE, so
+ * nothing else marks it as left over).
+ */
+static struct {
+	const struct swv_wire_ops *orig;
+	struct tinl *t;
+	struct ibv_qp *qp2;
+	int armed;
+	int ret;
+} req;
+
+static void *
+req_post(void *arg)
+{
+	struct tinl *t = req.t;
+
+	(void)arg;
+	t_frame(t->tbuf[1], 65, t->p.d.mac, t->p.d.mac, 1);
+	req.ret = t_send(req.qp2, t->p.tmr, t->tbuf[1], 65, 201);
+	return NULL;
+}
+
+static void
+req_flush(struct swv_wire *wire)
+{
+	pthread_t th;
+
+	if (req.armed) {
+		req.armed = 0;
+		if (pthread_create(&th, NULL, req_post, NULL) == 0)
+			pthread_join(th, NULL);
+		else
+			req.ret = -1;
+	}
+	req.orig->tx_flush(wire);
+}
+
+static int
+test_inline_request(void)
+{
+	struct swv_engine *eng = swv_engine_inline();
+	struct swv_port_counters c;
+	struct swv_wire_ops hooked;
+	struct swv_device *dev;
+	struct ibv_wc wc[2];
+	struct tinl t;
+	unsigned int i;
+	int n;
+
+	TEST_ASSERT_SUCCESS(ti_setup(&t, "inl-req", "loop", eng), "setup");
+	dev = swv_ctx_dev(t.p.d.ctx);
+	req.t = &t;
+	req.qp2 = t_raw_qp(&t.p.d, 16, 0, 1, 1);
+	TEST_ASSERT_NOT_NULL(req.qp2, "second sender");
+	TEST_ASSERT_SUCCESS(t_qp_to(req.qp2, IBV_QPS_RTS), "RTS");
+	for (i = 0; i < 2; i++)
+		TEST_ASSERT_SUCCESS(t_recv(t.p.d.rqp, t.p.rmr, t.rbuf[i],
+					   sizeof(t.rbuf[i]), 100 + i), "");
+	req.orig = dev->wire->ops;
+	hooked = *req.orig;
+	hooked.tx_flush = req_flush;
+	dev->wire->ops = &hooked;
+	req.armed = 1;
+	req.ret = -1;
+	t_frame(t.tbuf[0], 64, t.p.d.mac, t.p.d.mac, 0);
+	n = t_send(t.p.d.sqp, t.p.tmr, t.tbuf[0], 64, 200);
+	dev->wire->ops = req.orig;
+	TEST_ASSERT_SUCCESS(n, "post");
+	TEST_ASSERT_EQUAL(req.armed, 0, "the hook ran");
+	TEST_ASSERT_SUCCESS(req.ret, "the second thread's post");
+	/* Both frames are in: the one posted meanwhile too. */
+	TEST_ASSERT_SUCCESS(swv_query_port_counters(t.p.d.ctx, &c), "");
+	TEST_ASSERT_EQUAL(c.rx_delivered, 2,
+			  "frames delivered by the owner's call");
+	TEST_ASSERT_SUCCESS(ti_check(t.p.d.rcq, 2, 100, true), "rx");
+	n = ibv_poll_cq(t.p.d.scq, 2, wc);
+	TEST_ASSERT_EQUAL(n, 2, "send completions");
+	TEST_ASSERT(wc[0].wr_id == 200 && wc[1].wr_id == 201, "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(req.qp2), "");
+	t_port_teardown(&t.p);
+	return TEST_SUCCESS;
+}
+
 /* The ends of a pair hand frames to each other: both inline, or EXDEV. */
 static int
 test_inline_cross_model(void)
@@ -186,6 +278,7 @@ static const struct unit_test_suite inline_suite = {
 	.cases = {
 		TEST_CASE(test_inline_loop),
 		TEST_CASE(test_inline_backpressure),
+		TEST_CASE(test_inline_request),
 		TEST_CASE(test_inline_cross_model),
 		TEST_CASE(test_inline_link),
 		TEST_CASES_END(),
