@@ -1256,18 +1256,6 @@ ierrors_reached(const struct rte_eth_stats *s, uint64_t want)
 	return s->ierrors >= want;
 }
 
-/* The value of port's xstat name, or UINT64_MAX. */
-static uint64_t
-xstat_by_name(uint16_t port, const char *name)
-{
-	uint64_t id, v;
-
-	if (rte_eth_xstats_get_id_by_name(port, name, &id) != 0 ||
-	    rte_eth_xstats_get_by_id(port, &id, &v, 1) != 1)
-		return UINT64_MAX;
-	return v;
-}
-
 /*
  * Group "errors". Frames larger than port1's MTU (1500; its 2 KB buffers
  * hold what the MTU lets in) are dropped by the device before any queue,
@@ -1302,7 +1290,7 @@ test_rx_error_completions(void)
 	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
 	TEST_ASSERT_EQUAL(s.ierrors, ROUNDS * N, "ierrors");
 	TEST_ASSERT_EQUAL(s.q_errors[0], 0, "q_errors[0]: before the queue");
-	TEST_ASSERT_EQUAL(xstat_by_name(port1, "rx_mtu_dropped"), ROUNDS * N,
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "rx_mtu_dropped"), ROUNDS * N,
 			  "rx_mtu_dropped");
 	TEST_ASSERT_EQUAL(s.ipackets, 0, "ipackets");
 	TEST_ASSERT_EQUAL(s.imissed, 0, "imissed");

@@ -77,6 +77,21 @@ def events(t, mark, port):
     return t.out[mark:].count(f"Port {port}: link state change event")
 
 
+def burst(t, length):
+    """Frames of length bytes from both ports (start tx_first) for a
+    second: port 1's xstats before and after, both ports' stats."""
+    t.cmd(f"set txpkts {length}")
+    t.cmd("clear port stats all")  # xstats count from here too
+    x0 = xstats(t, 1)
+    t.cmd("start tx_first")
+    time.sleep(1)
+    t.cmd("stop")
+    x1 = xstats(t, 1)
+    s0 = tp.port_stats(t.cmd("show port stats 0"), 0) or {}
+    s1 = tp.port_stats(t.cmd("show port stats 1"), 1) or {}
+    return x0, x1, s0, s1
+
+
 def run_pair(pmd, c):
     t = tp.start_pair("lnk", pmd, ["--total-num-mbufs=8192"])
     try:
@@ -115,15 +130,7 @@ def run_pair(pmd, c):
         # io forwarding, one burst from each port: port 1 drops what
         # port 0 sends (1500 bytes), port 0 forwards port 1's burst back
         t.cmd("set fwd io")
-        t.cmd("set txpkts 1500")
-        t.cmd("clear port stats all")  # xstats count from here too
-        x0 = xstats(t, 1)
-        t.cmd("start tx_first")
-        time.sleep(1)
-        t.cmd("stop")
-        x1 = xstats(t, 1)
-        s0 = tp.port_stats(t.cmd("show port stats 0"), 0) or {}
-        s1 = tp.port_stats(t.cmd("show port stats 1"), 1) or {}
+        x0, x1, s0, s1 = burst(t, 1500)
         drop = x1.get("rx_mtu_dropped", -1) - x0.get("rx_mtu_dropped", 0)
         sent = s0.get("TX-packets", 0)
         c.check(sent > 0 and drop == sent,
@@ -131,14 +138,7 @@ def run_pair(pmd, c):
         c.check(s1.get("RX-packets") == 0 and s1.get("RX-errors") == sent,
                 f"port 1 RX-packets 0, RX-errors {s1.get('RX-errors')} == "
                 f"{sent}")
-        t.cmd("set txpkts 1422")
-        t.cmd("clear port stats all")  # xstats count from here too
-        x0 = xstats(t, 1)
-        t.cmd("start tx_first")
-        time.sleep(1)
-        t.cmd("stop")
-        x1 = xstats(t, 1)
-        s1 = tp.port_stats(t.cmd("show port stats 1"), 1) or {}
+        x0, x1, s0, s1 = burst(t, 1422)
         c.check(s1.get("RX-packets", 0) > 0,
                 f"1422-byte frames received: {s1.get('RX-packets')}")
         c.check(x1.get("rx_mtu_dropped") == x0.get("rx_mtu_dropped"),
