@@ -28,7 +28,7 @@
 #
 # Before the tests it removes what killed runs left behind: network
 # namespaces, veth ends and /dev/shm cable files named after a test's pid
-# (vba<pid>, vbrt<pid>, vbe<pid>ns, vbf<pid>ns, swverbs-shm.t<pid>-*,
+# (vba<pid>, vbrt<pid>, vbe<pid>ns, vbf<pid>ns, vbl<pid>ns, swverbs-shm.t<pid>-*,
 # swverbs-shm.tp<pid>, swverbs-shm.bench<pid>) whose process is gone.
 #
 # Environment: VBR_BUILD_DIR (default build), MESON_TEST_ARGS (extra
@@ -73,7 +73,7 @@ stale_pid() {
 	printf '%s\n' "$1" | sed -nE \
 		-e 's/^(vba|vbrt)([0-9]+)$/\2/p' \
 		-e 's/^(vba|vbrt)([0-9]+)a$/\2/p' \
-		-e 's/^(vbe|vbf)([0-9]+)(ns|0)$/\2/p' \
+		-e 's/^(vbe|vbf|vbl)([0-9]+)(ns|0)$/\2/p' \
 		-e 's/^dt([0-9]+)x[0-9]+(ns|0)$/\1/p' \
 		-e 's/^swverbs-shm\.t([0-9]+)-.*$/\1/p' \
 		-e 's/^swverbs-shm\.(tp|bench)([0-9]+)$/\2/p'

@@ -70,6 +70,18 @@ vbr_test_dev_peer(void)
 		TEST_SKIP("the device has no xstat %s", name); \
 } while (0)
 
+/** The value of the port's xstat name, or UINT64_MAX when it has none. */
+static inline uint64_t
+vbr_test_xstat(uint16_t port, const char *name)
+{
+	uint64_t id, v;
+
+	if (rte_eth_xstats_get_id_by_name(port, name, &id) != 0 ||
+	    rte_eth_xstats_get_by_id(port, &id, &v, 1) != 1)
+		return UINT64_MAX;
+	return v;
+}
+
 /*
  * The progress model the suites run their swverbs ports with:
  * VBR_TEST_PROGRESS (thread, service, inline; unset: the PMD's default,

@@ -278,6 +278,7 @@ swv_device_create_attr(const char *name, const char *wire,
 	/* Before the engine serves the device, nothing else drives the wire. */
 	dev->link = dev->wire->ops->link_up(dev->wire);
 	dev->speed = dev->wire->ops->speed_mbps(dev->wire);
+	swv_dev_mtu_sync(dev);
 	ret = swv_engine_add(attr->engine, dev);
 	if (ret != 0)
 		goto err_wire;
@@ -338,6 +339,7 @@ swv_device_rebind(const char *name)
 	SWV_STORE(&dev->removed, 0);
 	SWV_STORE(&dev->link, w->ops->link_up(w) ? 1 : 0);
 	SWV_STORE(&dev->speed, w->ops->speed_mbps(w));
+	swv_dev_mtu_sync(dev);
 	old->ops->close(old);	/* out of reach: dev->wire is w */
 	ret = swv_engine_add(dev->eng, dev);
 out:
@@ -383,6 +385,8 @@ swv_device_set_engine(const char *name, struct swv_engine *eng)
 	return ret;
 }
 
+static uint32_t dev_max_mtu(struct swv_device *dev);
+
 int
 swv_set_port_mtu(struct ibv_context *context, uint32_t mtu)
 {
@@ -393,13 +397,42 @@ swv_set_port_mtu(struct ibv_context *context, uint32_t mtu)
 		return EINVAL;
 	dev = swv_ctx_dev(context);
 	pthread_mutex_lock(&swv_lock);
-	/* An Ethernet header and two VLAN tags above the MTU. */
-	if (mtu == 0 || mtu > SWV_MAX_FRAME - 14 - 8)
+	if (mtu == 0 || mtu > dev_max_mtu(dev))
 		ret = EINVAL;
 	else if (dev->wire->ops->set_mtu != NULL)
 		ret = dev->wire->ops->set_mtu(dev->wire, mtu);
-	if (ret == 0)
+	if (ret == 0) {
 		SWV_STORE(&dev->mtu, mtu);
+		swv_dev_mtu_sync(dev);
+	}
+	pthread_mutex_unlock(&swv_lock);
+	return ret;
+}
+
+int
+swv_set_port_link(struct ibv_context *context, bool up)
+{
+	struct swv_device *dev, *peer;
+	int ret;
+
+	if (context == NULL)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	pthread_mutex_lock(&swv_lock);
+	if (dev->wire->ops->set_link == NULL) {
+		ret = EOPNOTSUPP;
+	} else {
+		ret = dev->wire->ops->set_link(dev->wire, up);
+		if (dev->wire->ops->peer != NULL)
+			peer = dev->wire->ops->peer(dev->wire);
+		else
+			peer = NULL;
+		/* No engine checks an inline device's link: now. */
+		if (ret == 0 && swv_dev_inline(dev))
+			swv_inline_link_sync(dev);
+		if (ret == 0 && peer != NULL && swv_dev_inline(peer))
+			swv_inline_link_sync(peer);
+	}
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
 }
@@ -629,6 +662,9 @@ swv_query_device_ex(struct ibv_context *context,
 	return 0;
 }
 
+/* The rate the standard query reports for a wire that gives none. */
+#define SWV_SPEED_UNKNOWN 10000
+
 /*
  * Link rate: speed_mbps as a width times a lane speed. Exact points of the
  * table map to themselves; any other rate gets the largest entry below it.
@@ -684,6 +720,29 @@ dev_mtu(struct swv_device *dev)
 	return mtu != 0 ? mtu : SWV_LOAD(&dev->mtu);
 }
 
+/* The largest MTU the port's wire takes. */
+static uint32_t
+dev_max_mtu(struct swv_device *dev)
+{
+	/* An Ethernet header and two VLAN tags above the MTU. */
+	uint32_t max = SWV_MAX_FRAME - 14 - 8;
+
+	if (dev->wire->ops->max_mtu != NULL &&
+	    dev->wire->ops->max_mtu(dev->wire) < max)
+		max = dev->wire->ops->max_mtu(dev->wire);
+	return max;
+}
+
+void
+swv_dev_mtu_sync(struct swv_device *dev)
+{
+	/*
+	 * An Ethernet header and two VLAN tags (QinQ), as the MTU limits of
+	 * the wires count them: a frame the largest MTU allows fits.
+	 */
+	SWV_STORE(&dev->rx_max_frame, dev_mtu(dev) + 14 + 8);
+}
+
 int
 swv_query_port(struct ibv_context *context, uint8_t port_num,
 	       struct ibv_port_attr *port_attr)
@@ -700,13 +759,15 @@ swv_query_port(struct ibv_context *context, uint8_t port_num,
 		swv_inline_link(dev);	/* no engine checks it: now */
 	up = SWV_LOAD(&dev->link) != 0;
 	speed = SWV_LOAD(&dev->speed);
+	if (speed == 0)
+		speed = SWV_SPEED_UNKNOWN;
 	for (i = 0; i < sizeof(swv_rates) / sizeof(swv_rates[0]); i++)
 		if (speed >= swv_rates[i].mbps)
 			r = i;
 	memset(port_attr, 0, sizeof(*port_attr));
 	port_attr->state = up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
 	port_attr->phys_state = up ? 5 : 3;	/* LinkUp : Disabled */
-	port_attr->max_mtu = IBV_MTU_4096;
+	port_attr->max_mtu = swv_active_mtu(dev_max_mtu(dev));
 	port_attr->active_mtu = swv_active_mtu(dev_mtu(dev));
 	port_attr->gid_tbl_len = 1;
 	port_attr->pkey_tbl_len = 1;
@@ -714,6 +775,39 @@ swv_query_port(struct ibv_context *context, uint8_t port_num,
 	port_attr->link_layer = IBV_LINK_LAYER_ETHERNET;
 	port_attr->active_width = swv_rates[r].width;
 	port_attr->active_speed = swv_rates[r].speed;
+	return 0;
+}
+
+int
+swv_query_port_ex(struct ibv_context *context, uint8_t port_num,
+		  struct swv_port_attr_ex *attr)
+{
+	struct swv_port_attr_ex r;
+	struct swv_device *dev;
+	uint32_t mask;
+	int ret;
+
+	if (context == NULL || attr == NULL || port_num != 1)
+		return EINVAL;
+	mask = attr->comp_mask;
+	if ((mask & ~SWV_QUERY_PORT_EX_MASK) != 0)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	memset(&r, 0, sizeof(r));
+	ret = swv_query_port(context, port_num, &r.std);
+	if (ret != 0)
+		return ret;
+	if (mask & SWV_QUERY_PORT_EX_SPEED_MBPS) {
+		r.speed_mbps = SWV_LOAD(&dev->speed);
+		if (r.speed_mbps == 0)
+			return ENOSYS;	/* the interface does not say */
+	}
+	if (mask & SWV_QUERY_PORT_EX_ETH_MTU)
+		r.eth_mtu = dev_mtu(dev);
+	if (mask & SWV_QUERY_PORT_EX_ETH_MAX_MTU)
+		r.eth_max_mtu = dev_max_mtu(dev);
+	r.comp_mask = mask;
+	*attr = r;
 	return 0;
 }
 
@@ -746,6 +840,7 @@ swv_query_port_counters(struct ibv_context *context,
 	c->rx_errors = SWV_LOAD(&s->rx_errors);
 	c->rx_dropped = SWV_LOAD(&s->rx_dropped);
 	c->rx_runts = SWV_LOAD(&s->rx_runts);
+	c->rx_mtu_dropped = SWV_LOAD(&s->rx_mtu_dropped);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	c->rx_frames = SWV_LOAD(&s->rx_frames);
 	c->rx_bytes = SWV_LOAD(&s->rx_bytes);

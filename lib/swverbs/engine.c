@@ -106,6 +106,7 @@ publish_counters(struct swv_device *dev)
 	SWV_STORE(&c->rx_errors, c->rx_errors + a->rx_errors);
 	SWV_STORE(&c->rx_dropped, c->rx_dropped + a->rx_dropped);
 	SWV_STORE(&c->rx_runts, c->rx_runts + a->rx_runts);
+	SWV_STORE(&c->rx_mtu_dropped, c->rx_mtu_dropped + a->rx_mtu_dropped);
 	memset(a, 0, sizeof(*a));
 	dev->acc_dirty = false;
 }
@@ -160,6 +161,7 @@ swv_link_check(struct swv_device *dev, uint64_t now)
 		up = 0;
 	else
 		SWV_STORE(&dev->speed, wire->ops->speed_mbps(wire));
+	swv_dev_mtu_sync(dev);	/* an MTU set from outside (ip link) */
 	if (up != SWV_LOAD(&dev->link)) {
 		SWV_STORE(&dev->link, up);
 		swv_device_event(dev, up ? IBV_EVENT_PORT_ACTIVE :

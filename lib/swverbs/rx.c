@@ -2,7 +2,7 @@
 
 /*
  * Wire Rx, the device side of a wire: a frame from the wire is checked
- * (runts), parsed once, looked up in the steering table, then its rule's
+ * (runts, frames above the MTU), parsed once, looked up in the steering table, then its rule's
  * actions apply (sniffer copies, COUNT, DROP) and it is scattered into the
  * next posted receive WQE of the rule's QP (or the WQ its RSS hash picks)
  * and completed with a CQE. Bursts are parsed, then looked up together,
@@ -225,16 +225,28 @@ rx_steered(struct swv_device *dev, const struct swv_sniff *sn,
 	rx_deliver(dev, f->qp, pkt, iov, iovcnt, len, f->tag, true);
 }
 
+/* Whether a frame of len bytes is one the port takes, by its length. */
+static inline bool
+rx_len_ok(const struct swv_device *dev, uint32_t len)
+{
+	return len >= dev->wire->min_frame &&
+	       len <= SWV_LOAD(&dev->rx_max_frame);
+}
+
 /*
- * A frame shorter than the wire's minimum (a runt) is dropped before it is
+ * A frame shorter than the wire's minimum (a runt), or longer than the MTU
+ * allows (MTU + an Ethernet header + two VLAN tags), is dropped before it is
  * parsed, counted as an Rx error, as a NIC's MAC drops it.
  */
 static inline bool
 rx_runt(struct swv_device *dev, uint32_t len)
 {
-	if (SWV_LIKELY(len >= dev->wire->min_frame))
+	if (SWV_LIKELY(rx_len_ok(dev, len)))
 		return false;
-	dev->acc.rx_runts++;
+	if (len < dev->wire->min_frame)
+		dev->acc.rx_runts++;
+	else
+		dev->acc.rx_mtu_dropped++;
 	rx_count(dev, len, &dev->acc.rx_errors, true);
 	return true;
 }
@@ -269,10 +281,10 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 	for (i = 0; i < n; i += m) {
 		m = n - i < SWV_RX_BURST ? n - i : SWV_RX_BURST;
 		for (k = 0; k < m; k++)
-			if (SWV_UNLIKELY(fr[i + k].len < dev->wire->min_frame))
+			if (SWV_UNLIKELY(!rx_len_ok(dev, fr[i + k].len)))
 				break;
 		if (SWV_UNLIKELY(k < m)) {
-			/* A runt among them: this slice frame by frame. */
+			/* A runt or giant: this slice frame by frame. */
 			for (k = 0; k < m; k++)
 				swv_device_rx(dev, fr[i + k].iov,
 					      fr[i + k].iovcnt, fr[i + k].len);

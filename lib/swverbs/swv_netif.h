@@ -57,8 +57,10 @@ swv_wire_netif(struct swv_wire *wire)
 bool swv_netif_wire_gone(struct swv_wire *wire);
 /** mtu: the interface's MTU now (ip link set mtu shows at once). */
 uint32_t swv_netif_wire_mtu(struct swv_wire *wire);
-/** speed_mbps: from ethtool, 10000 when the interface does not say. */
+/** speed_mbps: from ethtool, 0 when the interface does not say. */
 uint32_t swv_netif_wire_speed(struct swv_wire *wire);
+/** set_link: the interface's IFF_UP (SIOCSIFFLAGS). */
+int swv_netif_wire_set_link(struct swv_wire *wire, bool up);
 
 /**
  * Find @ifname: nif->ifindex and nif->ifname set, nif->fd -1.
@@ -93,8 +95,13 @@ uint32_t swv_netif_mtu(struct swv_netif *nif);
  */
 int swv_netif_set_mtu(struct swv_netif *nif, uint32_t mtu);
 
-/** Link speed in Mbit/s (10000 when the interface does not say). */
+/** Link speed in Mbit/s (0 when the interface does not say). */
 uint32_t swv_netif_speed(struct swv_netif *nif);
+/**
+ * Set or clear the interface's IFF_UP. Return: 0, ENODEV (gone), EPERM
+ * (needs CAP_NET_ADMIN), or the ioctl's errno.
+ */
+int swv_netif_set_up(struct swv_netif *nif, bool up);
 
 /**
  * The longest frame the interface sends of the one in @iov: MTU and the

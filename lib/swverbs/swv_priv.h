@@ -1132,6 +1132,12 @@ struct swv_device {
 	bool netdev;
 	uint8_t netdev_mac[6];		/**< the interface's MAC */
 	uint32_t mtu;			/**< port MTU (in-memory wires) */
+	/**
+	 * Longest frame Rx takes: the MTU, an Ethernet header and two VLAN
+	 * tags (set with the MTU; engine-read); longer ones are counted in
+	 * rx_mtu_dropped.
+	 */
+	uint32_t rx_max_frame;
 	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */
 	struct cds_list_head reg_node;	/**< registry (swv_lock) */
 	struct cds_list_head eng_node;	/**< engine list (RCU) */
@@ -1209,6 +1215,11 @@ swv_dev_dirty(struct swv_device *dev)
 
 /* device.c */
 struct swv_device *swv_ctx_dev(struct ibv_context *ctx);
+/**
+ * Set dev->rx_max_frame from the wire's MTU now (control path, or the
+ * engine's link check: an MTU set on the interface from outside).
+ */
+void swv_dev_mtu_sync(struct swv_device *dev);
 /** active_mtu for a port MTU, as mlx5 derives it from its netdev's. */
 enum ibv_mtu swv_active_mtu(uint32_t mtu);
 /** Queue an async event on every context of dev (engine thread). */

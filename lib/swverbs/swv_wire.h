@@ -98,7 +98,19 @@ struct swv_wire_ops {
 	 * Any thread; the string lives as long as the wire.
 	 */
 	const char *(*note)(struct swv_wire *wire);
-	/** Link speed in Mbit/s, for ibv_query_port. */
+	/**
+	 * Optional (NULL: the device's SWV_MAX_FRAME less an Ethernet header
+	 * and two VLAN tags): the largest MTU set_mtu() takes.
+	 */
+	uint32_t (*max_mtu)(struct swv_wire *wire);
+	/**
+	 * Optional (NULL: EOPNOTSUPP): take the link administratively up or
+	 * down (a netdev's IFF_UP; an in-memory cable end plugged or not),
+	 * so that link_up() follows on both sides. Control path, swv_lock
+	 * held. Return: 0 or a positive errno.
+	 */
+	int (*set_link)(struct swv_wire *wire, bool up);
+	/** Link speed in Mbit/s, for ibv_query_port; 0 if unknown. */
 	uint32_t (*speed_mbps)(struct swv_wire *wire);
 	/**
 	 * A file descriptor that becomes readable when frames arrive, for the

@@ -46,6 +46,7 @@
 #ifndef SWVERBS_H
 #define SWVERBS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <infiniband/verbs.h>
@@ -246,6 +247,83 @@ int swv_query_device_ex(struct ibv_context *context,
 int swv_query_port(struct ibv_context *context, uint8_t port_num,
 		   struct ibv_port_attr *port_attr);
 
+/*
+ * Extended port query (ibv_query_port_ex as its seed describes it; rdma-core
+ * has no such call). Bits of swv_port_attr_ex.comp_mask: the first 20 select
+ * the fields of struct ibv_port_attr in their order, the others fields that
+ * the standard query has no room for.
+ */
+#define SWV_QUERY_PORT_EX_STATE			(1u << 0)
+#define SWV_QUERY_PORT_EX_MAX_MTU		(1u << 1)
+#define SWV_QUERY_PORT_EX_ACTIVE_MTU		(1u << 2)
+#define SWV_QUERY_PORT_EX_GID_TBL_LEN		(1u << 3)
+#define SWV_QUERY_PORT_EX_CAP_FLAGS		(1u << 4)
+#define SWV_QUERY_PORT_EX_MAX_MSG_SZ		(1u << 5)
+#define SWV_QUERY_PORT_EX_BAD_PKEY_CNTR		(1u << 6)
+#define SWV_QUERY_PORT_EX_QKEY_VIOL_CNTR	(1u << 7)
+#define SWV_QUERY_PORT_EX_PKEY_TBL_LEN		(1u << 8)
+#define SWV_QUERY_PORT_EX_LID			(1u << 9)
+#define SWV_QUERY_PORT_EX_SM_LID		(1u << 10)
+#define SWV_QUERY_PORT_EX_LMC			(1u << 11)
+#define SWV_QUERY_PORT_EX_MAX_VL_NUM		(1u << 12)
+#define SWV_QUERY_PORT_EX_SM_SL			(1u << 13)
+#define SWV_QUERY_PORT_EX_SUBNET_TIMEOUT	(1u << 14)
+#define SWV_QUERY_PORT_EX_INIT_TYPE_REPLY	(1u << 15)
+#define SWV_QUERY_PORT_EX_ACTIVE_WIDTH		(1u << 16)
+#define SWV_QUERY_PORT_EX_ACTIVE_SPEED		(1u << 17)
+#define SWV_QUERY_PORT_EX_PHYS_STATE		(1u << 18)
+#define SWV_QUERY_PORT_EX_LINK_LAYER		(1u << 19)
+/** The fields ibv_query_port() gives. */
+#define SWV_QUERY_PORT_EX_STD_MASK		((1u << 20) - 1)
+/** eth_mtu: the Ethernet MTU in bytes (active_mtu is an IB MTU). */
+#define SWV_QUERY_PORT_EX_ETH_MTU		(1u << 20)
+/** eth_max_mtu: the largest Ethernet MTU the wire takes, bytes. */
+#define SWV_QUERY_PORT_EX_ETH_MAX_MTU		(1u << 21)
+/** speed_mbps: the link's rate in Mbit/s (not rounded to IB rates). */
+#define SWV_QUERY_PORT_EX_SPEED_MBPS		(1u << 22)
+/** Every bit swv_query_port_ex() knows. */
+#define SWV_QUERY_PORT_EX_MASK			((1u << 23) - 1)
+
+/** What swv_query_port_ex() fills, the fields comp_mask selects. */
+struct swv_port_attr_ex {
+	struct ibv_port_attr std;	/**< the standard fields */
+	uint32_t eth_mtu;		/**< SWV_QUERY_PORT_EX_ETH_MTU */
+	uint32_t eth_max_mtu;		/**< SWV_QUERY_PORT_EX_ETH_MAX_MTU */
+	uint32_t speed_mbps;		/**< SWV_QUERY_PORT_EX_SPEED_MBPS */
+	uint32_t comp_mask;		/**< in: the fields wanted */
+};
+
+/**
+ * Query port 1 for the fields @attr->comp_mask selects. The standard
+ * fields are all filled whatever the mask (a mask of standard bits only, 0
+ * included, is swv_query_port() into @attr->std); the others only when
+ * their bit is set (zero otherwise). comp_mask is left as given. max_mtu and active_mtu
+ * are IB MTUs derived from the wire's largest and current Ethernet MTU, as
+ * mlx5 derives them from its netdev's; eth_mtu and eth_max_mtu give those
+ * in bytes; speed_mbps the rate the wire reports (ethtool on af_packet and
+ * af_xdp: a veth says 10000; 100000 on the in-memory wires).
+ *
+ * Return: 0; EINVAL (@context or @attr NULL, @port_num not 1, a bit outside
+ * SWV_QUERY_PORT_EX_MASK); ENOSYS (a field the wire cannot give: the speed
+ * of an interface whose driver reports none, e.g. a dummy or tun).
+ */
+int swv_query_port_ex(struct ibv_context *context, uint8_t port_num,
+		      struct swv_port_attr_ex *attr);
+
+/**
+ * Set the port's link administratively up or down, as `ip link set dev X
+ * up|down` on a NIC's netdev. af_packet and af_xdp: the interface's IFF_UP
+ * (SIOCSIFFLAGS), so a veth peer loses carrier too. loop and pair: the
+ * cable end is unplugged: both ends go down (the peer raises
+ * IBV_EVENT_PORT_ERR) until it is plugged back. Frames sent meanwhile are
+ * dropped and counted (tx_link_down). The port's own link event follows on
+ * its next link check. shm: EOPNOTSUPP.
+ *
+ * Return: 0, EINVAL (@context NULL), EOPNOTSUPP (the wire has no such
+ * control), EPERM (needs CAP_NET_ADMIN), ENODEV (the interface is gone).
+ */
+int swv_set_port_link(struct ibv_context *context, bool up);
+
 /**
  * The port's MAC address. Return: 0, EINVAL.
  */
@@ -283,13 +361,20 @@ struct swv_port_counters {
 	 * super-frames (af_packet).
 	 */
 	uint64_t rx_wire_errors;
+	/**
+	 * Longer than the port's MTU allows: more than MTU + 22 bytes (an
+	 * Ethernet header and two VLAN tags, no FCS), as a NIC's MRU drops
+	 * them. Also in rx_errors.
+	 */
+	uint64_t rx_mtu_dropped;
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +
  * rx_errors + rx_dropped. Copies made for SNIFFER rules are not counted.
  * Runts (below 60 bytes on a kernel wire, below an Ethernet header on an
  * in-memory one) are dropped before steering, as a NIC drops them, and
- * counted both in rx_runts and in rx_errors.
+ * counted both in rx_runts and in rx_errors; so are frames above the MTU
+ * (rx_mtu_dropped and rx_errors).
  */
 
 /**

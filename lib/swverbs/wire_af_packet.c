@@ -411,6 +411,13 @@ afp_set_mtu(struct swv_wire *wire, uint32_t mtu)
 	return swv_netif_set_mtu(&afp->nw.nif, mtu);
 }
 
+/* The largest MTU a Tx ring slot carries, with a VLAN tag. */
+static uint32_t
+afp_max_mtu(struct swv_wire *wire)
+{
+	return to_afp(wire)->tx_room - ETH_HLEN - SWV_AFP_VLAN_HLEN;
+}
+
 static int
 afp_rx_fd(struct swv_wire *wire)
 {
@@ -451,6 +458,8 @@ static const struct swv_wire_ops afp_ops = {
 	.gone = swv_netif_wire_gone,
 	.set_mtu = afp_set_mtu,
 	.mtu = swv_netif_wire_mtu,
+	.max_mtu = afp_max_mtu,
+	.set_link = swv_netif_wire_set_link,
 	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = afp_rx_fd,
 	.rx_drops = afp_rx_drops,

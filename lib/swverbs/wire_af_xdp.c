@@ -378,6 +378,13 @@ xdp_set_mtu(struct swv_wire *wire, uint32_t mtu)
 	return swv_netif_set_mtu(&x->nw.nif, mtu);
 }
 
+static uint32_t
+xdp_max_mtu(struct swv_wire *wire)
+{
+	(void)wire;
+	return xdp_mtu_max();
+}
+
 static int
 xdp_rx_fd(struct swv_wire *wire)
 {
@@ -429,6 +436,8 @@ static const struct swv_wire_ops xdp_ops = {
 	.gone = swv_netif_wire_gone,
 	.set_mtu = xdp_set_mtu,
 	.mtu = swv_netif_wire_mtu,
+	.max_mtu = xdp_max_mtu,
+	.set_link = swv_netif_wire_set_link,
 	.speed_mbps = swv_netif_wire_speed,
 	.rx_fd = xdp_rx_fd,
 	.tx_pending = xdp_tx_pending,

@@ -8,7 +8,8 @@
  * is received by the other, synchronously, on the sender's engine (both
  * ends must be served by one engine: pair_peer() lets swverbs refuse
  * others, so this never crosses threads). The link is up while both ends
- * exist.
+ * exist and neither is unplugged (swv_set_port_link()): an unplugged end
+ * takes the link down on both sides, as pulling a cable does.
  *
  * Both push frames from tx(), or a burst of them from tx_burst(), which the
  * receiving device steers together; rx_burst() has nothing to poll.
@@ -63,11 +64,16 @@ mem_rx_fd(struct swv_wire *wire)
 /*
  * loop
  */
+static bool loop_link_up(struct swv_wire *wire);
+
 static int
 loop_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	uint32_t len)
 {
-	swv_device_rx(wire->dev, iov, iovcnt, len);
+	if (SWV_LIKELY(loop_link_up(wire)))
+		swv_device_rx(wire->dev, iov, iovcnt, len);
+	else
+		swv_wire_tx_link_down(wire, len);
 	return 0;
 }
 
@@ -75,20 +81,43 @@ static void
 loop_tx_burst(struct swv_wire *wire, const struct swv_frame *fr,
 	      unsigned int n)
 {
-	swv_device_rx_burst(wire->dev, fr, n);
+	unsigned int i;
+
+	if (SWV_LIKELY(loop_link_up(wire))) {
+		swv_device_rx_burst(wire->dev, fr, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		swv_wire_tx_link_down(wire, fr[i].len);
 }
+
+/* A loop wire and its unplugged flag (swv_set_port_link()). */
+struct swv_loop {
+	struct swv_wire wire;
+	uint32_t unplugged;	/**< atomic: control path writes, engine reads */
+};
 
 static bool
 loop_link_up(struct swv_wire *wire)
 {
-	(void)wire;
-	return true;
+	struct swv_loop *l = container_of(wire, struct swv_loop, wire);
+
+	return !__atomic_load_n(&l->unplugged, __ATOMIC_RELAXED);
+}
+
+static int
+loop_set_link(struct swv_wire *wire, bool up)
+{
+	struct swv_loop *l = container_of(wire, struct swv_loop, wire);
+
+	__atomic_store_n(&l->unplugged, up ? 0 : 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static void
 loop_close(struct swv_wire *wire)
 {
-	free(wire);
+	free(container_of(wire, struct swv_loop, wire));
 }
 
 static const struct swv_wire_ops loop_ops = {
@@ -97,6 +126,7 @@ static const struct swv_wire_ops loop_ops = {
 	.tx_flush = mem_tx_flush,
 	.rx_burst = mem_rx_burst,
 	.link_up = loop_link_up,
+	.set_link = loop_set_link,
 	.speed_mbps = mem_speed,
 	.rx_fd = mem_rx_fd,
 	.close = loop_close,
@@ -105,10 +135,12 @@ static const struct swv_wire_ops loop_ops = {
 int
 swv_wire_loop_open(struct swv_device *dev, struct swv_wire **out)
 {
-	struct swv_wire *w = calloc(1, sizeof(*w));
+	struct swv_loop *l = calloc(1, sizeof(*l));
+	struct swv_wire *w;
 
-	if (w == NULL)
+	if (l == NULL)
 		return ENOMEM;
+	w = &l->wire;
 	w->ops = &loop_ops;
 	w->dev = dev;
 	w->min_frame = SWV_MEM_MIN_FRAME;
@@ -130,6 +162,7 @@ struct swv_pair_end {
 	struct swv_wire wire;
 	struct swv_cable *cable;
 	unsigned int side;
+	uint32_t unplugged;	/**< atomic: control path writes, engines read */
 };
 
 struct swv_cable {
@@ -185,6 +218,22 @@ cable_free(struct swv_cable *c)
 	free(c);
 }
 
+/*
+ * The other end when the link is up (it exists, neither end unplugged),
+ * else NULL. Inside an RCU read side.
+ */
+static struct swv_pair_end *
+pair_carrier(struct swv_pair_end *e)
+{
+	struct swv_pair_end *peer = rcu_dereference(e->cable->end[e->side ^ 1]);
+
+	if (peer == NULL ||
+	    __atomic_load_n(&e->unplugged, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&peer->unplugged, __ATOMIC_RELAXED))
+		return NULL;
+	return peer;
+}
+
 static int
 pair_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	uint32_t len)
@@ -192,11 +241,11 @@ pair_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
 	struct swv_pair_end *peer;
 
-	peer = rcu_dereference(e->cable->end[e->side ^ 1]);
+	peer = pair_carrier(e);
 	if (peer != NULL) {
 		swv_device_rx(peer->wire.dev, iov, iovcnt, len);
 	} else {
-		/* No peer: the frame leaves into an unplugged cable. */
+		/* No carrier: the frame leaves into an unplugged cable. */
 		swv_wire_tx_link_down(wire, len);
 	}
 	return 0;
@@ -210,7 +259,7 @@ pair_tx_burst(struct swv_wire *wire, const struct swv_frame *fr,
 	struct swv_pair_end *peer;
 	unsigned int i;
 
-	peer = rcu_dereference(e->cable->end[e->side ^ 1]);
+	peer = pair_carrier(e);
 	if (peer != NULL) {
 		swv_device_rx_burst(peer->wire.dev, fr, n);
 	} else {
@@ -232,7 +281,16 @@ pair_link_up(struct swv_wire *wire)
 {
 	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
 
-	return rcu_dereference(e->cable->end[e->side ^ 1]) != NULL;
+	return pair_carrier(e) != NULL;
+}
+
+static int
+pair_set_link(struct swv_wire *wire, bool up)
+{
+	struct swv_pair_end *e = container_of(wire, struct swv_pair_end, wire);
+
+	__atomic_store_n(&e->unplugged, up ? 0 : 1, __ATOMIC_RELAXED);
+	return 0;
 }
 
 static struct swv_device *
@@ -263,6 +321,7 @@ static const struct swv_wire_ops pair_ops = {
 	.tx_flush = mem_tx_flush,
 	.rx_burst = mem_rx_burst,
 	.link_up = pair_link_up,
+	.set_link = pair_set_link,
 	.note = pair_note,
 	.speed_mbps = mem_speed,
 	.rx_fd = mem_rx_fd,

@@ -181,6 +181,26 @@ swv_netif_set_mtu(struct swv_netif *nif, uint32_t mtu)
 	return 0;
 }
 
+int
+swv_netif_set_up(struct swv_netif *nif, bool up)
+{
+	struct ifreq ifr;
+	int err;
+
+	err = netif_ifr(nif, &ifr);
+	if (err != 0)
+		return err;
+	if (ioctl(nif->fd, SIOCGIFFLAGS, &ifr) != 0)
+		return errno;
+	if (up)
+		ifr.ifr_flags |= IFF_UP;
+	else
+		ifr.ifr_flags &= ~IFF_UP;
+	if (ioctl(nif->fd, SIOCSIFFLAGS, &ifr) != 0)
+		return errno;
+	return 0;
+}
+
 uint32_t
 swv_netif_speed(struct swv_netif *nif)
 {
@@ -193,7 +213,7 @@ swv_netif_speed(struct swv_netif *nif)
 		__atomic_store_n(&nif->speed, speed, __ATOMIC_RELAXED);
 	else
 		speed = __atomic_load_n(&nif->speed, __ATOMIC_RELAXED);
-	return speed != 0 ? speed : 10000;
+	return speed;
 }
 
 uint32_t
@@ -233,4 +253,10 @@ uint32_t
 swv_netif_wire_speed(struct swv_wire *wire)
 {
 	return swv_netif_speed(swv_wire_netif(wire));
+}
+
+int
+swv_netif_wire_set_link(struct swv_wire *wire, bool up)
+{
+	return swv_netif_set_up(swv_wire_netif(wire), up);
 }

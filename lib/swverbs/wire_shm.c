@@ -523,6 +523,13 @@ shm_set_mtu(struct swv_wire *wire, uint32_t mtu)
 }
 
 static uint32_t
+shm_max_mtu(struct swv_wire *wire)
+{
+	(void)wire;
+	return SWV_SHM_SLOT - 14 - 8;
+}
+
+static uint32_t
 shm_speed(struct swv_wire *wire)
 {
 	(void)wire;
@@ -576,6 +583,7 @@ static const struct swv_wire_ops shm_ops = {
 	.rx_burst = shm_rx_burst,
 	.link_up = shm_link_up,
 	.set_mtu = shm_set_mtu,
+	.max_mtu = shm_max_mtu,
 	.speed_mbps = shm_speed,
 	.rx_fd = shm_rx_fd,
 	.tx_pending = shm_tx_pending,

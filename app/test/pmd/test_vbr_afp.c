@@ -300,17 +300,6 @@ test_same_interface(void)
 	return TEST_SUCCESS;
 }
 
-static uint64_t
-xstat(uint16_t port, const char *name)
-{
-	uint64_t id, v;
-
-	if (rte_eth_xstats_get_id_by_name(port, name, &id) != 0 ||
-	    rte_eth_xstats_get_by_id(port, &id, &v, 1) != 1)
-		return UINT64_MAX;
-	return v;
-}
-
 /* Part of finding 6: frames under 60 bytes are dropped and counted. */
 static int
 test_runts(void)
@@ -324,13 +313,13 @@ test_runts(void)
 
 	TEST_ASSERT_SUCCESS(port_make("net_vbr_rt", "", &p), "probe");
 	TEST_ASSERT_SUCCESS(port_go(p, false), "start");
-	e0 = xstat(p, "rx_error_completions");
-	r0 = xstat(p, "rx_runt_frames");
+	e0 = vbr_test_xstat(p, "rx_error_completions");
+	r0 = vbr_test_xstat(p, "rx_runt_frames");
 	for (i = 0; i < RTE_DIM(sizes); i++)
 		TEST_ASSERT_SUCCESS(peer_send(sizes[i], (uint8_t)i), "");
 	n = port_recv(p, lens, 8, 300);
-	e1 = xstat(p, "rx_error_completions");
-	r1 = xstat(p, "rx_runt_frames");
+	e1 = vbr_test_xstat(p, "rx_error_completions");
+	r1 = vbr_test_xstat(p, "rx_runt_frames");
 	TEST_ASSERT_EQUAL(n, 2, "delivered");
 	TEST_ASSERT_EQUAL(lens[0], 60, "");
 	TEST_ASSERT_EQUAL(lens[1], 61, "");
@@ -366,11 +355,11 @@ test_wire_drops(void)
 	TEST_ASSERT_SUCCESS(port_go(p, false), "start");
 	VBR_TEST_NEED_XSTAT(p, "rx_wire_dropped");
 	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(p), "reset");
-	w0 = xstat(p, "rx_wire_dropped");
+	w0 = vbr_test_xstat(p, "rx_wire_dropped");
 	TEST_ASSERT_EQUAL(w0, 0, "rx_wire_dropped after reset");
 	for (i = 0; i < n; i++)
 		TEST_ASSERT_SUCCESS(peer_send(60, (uint8_t)i), "send %u", i);
-	w1 = xstat(p, "rx_wire_dropped");
+	w1 = vbr_test_xstat(p, "rx_wire_dropped");
 	TEST_ASSERT_SUCCESS(rte_eth_stats_get(p, &st), "stats");
 	printf("    %u frames sent unpolled: %" PRIu64 " dropped by the "
 	       "kernel, imissed %" PRIu64 "\n", n, w1, st.imissed);
@@ -378,16 +367,16 @@ test_wire_drops(void)
 	TEST_ASSERT_EQUAL(st.imissed, w1, "imissed holds them");
 	/* What the ring kept comes in; nothing was dropped twice. */
 	got = port_recv(p, kept, RTE_DIM(kept), 1000);
-	w2 = xstat(p, "rx_wire_dropped");
+	w2 = vbr_test_xstat(p, "rx_wire_dropped");
 	TEST_ASSERT_SUCCESS(rte_eth_stats_get(p, &st), "stats");
 	printf("    then received %u, out of buffer %" PRIu64 "\n", got,
-	       xstat(p, "rx_out_of_buffer"));
+	       vbr_test_xstat(p, "rx_out_of_buffer"));
 	TEST_ASSERT(got > 0, "frames the ring kept are received");
-	TEST_ASSERT(got + w2 + xstat(p, "rx_out_of_buffer") <= n + 16,
+	TEST_ASSERT(got + w2 + vbr_test_xstat(p, "rx_out_of_buffer") <= n + 16,
 		    "no frame counted twice");
 	TEST_ASSERT(w2 >= w1, "the count never goes back");
 	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(p), "reset");
-	TEST_ASSERT_EQUAL(xstat(p, "rx_wire_dropped"), 0, "after reset");
+	TEST_ASSERT_EQUAL(vbr_test_xstat(p, "rx_wire_dropped"), 0, "after reset");
 	TEST_ASSERT_SUCCESS(peer_send(60, 1), "send");
 	TEST_ASSERT_EQUAL(port_recv(p, lens, 4, 300), 1, "the port goes on");
 	port_drop("net_vbr_wd", p);

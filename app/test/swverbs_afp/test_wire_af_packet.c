@@ -766,6 +766,79 @@ test_link(void)
 	return TEST_SUCCESS;
 }
 
+/* The peer's carrier as its sysfs file says it: 1, 0, or -1. */
+static int
+peer_carrier(void)
+{
+	char cmd[160];
+	int c = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "ip netns exec %s cat "
+		 "/sys/class/net/%s/carrier 2>/dev/null", t_ns, t_b);
+	f = popen(cmd, "r");
+	if (f == NULL)
+		return -1;
+	if (fscanf(f, "%d", &c) != 1)
+		c = -1;
+	pclose(f);
+	return c;
+}
+
+/*
+ * set_link(): the interface's IFF_UP. Down: the link goes down on both
+ * sides (the veth peer loses carrier); up: back.
+ */
+static int
+test_set_link(void)
+{
+	uint64_t end;
+
+	TEST_ASSERT_SUCCESS(wire_open(), "");
+	TEST_ASSERT_NOT_NULL(t_wire->ops->set_link, "");
+	TEST_ASSERT_SUCCESS(wait_link(true), "link not up");
+	TEST_ASSERT_SUCCESS(t_wire->ops->set_link(t_wire, false), "");
+	TEST_ASSERT(vbr_sh("ip link show dev %s | grep -q '[<,]UP[,>]'",
+			   t_a) != 0, "IFF_UP still set");
+	TEST_ASSERT_SUCCESS(wait_link(false), "link still up");
+	end = now_ms() + 5000;
+	while (peer_carrier() != 0 && now_ms() < end)
+		usleep(10000);
+	TEST_ASSERT_EQUAL(peer_carrier(), 0, "the peer kept its carrier");
+	TEST_ASSERT_SUCCESS(t_wire->ops->set_link(t_wire, true), "");
+	TEST_ASSERT_SUCCESS(wait_link(true), "link still down");
+	TEST_ASSERT_EQUAL(peer_carrier(), 1, "the peer has no carrier");
+	wire_close();
+	return TEST_SUCCESS;
+}
+
+/*
+ * speed_mbps(): 0 for an interface whose driver reports no speed (a
+ * bridge without ports: SPEED_UNKNOWN; a dummy: no link settings), so the
+ * port query says ENOSYS for it.
+ */
+static int
+test_speed_unknown(void)
+{
+	struct swv_wire *w = NULL;
+	char name[IF_NAMESIZE];
+	int ret;
+
+	snprintf(name, sizeof(name), "vbd%d", (int)getpid() % 1000000);
+	if (vbr_sh("ip link add %s type bridge 2>/dev/null", name) != 0 &&
+	    vbr_sh("ip link add %s type dummy 2>/dev/null", name) != 0)
+		TEST_SKIP("no bridge nor dummy interfaces in this kernel");
+	vbr_sh("ip link set %s up", name);
+	ret = t_kind->open(&t_dev, name, NULL, &w);
+	if (ret == 0) {
+		TEST_ASSERT_EQUAL(w->ops->speed_mbps(w), 0, "no speed reported");
+		w->ops->close(w);
+	}
+	vbr_sh("ip link del %s", name);
+	TEST_ASSERT_SUCCESS(ret, "open on a dummy");
+	return TEST_SUCCESS;
+}
+
 /*
  * af_xdp: frames sent while the link is down are dropped and counted
  * (tx_link_down), as shm and pair do, not kept in the Tx ring to go out
@@ -1311,6 +1384,8 @@ static struct unit_test_suite afp_suite = {
 		TEST_CASE(test_no_outgoing),
 		TEST_CASE(test_tx_ring_full),
 		TEST_CASE(test_link),
+		TEST_CASE(test_set_link),
+		TEST_CASE(test_speed_unknown),
 		TEST_CASE(test_tx_link_down),
 		TEST_CASE(test_rx_csum),
 		TEST_CASE(test_jumbo),

@@ -217,6 +217,68 @@ vbr_port_set_mtu(struct vbr_priv *priv, uint16_t mtu)
 	return -ret;
 }
 
+/**
+ * link up/down: the port's netdev IFF_UP, or its in-memory cable end.
+ * Return 0 or -errno.
+ */
+int
+vbr_port_set_link(struct vbr_priv *priv, bool up)
+{
+	char why[VBR_WHY_LEN];
+	int ret;
+
+	ret = priv->glue->port_set_link(priv->ctx, up, why, sizeof(why));
+	if (ret != 0)
+		VBR_LOG(ERR, "port %u: %s", priv->dev->data->port_id, why);
+	return -ret;
+}
+
+/*
+ * The wire's MTU limits, from the extended port query: the largest frame
+ * the port takes and the MTU it starts with (the wire's own, e.g. a veth's
+ * 1500 or 9000). A device that cannot say keeps the backend's frame limit.
+ */
+static void
+vbr_port_query_mtu(struct vbr_priv *priv)
+{
+	struct vbr_glue_port_attr_ex pa;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.comp_mask = VBR_GLUE_PORT_EX_ETH_MTU | VBR_GLUE_PORT_EX_ETH_MAX_MTU;
+	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) == 0) {
+		priv->max_rx_pktlen = RTE_MIN(priv->max_rx_pktlen,
+					      pa.eth_max_mtu +
+					      VBR_ETH_OVERHEAD);
+		priv->dev->data->mtu = (uint16_t)RTE_MIN(pa.eth_mtu,
+							 (uint32_t)UINT16_MAX);
+		return;
+	}
+	/* ibverbs: no largest MTU; the netdev's own MTU still. */
+	pa.comp_mask = VBR_GLUE_PORT_EX_ETH_MTU;
+	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) == 0)
+		priv->dev->data->mtu = (uint16_t)RTE_MIN(pa.eth_mtu,
+							 (uint32_t)UINT16_MAX);
+}
+
+/**
+ * dev_start: the wire takes the port's MTU (rte_eth_dev_configure() sets
+ * it without an mtu_set call: rxmode.mtu, 1500 by default), so that its
+ * Rx drops what is above it. Nothing when the wire has it already, or
+ * cannot say. Return 0 or -errno.
+ */
+int
+vbr_port_sync_mtu(struct vbr_priv *priv)
+{
+	struct vbr_glue_port_attr_ex pa;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.comp_mask = VBR_GLUE_PORT_EX_ETH_MTU;
+	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) != 0 ||
+	    pa.eth_mtu == priv->dev->data->mtu)
+		return 0;
+	return vbr_port_set_mtu(priv, priv->dev->data->mtu);
+}
+
 /* Undo a probe, whatever point it reached. */
 static void
 vbr_release(struct vbr_priv *priv)
@@ -318,6 +380,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 	snprintf(priv->ibdev_name, sizeof(priv->ibdev_name), "%s",
 		 port.ibdev_name);
 	priv->max_rx_pktlen = port.max_frame;
+	vbr_port_query_mtu(priv);
 	ret = priv->glue->query_device_ex(priv->ctx, NULL, &priv->attr);
 	if (ret != 0) {
 		VBR_LOG(ERR, "%s: query_device_ex: %s", name, strerror(ret));

@@ -124,6 +124,8 @@ struct vbr_priv {
 int vbr_dev_close(struct rte_eth_dev *dev);
 int vbr_port_rebind(struct vbr_priv *priv);
 int vbr_port_set_mtu(struct vbr_priv *priv, uint16_t mtu);
+int vbr_port_set_link(struct vbr_priv *priv, bool up);
+int vbr_port_sync_mtu(struct vbr_priv *priv);
 
 /* vbr_ethdev.c */
 extern const struct eth_dev_ops vbr_dev_ops;

@@ -76,6 +76,28 @@ vbr_dev_configure(struct rte_eth_dev *dev)
 	return vbr_steer_rss_configure(dev->data->dev_private);
 }
 
+/*
+ * The link's rate in Mb/s from the extended port query: the device's own
+ * figure where it gives one (swverbs: the wire's; ibverbs: the netdev's),
+ * else the IB width times lane speed of the standard fields. 0: the link
+ * is down. Return 0 or a positive errno.
+ */
+static int vbr_link_speed(struct vbr_priv *priv, uint32_t *speed);
+
+/* One fixed speed, the link's (none known: any). */
+static uint32_t
+vbr_speed_capa(struct vbr_priv *priv)
+{
+	uint32_t speed = 0;
+	uint32_t capa;
+
+	if (vbr_link_speed(priv, &speed) != 0 || speed == 0)
+		return RTE_ETH_LINK_SPEED_AUTONEG;
+	capa = rte_eth_speed_bitflag(speed, RTE_ETH_LINK_FULL_DUPLEX);
+	/* A rate with no bit of its own (e.g. 3000): say only "fixed". */
+	return RTE_ETH_LINK_SPEED_FIXED | capa;
+}
+
 static int
 vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 {
@@ -117,7 +139,7 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->flow_type_rss_offloads = VBR_RSS_OFFLOADS;
 	info->hash_key_size = VBR_RSS_KEY_LEN;
 	info->reta_size = vbr_rss_reta_size(priv);
-	info->speed_capa = RTE_ETH_LINK_SPEED_FIXED;
+	info->speed_capa = vbr_speed_capa(priv);
 	info->dev_capa = RTE_ETH_DEV_CAPA_FLOW_RULE_KEEP;
 	info->default_rxportconf.ring_size = 1024;
 	info->default_txportconf.ring_size = 1024;
@@ -156,34 +178,72 @@ vbr_lanes(uint8_t active_width)
 	}
 }
 
+static int
+vbr_link_speed(struct vbr_priv *priv, uint32_t *speed)
+{
+	struct vbr_glue_port_attr_ex pa;
+	int ret;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.comp_mask = VBR_GLUE_PORT_EX_STATE | VBR_GLUE_PORT_EX_ACTIVE_WIDTH |
+		       VBR_GLUE_PORT_EX_ACTIVE_SPEED |
+		       VBR_GLUE_PORT_EX_SPEED_MBPS;
+	ret = priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa);
+	if (ret == ENOSYS) {
+		/* The device does not give its rate: the standard fields. */
+		pa.comp_mask &= ~VBR_GLUE_PORT_EX_SPEED_MBPS;
+		ret = priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa);
+		pa.speed_mbps = vbr_lane_speed(pa.std.active_speed) *
+				vbr_lanes(pa.std.active_width);
+	}
+	if (ret != 0)
+		return ret;
+	*speed = pa.std.state == IBV_PORT_ACTIVE ? pa.speed_mbps : 0;
+	return 0;
+}
+
 int
 vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
-	struct ibv_port_attr pattr;
 	struct rte_eth_link link = {
 		.link_duplex = RTE_ETH_LINK_FULL_DUPLEX,
 		.link_autoneg = RTE_ETH_LINK_AUTONEG,
 	};
+	uint32_t speed = 0;
 	int ret;
 
 	RTE_SET_USED(wait_to_complete);
-	memset(&pattr, 0, sizeof(pattr));
-	ret = priv->glue->query_port(priv->ctx, VBR_PORT_NUM, &pattr);
+	ret = vbr_link_speed(priv, &speed);
 	if (ret != 0) {
-		VBR_LOG(ERR, "port %u: query_port: %s", dev->data->port_id,
+		VBR_LOG(ERR, "port %u: query_port_ex: %s", dev->data->port_id,
 			strerror(ret));
 		return -ret;
 	}
-	if (pattr.state == IBV_PORT_ACTIVE) {
+	if (speed != 0) {
 		link.link_status = RTE_ETH_LINK_UP;
-		link.link_speed = vbr_lane_speed(pattr.active_speed) *
-				  vbr_lanes(pattr.active_width);
+		link.link_speed = speed;
 	} else {
 		link.link_status = RTE_ETH_LINK_DOWN;
 		link.link_speed = RTE_ETH_SPEED_NUM_NONE;
 	}
 	return rte_eth_linkstatus_set(dev, &link);
+}
+
+/*
+ * Link up/down: the device's (swverbs: the wire's) administrative state.
+ * The LSC event follows from the device's port event, as for a cable.
+ */
+static int
+vbr_dev_set_link_up(struct rte_eth_dev *dev)
+{
+	return vbr_port_set_link(dev->data->dev_private, true);
+}
+
+static int
+vbr_dev_set_link_down(struct rte_eth_dev *dev)
+{
+	return vbr_port_set_link(dev->data->dev_private, false);
 }
 
 static int
@@ -195,6 +255,9 @@ vbr_dev_start(struct rte_eth_dev *dev)
 
 	/* A deleted and re-created interface: bind the new one. */
 	ret = vbr_port_rebind(priv);
+	if (ret != 0)
+		return ret;
+	ret = vbr_port_sync_mtu(priv);
 	if (ret != 0)
 		return ret;
 	ret = vbr_rxq_adjust_mtu(dev);
@@ -459,6 +522,9 @@ static const struct vbr_xstat vbr_xstats[] = {
 	{ "rx_wire_errors",
 	  offsetof(struct vbr_glue_port_counters, wire_errors),
 	  VBR_GLUE_CNT_WIRE_DROPPED },
+	{ "rx_mtu_dropped",
+	  offsetof(struct vbr_glue_port_counters, mtu_dropped),
+	  VBR_GLUE_CNT_MTU_DROPPED },
 };
 
 /* Read the device counters; all zero when the device has none. */
@@ -585,10 +651,12 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	stats->imissed = c.out_of_buffer - priv->cnt_base.out_of_buffer +
 			 c.wire_dropped - priv->cnt_base.wire_dropped;
 	/*
-	 * Runts, and frames the wire could not hand over: errors of the
-	 * port's MAC, before any queue.
+	 * Runts, frames above the MTU, and frames the wire could not hand
+	 * over: errors of the port's MAC (a frame's length), before any
+	 * queue; imissed is for frames lost for want of room.
 	 */
 	stats->ierrors += c.runts - priv->cnt_base.runts +
+			  c.mtu_dropped - priv->cnt_base.mtu_dropped +
 			  c.wire_errors - priv->cnt_base.wire_errors;
 	/*
 	 * Frames the queues sent into a link that was down: dropped by the
@@ -697,6 +765,8 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.dev_close = vbr_dev_close,
 	.dev_infos_get = vbr_dev_infos_get,
 	.link_update = vbr_link_update,
+	.dev_set_link_up = vbr_dev_set_link_up,
+	.dev_set_link_down = vbr_dev_set_link_down,
 	.promiscuous_enable = vbr_promiscuous_enable,
 	.promiscuous_disable = vbr_promiscuous_disable,
 	.allmulticast_enable = vbr_allmulticast_enable,

@@ -12,6 +12,12 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <infiniband/verbs.h>
 
@@ -41,10 +47,9 @@ vbr_ibv_query_port(struct ibv_context *context, uint8_t port_num,
 	return ibv_query_port(context, port_num, port_attr);
 }
 
-/* Path of the first network interface of the device, in sysfs. */
+/* Name of the first network interface of the device (sysfs). */
 static int
-vbr_ibv_netdev_path(struct ibv_context *context, const char *leaf,
-		    char *path, size_t size)
+vbr_ibv_netdev_name(struct ibv_context *context, char name[IF_NAMESIZE])
 {
 	char dir[PATH_MAX];
 	struct dirent *e;
@@ -56,15 +61,130 @@ vbr_ibv_netdev_path(struct ibv_context *context, const char *leaf,
 	if (d == NULL)
 		return errno;
 	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= IF_NAMESIZE)
 			continue;
-		if ((size_t)snprintf(path, size, "%s/%s/%s", dir, e->d_name,
-				     leaf) >= size)
-			continue;
+		memcpy(name, e->d_name, strlen(e->d_name) + 1);
 		ret = 0;
 		break;
 	}
 	closedir(d);
+	return ret;
+}
+
+/* Path of the first network interface of the device, in sysfs. */
+static int
+vbr_ibv_netdev_path(struct ibv_context *context, const char *leaf,
+		    char *path, size_t size)
+{
+	char name[IF_NAMESIZE];
+	int ret;
+
+	ret = vbr_ibv_netdev_name(context, name);
+	if (ret != 0)
+		return ret;
+	if ((size_t)snprintf(path, size, "/sys/class/net/%s/%s", name,
+			     leaf) >= size)
+		return ENAMETOOLONG;
+	return 0;
+}
+
+/* A number from the netdev's sysfs leaf; ENOSYS if it has none (-1). */
+static int
+vbr_ibv_netdev_read(struct ibv_context *context, const char *leaf,
+		    uint32_t *value)
+{
+	char path[PATH_MAX];
+	long v;
+	FILE *f;
+	int ret;
+
+	ret = vbr_ibv_netdev_path(context, leaf, path, sizeof(path));
+	if (ret != 0)
+		return ret;
+	f = fopen(path, "r");
+	if (f == NULL)
+		return ENOSYS;
+	ret = fscanf(f, "%ld", &v);
+	fclose(f);
+	if (ret != 1 || v <= 0 || v > UINT32_MAX)
+		return ENOSYS;	/* e.g. speed of a link that is down */
+	*value = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * The seed's rules: standard bits only, the standard query; unknown bits
+ * EINVAL; the MTU and speed in their units from the netdev (sysfs); the
+ * largest MTU is not there (netlink's IFLA_MAX_MTU): ENOSYS.
+ */
+static int
+vbr_ibv_query_port_ex(struct ibv_context *context, uint8_t port_num,
+		      struct vbr_glue_port_attr_ex *attr)
+{
+	uint32_t mask = attr->comp_mask;
+	int ret;
+
+	if ((mask & ~VBR_GLUE_PORT_EX_MASK) != 0)
+		return EINVAL;
+	if (mask & VBR_GLUE_PORT_EX_ETH_MAX_MTU)
+		return ENOSYS;
+	ret = ibv_query_port(context, port_num, &attr->std);
+	if (ret != 0)
+		return ret;
+	attr->eth_mtu = 0;
+	attr->eth_max_mtu = 0;
+	attr->speed_mbps = 0;
+	if (mask & VBR_GLUE_PORT_EX_ETH_MTU) {
+		ret = vbr_ibv_netdev_read(context, "mtu", &attr->eth_mtu);
+		if (ret != 0)
+			return ret;
+	}
+	if (mask & VBR_GLUE_PORT_EX_SPEED_MBPS) {
+		ret = vbr_ibv_netdev_read(context, "speed", &attr->speed_mbps);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* A request on the device's netdev, as ip(8) makes it. */
+static int
+vbr_ibv_netdev_ioctl(struct ibv_context *context, unsigned long req,
+		     struct ifreq *ifr)
+{
+	int fd, ret = 0;
+
+	ret = vbr_ibv_netdev_name(context, ifr->ifr_name);
+	if (ret != 0)
+		return ret;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return errno;
+	if (ioctl(fd, req, ifr) != 0)
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+static int
+vbr_ibv_port_set_link(struct ibv_context *context, int up, char *why,
+		      size_t len)
+{
+	struct ifreq ifr;
+	int ret;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ret = vbr_ibv_netdev_ioctl(context, SIOCGIFFLAGS, &ifr);
+	if (ret == 0) {
+		if (up)
+			ifr.ifr_flags |= IFF_UP;
+		else
+			ifr.ifr_flags &= ~IFF_UP;
+		ret = vbr_ibv_netdev_ioctl(context, SIOCSIFFLAGS, &ifr);
+	}
+	if (ret != 0)
+		snprintf(why, len, "setting the device's netdev %s %s: %s",
+			 ifr.ifr_name, up ? "up" : "down", strerror(ret));
 	return ret;
 }
 
@@ -101,6 +221,35 @@ vbr_ibv_query_port_mac(struct ibv_context *context, uint8_t mac[6])
 /** Largest frame of a hardware port: a 9000-byte MTU jumbo frame. */
 #define VBR_IBV_MAX_FRAME 9018
 
+/*
+ * libibverbs lists no device at all when the kernel has no RDMA support:
+ * say so, and why, rather than its errno (ENOSYS).
+ */
+static void
+vbr_ibv_why_none(int err, const char *name, char *why, size_t len)
+{
+	struct stat st;
+	size_t at;
+
+	if (err != ENOSYS && err != ENODEV)
+		return;
+	if (stat("/sys/class/infiniband", &st) == 0) {
+		if (err != ENODEV || strstr(why, "there are none") == NULL)
+			return;
+		at = strlen(why);
+		snprintf(why + at, len - at, " (the kernel has RDMA support "
+			 "but no RDMA device: is the NIC's RDMA driver, e.g. "
+			 "mlx5_ib, loaded? ibv_devices lists them)");
+		return;
+	}
+	snprintf(why, len, "ibverbs: no verbs device named %s; there are "
+		 "none: /sys/class/infiniband is missing (no RDMA support in "
+		 "the kernel: load ib_uverbs and the NIC's RDMA driver, e.g. "
+		 "mlx5_ib); without a NIC use wire=loop|pair:<name>|"
+		 "shm:<name>|af_packet:<ifname>|af_xdp:<ifname>[:<queue>]",
+		 name);
+}
+
 static int
 vbr_ibv_port_open(const struct vbr_glue_port_conf *conf,
 		  struct vbr_glue_port *port, char *why, size_t len)
@@ -114,8 +263,10 @@ vbr_ibv_port_open(const struct vbr_glue_port_conf *conf,
 	}
 	ret = vbr_glue_open_named(&vbr_glue_ibv, conf->target, &port->ctx,
 				  why, len);
-	if (ret != 0)
+	if (ret != 0) {
+		vbr_ibv_why_none(ret, conf->target, why, len);
 		return ret;
+	}
 	port->max_frame = VBR_IBV_MAX_FRAME;
 	return 0;
 }
@@ -139,15 +290,21 @@ vbr_ibv_port_rebind(struct ibv_context *context, char *why, size_t len)
 	return 0;
 }
 
+/* The netdev's MTU (SIOCSIFMTU), as the mlx5 PMD sets it. */
 static int
 vbr_ibv_port_set_mtu(struct ibv_context *context, uint32_t mtu, char *why,
 		     size_t len)
 {
-	(void)context;
-	(void)mtu;
-	(void)why;
-	(void)len;
-	return 0;
+	struct ifreq ifr;
+	int ret;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_mtu = (int)mtu;
+	ret = vbr_ibv_netdev_ioctl(context, SIOCSIFMTU, &ifr);
+	if (ret != 0)
+		snprintf(why, len, "MTU %u on the device's netdev %s: %s",
+			 mtu, ifr.ifr_name, strerror(ret));
+	return ret;
 }
 
 static int
@@ -396,4 +553,6 @@ const struct vbr_glue vbr_glue_ibv = {
 	.poll_cq_burst = vbr_ibv_poll_cq_burst,
 	.post_wq_recv_burst = vbr_ibv_post_wq_recv_burst,
 	.post_send_burst = vbr_ibv_post_send_burst,
+	.query_port_ex = vbr_ibv_query_port_ex,
+	.port_set_link = vbr_ibv_port_set_link,
 };

@@ -62,6 +62,7 @@ struct vbr_glue_port_counters {
 	uint64_t wire_dropped;	/**< the wire's ring full before the device */
 	uint64_t wire_errors;	/**< frames the wire could not hand over */
 	uint32_t valid;		/**< VBR_GLUE_CNT_* the device counts */
+	uint64_t mtu_dropped;	/**< received frames above the MTU */
 };
 
 /* Bits of vbr_glue_port_counters.valid. */
@@ -72,6 +73,33 @@ struct vbr_glue_port_counters {
 #define VBR_GLUE_CNT_RUNTS		(1u << 4)
 #define VBR_GLUE_CNT_TX_LINK_DOWN	(1u << 5)
 #define VBR_GLUE_CNT_WIRE_DROPPED	(1u << 6)
+#define VBR_GLUE_CNT_MTU_DROPPED	(1u << 7)
+
+/*
+ * query_port_ex (seed 002; rdma-core has no such call): comp_mask selects
+ * fields. The first 20 bits are the fields of struct ibv_port_attr in their
+ * order (IBV_QUERY_PORT_EX_STATE ... _LINK_LAYER in the seed); the others
+ * are fields the standard query has no room for.
+ */
+#define VBR_GLUE_PORT_EX_STATE		(1u << 0)
+#define VBR_GLUE_PORT_EX_ACTIVE_WIDTH	(1u << 16)
+#define VBR_GLUE_PORT_EX_ACTIVE_SPEED	(1u << 17)
+/** The standard fields: ibv_query_port() gives them. */
+#define VBR_GLUE_PORT_EX_STD_MASK	((1u << 20) - 1)
+#define VBR_GLUE_PORT_EX_ETH_MTU	(1u << 20) /**< eth_mtu */
+#define VBR_GLUE_PORT_EX_ETH_MAX_MTU	(1u << 21) /**< eth_max_mtu */
+#define VBR_GLUE_PORT_EX_SPEED_MBPS	(1u << 22) /**< speed_mbps */
+/** Every bit query_port_ex() knows. */
+#define VBR_GLUE_PORT_EX_MASK		((1u << 23) - 1)
+
+/** What query_port_ex() fills. */
+struct vbr_glue_port_attr_ex {
+	struct ibv_port_attr std;	/**< the standard fields */
+	uint32_t eth_mtu;		/**< Ethernet MTU, bytes */
+	uint32_t eth_max_mtu;		/**< largest Ethernet MTU, bytes */
+	uint32_t speed_mbps;		/**< link rate, Mbit/s */
+	uint32_t comp_mask;		/**< in: the fields wanted */
+};
 
 /** One devarg of a port, as given. */
 struct vbr_glue_arg {
@@ -203,6 +231,23 @@ struct vbr_glue {
 					const uint64_t *wr_id,
 					const struct ibv_sge *sge,
 					const uint8_t *signaled);
+	/*
+	 * Port attributes and link control (seed 002).
+	 */
+	/**
+	 * Query the fields attr->comp_mask selects; the standard ones are all
+	 * filled. Return: 0; EINVAL (unknown bits, bad port); ENOSYS (a field
+	 * the device cannot give); or the standard query's errno.
+	 */
+	int (*query_port_ex)(struct ibv_context *context, uint8_t port_num,
+			     struct vbr_glue_port_attr_ex *attr);
+	/**
+	 * Take the port's link administratively up or down (its netdev's
+	 * IFF_UP; an in-memory cable end). 0 or a positive errno, with a
+	 * sentence in why[len].
+	 */
+	int (*port_set_link)(struct ibv_context *context, int up, char *why,
+			     size_t len);
 };
 
 /**
@@ -228,9 +273,17 @@ vbr_glue_open_named(const struct vbr_glue *glue, const char *name,
 		if (strcmp(glue->get_device_name(list[i]), name) == 0)
 			break;
 	if (i == n) {
-		snprintf(why, len, "%s: no verbs device named %s (%d devices)",
-			 glue->name, name, n);
+		size_t at;
+
 		ret = ENODEV;
+		at = (size_t)snprintf(why, len, "%s: no verbs device named %s; ",
+				      glue->name, name);
+		if (n == 0 && at < len)
+			snprintf(why + at, len - at, "there are none");
+		for (i = 0; i < n && at < len; i++)
+			at += (size_t)snprintf(why + at, len - at, "%s%s",
+					       i == 0 ? "there are: " : ", ",
+					       glue->get_device_name(list[i]));
 	} else {
 		*ctx = glue->open_device(list[i]);
 		if (*ctx == NULL) {

@@ -8,6 +8,7 @@
  * choose from.
  */
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -746,11 +747,64 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 	counters->tx_link_down_bytes = c.tx_link_down_bytes;
 	counters->wire_dropped = c.rx_wire_dropped;
 	counters->wire_errors = c.rx_wire_errors;
+	counters->mtu_dropped = c.rx_mtu_dropped;
 	counters->valid = VBR_GLUE_CNT_OUT_OF_BUFFER | VBR_GLUE_CNT_NO_MATCH |
 			  VBR_GLUE_CNT_RX_ERRORS | VBR_GLUE_CNT_DROPPED |
 			  VBR_GLUE_CNT_RUNTS | VBR_GLUE_CNT_TX_LINK_DOWN |
-			  VBR_GLUE_CNT_WIRE_DROPPED;
+			  VBR_GLUE_CNT_WIRE_DROPPED | VBR_GLUE_CNT_MTU_DROPPED;
 	return 0;
+}
+
+/* The glue's bits are swverbs' (both follow the seed's order). */
+static_assert(VBR_GLUE_PORT_EX_STD_MASK == SWV_QUERY_PORT_EX_STD_MASK &&
+	      VBR_GLUE_PORT_EX_ETH_MTU == SWV_QUERY_PORT_EX_ETH_MTU &&
+	      VBR_GLUE_PORT_EX_ETH_MAX_MTU == SWV_QUERY_PORT_EX_ETH_MAX_MTU &&
+	      VBR_GLUE_PORT_EX_SPEED_MBPS == SWV_QUERY_PORT_EX_SPEED_MBPS &&
+	      VBR_GLUE_PORT_EX_MASK == SWV_QUERY_PORT_EX_MASK,
+	      "query_port_ex bits differ");
+
+static int
+vbr_sw_query_port_ex(struct ibv_context *context, uint8_t port_num,
+		     struct vbr_glue_port_attr_ex *attr)
+{
+	struct swv_port_attr_ex a;
+	int ret;
+
+	memset(&a, 0, sizeof(a));
+	a.comp_mask = attr->comp_mask;
+	ret = swv_query_port_ex(context, port_num, &a);
+	if (ret != 0)
+		return ret;
+	attr->std = a.std;
+	attr->eth_mtu = a.eth_mtu;
+	attr->eth_max_mtu = a.eth_max_mtu;
+	attr->speed_mbps = a.speed_mbps;
+	return 0;
+}
+
+static int
+vbr_sw_port_set_link(struct ibv_context *context, int up, char *why,
+		     size_t len)
+{
+	int ret = swv_set_port_link(context, up != 0);
+
+	switch (ret) {
+	case 0:
+		break;
+	case EOPNOTSUPP:
+		snprintf(why, len, "the wire has no link control (a shm "
+			 "cable: detach its other end instead)");
+		break;
+	case EPERM:
+		snprintf(why, len, "setting the interface %s needs "
+			 "CAP_NET_ADMIN", up ? "up" : "down");
+		break;
+	default:
+		snprintf(why, len, "link %s: %s", up ? "up" : "down",
+			 strerror(ret));
+		break;
+	}
+	return ret;
 }
 
 static const struct vbr_glue vbr_glue_swverbs = {
@@ -794,6 +848,8 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.poll_cq_burst = swv_poll_cq_burst,
 	.post_wq_recv_burst = swv_post_wq_recv_burst,
 	.post_send_burst = swv_post_send_burst,
+	.query_port_ex = vbr_sw_query_port_ex,
+	.port_set_link = vbr_sw_port_set_link,
 };
 
 /* Loaded once; handles stay open for the life of the process. */
