@@ -425,18 +425,18 @@ test_wire_errors(void)
 		ret = -1;
 	rte_eth_stats_get(p, &st);
 	printf("    rx_wire_errors %" PRIu64 ", ierrors %" PRIu64
-	       ", rx_wire_dropped %" PRIu64 "\n", xstat(p, "rx_wire_errors"),
-	       st.ierrors, xstat(p, "rx_wire_dropped"));
+	       ", rx_wire_dropped %" PRIu64 "\n", vbr_test_xstat(p, "rx_wire_errors"),
+	       st.ierrors, vbr_test_xstat(p, "rx_wire_dropped"));
 	vbr_sh("ip link set %s mtu 1500; ip -n %s link set %s mtu 1500", t_a,
 	       t_ns, t_b);
 	TEST_ASSERT_SUCCESS(ret, "the big frame sent, the next one received");
 	TEST_ASSERT_EQUAL(lens[0], 100, "the next frame is the one received");
-	TEST_ASSERT_EQUAL(xstat(p, "rx_wire_errors"), 1, "the big frame");
+	TEST_ASSERT_EQUAL(vbr_test_xstat(p, "rx_wire_errors"), 1, "the big frame");
 	TEST_ASSERT_EQUAL(st.ierrors, 1, "ierrors holds it");
-	TEST_ASSERT_EQUAL(xstat(p, "rx_wire_dropped"), 0, "no ring drop");
+	TEST_ASSERT_EQUAL(vbr_test_xstat(p, "rx_wire_dropped"), 0, "no ring drop");
 	TEST_ASSERT_EQUAL(st.ipackets, 1, "ipackets");
 	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(p), "reset");
-	TEST_ASSERT_EQUAL(xstat(p, "rx_wire_errors"), 0, "after reset");
+	TEST_ASSERT_EQUAL(vbr_test_xstat(p, "rx_wire_errors"), 0, "after reset");
 	port_drop("net_vbr_we", p);
 	return TEST_SUCCESS;
 }
