@@ -59,6 +59,7 @@
 #include <string.h>
 
 #include <rte_flow_driver.h>
+#include <rte_malloc.h>
 
 #include "vbr.h"
 #include "vbr_steer.h"
@@ -492,6 +493,105 @@ vbr_steer_tag_count(struct vbr_priv *priv, const struct rte_flow *flow,
 				 __ATOMIC_RELEASE);
 }
 
+/** The port's Rx action table (vbr_rxtx.h), made on first use. */
+struct vbr_rx_act_table *
+vbr_rx_act_table_get(struct vbr_priv *priv)
+{
+	struct vbr_rx_act_table *t = priv->rx_act;
+
+	if (t != NULL)
+		return t;
+	t = rte_zmalloc_socket("vbr_rx_act", sizeof(*t), 0,
+			       priv->dev->device->numa_node);
+	if (t != NULL)
+		__atomic_store_n(&priv->rx_act, t, __ATOMIC_RELEASE);
+	return t;
+}
+
+/*
+ * An entry of the Rx action table saying act: a tag freed before, or the
+ * next one (its page made on first use). 0 and *tag, or a negative errno.
+ */
+static int
+vbr_steer_tag_get(struct vbr_priv *priv, uint64_t act, uint32_t *tag)
+{
+	struct vbr_rx_act_table *t = vbr_rx_act_table_get(priv);
+	uint64_t **page;
+	uint32_t n;
+
+	if (t == NULL)
+		return -ENOMEM;
+	if (priv->nb_tags_free > 0) {
+		n = priv->tags_free[--priv->nb_tags_free];
+	} else {
+		if (priv->next_tag == 0)
+			priv->next_tag = 1;	/* 0 is "no tag" */
+		if (priv->next_tag > VBR_RX_TAG_MAX)
+			return -ENOSPC;
+		n = priv->next_tag;
+	}
+	page = &t->page[n / VBR_RX_ACT_PAGE];
+	if (*page == NULL) {
+		uint64_t *p = rte_zmalloc_socket("vbr_rx_act_page",
+			VBR_RX_ACT_PAGE * sizeof(uint64_t), 0,
+			priv->dev->device->numa_node);
+
+		if (p == NULL) {
+			if (n != priv->next_tag)
+				priv->nb_tags_free++;
+			return -ENOMEM;
+		}
+		__atomic_store_n(page, p, __ATOMIC_RELEASE);
+	}
+	if (n == priv->next_tag)
+		priv->next_tag++;
+	__atomic_store_n(&(*page)[n % VBR_RX_ACT_PAGE], act,
+			 __ATOMIC_RELEASE);
+	*tag = n;
+	return 0;
+}
+
+/* Clear the entry of a tag whose rule is off the device; keep it to reuse. */
+static void
+vbr_steer_tag_put(struct vbr_priv *priv, uint32_t tag)
+{
+	struct vbr_rx_act_table *t = priv->rx_act;
+
+	if (tag == 0)
+		return;
+	__atomic_store_n(&t->page[tag / VBR_RX_ACT_PAGE][tag %
+			 VBR_RX_ACT_PAGE], 0, __ATOMIC_RELEASE);
+	if (priv->nb_tags_free == priv->tags_free_size) {
+		uint32_t size = RTE_MAX(priv->tags_free_size * 2, 64u);
+		uint32_t *f = realloc(priv->tags_free, size * sizeof(*f));
+
+		if (f == NULL)
+			return;	/* the tag is not reused */
+		priv->tags_free = f;
+		priv->tags_free_size = size;
+	}
+	priv->tags_free[priv->nb_tags_free++] = tag;
+}
+
+/* At close: the table, its pages, the free tags. */
+static void
+vbr_steer_tags_release(struct vbr_priv *priv)
+{
+	struct vbr_rx_act_table *t = priv->rx_act;
+	unsigned int i;
+
+	if (t != NULL)
+		for (i = 0; i < VBR_RX_ACT_PAGES; i++)
+			rte_free(t->page[i]);
+	rte_free(t);
+	priv->rx_act = NULL;
+	free(priv->tags_free);
+	priv->tags_free = NULL;
+	priv->nb_tags_free = 0;
+	priv->tags_free_size = 0;
+	priv->next_tag = 0;
+}
+
 /* Let go of the rule's counters and ageing; it is off the device. */
 static void
 vbr_steer_count_put(struct vbr_priv *priv, struct rte_flow *flow)
@@ -573,7 +673,7 @@ vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	memset(flow, 0, attr_off);
 	flow->owner = priv;
 	flow->magic = VBR_FLOW_MAGIC;
-	flow->tag = d->tag;
+	flow->rx_act = d->rx_act;
 	flow->fate = d->fate;
 	flow->count = d->count;
 	flow->level = d->u.attr.priority;
@@ -601,6 +701,8 @@ vbr_steer_free(struct vbr_priv *priv, struct rte_flow *flow)
 		priv->nb_user_flows--;
 		vbr_steer_tag_count(priv, flow, -1);
 	}
+	vbr_steer_tag_put(priv, flow->tag);
+	vbr_mtr_rule_put(flow->mtr);
 	vbr_steer_count_put(priv, flow);
 	vbr_rss_put(priv, flow->rss);
 	/* Volatile: a store just before free() is otherwise dropped, and a
@@ -617,15 +719,23 @@ vbr_steer_free(struct vbr_priv *priv, struct rte_flow *flow)
  * NULL with *error set.
  */
 struct rte_flow *
-vbr_steer_rule_create(struct vbr_priv *priv, const struct vbr_flow_desc *d,
+vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 		      struct rte_flow_error *error)
 {
 	struct vbr_rss *rss = NULL;
+	struct vbr_mtr *mtr = NULL;
 	struct rte_flow *flow;
 	uint64_t types = 0;
 	size_t own_off;
+	int ret;
 
 	pthread_mutex_lock(&priv->flow_lock);
+	/* A metered rule with no fate of its own takes its policy's. */
+	if ((d->rx_act & VBR_RX_ACT_METER) != 0) {
+		mtr = vbr_mtr_rule_get(priv, d, error);
+		if (mtr == NULL)
+			goto error;
+	}
 	if (d->fate == VBR_FLOW_FATE_QUEUE || d->fate == VBR_FLOW_FATE_RSS) {
 		rss = vbr_rss_get(priv, d->queues, d->nb_queues,
 				  d->has_key ? d->rss_key : NULL,
@@ -648,6 +758,21 @@ vbr_steer_rule_create(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	}
 	flow->rss = rss;
 	flow->tier = VBR_STEER_TIER_USER;
+	flow->mtr = mtr;
+	mtr = NULL;
+	if (d->rx_act != 0) {
+		ret = vbr_steer_tag_get(priv, d->rx_act, &flow->tag);
+		if (ret != 0) {
+			rte_flow_error_set(error, -ret,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				ret == -ENOSPC ? "vbr: no free flow tag "
+				"(16777215 rules with mark, flag or meter)" :
+				"vbr: no memory for the Rx action table");
+			goto error_free;
+		}
+		vbr_flow_spec_set_tag((uint8_t *)flow->attr + d->tag_off,
+				      flow->tag);
+	}
 	if (vbr_steer_count_get(priv, flow, d, own_off != 0 ?
 				RTE_PTR_ADD(flow, own_off) : NULL,
 				error) != 0)
@@ -664,9 +789,12 @@ vbr_steer_rule_create(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	return flow;
 error_free:
 	vbr_steer_count_put(priv, flow);
+	vbr_steer_tag_put(priv, flow->tag);
+	vbr_mtr_rule_put(flow->mtr);
 	vbr_rss_put(priv, flow->rss);
 	free(flow);
 error:
+	vbr_mtr_rule_put(mtr);
 	pthread_mutex_unlock(&priv->flow_lock);
 	return NULL;
 }
@@ -1142,6 +1270,8 @@ vbr_steer_release(struct vbr_priv *priv)
 		vbr_count_fini(priv, &priv->vlan_drop);
 	priv->vlan_drop_cnt = 0;
 	vbr_rss_release(priv);
+	vbr_mtr_release(priv);
+	vbr_steer_tags_release(priv);
 	pthread_mutex_unlock(&priv->flow_lock);
 	pthread_mutex_destroy(&priv->flow_lock);
 	priv->flow_lock_init = 0;
