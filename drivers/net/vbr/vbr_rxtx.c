@@ -396,8 +396,9 @@ struct vbr_rx_cqes {
 /*
  * Hand out the frames of completions [0, k) of c into pkts (tg not NULL:
  * c->tag was read, and each frame's tag goes to tg[] next to it); put the
- * slots to repost in rep[], but a slot whose new buffer has no lkey (cannot happen after setup). One-buffer slots, all fresh
- * buffers in one take: the common case. Return: the frames handed out;
+ * slots to repost in rep[], but a slot whose new buffer has no lkey
+ * (cannot happen after setup). One-buffer slots, all fresh buffers in one
+ * take: the common case. Return: the frames handed out;
  * their bytes go to *bytes, the slots to repost to *nrep.
  */
 static inline uint16_t
