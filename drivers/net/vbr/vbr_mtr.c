@@ -25,6 +25,8 @@
  *   tables and meter chaining are refused.
  * - A disabled meter colours every frame green (pass-through of a
  *   colour-blind meter) and counts it.
+ * - stats_mask: the eight RTE_MTR_STATS_* bits; others are ignored (the
+ *   usual 0xffff means all).
  *
  * Everything here runs under the port's flow_lock, as the rules that name
  * the meters do.
@@ -45,6 +47,13 @@
 #include "vbr.h"
 #include "vbr_mtr.h"
 #include "vbr_utils.h"
+
+/** Every count a meter keeps; other stats_mask bits are ignored. */
+#define VBR_MTR_STATS_ALL (RTE_MTR_STATS_N_PKTS_GREEN | \
+	RTE_MTR_STATS_N_PKTS_YELLOW | RTE_MTR_STATS_N_PKTS_RED | \
+	RTE_MTR_STATS_N_PKTS_DROPPED | RTE_MTR_STATS_N_BYTES_GREEN | \
+	RTE_MTR_STATS_N_BYTES_YELLOW | RTE_MTR_STATS_N_BYTES_RED | \
+	RTE_MTR_STATS_N_BYTES_DROPPED)
 
 /** Frames a queue's hand-off ring holds. */
 #define VBR_MTR_RING_SIZE 1024
@@ -186,11 +195,7 @@ vbr_mtr_capabilities_get(struct rte_eth_dev *dev,
 	cap->trtcm_rfc2698_packet_mode_supported = 1;
 	cap->trtcm_rfc4115_byte_mode_supported = 1;
 	cap->trtcm_rfc4115_packet_mode_supported = 1;
-	cap->stats_mask = RTE_MTR_STATS_N_PKTS_GREEN |
-		RTE_MTR_STATS_N_PKTS_YELLOW | RTE_MTR_STATS_N_PKTS_RED |
-		RTE_MTR_STATS_N_PKTS_DROPPED | RTE_MTR_STATS_N_BYTES_GREEN |
-		RTE_MTR_STATS_N_BYTES_YELLOW | RTE_MTR_STATS_N_BYTES_RED |
-		RTE_MTR_STATS_N_BYTES_DROPPED;
+	cap->stats_mask = VBR_MTR_STATS_ALL;
 	return 0;
 }
 
@@ -590,10 +595,6 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 		return -rte_mtr_error_set(error, ENOTSUP,
 			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
 			"vbr: meter: vlan_table: meters are colour-blind");
-	if (params->stats_mask & ~(uint64_t)UINT8_MAX)
-		return -rte_mtr_error_set(error, ENOTSUP,
-			RTE_MTR_ERROR_TYPE_STATS_MASK, NULL,
-			"vbr: meter: stats_mask has unknown bits");
 	pthread_mutex_lock(&priv->flow_lock);
 	mp = vbr_mtr_port(priv);
 	if (mp == NULL) {
@@ -642,7 +643,7 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 		goto out;
 	}
 	m->id = id;
-	m->stats_mask = params->stats_mask;
+	m->stats_mask = params->stats_mask & VBR_MTR_STATS_ALL;
 	m->policy = pol;
 	pol->refs++;
 	memcpy(m->rt->act, pol->act, sizeof(pol->act));
@@ -801,14 +802,10 @@ vbr_mtr_stats_update(struct rte_eth_dev *dev, uint32_t id,
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_mtr *m;
 
-	if (stats_mask & ~(uint64_t)UINT8_MAX)
-		return -rte_mtr_error_set(error, ENOTSUP,
-			RTE_MTR_ERROR_TYPE_STATS_MASK, NULL,
-			"vbr: meter: stats_mask has unknown bits");
 	m = vbr_mtr_lock_find(priv, id, error);
 	if (m == NULL)
 		return -ENOENT;
-	m->stats_mask = stats_mask;
+	m->stats_mask = stats_mask & VBR_MTR_STATS_ALL;
 	pthread_mutex_unlock(&priv->flow_lock);
 	return 0;
 }
