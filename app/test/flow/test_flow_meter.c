@@ -356,38 +356,12 @@ static struct rte_mempool *mp;
 static uint16_t port0, port1;
 static struct rte_ether_addr mac0, mac1;
 
-/* A UDP frame of len bytes (no FCS) to port 1, the length in byte 60. */
+/* A UDP frame of len bytes (no FCS) to port 1. */
 static struct rte_mbuf *
 mk_frame(uint16_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
-	struct rte_ether_hdr *eh;
-	struct rte_ipv4_hdr *ip;
-	struct rte_udp_hdr *udp;
-
-	if (m == NULL)
-		return NULL;
-	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, len);
-	if (eh == NULL) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
-	memset(eh, 0, len);
-	eh->dst_addr = mac1;
-	eh->src_addr = mac0;
-	eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	ip = (struct rte_ipv4_hdr *)(eh + 1);
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->total_length = rte_cpu_to_be_16(len - sizeof(*eh));
-	ip->src_addr = rte_cpu_to_be_32(IP4(10, 0, 0, 1));
-	ip->dst_addr = rte_cpu_to_be_32(IP4(10, 0, 1, 1));
-	udp = (struct rte_udp_hdr *)(ip + 1);
-	udp->src_port = RTE_BE16(1000);
-	udp->dst_port = RTE_BE16(53);
-	udp->dgram_len = rte_cpu_to_be_16(len - sizeof(*eh) - sizeof(*ip));
-	return m;
+	return vbr_test_udp4(mp, &mac1, &mac0, IP4(10, 0, 0, 1),
+			     IP4(10, 0, 1, 1), 1000, 53, len);
 }
 
 /* What came on port 1's queues. */
@@ -734,6 +708,47 @@ test_errors(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A meter made again takes the slot of the one destroyed: fresh counts and
+ * full buckets, the same colours.
+ */
+static int
+test_recreate(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	struct rte_mtr_params params = {
+		.meter_profile_id = PROF_TR, .meter_policy_id = POL_QQD,
+		.meter_enable = 1, .stats_mask = UINT64_MAX,
+	};
+	struct rte_mtr_error err;
+	struct rte_flow_error ferr;
+	struct rte_mtr_stats st;
+	struct rte_flow *f;
+	struct got g;
+
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "traffic");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	TEST_ASSERT_SUCCESS(rte_mtr_destroy(port1, MTR, &err), "destroy: %s",
+			    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_stats_read(port1, MTR, &st, NULL, 0, &err),
+			  -ENOENT, "gone");
+	TEST_ASSERT_SUCCESS(rte_mtr_create(port1, MTR, &params, 0, &err),
+			    "create again: %s", err.message);
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "traffic");
+	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours");
+	TEST_ASSERT_SUCCESS(stats(&st, 0), "stats");
+	TEST_ASSERT_SUCCESS(check_stats(&st), "fresh counts");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	return TEST_SUCCESS;
+}
+
 static int
 mtr_setup(void)
 {
@@ -809,6 +824,7 @@ static const struct unit_test_suite packet_suite = {
 		TEST_CASE(test_colours),
 		TEST_CASE(test_lifecycle),
 		TEST_CASE(test_profile_update),
+		TEST_CASE(test_recreate),
 		TEST_CASE(test_errors),
 		TEST_CASES_END(),
 	},

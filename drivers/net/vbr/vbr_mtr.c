@@ -58,27 +58,30 @@
 /** Frames a queue's hand-off ring holds. */
 #define VBR_MTR_RING_SIZE 1024
 
+/** What profiles, policies and meters have in common: a list, an id. */
+struct vbr_mtr_obj {
+	TAILQ_ENTRY(vbr_mtr_obj) next;	/**< in its list of the port */
+	uint32_t id;			/**< rte_mtr id */
+	uint32_t refs;			/**< users: meters, or rules */
+};
+
+TAILQ_HEAD(vbr_mtr_list, vbr_mtr_obj);
+
 struct vbr_mtr_profile {
-	TAILQ_ENTRY(vbr_mtr_profile) next;	/**< in the port's list */
-	uint32_t id;			/**< rte_mtr profile id */
-	uint32_t refs;			/**< meters using it */
+	struct vbr_mtr_obj obj;		/**< id; refs: meters using it */
 	unsigned int used:1;		/**< ever used: kept until close */
 	struct rte_mtr_meter_profile params;	/**< as added */
 	struct vbr_mtr_prm prm;		/**< as rte_meter runs it */
 };
 
 struct vbr_mtr_policy {
-	TAILQ_ENTRY(vbr_mtr_policy) next;	/**< in the port's list */
-	uint32_t id;			/**< rte_mtr policy id */
-	uint32_t refs;			/**< meters using it */
+	struct vbr_mtr_obj obj;		/**< id; refs: meters using it */
 	struct vbr_mtr_pact act[RTE_COLORS];	/**< per colour */
 };
 
 struct vbr_mtr {
-	TAILQ_ENTRY(vbr_mtr) next;	/**< in the port's list */
-	uint32_t id;			/**< rte_mtr meter id */
+	struct vbr_mtr_obj obj;		/**< id; refs: rules naming it */
 	uint32_t slot;			/**< in the Rx action table's mtr[] */
-	uint32_t rules;			/**< rules naming it */
 	uint64_t stats_mask;		/**< RTE_MTR_STATS_* reported */
 	struct vbr_mtr_profile *profile; /**< its profile */
 	struct vbr_mtr_policy *policy;	/**< its policy */
@@ -86,16 +89,56 @@ struct vbr_mtr {
 	struct vbr_mtr_cnt base;	/**< counts at the last clear */
 };
 
+/** A kind of object: its list in the port, and how errors name it. */
+enum vbr_mtr_kind {
+	VBR_MTR_PROFILE,
+	VBR_MTR_POLICY,
+	VBR_MTR_METER,
+	VBR_MTR_KINDS,
+};
+
 /** A port's meters (vbr_priv.mtr). */
 struct vbr_mtr_port {
-	TAILQ_HEAD(, vbr_mtr_profile) profiles;	/**< by add order */
-	TAILQ_HEAD(, vbr_mtr_profile) retired;	/**< deleted, once used */
-	TAILQ_HEAD(, vbr_mtr_policy) policies;	/**< by add order */
-	TAILQ_HEAD(, vbr_mtr) meters;	/**< by create order */
-	uint32_t nb_meters;		/**< entries of meters */
+	struct vbr_mtr_list objs[VBR_MTR_KINDS]; /**< by kind, add order */
+	struct vbr_mtr_list retired;	/**< deleted profiles once used */
 	uint32_t nb_free;		/**< entries of free_slots */
 	uint32_t next_slot;		/**< slots [0, next_slot) were used */
 	uint32_t *free_slots;		/**< slots to reuse (runtime kept) */
+};
+
+/* How an error names each kind. */
+static const struct {
+	enum rte_mtr_error_type type;	/**< the object */
+	enum rte_mtr_error_type id_type; /**< its id */
+	const char *exists;		/**< EEXIST */
+	const char *none;		/**< ENOENT */
+	const char *busy;		/**< EBUSY */
+	const char *nomem;		/**< ENOMEM */
+} vbr_mtr_kinds[VBR_MTR_KINDS] = {
+	[VBR_MTR_PROFILE] = {
+		RTE_MTR_ERROR_TYPE_METER_PROFILE,
+		RTE_MTR_ERROR_TYPE_METER_PROFILE_ID,
+		"vbr: meter profile id already in use",
+		"vbr: no meter profile with this id",
+		"vbr: meter profile in use by a meter",
+		"vbr: no memory for the meter profile",
+	},
+	[VBR_MTR_POLICY] = {
+		RTE_MTR_ERROR_TYPE_METER_POLICY,
+		RTE_MTR_ERROR_TYPE_METER_POLICY_ID,
+		"vbr: meter policy id already in use",
+		"vbr: no meter policy with this id",
+		"vbr: meter policy in use by a meter",
+		"vbr: no memory for the meter policy",
+	},
+	[VBR_MTR_METER] = {
+		RTE_MTR_ERROR_TYPE_MTR_PARAMS,
+		RTE_MTR_ERROR_TYPE_MTR_ID,
+		"vbr: meter id already in use",
+		"vbr: no meter with this id",
+		"vbr: meter in use by a flow rule",
+		"vbr: no memory for the meter",
+	},
 };
 
 /* Messages with values: rte_mtr_error keeps the pointer, not a copy. */
@@ -122,51 +165,104 @@ vbr_mtr_port(struct vbr_priv *priv)
 	mp = calloc(1, sizeof(*mp));
 	if (mp == NULL)
 		return NULL;
-	TAILQ_INIT(&mp->profiles);
+	for (unsigned int k = 0; k < VBR_MTR_KINDS; k++)
+		TAILQ_INIT(&mp->objs[k]);
 	TAILQ_INIT(&mp->retired);
-	TAILQ_INIT(&mp->policies);
-	TAILQ_INIT(&mp->meters);
 	priv->mtr = mp;
 	return mp;
+}
+
+/* The object of kind k with this id, or NULL. */
+static struct vbr_mtr_obj *
+vbr_mtr_obj_find(struct vbr_mtr_port *mp, enum vbr_mtr_kind k, uint32_t id)
+{
+	struct vbr_mtr_obj *o;
+
+	if (mp == NULL)
+		return NULL;
+	TAILQ_FOREACH(o, &mp->objs[k], next)
+		if (o->id == id)
+			return o;
+	return NULL;
 }
 
 static struct vbr_mtr_profile *
 vbr_mtr_profile_find(struct vbr_mtr_port *mp, uint32_t id)
 {
-	struct vbr_mtr_profile *p;
+	struct vbr_mtr_obj *o = vbr_mtr_obj_find(mp, VBR_MTR_PROFILE, id);
 
-	if (mp == NULL)
-		return NULL;
-	TAILQ_FOREACH(p, &mp->profiles, next)
-		if (p->id == id)
-			return p;
-	return NULL;
+	return o != NULL ? container_of(o, struct vbr_mtr_profile, obj) : NULL;
 }
 
 static struct vbr_mtr_policy *
 vbr_mtr_policy_find(struct vbr_mtr_port *mp, uint32_t id)
 {
-	struct vbr_mtr_policy *p;
+	struct vbr_mtr_obj *o = vbr_mtr_obj_find(mp, VBR_MTR_POLICY, id);
 
-	if (mp == NULL)
-		return NULL;
-	TAILQ_FOREACH(p, &mp->policies, next)
-		if (p->id == id)
-			return p;
-	return NULL;
+	return o != NULL ? container_of(o, struct vbr_mtr_policy, obj) : NULL;
 }
 
 static struct vbr_mtr *
 vbr_mtr_find(struct vbr_mtr_port *mp, uint32_t id)
 {
-	struct vbr_mtr *m;
+	struct vbr_mtr_obj *o = vbr_mtr_obj_find(mp, VBR_MTR_METER, id);
 
-	if (mp == NULL)
+	return o != NULL ? container_of(o, struct vbr_mtr, obj) : NULL;
+}
+
+/*
+ * A new zeroed object of kind k, size bytes, with this id, not yet in its
+ * list. Holds flow_lock. NULL with *error set (EEXIST, ENOMEM).
+ */
+static struct vbr_mtr_obj *
+vbr_mtr_obj_new(struct vbr_priv *priv, enum vbr_mtr_kind k, uint32_t id,
+		size_t size, struct rte_mtr_error *error)
+{
+	struct vbr_mtr_port *mp = vbr_mtr_port(priv);
+	struct vbr_mtr_obj *o;
+
+	if (mp == NULL) {
+		rte_mtr_error_set(error, ENOMEM, RTE_MTR_ERROR_TYPE_UNSPECIFIED,
+				  NULL, "vbr: no memory for meters");
 		return NULL;
-	TAILQ_FOREACH(m, &mp->meters, next)
-		if (m->id == id)
-			return m;
-	return NULL;
+	}
+	if (vbr_mtr_obj_find(mp, k, id) != NULL) {
+		rte_mtr_error_set(error, EEXIST, vbr_mtr_kinds[k].id_type,
+				  NULL, vbr_mtr_kinds[k].exists);
+		return NULL;
+	}
+	o = calloc(1, size);
+	if (o == NULL) {
+		rte_mtr_error_set(error, ENOMEM, vbr_mtr_kinds[k].type, NULL,
+				  vbr_mtr_kinds[k].nomem);
+		return NULL;
+	}
+	o->id = id;
+	return o;
+}
+
+/*
+ * Take the object of kind k with this id out of its list, unless in use.
+ * Holds flow_lock. NULL with *error set (ENOENT, EBUSY).
+ */
+static struct vbr_mtr_obj *
+vbr_mtr_obj_take(struct vbr_priv *priv, enum vbr_mtr_kind k, uint32_t id,
+		 struct rte_mtr_error *error)
+{
+	struct vbr_mtr_obj *o = vbr_mtr_obj_find(priv->mtr, k, id);
+
+	if (o == NULL) {
+		rte_mtr_error_set(error, ENOENT, vbr_mtr_kinds[k].id_type,
+				  NULL, vbr_mtr_kinds[k].none);
+		return NULL;
+	}
+	if (o->refs != 0) {
+		rte_mtr_error_set(error, EBUSY, vbr_mtr_kinds[k].id_type,
+				  NULL, vbr_mtr_kinds[k].busy);
+		return NULL;
+	}
+	TAILQ_REMOVE(&priv->mtr->objs[k], o, next);
+	return o;
 }
 
 static int
@@ -243,42 +339,23 @@ vbr_mtr_profile_add(struct rte_eth_dev *dev, uint32_t id,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_mtr_profile *p;
+	struct vbr_mtr_obj *o;
 	struct vbr_mtr_prm prm;
-	struct vbr_mtr_port *mp;
 	int ret;
 
 	ret = vbr_mtr_profile_check(params, &prm, error);
 	if (ret != 0)
 		return ret;
 	pthread_mutex_lock(&priv->flow_lock);
-	mp = vbr_mtr_port(priv);
-	if (mp == NULL) {
-		ret = -rte_mtr_error_set(error, ENOMEM,
-			RTE_MTR_ERROR_TYPE_UNSPECIFIED, NULL,
-			"vbr: no memory for meters");
-		goto out;
+	o = vbr_mtr_obj_new(priv, VBR_MTR_PROFILE, id, sizeof(*p), error);
+	if (o != NULL) {
+		p = container_of(o, struct vbr_mtr_profile, obj);
+		p->params = *params;
+		p->prm = prm;
+		TAILQ_INSERT_TAIL(&priv->mtr->objs[VBR_MTR_PROFILE], o, next);
 	}
-	if (vbr_mtr_profile_find(mp, id) != NULL) {
-		ret = -rte_mtr_error_set(error, EEXIST,
-			RTE_MTR_ERROR_TYPE_METER_PROFILE_ID, NULL,
-			"vbr: meter profile id already in use");
-		goto out;
-	}
-	p = calloc(1, sizeof(*p));
-	if (p == NULL) {
-		ret = -rte_mtr_error_set(error, ENOMEM,
-			RTE_MTR_ERROR_TYPE_METER_PROFILE, NULL,
-			"vbr: no memory for the meter profile");
-		goto out;
-	}
-	p->id = id;
-	p->params = *params;
-	p->prm = prm;
-	TAILQ_INSERT_TAIL(&mp->profiles, p, next);
-	ret = 0;
-out:
 	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
+	return o != NULL ? 0 : -rte_errno;
 }
 
 static int
@@ -286,29 +363,17 @@ vbr_mtr_profile_delete(struct rte_eth_dev *dev, uint32_t id,
 		       struct rte_mtr_error *error)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
-	struct vbr_mtr_profile *p;
-	int ret = 0;
+	struct vbr_mtr_obj *o;
 
 	pthread_mutex_lock(&priv->flow_lock);
-	p = vbr_mtr_profile_find(priv->mtr, id);
-	if (p == NULL) {
-		ret = -rte_mtr_error_set(error, ENOENT,
-			RTE_MTR_ERROR_TYPE_METER_PROFILE_ID, NULL,
-			"vbr: no meter profile with this id");
-	} else if (p->refs != 0) {
-		ret = -rte_mtr_error_set(error, EBUSY,
-			RTE_MTR_ERROR_TYPE_METER_PROFILE_ID, NULL,
-			"vbr: meter profile in use by a meter");
-	} else {
-		TAILQ_REMOVE(&priv->mtr->profiles, p, next);
-		/* A lcore may still read it through an old record. */
-		if (p->used)
-			TAILQ_INSERT_TAIL(&priv->mtr->retired, p, next);
-		else
-			free(p);
-	}
+	o = vbr_mtr_obj_take(priv, VBR_MTR_PROFILE, id, error);
+	/* A lcore may still read a profile once used through an old record. */
+	if (o != NULL && container_of(o, struct vbr_mtr_profile, obj)->used)
+		TAILQ_INSERT_TAIL(&priv->mtr->retired, o, next);
+	else
+		free(o);
 	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
+	return o != NULL ? 0 : -rte_errno;
 }
 
 /* One colour's actions of a policy. 0 or a negative errno, *error set. */
@@ -436,41 +501,22 @@ vbr_mtr_policy_add(struct rte_eth_dev *dev, uint32_t id,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_mtr_pact act[RTE_COLORS];
-	struct vbr_mtr_policy *p;
-	struct vbr_mtr_port *mp;
+	struct vbr_mtr_obj *o;
 	int ret;
 
 	ret = vbr_mtr_policy_parse(policy, act, error);
 	if (ret != 0)
 		return ret;
 	pthread_mutex_lock(&priv->flow_lock);
-	mp = vbr_mtr_port(priv);
-	if (mp == NULL) {
-		ret = -rte_mtr_error_set(error, ENOMEM,
-			RTE_MTR_ERROR_TYPE_UNSPECIFIED, NULL,
-			"vbr: no memory for meters");
-		goto out;
+	o = vbr_mtr_obj_new(priv, VBR_MTR_POLICY, id,
+			    sizeof(struct vbr_mtr_policy), error);
+	if (o != NULL) {
+		memcpy(container_of(o, struct vbr_mtr_policy, obj)->act, act,
+		       sizeof(act));
+		TAILQ_INSERT_TAIL(&priv->mtr->objs[VBR_MTR_POLICY], o, next);
 	}
-	if (vbr_mtr_policy_find(mp, id) != NULL) {
-		ret = -rte_mtr_error_set(error, EEXIST,
-			RTE_MTR_ERROR_TYPE_METER_POLICY_ID, NULL,
-			"vbr: meter policy id already in use");
-		goto out;
-	}
-	p = calloc(1, sizeof(*p));
-	if (p == NULL) {
-		ret = -rte_mtr_error_set(error, ENOMEM,
-			RTE_MTR_ERROR_TYPE_METER_POLICY, NULL,
-			"vbr: no memory for the meter policy");
-		goto out;
-	}
-	p->id = id;
-	memcpy(p->act, act, sizeof(act));
-	TAILQ_INSERT_TAIL(&mp->policies, p, next);
-	ret = 0;
-out:
 	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
+	return o != NULL ? 0 : -rte_errno;
 }
 
 static int
@@ -478,25 +524,13 @@ vbr_mtr_policy_delete(struct rte_eth_dev *dev, uint32_t id,
 		      struct rte_mtr_error *error)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
-	struct vbr_mtr_policy *p;
-	int ret = 0;
+	struct vbr_mtr_obj *o;
 
 	pthread_mutex_lock(&priv->flow_lock);
-	p = vbr_mtr_policy_find(priv->mtr, id);
-	if (p == NULL) {
-		ret = -rte_mtr_error_set(error, ENOENT,
-			RTE_MTR_ERROR_TYPE_METER_POLICY_ID, NULL,
-			"vbr: no meter policy with this id");
-	} else if (p->refs != 0) {
-		ret = -rte_mtr_error_set(error, EBUSY,
-			RTE_MTR_ERROR_TYPE_METER_POLICY_ID, NULL,
-			"vbr: meter policy in use by a meter");
-	} else {
-		TAILQ_REMOVE(&priv->mtr->policies, p, next);
-		free(p);
-	}
+	o = vbr_mtr_obj_take(priv, VBR_MTR_POLICY, id, error);
+	free(o);
 	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
+	return o != NULL ? 0 : -rte_errno;
 }
 
 /* The Rx action table, made on first use. Holds flow_lock. */
@@ -527,10 +561,14 @@ vbr_mtr_rt_get(struct vbr_priv *priv, struct vbr_mtr_port *mp,
 	if (t == NULL)
 		return -ENOMEM;
 	if (mp->nb_free > 0) {
+		/*
+		 * A frame of a rule gone may still be coloured here: the
+		 * records keep a valid profile (vbr_mtr_use_profile() then
+		 * publishes the new one); only the counts start again.
+		 */
 		m->slot = mp->free_slots[--mp->nb_free];
 		rt = t->mtr[m->slot];
-		memset(rt, 0, vbr_mtr_rt_size(nslots));
-		vbr_mtr_rt_init(rt, nslots);
+		memset(rt->cnt, 0, nslots * sizeof(rt->cnt[0]));
 		m->rt = rt;
 		return 0;
 	}
@@ -559,7 +597,7 @@ vbr_mtr_rt_put(struct vbr_mtr_port *mp, struct vbr_mtr *m)
 static void
 vbr_mtr_use_profile(struct vbr_mtr *m, struct vbr_mtr_profile *p)
 {
-	p->refs++;
+	p->obj.refs++;
 	p->used = 1;
 	m->profile = p;
 	vbr_mtr_rt_reset(m->rt, vbr_mtr_ctrl_slot(), &p->prm, rte_rdtsc());
@@ -574,6 +612,7 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 	struct vbr_mtr_profile *prof;
 	struct vbr_mtr_policy *pol;
 	struct vbr_mtr_port *mp;
+	struct vbr_mtr_obj *o;
 	struct vbr_mtr *m;
 	int ret;
 
@@ -596,19 +635,7 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
 			"vbr: meter: vlan_table: meters are colour-blind");
 	pthread_mutex_lock(&priv->flow_lock);
-	mp = vbr_mtr_port(priv);
-	if (mp == NULL) {
-		ret = -rte_mtr_error_set(error, ENOMEM,
-			RTE_MTR_ERROR_TYPE_UNSPECIFIED, NULL,
-			"vbr: no memory for meters");
-		goto out;
-	}
-	if (vbr_mtr_find(mp, id) != NULL) {
-		ret = -rte_mtr_error_set(error, EEXIST,
-			RTE_MTR_ERROR_TYPE_MTR_ID, NULL,
-			"vbr: meter id already in use");
-		goto out;
-	}
+	mp = priv->mtr;
 	prof = vbr_mtr_profile_find(mp, params->meter_profile_id);
 	if (prof == NULL) {
 		ret = -rte_mtr_error_set(error, ENOENT,
@@ -623,15 +650,20 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 			"vbr: meter: no meter policy with this id");
 		goto out;
 	}
+	o = vbr_mtr_obj_new(priv, VBR_MTR_METER, id, sizeof(*m), error);
+	if (o == NULL) {
+		ret = -rte_errno;
+		goto out;
+	}
+	m = container_of(o, struct vbr_mtr, obj);
 	if (mp->free_slots == NULL) {
 		mp->free_slots = calloc(VBR_MTR_MAX,
 					sizeof(mp->free_slots[0]));
-		if (mp->free_slots == NULL)
+		if (mp->free_slots == NULL) {
+			free(m);
 			goto nomem;
+		}
 	}
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-		goto nomem;
 	ret = vbr_mtr_rt_get(priv, mp, m);
 	if (ret != 0) {
 		free(m);
@@ -642,16 +674,14 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 			"vbr: meter: the port holds 65536 meters at most");
 		goto out;
 	}
-	m->id = id;
 	m->stats_mask = params->stats_mask & VBR_MTR_STATS_ALL;
 	m->policy = pol;
-	pol->refs++;
+	pol->obj.refs++;
 	memcpy(m->rt->act, pol->act, sizeof(pol->act));
 	vbr_mtr_use_profile(m, prof);
 	__atomic_store_n(&m->rt->enabled, params->meter_enable != 0,
 			 __ATOMIC_RELEASE);
-	TAILQ_INSERT_TAIL(&mp->meters, m, next);
-	mp->nb_meters++;
+	TAILQ_INSERT_TAIL(&mp->objs[VBR_MTR_METER], o, next);
 	ret = 0;
 	goto out;
 nomem:
@@ -668,29 +698,20 @@ vbr_mtr_destroy(struct rte_eth_dev *dev, uint32_t id,
 		struct rte_mtr_error *error)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_obj *o;
 	struct vbr_mtr *m;
-	int ret = 0;
 
 	pthread_mutex_lock(&priv->flow_lock);
-	m = vbr_mtr_find(priv->mtr, id);
-	if (m == NULL) {
-		ret = -rte_mtr_error_set(error, ENOENT,
-			RTE_MTR_ERROR_TYPE_MTR_ID, NULL,
-			"vbr: no meter with this id");
-	} else if (m->rules != 0) {
-		ret = -rte_mtr_error_set(error, EBUSY,
-			RTE_MTR_ERROR_TYPE_MTR_ID, NULL,
-			"vbr: meter in use by a flow rule");
-	} else {
-		TAILQ_REMOVE(&priv->mtr->meters, m, next);
-		priv->mtr->nb_meters--;
-		m->profile->refs--;
-		m->policy->refs--;
+	o = vbr_mtr_obj_take(priv, VBR_MTR_METER, id, error);
+	if (o != NULL) {
+		m = container_of(o, struct vbr_mtr, obj);
+		m->profile->obj.refs--;
+		m->policy->obj.refs--;
 		vbr_mtr_rt_put(priv->mtr, m);
 		free(m);
 	}
 	pthread_mutex_unlock(&priv->flow_lock);
-	return ret;
+	return o != NULL ? 0 : -rte_errno;
 }
 
 /* The meter id, flow_lock taken; NULL with *error set and the lock off. */
@@ -756,7 +777,7 @@ vbr_mtr_profile_update(struct rte_eth_dev *dev, uint32_t id,
 			RTE_MTR_ERROR_TYPE_METER_PROFILE_ID, NULL,
 			"vbr: no meter profile with this id");
 	}
-	m->profile->refs--;
+	m->profile->obj.refs--;
 	vbr_mtr_use_profile(m, p);
 	pthread_mutex_unlock(&priv->flow_lock);
 	return 0;
@@ -779,15 +800,15 @@ vbr_mtr_policy_update(struct rte_eth_dev *dev, uint32_t id,
 		ret = -rte_mtr_error_set(error, ENOENT,
 			RTE_MTR_ERROR_TYPE_METER_POLICY_ID, NULL,
 			"vbr: no meter policy with this id");
-	} else if (m->rules != 0 && p != m->policy) {
+	} else if (m->obj.refs != 0 && p != m->policy) {
 		ret = -rte_mtr_error_set(error, EBUSY,
 			RTE_MTR_ERROR_TYPE_MTR_ID, NULL,
 			"vbr: meter in use by a flow rule: its policy decides "
 			"where the device steers the rule; destroy the rules "
 			"first");
 	} else {
-		m->policy->refs--;
-		p->refs++;
+		m->policy->obj.refs--;
+		p->obj.refs++;
 		m->policy = p;
 		memcpy(m->rt->act, p->act, sizeof(p->act));
 	}
@@ -949,7 +970,7 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 			vbr_flow_error(error, EINVAL,
 				RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
 				"vbr: meter action: policy %u sends %s frames "
-				"to queue %u, the port has %u", m->policy->id,
+				"to queue %u, the port has %u", m->policy->obj.id,
 				vbr_mtr_colour[c], a->queue, nb_rxq);
 			return NULL;
 		}
@@ -963,7 +984,7 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION, NULL,
 			       "vbr: meter action: the rule has no fate and "
 			       "policy %u sends no colour to a queue%s",
-			       m->policy->id, pass ? " (passthru needs one)" :
+			       m->policy->obj.id, pass ? " (passthru needs one)" :
 			       "");
 		return NULL;
 	}
@@ -993,7 +1014,7 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 		}
 	}
 	d->rx_act |= (uint64_t)m->slot << VBR_RX_ACT_MTR_SHIFT;
-	m->rules++;
+	m->obj.refs++;
 	return m;
 }
 
@@ -1002,7 +1023,7 @@ void
 vbr_mtr_rule_put(struct vbr_mtr *m)
 {
 	if (m != NULL)
-		m->rules--;
+		m->obj.refs--;
 }
 
 /** At close: every meter, policy, profile, and the hand-off rings. */
@@ -1011,10 +1032,8 @@ vbr_mtr_release(struct vbr_priv *priv)
 {
 	struct vbr_mtr_port *mp = priv->mtr;
 	struct vbr_rx_act_table *t = priv->rx_act;
-	struct vbr_mtr_profile *p;
-	struct vbr_mtr_policy *pol;
-	struct vbr_mtr *m;
-	unsigned int i;
+	struct vbr_mtr_obj *o;
+	unsigned int i, k;
 
 	if (t != NULL) {
 		for (i = 0; i < RTE_DIM(t->handoff); i++) {
@@ -1036,21 +1055,15 @@ vbr_mtr_release(struct vbr_priv *priv)
 	}
 	if (mp == NULL)
 		return;
-	while ((m = TAILQ_FIRST(&mp->meters)) != NULL) {
-		TAILQ_REMOVE(&mp->meters, m, next);
-		free(m);
+	for (k = 0; k < VBR_MTR_KINDS; k++) {
+		while ((o = TAILQ_FIRST(&mp->objs[k])) != NULL) {
+			TAILQ_REMOVE(&mp->objs[k], o, next);
+			free(o);
+		}
 	}
-	while ((pol = TAILQ_FIRST(&mp->policies)) != NULL) {
-		TAILQ_REMOVE(&mp->policies, pol, next);
-		free(pol);
-	}
-	while ((p = TAILQ_FIRST(&mp->profiles)) != NULL) {
-		TAILQ_REMOVE(&mp->profiles, p, next);
-		free(p);
-	}
-	while ((p = TAILQ_FIRST(&mp->retired)) != NULL) {
-		TAILQ_REMOVE(&mp->retired, p, next);
-		free(p);
+	while ((o = TAILQ_FIRST(&mp->retired)) != NULL) {
+		TAILQ_REMOVE(&mp->retired, o, next);
+		free(o);
 	}
 	free(mp->free_slots);
 	free(mp);

@@ -300,7 +300,8 @@ vbr_rx_meter(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
 		vbr_mtr_count(rt, slot, c, len, false);
 		return true;
 	}
-	r = __atomic_load_n(&t->handoff[a->queue], __ATOMIC_ACQUIRE);
+	r = likely(a->queue < RTE_DIM(t->handoff)) ?
+	    __atomic_load_n(&t->handoff[a->queue], __ATOMIC_ACQUIRE) : NULL;
 	if (likely(r != NULL) && rte_ring_mp_enqueue(r, m) == 0) {
 		vbr_mtr_count(rt, slot, c, len, false);
 		return false;
