@@ -57,6 +57,7 @@ struct vbr_rss_table;	/* vbr_rss.c */
 struct vbr_count_port;	/* vbr_count.c */
 struct vbr_mtr_port;	/* vbr_mtr.c */
 struct vbr_mtr;		/* vbr_mtr.c */
+struct vbr_tags;	/* vbr_steer.c */
 
 /**
  * What the device accepts, found by trying at probe (vbr_steer_probe()):
@@ -110,10 +111,7 @@ struct vbr_priv {
 	uint32_t flow_seq;		/**< number of the next user rule */
 	uint32_t flow_tag_rules;	/**< rules with a tag (Rx reads) */
 	struct vbr_rx_act_table *rx_act; /**< what tags mean (vbr_rxtx.h) */
-	uint32_t nb_tags_free;		/**< entries of tags_free */
-	uint32_t tags_free_size;	/**< room of tags_free */
-	uint32_t *tags_free;		/**< tags to reuse */
-	uint32_t next_tag;		/**< tags [1, next_tag) were used */
+	struct vbr_tags *tags;		/**< who uses which tag (vbr_steer.c) */
 	struct vbr_mtr_port *mtr;	/**< rte_mtr objects (vbr_mtr.c) */
 	unsigned int isolated:1;	/**< rte_flow_isolate(): no defaults */
 	unsigned int flow_lock_init:1;	/**< flow_lock initialised */

@@ -19,9 +19,10 @@ struct vbr_mtr_rt;
  * load: the mark id in bits 0-31, what the rule does in the flag bits, the
  * meter's slot above VBR_RX_ACT_MTR_SHIFT. The table grows by pages that
  * stay until the port closes, so a reader never meets freed memory; an
- * entry is set before its rule is on the device and cleared after it is
- * off. A frame received under a rule just destroyed may still meet its
- * tag's entry cleared, or reused by a newer rule.
+ * entry is set before its first rule is on the device, shared by the rules
+ * that say the same (vbr_steer.c), and kept when its last rule goes, so a
+ * frame still in a queue meets what its rule said; only a tag idle longer
+ * than any other is given new words, once the table has many idle tags.
  */
 /** The rule marks: RTE_MBUF_F_RX_FDIR_ID with the id in bits 0-31. */
 #define VBR_RX_ACT_MARK (UINT64_C(1) << 32)
@@ -150,6 +151,14 @@ struct vbr_txq {
 	uint64_t log_tsc;		/**< last recovery message */
 	uint32_t log_quiet;		/**< recoveries not logged since */
 };
+
+/** The word of the entry of tag (the tag was made: its page exists). */
+static inline uint64_t
+vbr_rx_act_word(const struct vbr_rx_act_table *t, uint32_t tag)
+{
+	return __atomic_load_n(&t->page[tag / VBR_RX_ACT_PAGE]
+			       [tag % VBR_RX_ACT_PAGE], __ATOMIC_ACQUIRE);
+}
 
 uint16_t vbr_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts);
 uint16_t vbr_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts);
