@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,10 +163,10 @@ static const char *const alg_name[] = {
  * TSC earlier), which the policer feeds rte_meter as the last time.
  */
 static int
-trace(unsigned int slots)
+trace(unsigned int slots, bool runs)
 {
 	uint64_t hz = rte_get_tsc_hz();
-	unsigned int i, k, c;
+	unsigned int i, k, c, r;
 
 	for (k = 0; k < RTE_DIM(profiles); k++) {
 		const struct rte_mtr_meter_profile *mp = &profiles[k];
@@ -180,10 +181,10 @@ trace(unsigned int slots)
 		rt = rt_new(&prm, t0);
 		TEST_ASSERT_NOT_NULL(rt, "runtime");
 		srand(k + 1);
-		for (i = 0; i < TRACE_LEN; i++) {
-			uint32_t len = 60 + rand() % 1455;
+		for (i = 0; i < TRACE_LEN; i += r) {
+			uint32_t len[32];
+			uint8_t got[32];
 			uint64_t at;
-			enum rte_color got, want;
 
 			/* Mostly back to back, sometimes a gap. */
 			if (rand() % 16 == 0)
@@ -194,23 +195,36 @@ trace(unsigned int slots)
 			if (rand() % 64 == 0 && t > t0 + 1000)
 				at = t - 1000;	/* an earlier TSC */
 			last = RTE_MAX(last, at);
-			got = vbr_mtr_color(rt, i % slots, at, len);
-			want = ref_check(&ref, last,
-					 mp->packet_mode ? 1 : len);
-			TEST_ASSERT_EQUAL(got, want, "%s%s frame %u: colour "
-					  "%d, rte_meter %d",
-					  alg_name[mp->alg], mp->packet_mode ?
-					  " packet mode" : "", i, got, want);
-			seen[got]++;
+			/* A burst's run of frames of one meter, or one. */
+			r = runs ? 1 + rand() % 32 : 1;
+			for (c = 0; c < r; c++)
+				len[c] = 60 + rand() % 1455;
+			if (runs)
+				vbr_mtr_color_n(rt, i % slots, at, len, r, got);
+			else
+				got[0] = vbr_mtr_color(rt, i % slots, at, len[0]);
+			for (c = 0; c < r; c++) {
+				enum rte_color want = ref_check(&ref, last,
+					mp->packet_mode ? 1 : len[c]);
+
+				TEST_ASSERT_EQUAL(got[c], want, "%s%s frame %u: "
+						  "colour %d, rte_meter %d",
+						  alg_name[mp->alg],
+						  mp->packet_mode ?
+						  " packet mode" : "", i + c,
+						  got[c], want);
+				seen[got[c]]++;
+			}
 		}
 		/* The trace reaches every colour, or it tests little. */
 		for (c = 0; c < RTE_COLORS; c++)
 			TEST_ASSERT(seen[c] > 0, "%s: no frame of colour %u",
 				    alg_name[mp->alg], c);
-		printf("  ok: %s%s, %u slot%s: %" PRIu64 " green, %" PRIu64
+		printf("  ok: %s%s, %u slot%s%s: %" PRIu64 " green, %" PRIu64
 		       " yellow, %" PRIu64 " red\n", alg_name[mp->alg],
 		       mp->packet_mode ? " packet mode" : "", slots,
-		       slots > 1 ? "s" : "", seen[0], seen[1], seen[2]);
+		       slots > 1 ? "s" : "", runs ? ", runs" : "", seen[0],
+		       seen[1], seen[2]);
 		free(rt);
 	}
 	return TEST_SUCCESS;
@@ -219,13 +233,20 @@ trace(unsigned int slots)
 static int
 test_trace_one_slot(void)
 {
-	return trace(1);
+	return trace(1, false);
 }
 
 static int
 test_trace_slots(void)
 {
-	return trace(NSLOTS - 1);
+	return trace(NSLOTS - 1, false);
+}
+
+/* Runs of up to 32 frames at one time, one CAS each (an Rx chunk). */
+static int
+test_trace_runs(void)
+{
+	return trace(NSLOTS - 1, true);
 }
 
 /* A new profile starts with full buckets; the old one no longer counts. */
@@ -330,6 +351,7 @@ static const struct unit_test_suite suite = {
 	.cases = {
 		TEST_CASE(test_trace_one_slot),
 		TEST_CASE(test_trace_slots),
+		TEST_CASE(test_trace_runs),
 		TEST_CASE(test_reset),
 		TEST_CASE(test_shared_exact),
 		TEST_CASES_END(),

@@ -216,34 +216,48 @@ vbr_mtr_run(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
 }
 
 /**
- * The colour of a frame of len bytes at time tsc (TSC cycles), from slot:
- * the caller's lcore's, used by no other thread at the same time.
+ * The colours c[0, n) of n frames of len[0, n) bytes, one after the other
+ * at time tsc (TSC cycles), from slot: the caller's lcore's, used by no
+ * other thread at the same time. The n frames go into the meter at once:
+ * one copy and one compare-and-swap for them all.
  */
-static inline enum rte_color
-vbr_mtr_color(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
-	      uint32_t len)
+static inline void
+vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
+		const uint32_t *len, unsigned int n, uint8_t *c)
 {
 	uint64_t cur = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
-	enum rte_color c;
 
 	for (;;) {
 		uint32_t in = (uint32_t)cur;
 		uint32_t mine = 2 * slot + (in == 2 * slot);
-		struct vbr_mtr_rec *n = &rt->rec[mine];
+		struct vbr_mtr_rec *r = &rt->rec[mine];
 		struct vbr_mtr_prm *p;
+		unsigned int i;
 		uint64_t t;
 
 		/* A copy torn by another lcore fails the CAS below. */
-		*n = rt->rec[in];
-		p = n->p;
-		t = RTE_MAX(tsc, n->last);
-		n->last = t;
-		c = vbr_mtr_run(n, p, t, p->packet_mode ? 1 : len);
+		*r = rt->rec[in];
+		p = r->p;
+		t = RTE_MAX(tsc, r->last);
+		r->last = t;
+		for (i = 0; i < n; i++)
+			c[i] = vbr_mtr_run(r, p, t, p->packet_mode ? 1 : len[i]);
 		if (__atomic_compare_exchange_n(&rt->cur, &cur,
 				(((cur >> 32) + 1) << 32) | mine, false,
 				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-			return c;
+			return;
 	}
+}
+
+/** The colour of one frame of len bytes: vbr_mtr_color_n() for one. */
+static inline enum rte_color
+vbr_mtr_color(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
+	      uint32_t len)
+{
+	uint8_t c;
+
+	vbr_mtr_color_n(rt, slot, tsc, &len, 1, &c);
+	return (enum rte_color)c;
 }
 
 /** Count a frame of colour c in slot's counts; dropped: also as dropped. */

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 #include <rte_branch_prediction.h>
@@ -244,6 +245,9 @@ vbr_rx_chain(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 	return 0;
 }
 
+/** Completions the Rx burst reads before it builds their mbufs. */
+#define VBR_RX_CHUNK 32
+
 /* The Rx action table entry of a tag (vbr_rxtx.h), 0: none. */
 static inline uint64_t
 vbr_rx_act_entry(const struct vbr_rx_act_table *t, uint32_t tag)
@@ -272,26 +276,17 @@ vbr_rx_mark(struct rte_mbuf *m, unsigned int how, uint32_t id)
 }
 
 /*
- * A metered frame: its colour, counted, and its policy's action for it.
- * Return true when the frame stays in this burst.
+ * A metered frame of colour c (len bytes), counted, and its policy's action
+ * for it. Return true when the frame stays in this burst.
  */
 static bool
-vbr_rx_meter(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
-	     uint64_t e, struct rte_mbuf *m, uint64_t tsc, unsigned int slot)
+vbr_rx_police(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
+	      struct vbr_mtr_rt *rt, struct rte_mbuf *m, enum rte_color c,
+	      uint32_t len, unsigned int slot)
 {
-	struct vbr_mtr_rt *rt;
-	const struct vbr_mtr_pact *a;
+	const struct vbr_mtr_pact *a = &rt->act[c];
 	struct rte_ring *r;
-	enum rte_color c = RTE_COLOR_GREEN;
-	uint32_t len = m->pkt_len;
 
-	rt = __atomic_load_n(&t->mtr[e >> VBR_RX_ACT_MTR_SHIFT],
-			     __ATOMIC_ACQUIRE);
-	if (unlikely(rt == NULL))
-		return true;
-	if (likely(__atomic_load_n(&rt->enabled, __ATOMIC_RELAXED)))
-		c = vbr_mtr_color(rt, slot, tsc, len);
-	a = &rt->act[c];
 	if (a->fate == VBR_MTR_FATE_DROP)
 		goto drop;
 	if (a->mark != 0)
@@ -349,42 +344,62 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 {
 	const struct vbr_rx_act_table *t =
 		__atomic_load_n(&rxq->priv->rx_act, __ATOMIC_ACQUIRE);
+	uint64_t e[VBR_RX_CHUNK];
+	uint32_t len[VBR_RX_CHUNK];
+	uint8_t col[VBR_RX_CHUNK];
 	unsigned int slot = 0;
 	uint64_t tsc = 0;
-	uint16_t i, k = 0;
+	uint16_t i, j, q, k = 0;
 
 	if (t == NULL)
 		return n;
 	for (i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		uint64_t e = tg[i] != 0 ? vbr_rx_act_entry(t, tg[i]) : 0;
+		e[i] = tg[i] != 0 ? vbr_rx_act_entry(t, tg[i]) : 0;
+		if (e[i] & VBR_RX_ACT_MARK)
+			vbr_rx_mark(pkts[i], 1, (uint32_t)e[i]);
+		else if (e[i] & VBR_RX_ACT_FLAG)
+			vbr_rx_mark(pkts[i], 2, 0);
+	}
+	for (i = 0; i < n; i = j) {
+		uint64_t mtr = e[i] >> VBR_RX_ACT_MTR_SHIFT;
+		struct vbr_mtr_rt *rt;
 
-		if (e & VBR_RX_ACT_MARK)
-			vbr_rx_mark(m, 1, (uint32_t)e);
-		else if (e & VBR_RX_ACT_FLAG)
-			vbr_rx_mark(m, 2, 0);
-		if (e & VBR_RX_ACT_METER) {
-			if (tsc == 0) {
-				int idx = rte_lcore_index(-1);
-
-				tsc = rte_rdtsc();
-				slot = idx >= 0 ? (unsigned int)idx :
-				       rte_lcore_count();
-			}
-			uint32_t len = m->pkt_len;
-
-			if (!vbr_rx_meter(rxq, t, e, m, tsc, slot)) {
-				*bytes -= len;
-				continue;
-			}
+		if (!(e[i] & VBR_RX_ACT_METER)) {
+			pkts[k++] = pkts[i];
+			j = i + 1;
+			continue;
 		}
-		pkts[k++] = m;
+		if (tsc == 0) {
+			int idx = rte_lcore_index(-1);
+
+			tsc = rte_rdtsc();
+			slot = idx >= 0 ? (unsigned int)idx : rte_lcore_count();
+		}
+		/* A run of frames of one meter goes in at once. */
+		for (j = i; j < n && (e[j] & VBR_RX_ACT_METER) &&
+		     e[j] >> VBR_RX_ACT_MTR_SHIFT == mtr; j++)
+			len[j - i] = pkts[j]->pkt_len;
+		rt = __atomic_load_n(&t->mtr[mtr], __ATOMIC_ACQUIRE);
+		if (unlikely(rt == NULL)) {
+			for (q = i; q < j; q++)
+				pkts[k++] = pkts[q];
+			continue;
+		}
+		if (likely(__atomic_load_n(&rt->enabled, __ATOMIC_RELAXED)))
+			vbr_mtr_color_n(rt, slot, tsc, len, j - i, col);
+		else
+			memset(col, RTE_COLOR_GREEN, j - i);
+		for (q = i; q < j; q++) {
+			if (vbr_rx_police(rxq, t, rt, pkts[q], col[q - i],
+					  len[q - i], slot))
+				pkts[k++] = pkts[q];
+			else
+				*bytes -= len[q - i];
+		}
 	}
 	return k;
 }
 
-/** Completions the Rx burst reads before it builds their mbufs. */
-#define VBR_RX_CHUNK 32
 
 /* A chunk of completions, as the glue's poll_cq_burst() wrote them. */
 struct vbr_rx_cqes {
