@@ -26,6 +26,12 @@
 #   vbr-xdp-rx    vbr on af_xdp:<veth>, rxonly; frames from a generator in
 #                 the netns (testpmd txonly on net_af_xdp on the peer)
 #   afxdp-rx      net_af_xdp on the same veth, rxonly, the same generator
+#   vbr-pair-inline-meter  vbr-pair-inline with one rte_mtr meter on every
+#                 frame of both ports (rule eth -> meter, trTCM at rates
+#                 no run reaches: every frame green, policy green to queue
+#                 0), against vbr-pair-inline in the same run; core layout
+#                 as vbr-pair-inline (-l 0,1, fwd lcore 1 alone does the
+#                 work, the meter's one lcore)
 #
 # and the CPU an idle started vbr port costs (forwarding stopped, 5 s), per
 # progress model.
@@ -148,6 +154,17 @@ CASES["vbr-pair-inline"] = (
     "io", [f"net_vbr{i},wire=pair:bench,progress=inline" for i in (0, 1)])
 # The kernel wires inline: the forwarding lcore 1 (CPU 1) copies, kicks and
 # pulls itself, as net_af_packet and net_af_xdp do.
+# A meter on every frame: the inline pair, its ports set up as below.
+CASES["vbr-pair-inline-meter"] = CASES["vbr-pair-inline"]
+SETUP = {"vbr-pair-inline-meter": [
+    cmd for port in (0, 1) for cmd in (
+        f"add port meter profile trtcm_rfc2698 {port} 1 100000000000 "
+        f"100000000000 1000000000 1000000000 0",
+        f"add port meter policy {port} 1 g_actions queue index 0 / end "
+        f"y_actions queue index 0 / end r_actions drop / end",
+        f"create port meter {port} 1 1 1 yes 0xffff 0 g 0",
+        f"flow create {port} ingress pattern eth / end actions meter "
+        f"mtr_id 1 / end")]}
 CASES["vbr-afp-tx-inline"] = (
     "txonly", [f"net_vbr0,wire=af_packet:{VETH}0,progress=inline"])
 CASES["vbr-xdp-tx-inline"] = (
@@ -194,6 +211,10 @@ def one_run(case):
         if mode == "rxonly":
             gen = gen_start()
         t.cmd("set txpkts 64")
+        for cmd in SETUP.get(case, []):
+            if not re.search(r"created|^\s*$", t.cmd(cmd).split(cmd, 1)[-1]
+                             .strip() or " ", re.M):
+                raise RuntimeError(f"setup refused: {cmd}")
         pid = t.proc.pid
         # stdbuf exec()s testpmd: the pid is testpmd's
         c0, w0 = cpu_ticks(pid), time.monotonic()
@@ -343,7 +364,8 @@ def idle_cpu(case="vbr-pair"):
 
 
 def main():
-    cases = ["vbr-pair", "vbr-pair-service", "vbr-pair-inline", "memif",
+    cases = ["vbr-pair", "vbr-pair-service", "vbr-pair-inline",
+             "vbr-pair-inline-meter", "memif",
              "vbr-shm", "vbr-shm-2p", "vbr-shm-2p-inline", "memif-2p"]
     root = os.geteuid() == 0
     veth_up = False
@@ -416,7 +438,8 @@ def main():
                  ("vbr-afp-tx-inline", "afpacket-tx"),
                  ("vbr-xdp-tx-inline", "afxdp-tx"),
                  ("vbr-pair-inline", "memif"),
-                 ("vbr-pair-inline", "vbr-pair")):
+                 ("vbr-pair-inline", "vbr-pair"),
+                 ("vbr-pair-inline-meter", "vbr-pair-inline")):
         if a in rows and b in rows:
             print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
                   f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")

@@ -23,8 +23,10 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 #include <rte_flow.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_udp.h>
 
 #include "test.h"
 
@@ -379,6 +381,45 @@ vbr_test_toeplitz(const uint8_t *key, unsigned int key_len,
 		h ^= w;
 	}
 	return h;
+}
+
+/**
+ * A UDP/IPv4 frame of len bytes (no FCS, zero payload) from dst to src MAC,
+ * ip_src to ip_dst (host order), sport to dport; NULL when mp is empty.
+ */
+static inline struct rte_mbuf *
+vbr_test_udp4(struct rte_mempool *mp, const struct rte_ether_addr *dst,
+	      const struct rte_ether_addr *src, uint32_t ip_src,
+	      uint32_t ip_dst, uint16_t sport, uint16_t dport, uint16_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
+	struct rte_ether_hdr *eh;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+
+	if (m == NULL)
+		return NULL;
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, len);
+	if (eh == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	memset(eh, 0, len);
+	eh->dst_addr = *dst;
+	eh->src_addr = *src;
+	eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(eh + 1);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->total_length = rte_cpu_to_be_16(len - sizeof(*eh));
+	ip->src_addr = rte_cpu_to_be_32(ip_src);
+	ip->dst_addr = rte_cpu_to_be_32(ip_dst);
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	udp->src_port = rte_cpu_to_be_16(sport);
+	udp->dst_port = rte_cpu_to_be_16(dport);
+	udp->dgram_len = rte_cpu_to_be_16(len - sizeof(*eh) - sizeof(*ip));
+	return m;
 }
 
 /** Destroy a rule, printing the driver's message when it fails. */

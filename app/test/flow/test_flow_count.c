@@ -270,34 +270,8 @@ drain(void)
 static struct rte_mbuf *
 mk_frame(uint32_t src, uint16_t len)
 {
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp);
-	struct rte_ether_hdr *eh;
-	struct rte_ipv4_hdr *ip;
-	struct rte_udp_hdr *udp;
-
-	if (m == NULL)
-		return NULL;
-	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, len);
-	if (eh == NULL) {
-		rte_pktmbuf_free(m);
-		return NULL;
-	}
-	memset(eh, 0, len);
-	eh->dst_addr = mac1;
-	eh->src_addr = mac0;
-	eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
-	ip = (struct rte_ipv4_hdr *)(eh + 1);
-	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->time_to_live = 64;
-	ip->next_proto_id = IPPROTO_UDP;
-	ip->total_length = rte_cpu_to_be_16(len - sizeof(*eh));
-	ip->src_addr = rte_cpu_to_be_32(src);
-	ip->dst_addr = rte_cpu_to_be_32(IP4(10, 0, 1, 1));
-	udp = (struct rte_udp_hdr *)(ip + 1);
-	udp->src_port = rte_cpu_to_be_16(udp_sport++);
-	udp->dst_port = RTE_BE16(53);
-	udp->dgram_len = rte_cpu_to_be_16(len - sizeof(*eh) - sizeof(*ip));
-	return m;
+	return vbr_test_udp4(mp, &mac1, &mac0, src, IP4(10, 0, 1, 1),
+			     udp_sport++, 53, len);
 }
 
 /*

@@ -54,7 +54,7 @@ def run(pmd):
                 "egress rejected with a reason")
         out = t.cmd("flow create 0 ingress pattern eth / end actions "
                     "mark id 1 / end")
-        c.check("a fate action (queue, rss or drop) is required" in out,
+        c.check("a fate action (queue, rss or drop) or a meter is required" in out,
                 "no fate rejected")
         out = t.cmd("flow validate 0 ingress pattern eth / vlan / end "
                     "actions queue index 0 / end")

@@ -15,6 +15,7 @@
 
 #include "test.h"
 #include "vbr_flow.h"
+#include "vbr_rxtx.h"
 
 /* A pattern or action list, END added. */
 #define P(...) ((const struct rte_flow_item []){ __VA_ARGS__, \
@@ -54,7 +55,7 @@ struct ok_case {
 	uint16_t nb_queues;
 	uint16_t queues[8];
 	uint64_t fields;
-	uint32_t tag;
+	uint64_t rx_act;		/* the tag's Rx action table entry */
 	unsigned int has_key;
 };
 
@@ -148,9 +149,9 @@ static const struct ok_case ok_cases[] = {
 		       SPEC(ETH, INNER(IBV_FLOW_SPEC_ETH), .val.vlan_tag = 0),
 		       SPEC(IP4, INNER(IBV_FLOW_SPEC_IPV4_EXT), .val.tos = 0),
 		       SPEC(struct ibv_flow_spec_action_tag,
-			    IBV_FLOW_SPEC_ACTION_TAG, .tag_id = 8)),
+			    IBV_FLOW_SPEC_ACTION_TAG, .tag_id = 0)),
 	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 4, .queues = { 0, 1, 2, 3 },
-	.fields = UDP_FIELDS, .tag = 8,
+	.fields = UDP_FIELDS, .rx_act = VBR_RX_ACT_MARK | 7,
 },
 {
 	.name = "eth / vlan tci 10 inner_type ipv4 -> queue 0",
@@ -281,10 +282,9 @@ static const struct ok_case ok_cases[] = {
 	.nb_rx_queues = 4,
 	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
 		       SPEC(struct ibv_flow_spec_action_tag,
-			    IBV_FLOW_SPEC_ACTION_TAG,
-			    .tag_id = VBR_FLOW_TAG_FLAG)),
+			    IBV_FLOW_SPEC_ACTION_TAG, .tag_id = 0)),
 	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1, .queues = { 3 },
-	.tag = VBR_FLOW_TAG_FLAG,
+	.rx_act = VBR_RX_ACT_FLAG,
 },
 {
 	.name = "rss over 3 queues 0 2 5, default types, own key",
@@ -355,7 +355,7 @@ static const struct bad_case bad_cases[] = {
 { "no fate", { .ingress = 1 }, P(ETH_ANY),
 	A(ACT(MARK, C(struct rte_flow_action_mark, .id = 1))), 0,
 	RTE_FLOW_ERROR_TYPE_ACTION_NUM,
-	"vbr: a fate action (queue, rss or drop) is required" },
+	"vbr: a fate action (queue, rss or drop) or a meter is required" },
 { "two fates", { .ingress = 1 }, P(ETH_ANY),
 	A(QUEUE0, ACT(DROP, NULL)), 0, RTE_FLOW_ERROR_TYPE_ACTION,
 	"drop action: the rule already has a queue action; a rule has exactly "
@@ -565,7 +565,8 @@ test_accepted(void)
 			TEST_ASSERT(0, "%s: verbs attr bytes differ", c->name);
 		}
 		TEST_ASSERT_EQUAL(d.fate, c->fate, "%s: fate", c->name);
-		TEST_ASSERT_EQUAL(d.tag, c->tag, "%s: tag", c->name);
+		TEST_ASSERT_EQUAL(d.rx_act, c->rx_act, "%s: rx action",
+				  c->name);
 		TEST_ASSERT_EQUAL(d.has_key, c->has_key, "%s: key", c->name);
 		if (c->has_key)
 			TEST_ASSERT(memcmp(d.rss_key, key40, 40) == 0,
@@ -655,7 +656,10 @@ test_error_cause(void)
 	return TEST_SUCCESS;
 }
 
-/* The MARK mapping: id + 1, the top id, and FLAG's reserved tag. */
+/*
+ * MARK, FLAG and METER go into the word of the rule's Rx action table
+ * entry; the TAG spec waits for the entry's index (0 until creation).
+ */
 static int
 test_mark_mapping(void)
 {
@@ -669,16 +673,66 @@ test_mark_mapping(void)
 	const struct rte_flow_action actions[] = {
 		ACT(MARK, &mark), QUEUE0, { .type = RTE_FLOW_ACTION_TYPE_END },
 	};
+	struct rte_flow_action_meter mtr = { .mtr_id = 5 };
+	const struct rte_flow_action meter_only[] = {
+		ACT(METER, &mtr), { .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct rte_flow_action meter_mark[] = {
+		ACT(METER, &mtr), ACT(MARK, &mark), ACT(COUNT, NULL), QUEUE0,
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct rte_flow_action meter_drop[] = {
+		ACT(METER, &mtr), ACT(DROP, NULL),
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct rte_flow_action two_meters[] = {
+		ACT(METER, &mtr), ACT(METER, &mtr), QUEUE0,
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct rte_flow_action meter_no_conf[] = {
+		ACT(METER, NULL), QUEUE0, { .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct ibv_flow_spec_action_tag *t;
 	struct rte_flow_error err;
 
 	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern, actions,
 					     &d, &err), "top id");
-	TEST_ASSERT_EQUAL(d.tag, VBR_FLOW_MARK_MAX + 1, "top id tag");
-	TEST_ASSERT(d.tag != VBR_FLOW_TAG_FLAG && d.tag != 0, "tag clash");
+	TEST_ASSERT_EQUAL(d.rx_act, VBR_RX_ACT_MARK | VBR_FLOW_MARK_MAX,
+			  "top id");
 	mark.id = 0;
 	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern, actions,
 					     &d, &err), "id 0");
-	TEST_ASSERT_EQUAL(d.tag, 1, "id 0 is tag 1 (0 means no tag)");
+	TEST_ASSERT_EQUAL(d.rx_act, VBR_RX_ACT_MARK, "id 0 is still a tag");
+	t = (const void *)(d.u.buf + d.tag_off);
+	TEST_ASSERT_EQUAL(t->type, IBV_FLOW_SPEC_ACTION_TAG, "tag spec");
+	TEST_ASSERT_EQUAL(t->tag_id, 0, "the index comes at creation");
+	/* A rule whose only action is the meter: its policy's fate. */
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern,
+					     meter_only, &d, &err),
+			    "meter alone: %s", err.message);
+	TEST_ASSERT_EQUAL(d.rx_act, VBR_RX_ACT_METER, "meter alone");
+	TEST_ASSERT_EQUAL(d.meter_id, 5, "meter id");
+	TEST_ASSERT_EQUAL(d.fate, VBR_FLOW_FATE_NONE, "fate from policy");
+	mark.id = 9;
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern,
+					     meter_mark, &d, &err),
+			    "meter, mark, count: %s", err.message);
+	TEST_ASSERT_EQUAL(d.rx_act, VBR_RX_ACT_METER | VBR_RX_ACT_MARK | 9,
+			  "meter and mark in one entry");
+	TEST_ASSERT_EQUAL(d.fate, VBR_FLOW_FATE_QUEUE, "own fate");
+	TEST_ASSERT_EQUAL(d.count, VBR_FLOW_COUNT_RULE, "count");
+	TEST_ASSERT(0 != vbr_flow_prepare(&caps, &attr, pattern, meter_drop,
+					  &d, &err), "meter on drop");
+	TEST_ASSERT(strstr(err.message, "nothing to meter") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT(0 != vbr_flow_prepare(&caps, &attr, pattern, two_meters,
+					  &d, &err), "two meters");
+	TEST_ASSERT(strstr(err.message, "one meter per rule") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT(0 != vbr_flow_prepare(&caps, &attr, pattern,
+					  meter_no_conf, &d, &err), "no conf");
+	TEST_ASSERT_EQUAL(err.type, RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+			  "no conf: its type");
 	return TEST_SUCCESS;
 }
 

@@ -55,6 +55,9 @@ struct vbr_mr_retired {
 
 struct vbr_rss_table;	/* vbr_rss.c */
 struct vbr_count_port;	/* vbr_count.c */
+struct vbr_mtr_port;	/* vbr_mtr.c */
+struct vbr_mtr;		/* vbr_mtr.c */
+struct vbr_tags;	/* vbr_steer.c */
 
 /**
  * What the device accepts, found by trying at probe (vbr_steer_probe()):
@@ -106,7 +109,10 @@ struct vbr_priv {
 	struct vbr_rss_table *rss_table; /**< rss_objs by hash (vbr_rss.c) */
 	struct vbr_count_port *count_port; /**< indirect COUNTs and AGE */
 	uint32_t flow_seq;		/**< number of the next user rule */
-	uint32_t flow_tag_rules;	/**< rules with MARK/FLAG (Rx reads) */
+	uint32_t flow_tag_rules;	/**< rules with a tag (Rx reads) */
+	struct vbr_rx_act_table *rx_act; /**< what tags mean (vbr_rxtx.h) */
+	struct vbr_tags *tags;		/**< who uses which tag (vbr_steer.c) */
+	struct vbr_mtr_port *mtr;	/**< rte_mtr objects (vbr_mtr.c) */
 	unsigned int isolated:1;	/**< rte_flow_isolate(): no defaults */
 	unsigned int flow_lock_init:1;	/**< flow_lock initialised */
 	unsigned int flows_on:1;	/**< rules go on the device (flow_lock) */
@@ -151,6 +157,16 @@ int vbr_steer_rss_hash_update(struct rte_eth_dev *dev,
 			      struct rte_eth_rss_conf *rss_conf);
 int vbr_steer_rss_hash_conf_get(struct rte_eth_dev *dev,
 				struct rte_eth_rss_conf *rss_conf);
+
+struct vbr_rx_act_table *vbr_rx_act_table_get(struct vbr_priv *priv);
+
+/* vbr_mtr.c */
+int vbr_mtr_ops_get(struct rte_eth_dev *dev, void *arg);
+struct vbr_mtr *vbr_mtr_rule_get(struct vbr_priv *priv,
+				 struct vbr_flow_desc *d,
+				 struct rte_flow_error *error);
+void vbr_mtr_rule_put(struct vbr_mtr *m);
+void vbr_mtr_release(struct vbr_priv *priv);
 
 /* vbr_rxq.c */
 int vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,

@@ -788,6 +788,7 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.tx_queue_setup = vbr_tx_queue_setup,
 	.tx_queue_release = vbr_tx_queue_release,
 	.flow_ops_get = vbr_flow_ops_get,
+	.mtr_ops_get = vbr_mtr_ops_get,
 	.reta_update = vbr_steer_reta_update,
 	.reta_query = vbr_steer_reta_query,
 	.rss_hash_update = vbr_steer_rss_hash_update,

@@ -29,6 +29,7 @@
 #include <rte_flow.h>
 
 #include "vbr_flow.h"
+#include "vbr_rxtx.h"
 
 /** State of one translation. */
 struct vbr_flow_parse {
@@ -674,6 +675,14 @@ vbr_flow_spec_set_counters(uint8_t *pos, struct ibv_counters *counters)
 	       &counters, sizeof(counters));
 }
 
+/** Set the tag of the TAG spec at pos (the rule's Rx action table entry). */
+void
+vbr_flow_spec_set_tag(uint8_t *pos, uint32_t tag)
+{
+	memcpy(pos + offsetof(struct ibv_flow_spec_action_tag, tag_id), &tag,
+	       sizeof(tag));
+}
+
 /* Names of the optional matches (VBR_FLOW_F_*), for messages. */
 static const char *const vbr_flow_f_names[VBR_FLOW_F_NUM] = {
 	"ipv4 item: field ttl",
@@ -1183,6 +1192,37 @@ vbr_flow_count(const struct vbr_flow_caps *caps,
 	return 0;
 }
 
+/*
+ * METER: the frames are coloured in the Rx burst by the rte_mtr meter
+ * mtr_id (vbr_mtr.c), which the rule's tag names; the meter is looked up,
+ * and the rule's fate taken from its policy when it has none, at creation.
+ */
+static int
+vbr_flow_meter(const struct vbr_flow_caps *caps,
+	       const struct rte_flow_action *action,
+	       const struct rte_flow_action *prev, struct vbr_flow_desc *d,
+	       struct rte_flow_error *error)
+{
+	const struct rte_flow_action_meter *m = action->conf;
+
+	if (caps->internal)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, action,
+			"vbr: internal rules do not meter");
+	if (prev != NULL)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, action,
+			"vbr: meter action: one meter per rule (no meter "
+			"chaining)");
+	if (m == NULL)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
+			"vbr: meter action: no mtr_id");
+	d->rx_act |= VBR_RX_ACT_METER;
+	d->meter_id = m->mtr_id;
+	return 0;
+}
+
 static int
 vbr_flow_age(const struct vbr_flow_caps *caps,
 	     const struct rte_flow_action *action, struct vbr_flow_desc *d,
@@ -1225,6 +1265,7 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 {
 	struct vbr_flow_desc *d = p->d;
 	const struct rte_flow_action *fate = NULL, *tag = NULL, *count = NULL;
+	const struct rte_flow_action *meter = NULL;
 	char n1[VBR_NAME_LEN], n2[VBR_NAME_LEN];
 	int ret;
 
@@ -1252,7 +1293,7 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 					"rule");
 			tag = action;
 			if (action->type == RTE_FLOW_ACTION_TYPE_FLAG) {
-				d->tag = VBR_FLOW_TAG_FLAG;
+				d->rx_act |= VBR_RX_ACT_FLAG;
 				continue;
 			}
 			if (action->conf == NULL)
@@ -1265,8 +1306,15 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 					RTE_FLOW_ERROR_TYPE_ACTION_CONF,
 					action, "vbr: mark action: id above "
 					"the maximum %u", VBR_FLOW_MARK_MAX);
-			d->tag = ((const struct rte_flow_action_mark *)
-				  action->conf)->id + 1;
+			d->rx_act |= VBR_RX_ACT_MARK |
+				((const struct rte_flow_action_mark *)
+				 action->conf)->id;
+			continue;
+		case RTE_FLOW_ACTION_TYPE_METER:
+			ret = vbr_flow_meter(caps, action, meter, d, error);
+			if (ret != 0)
+				return ret;
+			meter = action;
 			continue;
 		case RTE_FLOW_ACTION_TYPE_COUNT:
 		case RTE_FLOW_ACTION_TYPE_INDIRECT:
@@ -1323,23 +1371,31 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 	}
 	if (caps->internal && fate == NULL)
 		return 0;
-	if (fate == NULL)
+	if (fate == NULL && meter == NULL)
 		return rte_flow_error_set(error, EINVAL,
 			RTE_FLOW_ERROR_TYPE_ACTION_NUM, NULL,
-			"vbr: a fate action (queue, rss or drop) is required");
+			"vbr: a fate action (queue, rss or drop) or a meter "
+			"is required");
 	if (tag != NULL && d->fate == VBR_FLOW_FATE_DROP)
 		return rte_flow_error_set(error, ENOTSUP,
 			RTE_FLOW_ERROR_TYPE_ACTION, tag,
 			"vbr: mark or flag on a drop rule: nothing to mark");
-	/* Action specs follow the item specs, packed: built aside, copied. */
-	if (d->tag != 0) {
+	if (meter != NULL && d->fate == VBR_FLOW_FATE_DROP)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ACTION, meter,
+			"vbr: meter on a drop rule: nothing to meter");
+	/*
+	 * Action specs follow the item specs, packed: built aside, copied.
+	 * The tag is the rule's Rx action table entry, known at creation.
+	 */
+	if (d->rx_act != 0) {
 		struct ibv_flow_spec_action_tag t;
 
 		memset(&t, 0, sizeof(t));
 		t.type = IBV_FLOW_SPEC_ACTION_TAG;
 		t.size = sizeof(t);
-		t.tag_id = d->tag;
 		memcpy(p->pos, &t, sizeof(t));
+		d->tag_off = p->pos - d->u.buf;
 		p->pos += sizeof(t);
 		d->u.attr.num_of_specs++;
 	}
@@ -1446,7 +1502,9 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 			RTE_FLOW_ERROR_TYPE_ACTION_NUM, NULL,
 			"vbr: no actions");
 	d->fate = VBR_FLOW_FATE_NONE;
-	d->tag = 0;
+	d->rx_act = 0;
+	d->meter_id = 0;
+	d->tag_off = 0;
 	d->hash_fields = 0;
 	d->has_key = 0;
 	d->nb_queues = 0;

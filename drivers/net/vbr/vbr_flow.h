@@ -57,10 +57,8 @@ enum vbr_flow_pt {
 };
 /** VLAN argument of vbr_flow_internal_mac(): match any VLAN or none. */
 #define VBR_FLOW_VLAN_ANY 0xffffu
-/** Largest MARK id: tag = id + 1, 0 is "no tag", VBR_FLOW_TAG_FLAG is FLAG. */
+/** Largest MARK id (as a ConnectX in Verbs mode). */
 #define VBR_FLOW_MARK_MAX 0xfffffdu
-/** Verbs tag of a FLAG action. */
-#define VBR_FLOW_TAG_FLAG 0xffffffu
 /** Room for the verbs attr and all specs of one rule. */
 #define VBR_FLOW_BUF_SIZE 1024
 /** Toeplitz key length of an RSS action. */
@@ -100,7 +98,14 @@ struct vbr_flow_caps {
 /** A translated rule. */
 struct vbr_flow_desc {
 	enum vbr_flow_fate fate;	/**< where packets go */
-	uint32_t tag;			/**< verbs tag of MARK/FLAG, 0: none */
+	/**
+	 * What the rule's tag means (VBR_RX_ACT_* of vbr_rxtx.h: MARK, FLAG,
+	 * METER), 0: no tag. The TAG spec at tag_off gets the index of the
+	 * port's Rx action table entry at creation.
+	 */
+	uint64_t rx_act;
+	uint32_t meter_id;		/**< METER: the rte_mtr meter id */
+	uint16_t tag_off;		/**< TAG spec offset in u.buf */
 	uint64_t hash_fields;		/**< IBV_RX_HASH_* of an RSS fate */
 	uint8_t rss_key[VBR_FLOW_RSS_KEY_LEN]; /**< key, if has_key */
 	unsigned int has_key:1;		/**< else the port's key */
@@ -152,6 +157,7 @@ int vbr_flow_error(struct rte_flow_error *error, int code,
 		   const char *fmt, ...) __rte_format_printf(5, 6);
 void vbr_flow_dump_attr(FILE *file, const struct ibv_flow_attr *attr);
 void vbr_flow_spec_set_counters(uint8_t *pos, struct ibv_counters *counters);
+void vbr_flow_spec_set_tag(uint8_t *pos, uint32_t tag);
 
 /* vbr_flow_ops.c */
 struct vbr_priv;

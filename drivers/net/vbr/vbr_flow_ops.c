@@ -181,10 +181,15 @@ vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 		flow->id, vbr_steer_fate_name(flow->fate));
 	if (flow->rss != NULL)
 		vbr_rss_dump(file, flow->rss);
-	if (flow->tag == VBR_FLOW_TAG_FLAG)
+	if (flow->rx_act & VBR_RX_ACT_FLAG)
 		fprintf(file, ", flag");
-	else if (flow->tag != 0)
-		fprintf(file, ", mark %u", flow->tag - 1);
+	if (flow->rx_act & VBR_RX_ACT_MARK)
+		fprintf(file, ", mark %u", (uint32_t)flow->rx_act);
+	if (flow->rx_act & VBR_RX_ACT_METER)
+		fprintf(file, ", meter slot %u",
+			(uint32_t)(flow->rx_act >> VBR_RX_ACT_MTR_SHIFT));
+	if (flow->tag != 0)
+		fprintf(file, ", tag %u", flow->tag);
 	if (flow->count == VBR_FLOW_COUNT_RULE)
 		fprintf(file, ", count");
 	else if (flow->count == VBR_FLOW_COUNT_INDIRECT)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <infiniband/verbs.h>
 #include <rte_branch_prediction.h>
@@ -18,6 +19,7 @@
 
 #include "vbr.h"
 #include "vbr_flow.h"
+#include "vbr_mtr.h"
 #include "vbr_rxtx.h"
 
 /*
@@ -243,26 +245,161 @@ vbr_rx_chain(struct vbr_rxq *rxq, uint32_t slot, uint32_t len,
 	return 0;
 }
 
-/*
- * A completion's flow tag: MARK id + 1 sets RTE_MBUF_F_RX_FDIR_ID with the id
- * in hash.fdir.hi, VBR_FLOW_TAG_FLAG sets RTE_MBUF_F_RX_FDIR alone, 0 is no
- * rule tag.
- */
-static inline void
-vbr_rx_tag(uint32_t tag, struct rte_mbuf *m)
+/** Completions the Rx burst reads before it builds their mbufs. */
+#define VBR_RX_CHUNK 32
+
+/* The Rx action table entry of a tag (vbr_rxtx.h), 0: none. */
+static inline uint64_t
+vbr_rx_act_entry(const struct vbr_rx_act_table *t, uint32_t tag)
 {
-	if (tag == 0)
-		return;
-	if (tag == VBR_FLOW_TAG_FLAG) {
+	const uint64_t *page;
+
+	if (unlikely(tag > VBR_RX_TAG_MAX))
+		return 0;
+	page = __atomic_load_n(&t->page[tag / VBR_RX_ACT_PAGE],
+			       __ATOMIC_ACQUIRE);
+	if (page == NULL)
+		return 0;
+	return __atomic_load_n(&page[tag % VBR_RX_ACT_PAGE],
+			       __ATOMIC_ACQUIRE);
+}
+
+static inline void
+vbr_rx_mark(struct rte_mbuf *m, unsigned int how, uint32_t id)
+{
+	if (how == 2) {
 		m->ol_flags |= RTE_MBUF_F_RX_FDIR;
 		return;
 	}
 	m->ol_flags |= RTE_MBUF_F_RX_FDIR | RTE_MBUF_F_RX_FDIR_ID;
-	m->hash.fdir.hi = tag - 1;
+	m->hash.fdir.hi = id;
 }
 
-/** Completions the Rx burst reads before it builds their mbufs. */
-#define VBR_RX_CHUNK 32
+/*
+ * A metered frame of colour c (len bytes), counted, and its policy's action
+ * for it. Return true when the frame stays in this burst.
+ */
+static bool
+vbr_rx_police(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
+	      struct vbr_mtr_rt *rt, struct rte_mbuf *m, enum rte_color c,
+	      uint32_t len, unsigned int slot)
+{
+	const struct vbr_mtr_pact *a = &rt->act[c];
+	struct rte_ring *r;
+
+	if (a->fate == VBR_MTR_FATE_DROP)
+		goto drop;
+	if (a->mark != 0)
+		vbr_rx_mark(m, a->mark, a->mark_id);
+	if (a->fate == VBR_MTR_FATE_PASS || a->queue == rxq->queue_id) {
+		vbr_mtr_count(rt, slot, c, len, false);
+		return true;
+	}
+	r = likely(a->queue < RTE_DIM(t->handoff)) ?
+	    __atomic_load_n(&t->handoff[a->queue], __ATOMIC_ACQUIRE) : NULL;
+	if (likely(r != NULL) && rte_ring_mp_enqueue(r, m) == 0) {
+		vbr_mtr_count(rt, slot, c, len, false);
+		return false;
+	}
+drop:
+	/* Dropped by the policy, or its queue's hand-off ring is full. */
+	vbr_mtr_count(rt, slot, c, len, true);
+	rte_pktmbuf_free(m);
+	return false;
+}
+
+/*
+ * Frames other queues' meter policies sent to this queue, first: they
+ * waited already. Return how many went to pkts; their bytes to *bytes.
+ */
+static uint16_t
+vbr_rx_handed(struct vbr_rxq *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts,
+	      uint64_t *bytes)
+{
+	const struct vbr_rx_act_table *t =
+		__atomic_load_n(&rxq->priv->rx_act, __ATOMIC_ACQUIRE);
+	struct rte_ring *r;
+	unsigned int i, n;
+
+	if (t == NULL)
+		return 0;
+	r = __atomic_load_n(&t->handoff[rxq->queue_id], __ATOMIC_ACQUIRE);
+	if (r == NULL)
+		return 0;
+	n = rte_ring_sc_dequeue_burst(r, (void **)pkts, nb_pkts, NULL);
+	for (i = 0; i < n; i++)
+		*bytes += pkts[i]->pkt_len;
+	return n;
+}
+
+/*
+ * What the rules' tags say for frames pkts[0, n) (tags tg[]): mark, flag,
+ * meter and policy. Frames a policy drops or hands to another queue leave
+ * the burst; return the frames kept (packed in order), their bytes taken
+ * off *bytes for the others.
+ */
+static uint16_t
+vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
+	       const uint32_t *tg, uint16_t n, uint64_t *bytes)
+{
+	const struct vbr_rx_act_table *t =
+		__atomic_load_n(&rxq->priv->rx_act, __ATOMIC_ACQUIRE);
+	uint64_t e[VBR_RX_CHUNK];
+	uint32_t len[VBR_RX_CHUNK];
+	uint8_t col[VBR_RX_CHUNK];
+	unsigned int slot = 0;
+	uint64_t tsc = 0;
+	uint16_t i, j, q, k = 0;
+
+	if (t == NULL)
+		return n;
+	for (i = 0; i < n; i++) {
+		e[i] = tg[i] != 0 ? vbr_rx_act_entry(t, tg[i]) : 0;
+		if (e[i] & VBR_RX_ACT_MARK)
+			vbr_rx_mark(pkts[i], 1, (uint32_t)e[i]);
+		else if (e[i] & VBR_RX_ACT_FLAG)
+			vbr_rx_mark(pkts[i], 2, 0);
+	}
+	for (i = 0; i < n; i = j) {
+		uint64_t mtr = e[i] >> VBR_RX_ACT_MTR_SHIFT;
+		struct vbr_mtr_rt *rt;
+
+		if (!(e[i] & VBR_RX_ACT_METER)) {
+			pkts[k++] = pkts[i];
+			j = i + 1;
+			continue;
+		}
+		if (tsc == 0) {
+			int idx = rte_lcore_index(-1);
+
+			tsc = rte_rdtsc();
+			slot = idx >= 0 ? (unsigned int)idx : rte_lcore_count();
+		}
+		/* A run of frames of one meter goes in at once. */
+		for (j = i; j < n && (e[j] & VBR_RX_ACT_METER) &&
+		     e[j] >> VBR_RX_ACT_MTR_SHIFT == mtr; j++)
+			len[j - i] = pkts[j]->pkt_len;
+		rt = __atomic_load_n(&t->mtr[mtr], __ATOMIC_ACQUIRE);
+		if (unlikely(rt == NULL)) {
+			for (q = i; q < j; q++)
+				pkts[k++] = pkts[q];
+			continue;
+		}
+		if (likely(__atomic_load_n(&rt->enabled, __ATOMIC_RELAXED)))
+			vbr_mtr_color_n(rt, slot, tsc, len, j - i, col);
+		else
+			memset(col, RTE_COLOR_GREEN, j - i);
+		for (q = i; q < j; q++) {
+			if (vbr_rx_police(rxq, t, rt, pkts[q], col[q - i],
+					  len[q - i], slot))
+				pkts[k++] = pkts[q];
+			else
+				*bytes -= len[q - i];
+		}
+	}
+	return k;
+}
+
 
 /* A chunk of completions, as the glue's poll_cq_burst() wrote them. */
 struct vbr_rx_cqes {
@@ -273,15 +410,16 @@ struct vbr_rx_cqes {
 };
 
 /*
- * Hand out the frames of completions [0, k) of c into pkts (tags: c->tag
- * was read); put the slots to repost in rep[], but a slot whose new buffer
- * has no lkey (cannot happen after setup). One-buffer slots, all fresh
- * buffers in one take: the common case. Return: the frames handed out;
+ * Hand out the frames of completions [0, k) of c into pkts (tg not NULL:
+ * c->tag was read, and each frame's tag goes to tg[] next to it); put the
+ * slots to repost in rep[], but a slot whose new buffer has no lkey
+ * (cannot happen after setup). One-buffer slots, all fresh buffers in one
+ * take: the common case. Return: the frames handed out;
  * their bytes go to *bytes, the slots to repost to *nrep.
  */
 static inline uint16_t
 vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqes *c, unsigned int k,
-	     bool tags, struct rte_mbuf **pkts, uint32_t *rep,
+	     uint32_t *tg, struct rte_mbuf **pkts, uint32_t *rep,
 	     unsigned int *nrep, uint64_t *bytes)
 {
 	struct rte_mbuf *fresh[VBR_RX_CHUNK];
@@ -304,8 +442,8 @@ vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqes *c, unsigned int k,
 				goto repost;
 			}
 			ret = vbr_rx_swap(rxq, slot, len, fresh[j++], &pkts[n]);
-			if (unlikely(tags))
-				vbr_rx_tag(c->tag[i], pkts[n]);
+			if (unlikely(tg != NULL))
+				tg[n] = c->tag[i];
 			n++;
 			*bytes += len;
 			if (unlikely(ret != 0))
@@ -329,8 +467,8 @@ repost:
 		else
 			ret = vbr_rx_chain(rxq, slot, c->len[i], &pkts[n]);
 		if (ret == 0 || ret == -2) {
-			if (unlikely(tags))
-				vbr_rx_tag(c->tag[i], pkts[n]);
+			if (unlikely(tg != NULL))
+				tg[n] = c->tag[i];
 			*bytes += c->len[i];
 			n++;
 			if (ret == -2)
@@ -386,18 +524,22 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	struct vbr_rxq *rxq = q;
 	struct vbr_rx_cqes c;
 	uint32_t rep[VBR_RX_CHUNK];
+	uint32_t tg[VBR_RX_CHUNK];
 	uint64_t bytes = 0;
 	uint16_t n = 0;
 	bool tags;
 
 	if (nb_pkts == 0)
 		return 0;
-	/* Read the flow tag only while MARK or FLAG rules exist. */
+	/* Read the flow tag only while rules with a tag exist. */
 	tags = __atomic_load_n(&rxq->priv->flow_tag_rules,
 			       __ATOMIC_ACQUIRE) != 0;
+	if (unlikely(tags))
+		n = vbr_rx_handed(rxq, pkts, nb_pkts, &bytes);
 	while (n < nb_pkts) {
 		unsigned int want = RTE_MIN(VBR_RX_CHUNK, nb_pkts - n);
 		unsigned int k, i, r;
+		uint16_t got;
 
 		k = rxq->poll(rxq->cq, want, c.wr_id, c.len, c.status,
 			      unlikely(tags) ? c.tag : NULL);
@@ -406,8 +548,12 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 		for (i = 0; i < k; i++)
 			rte_prefetch0_write(rxq->elts[(uint32_t)c.wr_id[i] *
 						      rxq->segs]);
-		n += vbr_rx_chunk(rxq, &c, k, tags, pkts + n, rep, &r, &bytes);
+		got = vbr_rx_chunk(rxq, &c, k, unlikely(tags) ? tg : NULL,
+				   pkts + n, rep, &r, &bytes);
 		vbr_rx_repost(rxq, rep, r);
+		if (unlikely(tags))
+			got = vbr_rx_actions(rxq, pkts + n, tg, got, &bytes);
+		n += got;
 		if (k < want)
 			break;
 	}

@@ -7,8 +7,45 @@
 
 #include <infiniband/verbs.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 struct vbr_priv;
+struct vbr_mtr_rt;
+
+/*
+ * The Rx action table. A rule with MARK, FLAG or METER carries a verbs TAG
+ * (IBV_FLOW_SPEC_ACTION_TAG): an index into its port's table, 0 is "no
+ * rule tag". An entry is one 64-bit word the Rx burst reads with one atomic
+ * load: the mark id in bits 0-31, what the rule does in the flag bits, the
+ * meter's slot above VBR_RX_ACT_MTR_SHIFT. The table grows by pages that
+ * stay until the port closes, so a reader never meets freed memory; an
+ * entry is set before its first rule is on the device, shared by the rules
+ * that say the same (vbr_steer.c), and kept when its last rule goes, so a
+ * frame still in a queue meets what its rule said; only a tag idle longer
+ * than any other is given new words, once the table has many idle tags.
+ */
+/** The rule marks: RTE_MBUF_F_RX_FDIR_ID with the id in bits 0-31. */
+#define VBR_RX_ACT_MARK (UINT64_C(1) << 32)
+/** The rule flags: RTE_MBUF_F_RX_FDIR. */
+#define VBR_RX_ACT_FLAG (UINT64_C(1) << 33)
+/** The rule meters: the meter's slot above VBR_RX_ACT_MTR_SHIFT. */
+#define VBR_RX_ACT_METER (UINT64_C(1) << 34)
+/** Where the meter's slot starts in an entry. */
+#define VBR_RX_ACT_MTR_SHIFT 40
+/** Largest tag: a ConnectX flow tag has 24 bits. */
+#define VBR_RX_TAG_MAX 0xffffffu
+/** Entries of a page of the table (a power of 2). */
+#define VBR_RX_ACT_PAGE 4096u
+/** Pages of the table. */
+#define VBR_RX_ACT_PAGES ((VBR_RX_TAG_MAX + 1) / VBR_RX_ACT_PAGE)
+
+/** A port's Rx action table, with the meters its entries name. */
+struct vbr_rx_act_table {
+	uint64_t *page[VBR_RX_ACT_PAGES];	/**< NULL: none yet */
+	struct vbr_mtr_rt **mtr;	/**< meters by slot (vbr_mtr.c) */
+	/** Per Rx queue: frames other queues hand to it (MP/SC), or NULL. */
+	struct rte_ring *handoff[RTE_MAX_QUEUES_PER_PORT];
+};
 
 /** Entries of the per-queue cache of recent MR lookups. */
 #define VBR_MR_CACHE_SIZE 4
@@ -114,6 +151,14 @@ struct vbr_txq {
 	uint64_t log_tsc;		/**< last recovery message */
 	uint32_t log_quiet;		/**< recoveries not logged since */
 };
+
+/** The word of the entry of tag (the tag was made: its page exists). */
+static inline uint64_t
+vbr_rx_act_word(const struct vbr_rx_act_table *t, uint32_t tag)
+{
+	return __atomic_load_n(&t->page[tag / VBR_RX_ACT_PAGE]
+			       [tag % VBR_RX_ACT_PAGE], __ATOMIC_ACQUIRE);
+}
 
 uint16_t vbr_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts);
 uint16_t vbr_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t nb_pkts);

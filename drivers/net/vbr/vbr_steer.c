@@ -55,10 +55,12 @@
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <search.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <rte_flow_driver.h>
+#include <rte_malloc.h>
 
 #include "vbr.h"
 #include "vbr_steer.h"
@@ -492,6 +494,275 @@ vbr_steer_tag_count(struct vbr_priv *priv, const struct rte_flow *flow,
 				 __ATOMIC_RELEASE);
 }
 
+/** The port's Rx action table (vbr_rxtx.h), made on first use. */
+struct vbr_rx_act_table *
+vbr_rx_act_table_get(struct vbr_priv *priv)
+{
+	struct vbr_rx_act_table *t = priv->rx_act;
+
+	if (t != NULL)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (t != NULL)
+		__atomic_store_n(&priv->rx_act, t, __ATOMIC_RELEASE);
+	return t;
+}
+
+/*
+ * Tags of the Rx action table, on the control side. Rules whose entries
+ * say the same thing share one tag: the device merges equal rules at one
+ * priority only when their tags agree (as a ConnectX does), and a frame
+ * still in a queue when its rule goes meets the entry it was steered with.
+ * So an entry no rule uses keeps its word and its place in the map, on a
+ * FIFO of idle tags; a new word takes a fresh tag while fewer than half of
+ * the tags made are in use (or 4,096), else the tag idle the longest.
+ */
+struct vbr_tag_ctl {
+	uint32_t refs;			/**< rules using the tag */
+	uint32_t gen;			/**< bumped each time it goes idle */
+};
+
+struct vbr_tag_idle {
+	uint32_t tag;			/**< an idle tag */
+	uint32_t gen;			/**< its gen when it went idle */
+};
+
+/** A word of the map: what an entry says, and its tag. */
+struct vbr_tag_word {
+	uint64_t word;			/**< the entry */
+	uint32_t tag;			/**< its tag */
+};
+
+struct vbr_tags {
+	void *map;			/**< tsearch() tree of vbr_tag_word */
+	struct vbr_tag_ctl *ctl;	/**< by tag; [0] unused */
+	uint32_t ctl_size;		/**< entries of ctl */
+	uint32_t next;			/**< tags [1, next) were made */
+	uint32_t in_use;		/**< tags with refs > 0 */
+	struct vbr_tag_idle *idle;	/**< FIFO, idle_mask + 1 entries */
+	uint32_t idle_mask;		/**< its size - 1 (power of 2) */
+	uint32_t idle_head;		/**< next to take (free-running) */
+	uint32_t idle_tail;		/**< next to fill (free-running) */
+};
+
+static int
+vbr_tag_word_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct vbr_tag_word *)a)->word;
+	uint64_t y = ((const struct vbr_tag_word *)b)->word;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The tag of word in the map, or 0. */
+static uint32_t
+vbr_tags_find(const struct vbr_tags *t, uint64_t word)
+{
+	const struct vbr_tag_word key = { .word = word };
+	struct vbr_tag_word *const *n = tfind(&key, &t->map,
+					      vbr_tag_word_cmp);
+
+	return n != NULL ? (*n)->tag : 0;
+}
+
+/* Forget word (its tag gets another). */
+static void
+vbr_tags_forget(struct vbr_tags *t, uint64_t word)
+{
+	const struct vbr_tag_word key = { .word = word };
+	struct vbr_tag_word *const *n = tfind(&key, &t->map,
+					      vbr_tag_word_cmp);
+	struct vbr_tag_word *w;
+
+	if (n == NULL)
+		return;
+	w = *n;
+	tdelete(&key, &t->map, vbr_tag_word_cmp);
+	free(w);
+}
+
+/* Map word to tag. 0 or -ENOMEM. */
+static int
+vbr_tags_add(struct vbr_tags *t, uint64_t word, uint32_t tag)
+{
+	struct vbr_tag_word *w = malloc(sizeof(*w));
+
+	if (w == NULL)
+		return -ENOMEM;
+	w->word = word;
+	w->tag = tag;
+	if (tsearch(w, &t->map, vbr_tag_word_cmp) == NULL) {
+		free(w);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct vbr_tags *
+vbr_tags_get(struct vbr_priv *priv)
+{
+	struct vbr_tags *t = priv->tags;
+
+	if (t != NULL)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return NULL;
+	t->next = 1;	/* 0 is "no tag" */
+	priv->tags = t;
+	return t;
+}
+
+/* Queue an idle tag; the FIFO doubles when full. 0 or -ENOMEM. */
+static int
+vbr_tags_idle_push(struct vbr_tags *t, uint32_t tag)
+{
+	if (t->idle == NULL || t->idle_tail - t->idle_head > t->idle_mask) {
+		uint32_t size = t->idle == NULL ? 64 : (t->idle_mask + 1) * 2;
+		struct vbr_tag_idle *n = malloc(size * sizeof(*n));
+		uint32_t i, k = 0;
+
+		if (n == NULL)
+			return -ENOMEM;
+		/* Keep only what is still idle under the same gen. */
+		for (i = t->idle_head; i != t->idle_tail; i++) {
+			struct vbr_tag_idle e = t->idle[i & t->idle_mask];
+
+			if (t->ctl[e.tag].refs == 0 &&
+			    t->ctl[e.tag].gen == e.gen)
+				n[k++] = e;
+		}
+		free(t->idle);
+		t->idle = n;
+		t->idle_mask = size - 1;
+		t->idle_head = 0;
+		t->idle_tail = k;
+	}
+	t->idle[t->idle_tail++ & t->idle_mask] = (struct vbr_tag_idle){
+		.tag = tag, .gen = t->ctl[tag].gen,
+	};
+	return 0;
+}
+
+/* The tag idle the longest, out of the map; 0: none. */
+static uint32_t
+vbr_tags_idle_take(struct vbr_priv *priv, struct vbr_tags *t)
+{
+	while (t->idle_head != t->idle_tail) {
+		struct vbr_tag_idle e = t->idle[t->idle_head++ & t->idle_mask];
+		uint64_t old;
+
+		if (t->ctl[e.tag].refs != 0 || t->ctl[e.tag].gen != e.gen)
+			continue;	/* in use again, or queued again */
+		old = vbr_rx_act_word(priv->rx_act, e.tag);
+		vbr_tags_forget(t, old);
+		return e.tag;
+	}
+	return 0;
+}
+
+/*
+ * The tag of an Rx action table entry saying act: the one that says it
+ * already, an idle or a fresh one. 0 and *tag, or a negative errno.
+ */
+static int
+vbr_steer_tag_get(struct vbr_priv *priv, uint64_t act, uint32_t *tag)
+{
+	struct vbr_rx_act_table *rt = vbr_rx_act_table_get(priv);
+	struct vbr_tags *t = vbr_tags_get(priv);
+	uint64_t **page;
+	uint32_t n;
+	int ret;
+
+	if (rt == NULL || t == NULL)
+		return -ENOMEM;
+	n = vbr_tags_find(t, act);
+	if (n != 0) {
+		if (t->ctl[n].refs++ == 0)
+			t->in_use++;
+		*tag = n;
+		return 0;
+	}
+	if (t->next > VBR_RX_TAG_MAX ||
+	    (t->next > 4096 && t->in_use < (t->next - 1) / 2))
+		n = vbr_tags_idle_take(priv, t);
+	if (n == 0) {
+		if (t->next > VBR_RX_TAG_MAX)
+			return -ENOSPC;
+		if (t->next >= t->ctl_size) {
+			uint32_t size = RTE_MAX(t->ctl_size * 2, 1024u);
+			struct vbr_tag_ctl *c = realloc(t->ctl,
+							size * sizeof(*c));
+
+			if (c == NULL)
+				return -ENOMEM;
+			memset(c + t->ctl_size, 0,
+			       (size - t->ctl_size) * sizeof(*c));
+			t->ctl = c;
+			t->ctl_size = size;
+		}
+		page = &rt->page[t->next / VBR_RX_ACT_PAGE];
+		if (*page == NULL) {
+			uint64_t *p = calloc(VBR_RX_ACT_PAGE,
+					     sizeof(uint64_t));
+
+			if (p == NULL)
+				return -ENOMEM;
+			__atomic_store_n(page, p, __ATOMIC_RELEASE);
+		}
+		n = t->next++;
+	}
+	ret = vbr_tags_add(t, act, n);
+	if (ret != 0) {
+		vbr_tags_idle_push(t, n);
+		return ret;
+	}
+	__atomic_store_n(&rt->page[n / VBR_RX_ACT_PAGE][n % VBR_RX_ACT_PAGE],
+			 act, __ATOMIC_RELEASE);
+	t->ctl[n].refs = 1;
+	t->in_use++;
+	*tag = n;
+	return 0;
+}
+
+/* A rule off the device lets go of its tag; the last one makes it idle. */
+static void
+vbr_steer_tag_put(struct vbr_priv *priv, uint32_t tag)
+{
+	struct vbr_tags *t = priv->tags;
+
+	if (tag == 0 || --t->ctl[tag].refs != 0)
+		return;
+	t->in_use--;
+	t->ctl[tag].gen++;
+	if (vbr_tags_idle_push(t, tag) != 0) {
+		/* Not reusable: let its word go, keep the entry as it is. */
+		vbr_tags_forget(t, vbr_rx_act_word(priv->rx_act, tag));
+	}
+}
+
+/* At close: the table, its pages, the tags. */
+static void
+vbr_steer_tags_release(struct vbr_priv *priv)
+{
+	struct vbr_rx_act_table *rt = priv->rx_act;
+	struct vbr_tags *t = priv->tags;
+	unsigned int i;
+
+	if (rt != NULL)
+		for (i = 0; i < VBR_RX_ACT_PAGES; i++)
+			free(rt->page[i]);
+	free(rt);
+	priv->rx_act = NULL;
+	if (t == NULL)
+		return;
+	tdestroy(t->map, free);
+	free(t->ctl);
+	free(t->idle);
+	free(t);
+	priv->tags = NULL;
+}
+
 /* Let go of the rule's counters and ageing; it is off the device. */
 static void
 vbr_steer_count_put(struct vbr_priv *priv, struct rte_flow *flow)
@@ -573,7 +844,7 @@ vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	memset(flow, 0, attr_off);
 	flow->owner = priv;
 	flow->magic = VBR_FLOW_MAGIC;
-	flow->tag = d->tag;
+	flow->rx_act = d->rx_act;
 	flow->fate = d->fate;
 	flow->count = d->count;
 	flow->level = d->u.attr.priority;
@@ -601,6 +872,8 @@ vbr_steer_free(struct vbr_priv *priv, struct rte_flow *flow)
 		priv->nb_user_flows--;
 		vbr_steer_tag_count(priv, flow, -1);
 	}
+	vbr_steer_tag_put(priv, flow->tag);
+	vbr_mtr_rule_put(flow->mtr);
 	vbr_steer_count_put(priv, flow);
 	vbr_rss_put(priv, flow->rss);
 	/* Volatile: a store just before free() is otherwise dropped, and a
@@ -617,15 +890,23 @@ vbr_steer_free(struct vbr_priv *priv, struct rte_flow *flow)
  * NULL with *error set.
  */
 struct rte_flow *
-vbr_steer_rule_create(struct vbr_priv *priv, const struct vbr_flow_desc *d,
+vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 		      struct rte_flow_error *error)
 {
 	struct vbr_rss *rss = NULL;
+	struct vbr_mtr *mtr = NULL;
 	struct rte_flow *flow;
 	uint64_t types = 0;
 	size_t own_off;
+	int ret;
 
 	pthread_mutex_lock(&priv->flow_lock);
+	/* A metered rule with no fate of its own takes its policy's. */
+	if ((d->rx_act & VBR_RX_ACT_METER) != 0) {
+		mtr = vbr_mtr_rule_get(priv, d, error);
+		if (mtr == NULL)
+			goto error;
+	}
 	if (d->fate == VBR_FLOW_FATE_QUEUE || d->fate == VBR_FLOW_FATE_RSS) {
 		rss = vbr_rss_get(priv, d->queues, d->nb_queues,
 				  d->has_key ? d->rss_key : NULL,
@@ -648,6 +929,21 @@ vbr_steer_rule_create(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	}
 	flow->rss = rss;
 	flow->tier = VBR_STEER_TIER_USER;
+	flow->mtr = mtr;
+	mtr = NULL;
+	if (d->rx_act != 0) {
+		ret = vbr_steer_tag_get(priv, d->rx_act, &flow->tag);
+		if (ret != 0) {
+			rte_flow_error_set(error, -ret,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				ret == -ENOSPC ? "vbr: no free flow tag "
+				"(16777215 rules with mark, flag or meter)" :
+				"vbr: no memory for the Rx action table");
+			goto error_free;
+		}
+		vbr_flow_spec_set_tag((uint8_t *)flow->attr + d->tag_off,
+				      flow->tag);
+	}
 	if (vbr_steer_count_get(priv, flow, d, own_off != 0 ?
 				RTE_PTR_ADD(flow, own_off) : NULL,
 				error) != 0)
@@ -664,9 +960,12 @@ vbr_steer_rule_create(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	return flow;
 error_free:
 	vbr_steer_count_put(priv, flow);
+	vbr_steer_tag_put(priv, flow->tag);
+	vbr_mtr_rule_put(flow->mtr);
 	vbr_rss_put(priv, flow->rss);
 	free(flow);
 error:
+	vbr_mtr_rule_put(mtr);
 	pthread_mutex_unlock(&priv->flow_lock);
 	return NULL;
 }
@@ -1142,6 +1441,8 @@ vbr_steer_release(struct vbr_priv *priv)
 		vbr_count_fini(priv, &priv->vlan_drop);
 	priv->vlan_drop_cnt = 0;
 	vbr_rss_release(priv);
+	vbr_mtr_release(priv);
+	vbr_steer_tags_release(priv);
 	pthread_mutex_unlock(&priv->flow_lock);
 	pthread_mutex_destroy(&priv->flow_lock);
 	priv->flow_lock_init = 0;

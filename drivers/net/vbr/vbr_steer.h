@@ -47,7 +47,9 @@ struct rte_flow {
 	uint32_t id;			/**< rule number, for messages */
 	struct vbr_rss *rss;		/**< its queue set, NULL: the port's */
 	struct vbr_rss *on;		/**< set its flows are on, or NULL */
-	uint32_t tag;			/**< verbs tag of MARK/FLAG, 0: none */
+	uint32_t tag;			/**< Rx action table entry, 0: none */
+	uint64_t rx_act;		/**< what the entry says */
+	struct vbr_mtr *mtr;		/**< METER: its meter, or NULL */
 	uint16_t level;			/**< rte_flow priority level */
 	uint16_t items_end;		/**< end of the item specs in attr */
 	uint8_t fate;			/**< enum vbr_flow_fate */
@@ -68,7 +70,7 @@ struct vbr_priv;
 /* vbr_steer.c */
 void vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps);
 struct rte_flow *vbr_steer_rule_create(struct vbr_priv *priv,
-				       const struct vbr_flow_desc *d,
+				       struct vbr_flow_desc *d,
 				       struct rte_flow_error *error);
 void vbr_steer_rule_free(struct vbr_priv *priv, struct rte_flow *flow);
 struct rte_flow *vbr_steer_rule_check(const struct vbr_priv *priv,

@@ -1,0 +1,878 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Meters. The policer of vbr_mtr.h against DPDK's rte_meter: deterministic
+ * traces (times, sizes) give the same colour frame for frame, for every
+ * algorithm and mode, through one slot or several taking turns; two
+ * threads sharing one meter hand out exactly the tokens it has. Then
+ * rte_mtr on two swverbs ports joined by a pair cable: a trTCM meter with
+ * CBS 400 and PBS 500 bytes at rates that refill the buckets between
+ * frames, its policy sending green to queue 0, yellow to queue 1 and red
+ * to the bin; the stats, the lifecycle and the errors.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_flow.h>
+#include <rte_ip.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_meter.h>
+#include <rte_mtr.h>
+#include <rte_udp.h>
+
+#include "test.h"
+#include "vbr_test_port.h"
+#include "vbr_mtr.h"
+
+#define NSLOTS 4
+#define TRACE_LEN 20000
+
+/* A reference rte_meter and its profile. */
+struct ref {
+	enum rte_mtr_algorithm alg;
+	union {
+		struct rte_meter_srtcm_profile sr;
+		struct rte_meter_trtcm_profile tr;
+		struct rte_meter_trtcm_rfc4115_profile t4;
+	} p;
+	union {
+		struct rte_meter_srtcm sr;
+		struct rte_meter_trtcm tr;
+		struct rte_meter_trtcm_rfc4115 t4;
+	} m;
+};
+
+static int
+ref_init(struct ref *r, const struct rte_mtr_meter_profile *mp, uint64_t t0)
+{
+	r->alg = mp->alg;
+	switch (mp->alg) {
+	case RTE_MTR_SRTCM_RFC2697: {
+		struct rte_meter_srtcm_params a = {
+			mp->srtcm_rfc2697.cir, mp->srtcm_rfc2697.cbs,
+			mp->srtcm_rfc2697.ebs,
+		};
+
+		if (rte_meter_srtcm_profile_config(&r->p.sr, &a) != 0 ||
+		    rte_meter_srtcm_config(&r->m.sr, &r->p.sr) != 0)
+			return -1;
+		r->m.sr.time = t0;
+		return 0;
+	}
+	case RTE_MTR_TRTCM_RFC2698: {
+		struct rte_meter_trtcm_params a = {
+			mp->trtcm_rfc2698.cir, mp->trtcm_rfc2698.pir,
+			mp->trtcm_rfc2698.cbs, mp->trtcm_rfc2698.pbs,
+		};
+
+		if (rte_meter_trtcm_profile_config(&r->p.tr, &a) != 0 ||
+		    rte_meter_trtcm_config(&r->m.tr, &r->p.tr) != 0)
+			return -1;
+		r->m.tr.time_tc = t0;
+		r->m.tr.time_tp = t0;
+		return 0;
+	}
+	default: {
+		struct rte_meter_trtcm_rfc4115_params a = {
+			mp->trtcm_rfc4115.cir, mp->trtcm_rfc4115.eir,
+			mp->trtcm_rfc4115.cbs, mp->trtcm_rfc4115.ebs,
+		};
+
+		if (rte_meter_trtcm_rfc4115_profile_config(&r->p.t4, &a) != 0 ||
+		    rte_meter_trtcm_rfc4115_config(&r->m.t4, &r->p.t4) != 0)
+			return -1;
+		r->m.t4.time_tc = t0;
+		r->m.t4.time_te = t0;
+		return 0;
+	}
+	}
+}
+
+static enum rte_color
+ref_check(struct ref *r, uint64_t t, uint32_t len)
+{
+	switch (r->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		return rte_meter_srtcm_color_blind_check(&r->m.sr, &r->p.sr,
+							 t, len);
+	case RTE_MTR_TRTCM_RFC2698:
+		return rte_meter_trtcm_color_blind_check(&r->m.tr, &r->p.tr,
+							 t, len);
+	default:
+		return rte_meter_trtcm_rfc4115_color_blind_check(&r->m.t4,
+							&r->p.t4, t, len);
+	}
+}
+
+static struct vbr_mtr_rt *
+rt_new(struct vbr_mtr_prm *prm, uint64_t t0)
+{
+	struct vbr_mtr_rt *rt = aligned_alloc(RTE_CACHE_LINE_SIZE,
+		RTE_ALIGN_CEIL(vbr_mtr_rt_size(NSLOTS), RTE_CACHE_LINE_SIZE));
+
+	if (rt == NULL)
+		return NULL;
+	memset(rt, 0, vbr_mtr_rt_size(NSLOTS));
+	vbr_mtr_rt_init(rt, NSLOTS);
+	vbr_mtr_rt_reset(rt, NSLOTS - 1, prm, t0);
+	return rt;
+}
+
+/* Profiles of every algorithm; packet mode gets rates in frames. */
+static const struct rte_mtr_meter_profile profiles[] = {
+	{ .alg = RTE_MTR_SRTCM_RFC2697,
+	  .srtcm_rfc2697 = { .cir = 1250000, .cbs = 2048, .ebs = 4096 } },
+	{ .alg = RTE_MTR_TRTCM_RFC2698,
+	  .trtcm_rfc2698 = { .cir = 1250000, .pir = 2500000, .cbs = 2048,
+			     .pbs = 4096 } },
+	{ .alg = RTE_MTR_TRTCM_RFC4115,
+	  .trtcm_rfc4115 = { .cir = 1250000, .eir = 1250000, .cbs = 2048,
+			     .ebs = 4096 } },
+	{ .alg = RTE_MTR_SRTCM_RFC2697, .packet_mode = 1,
+	  .srtcm_rfc2697 = { .cir = 10000, .cbs = 64, .ebs = 128 } },
+	{ .alg = RTE_MTR_TRTCM_RFC2698, .packet_mode = 1,
+	  .trtcm_rfc2698 = { .cir = 100000, .pir = 200000, .cbs = 32,
+			     .pbs = 64 } },
+	{ .alg = RTE_MTR_TRTCM_RFC4115, .packet_mode = 1,
+	  .trtcm_rfc4115 = { .cir = 100000, .eir = 50000, .cbs = 32,
+			     .ebs = 64 } },
+};
+
+static const char *const alg_name[] = {
+	[RTE_MTR_SRTCM_RFC2697] = "srtcm_rfc2697",
+	[RTE_MTR_TRTCM_RFC2698] = "trtcm_rfc2698",
+	[RTE_MTR_TRTCM_RFC4115] = "trtcm_rfc4115",
+};
+
+/*
+ * A trace with bursts and gaps, frames of 60 to 1514 bytes, fed to the
+ * policer through slots taking turns (slots = 1: one) and to rte_meter;
+ * once in a while a time from before the last one (an lcore that read its
+ * TSC earlier), which the policer feeds rte_meter as the last time.
+ */
+static int
+trace(unsigned int slots, bool runs)
+{
+	uint64_t hz = rte_get_tsc_hz();
+	unsigned int i, k, c, r;
+
+	for (k = 0; k < RTE_DIM(profiles); k++) {
+		const struct rte_mtr_meter_profile *mp = &profiles[k];
+		uint64_t seen[RTE_COLORS] = { 0 };
+		uint64_t t0 = 1000000, t = t0, last = t0;
+		struct vbr_mtr_prm prm;
+		struct vbr_mtr_rt *rt;
+		struct ref ref;
+
+		TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&prm, mp), "profile");
+		TEST_ASSERT_SUCCESS(ref_init(&ref, mp, t0), "reference");
+		rt = rt_new(&prm, t0);
+		TEST_ASSERT_NOT_NULL(rt, "runtime");
+		srand(k + 1);
+		for (i = 0; i < TRACE_LEN; i += r) {
+			uint32_t len[32];
+			uint8_t got[32];
+			uint64_t at;
+
+			/* Mostly back to back, sometimes a gap. */
+			if (rand() % 16 == 0)
+				t += rand() % (hz / 1000);
+			else
+				t += rand() % (hz / 1000000 + 1);
+			at = t;
+			if (rand() % 64 == 0 && t > t0 + 1000)
+				at = t - 1000;	/* an earlier TSC */
+			last = RTE_MAX(last, at);
+			/* A burst's run of frames of one meter, or one. */
+			r = runs ? 1 + rand() % 32 : 1;
+			for (c = 0; c < r; c++)
+				len[c] = 60 + rand() % 1455;
+			if (runs)
+				vbr_mtr_color_n(rt, i % slots, at, len, r, got);
+			else
+				got[0] = vbr_mtr_color(rt, i % slots, at, len[0]);
+			for (c = 0; c < r; c++) {
+				enum rte_color want = ref_check(&ref, last,
+					mp->packet_mode ? 1 : len[c]);
+
+				TEST_ASSERT_EQUAL(got[c], want, "%s%s frame %u: "
+						  "colour %d, rte_meter %d",
+						  alg_name[mp->alg],
+						  mp->packet_mode ?
+						  " packet mode" : "", i + c,
+						  got[c], want);
+				seen[got[c]]++;
+			}
+		}
+		/* The trace reaches every colour, or it tests little. */
+		for (c = 0; c < RTE_COLORS; c++)
+			TEST_ASSERT(seen[c] > 0, "%s: no frame of colour %u",
+				    alg_name[mp->alg], c);
+		printf("  ok: %s%s, %u slot%s%s: %" PRIu64 " green, %" PRIu64
+		       " yellow, %" PRIu64 " red\n", alg_name[mp->alg],
+		       mp->packet_mode ? " packet mode" : "", slots,
+		       slots > 1 ? "s" : "", runs ? ", runs" : "", seen[0],
+		       seen[1], seen[2]);
+		free(rt);
+	}
+	return TEST_SUCCESS;
+}
+
+static int
+test_trace_one_slot(void)
+{
+	return trace(1, false);
+}
+
+static int
+test_trace_slots(void)
+{
+	return trace(NSLOTS - 1, false);
+}
+
+/* Runs of up to 32 frames at one time, one CAS each (an Rx chunk). */
+static int
+test_trace_runs(void)
+{
+	return trace(NSLOTS - 1, true);
+}
+
+/* A new profile starts with full buckets; the old one no longer counts. */
+static int
+test_reset(void)
+{
+	struct rte_mtr_meter_profile a = profiles[0], b = profiles[0];
+	struct vbr_mtr_prm pa, pb;
+	struct vbr_mtr_rt *rt;
+	unsigned int i, green = 0;
+
+	b.srtcm_rfc2697.cbs = 4000;
+	TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&pa, &a), "a");
+	TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&pb, &b), "b");
+	rt = rt_new(&pa, 100);
+	TEST_ASSERT_NOT_NULL(rt, "runtime");
+	for (i = 0; i < 10; i++)
+		green += vbr_mtr_color(rt, 0, 100, 1000) == RTE_COLOR_GREEN;
+	TEST_ASSERT_EQUAL(green, 2, "cbs 2048: two green 1000-byte frames");
+	vbr_mtr_rt_reset(rt, NSLOTS - 1, &pb, 100);
+	for (i = 0, green = 0; i < 10; i++)
+		green += vbr_mtr_color(rt, 1, 100, 1000) == RTE_COLOR_GREEN;
+	TEST_ASSERT_EQUAL(green, 4, "cbs 4000 after the update: four");
+	free(rt);
+	return TEST_SUCCESS;
+}
+
+#define SHARE_FRAMES 1000000
+
+struct share {
+	struct vbr_mtr_rt *rt;
+	unsigned int slot;
+	unsigned int *ready;
+	uint64_t n[RTE_COLORS];
+};
+
+static void *
+share_run(void *arg)
+{
+	struct share *s = arg;
+	unsigned int i;
+
+	/* Both threads in the loop at once, as far as the CPUs allow. */
+	__atomic_fetch_add(s->ready, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(s->ready, __ATOMIC_ACQUIRE) < 2)
+		;
+	for (i = 0; i < SHARE_FRAMES; i++)
+		s->n[vbr_mtr_color(s->rt, s->slot, 5000, 100)]++;
+	return NULL;
+}
+
+/*
+ * Two threads on one meter at one fixed time (no refill): the buckets
+ * hold cbs and ebs bytes, so exactly cbs / 100 frames are green and
+ * ebs / 100 yellow between them, however their CASes interleave. A
+ * policer that lost or doubled an update would give more.
+ */
+static int
+test_shared_exact(void)
+{
+	struct rte_mtr_meter_profile mp = {
+		.alg = RTE_MTR_SRTCM_RFC2697,
+		.srtcm_rfc2697 = { .cir = 1000, .cbs = 100000000,
+				   .ebs = 50000000 },
+	};
+	struct share s[2];
+	pthread_t th[2];
+	unsigned int ready = 0;
+	struct vbr_mtr_prm prm;
+	uint64_t n[RTE_COLORS] = { 0 };
+	unsigned int i, c;
+
+	TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&prm, &mp), "profile");
+	for (i = 0; i < 2; i++) {
+		memset(&s[i], 0, sizeof(s[i]));
+		s[i].slot = i;
+		s[i].ready = &ready;
+	}
+	s[0].rt = rt_new(&prm, 5000);
+	TEST_ASSERT_NOT_NULL(s[0].rt, "runtime");
+	s[1].rt = s[0].rt;
+	for (i = 0; i < 2; i++)
+		TEST_ASSERT_SUCCESS(pthread_create(&th[i], NULL, share_run,
+						   &s[i]), "thread");
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (c = 0; c < RTE_COLORS; c++)
+		n[c] = s[0].n[c] + s[1].n[c];
+	printf("  two threads: %" PRIu64 " green (%" PRIu64 " + %" PRIu64
+	       "), %" PRIu64 " yellow, %" PRIu64 " red\n", n[0], s[0].n[0],
+	       s[1].n[0], n[1], n[2]);
+	TEST_ASSERT_EQUAL(n[RTE_COLOR_GREEN], 1000000, "green: cbs / 100");
+	TEST_ASSERT_EQUAL(n[RTE_COLOR_YELLOW], 500000, "yellow: ebs / 100");
+	TEST_ASSERT_EQUAL(n[RTE_COLOR_RED], 2 * SHARE_FRAMES - 1500000,
+			  "red");
+	free(s[0].rt);
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite = {
+	.name = "vbr meter policer",
+	.cases = {
+		TEST_CASE(test_trace_one_slot),
+		TEST_CASE(test_trace_slots),
+		TEST_CASE(test_trace_runs),
+		TEST_CASE(test_reset),
+		TEST_CASE(test_shared_exact),
+		TEST_CASES_END(),
+	},
+};
+
+/*
+ * Traffic.
+ */
+
+#define NB_RXQ 2
+#define RING_SIZE 512
+#define WAIT_MS 2000		/* the most a frame is waited for */
+#define IP4(a, b, c, d) \
+	(((uint32_t)(a) << 24) | ((b) << 16) | ((c) << 8) | (d))
+#define ACT(t, c) { .type = RTE_FLOW_ACTION_TYPE_##t, .conf = (c) }
+#define ACT_END { .type = RTE_FLOW_ACTION_TYPE_END }
+
+enum { PROF_TR = 1, PROF_TR_BIG, PROF_SR_PKT };
+enum { POL_QQD = 10, POL_MARK, POL_RSS };
+enum { MTR = 5 };
+
+static struct rte_mempool *mp;
+static uint16_t port0, port1;
+static struct rte_ether_addr mac0, mac1;
+
+/* A UDP frame of len bytes (no FCS) to port 1. */
+static struct rte_mbuf *
+mk_frame(uint16_t len)
+{
+	return vbr_test_udp4(mp, &mac1, &mac0, IP4(10, 0, 0, 1),
+			     IP4(10, 0, 1, 1), 1000, 53, len);
+}
+
+/* What came on port 1's queues. */
+struct got {
+	unsigned int n[NB_RXQ];		/* frames per queue */
+	uint32_t len[NB_RXQ][64];	/* their lengths, in order */
+	uint32_t mark[NB_RXQ][64];	/* fdir id + 1, 0: none */
+};
+
+static void
+poll_into(struct got *g)
+{
+	struct rte_mbuf *r[32];
+	uint16_t q, n, k;
+
+	for (q = 0; q < NB_RXQ; q++) {
+		n = rte_eth_rx_burst(port1, q, r, RTE_DIM(r));
+		for (k = 0; k < n; k++) {
+			unsigned int i = g->n[q]++;
+
+			if (i < RTE_DIM(g->len[q])) {
+				g->len[q][i] = r[k]->pkt_len;
+				g->mark[q][i] = (r[k]->ol_flags &
+						 RTE_MBUF_F_RX_FDIR_ID) ?
+						r[k]->hash.fdir.hi + 1 : 0;
+			}
+			rte_pktmbuf_free(r[k]);
+		}
+	}
+}
+
+/*
+ * Send frames of lens[0, n) one at a time, each polled out before the next
+ * goes (so the buckets refill in between, and a burst holds one frame);
+ * expect[i] frames of them should arrive in all (a red one: none). Then
+ * poll a little more for frames that should not have come.
+ */
+static int
+send_each(const uint16_t *lens, unsigned int n, const unsigned int *expect,
+	  struct got *g)
+{
+	unsigned int i, want = 0, have;
+	uint64_t deadline;
+
+	memset(g, 0, sizeof(*g));
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = mk_frame(lens[i]);
+
+		TEST_ASSERT_NOT_NULL(m, "mbuf");
+		TEST_ASSERT_EQUAL(vbr_test_tx_all(port0, &m, 1, WAIT_MS), 1,
+				  "send");
+		want += expect[i];
+		deadline = rte_get_timer_cycles() +
+			   rte_get_timer_hz() * WAIT_MS / 1000;
+		do {
+			poll_into(g);
+			have = g->n[0] + g->n[1];
+		} while (have < want && rte_get_timer_cycles() < deadline);
+		TEST_ASSERT_EQUAL(have, want, "frame %u (%u bytes): %u frames "
+				  "arrived, %u wanted", i, lens[i], have, want);
+		if (!expect[i])
+			rte_delay_us(200);	/* a dropped one: let it pass */
+	}
+	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 50;
+	while (rte_get_timer_cycles() < deadline)
+		poll_into(g);
+	TEST_ASSERT_EQUAL(g->n[0] + g->n[1], want, "late frames");
+	return TEST_SUCCESS;
+}
+
+static int
+stats(struct rte_mtr_stats *st, int clear)
+{
+	struct rte_mtr_error err;
+	uint64_t mask;
+
+	memset(st, 0xff, sizeof(*st));
+	TEST_ASSERT_SUCCESS(rte_mtr_stats_read(port1, MTR, st, &mask, clear,
+					       &err), "stats read: %s",
+			    err.message);
+	return TEST_SUCCESS;
+}
+
+static struct rte_flow *
+meter_rule_at(uint32_t priority, const struct rte_flow_action *actions)
+{
+	const struct rte_flow_attr attr = {
+		.ingress = 1, .priority = priority,
+	};
+	static const struct rte_flow_item pattern[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH },
+		{ .type = RTE_FLOW_ITEM_TYPE_IPV4 },
+		{ .type = RTE_FLOW_ITEM_TYPE_UDP },
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	struct rte_flow_error err;
+	struct rte_flow *f;
+
+	f = rte_flow_create(port1, &attr, pattern, actions, &err);
+	if (f == NULL)
+		printf("flow create: %s\n", err.message ? err.message : "?");
+	return f;
+}
+
+static struct rte_flow *
+meter_rule(const struct rte_flow_action *actions)
+{
+	return meter_rule_at(0, actions);
+}
+
+/* Lengths around CBS 400 and PBS 500; what arrives, queue by colour. */
+static const uint16_t lens[] = { 64, 400, 401, 500, 501, 1000, 300, 450 };
+static const unsigned int arrives[] = { 1, 1, 1, 1, 0, 0, 1, 1 };
+
+static int
+check_colours(const struct got *g, bool marked)
+{
+	TEST_ASSERT_EQUAL(g->n[0], 3, "green frames on queue 0");
+	TEST_ASSERT_EQUAL(g->n[1], 3, "yellow frames on queue 1");
+	TEST_ASSERT(g->len[0][0] == 64 && g->len[0][1] == 400 &&
+		    g->len[0][2] == 300, "green: 64, 400, 300 (got %u %u %u)",
+		    g->len[0][0], g->len[0][1], g->len[0][2]);
+	TEST_ASSERT(g->len[1][0] == 401 && g->len[1][1] == 500 &&
+		    g->len[1][2] == 450, "yellow: 401, 500, 450 (got %u %u %u)",
+		    g->len[1][0], g->len[1][1], g->len[1][2]);
+	TEST_ASSERT_EQUAL(g->mark[0][0], marked ? 8u : 0u, "green mark");
+	TEST_ASSERT_EQUAL(g->mark[1][0], 0, "yellow: no mark");
+	return TEST_SUCCESS;
+}
+
+static int
+check_stats(const struct rte_mtr_stats *st)
+{
+	TEST_ASSERT_EQUAL(st->n_pkts[RTE_COLOR_GREEN], 3, "green pkts");
+	TEST_ASSERT_EQUAL(st->n_bytes[RTE_COLOR_GREEN], 764, "green bytes");
+	TEST_ASSERT_EQUAL(st->n_pkts[RTE_COLOR_YELLOW], 3, "yellow pkts");
+	TEST_ASSERT_EQUAL(st->n_bytes[RTE_COLOR_YELLOW], 1351,
+			  "yellow bytes");
+	TEST_ASSERT_EQUAL(st->n_pkts[RTE_COLOR_RED], 2, "red pkts");
+	TEST_ASSERT_EQUAL(st->n_bytes[RTE_COLOR_RED], 1501, "red bytes");
+	TEST_ASSERT_EQUAL(st->n_pkts_dropped, 2, "dropped pkts");
+	TEST_ASSERT_EQUAL(st->n_bytes_dropped, 1501, "dropped bytes");
+	return TEST_SUCCESS;
+}
+
+/*
+ * The issue's example: a rule whose only action is the meter; green to
+ * queue 0 (where the device steers the rule), yellow handed to queue 1,
+ * red dropped and counted; read and clear.
+ */
+static int
+test_colours(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	struct rte_mtr_stats st;
+	struct rte_flow_error ferr;
+	struct rte_flow *f;
+	struct got g;
+
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "traffic");
+	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours");
+	TEST_ASSERT_SUCCESS(stats(&st, 1), "stats");
+	TEST_ASSERT_SUCCESS(check_stats(&st), "counts");
+	TEST_ASSERT_SUCCESS(stats(&st, 0), "stats");
+	TEST_ASSERT_EQUAL(st.n_pkts[RTE_COLOR_GREEN] + st.n_pkts_dropped, 0,
+			  "cleared");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	return TEST_SUCCESS;
+}
+
+/*
+ * Two rules on one meter, one with its own MARK and COUNT; the policy's
+ * green MARK; disabled, every frame is green; stop and start keep meter
+ * and rules; the stats mask hides what it leaves out.
+ */
+static int
+test_lifecycle(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
+	static const struct rte_flow_action_queue q0 = { .index = 0 };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	const struct rte_flow_action own[] = {
+		ACT(METER, &m), ACT(COUNT, NULL), ACT(QUEUE, &q0), ACT_END,
+	};
+	static const unsigned int all[RTE_DIM(lens)] = {
+		1, 1, 1, 1, 1, 1, 1, 1,
+	};
+	struct rte_mtr_error err;
+	struct rte_flow_error ferr;
+	struct rte_mtr_stats st;
+	struct rte_flow *f, *f2;
+	struct got g;
+
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	/* The same match at priority 1 never wins: only shares the meter. */
+	f2 = meter_rule_at(1, own);
+	TEST_ASSERT_NOT_NULL(f2, "second rule on the meter");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_disable(port1, MTR, &err),
+			    "disable");
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), all, &g),
+			    "disabled");
+	TEST_ASSERT_EQUAL(g.n[0], RTE_DIM(lens), "disabled: all green");
+	TEST_ASSERT_SUCCESS(stats(&st, 1), "stats");
+	TEST_ASSERT_EQUAL(st.n_pkts[RTE_COLOR_GREEN], RTE_DIM(lens),
+			  "disabled: counted green");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_enable(port1, MTR, &err), "enable");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	rte_delay_ms(20);
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "after stop/start");
+	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours kept");
+	/* Only the packet counts. */
+	TEST_ASSERT_SUCCESS(rte_mtr_stats_update(port1, MTR,
+			    RTE_MTR_STATS_N_PKTS_GREEN |
+			    RTE_MTR_STATS_N_PKTS_YELLOW |
+			    RTE_MTR_STATS_N_PKTS_RED |
+			    RTE_MTR_STATS_N_PKTS_DROPPED, &err), "mask");
+	TEST_ASSERT_SUCCESS(stats(&st, 1), "stats");
+	TEST_ASSERT_EQUAL(st.n_pkts[RTE_COLOR_RED], 2, "red pkts");
+	TEST_ASSERT_EQUAL(st.n_bytes[RTE_COLOR_GREEN], 0, "masked bytes");
+	TEST_ASSERT_SUCCESS(rte_mtr_stats_update(port1, MTR, UINT8_MAX, &err),
+			    "mask");
+	/* In use: EBUSY for the meter, its profile and policy. */
+	TEST_ASSERT_EQUAL(rte_mtr_destroy(port1, MTR, &err), -EBUSY,
+			  "meter in use");
+	TEST_ASSERT_EQUAL(rte_mtr_meter_profile_delete(port1, PROF_TR, &err),
+			  -EBUSY, "profile in use");
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_delete(port1, POL_QQD, &err),
+			  -EBUSY, "policy in use");
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_update(port1, MTR, POL_MARK,
+						      &err), -EBUSY,
+			  "policy update under rules");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f2, &ferr), "destroy");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	/* No rule now: the policy may change; green is marked 7. */
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_policy_update(port1, MTR, POL_MARK,
+							&err), "policy update");
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "marked");
+	TEST_ASSERT_SUCCESS(check_colours(&g, true), "green marked");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_policy_update(port1, MTR, POL_QQD,
+							&err), "policy back");
+	TEST_ASSERT_SUCCESS(stats(&st, 1), "clear");
+	return TEST_SUCCESS;
+}
+
+/* A bigger profile: every frame up to 1000 bytes green. */
+static int
+test_profile_update(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	static const unsigned int all[RTE_DIM(lens)] = {
+		1, 1, 1, 1, 1, 1, 1, 1,
+	};
+	struct rte_mtr_error err;
+	struct rte_flow_error ferr;
+	struct rte_flow *f;
+	struct got g;
+
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_profile_update(port1, MTR,
+			    PROF_TR_BIG, &err), "update: %s", err.message);
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), all, &g), "big");
+	TEST_ASSERT_EQUAL(g.n[0], RTE_DIM(lens), "all green");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_profile_update(port1, MTR, PROF_TR,
+							 &err), "back");
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "small again");
+	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	return TEST_SUCCESS;
+}
+
+/* Bad input: each refused with an error naming what is wrong. */
+static int
+test_errors(void)
+{
+	static const struct rte_flow_action_meter none = { .mtr_id = 99 };
+	const struct rte_flow_action no_meter[] = {
+		ACT(METER, &none), ACT_END,
+	};
+	struct rte_mtr_meter_profile bad = {
+		.alg = RTE_MTR_TRTCM_RFC2698,
+		.trtcm_rfc2698 = { .cir = 2000, .pir = 1000, .cbs = 1,
+				   .pbs = 1 },
+	};
+	static const struct rte_flow_action_rss rss = { .queue_num = 0 };
+	struct rte_mtr_meter_policy_params pol = {
+		.actions = {
+			[RTE_COLOR_GREEN] = (struct rte_flow_action[]) {
+				ACT(RSS, &rss), ACT_END,
+			},
+		},
+	};
+	enum rte_color dscp[64] = { RTE_COLOR_GREEN };
+	struct rte_mtr_params params = {
+		.meter_profile_id = PROF_TR, .meter_policy_id = POL_QQD,
+		.meter_enable = 1, .dscp_table = dscp,
+	};
+	struct rte_mtr_capabilities cap;
+	struct rte_mtr_error err;
+
+	TEST_ASSERT_NULL(meter_rule(no_meter), "no such meter");
+	TEST_ASSERT_EQUAL(rte_mtr_meter_profile_add(port1, 50, &bad, &err),
+			  -EINVAL, "cir above pir");
+	TEST_ASSERT(strstr(err.message, "cir at most pir") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_meter_profile_add(port1, PROF_TR,
+			  &(struct rte_mtr_meter_profile){
+				.alg = RTE_MTR_SRTCM_RFC2697,
+				.srtcm_rfc2697 = { 1000, 100, 100 } }, &err),
+			  -EEXIST, "profile id twice");
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_validate(port1, &pol, &err),
+			  -ENOTSUP, "rss in a policy");
+	TEST_ASSERT(strstr(err.message, "green actions: rss") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
+			  -ENOTSUP, "dscp table");
+	TEST_ASSERT(strstr(err.message, "dscp_table") != NULL, "%s",
+		    err.message);
+	params.dscp_table = NULL;
+	params.meter_profile_id = 77;
+	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
+			  -ENOENT, "no such profile");
+	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_METER_PROFILE_ID,
+			  "names the profile id");
+	TEST_ASSERT_EQUAL(rte_mtr_destroy(port1, 61, &err), -ENOENT,
+			  "no such meter");
+	TEST_ASSERT_SUCCESS(rte_mtr_capabilities_get(port1, &cap, &err),
+			    "caps");
+	TEST_ASSERT(cap.n_max > 0 && cap.trtcm_rfc4115_packet_mode_supported,
+		    "caps");
+	return TEST_SUCCESS;
+}
+
+/*
+ * A meter made again takes the slot of the one destroyed: fresh counts and
+ * full buckets, the same colours.
+ */
+static int
+test_recreate(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	struct rte_mtr_params params = {
+		.meter_profile_id = PROF_TR, .meter_policy_id = POL_QQD,
+		.meter_enable = 1, .stats_mask = UINT64_MAX,
+	};
+	struct rte_mtr_error err;
+	struct rte_flow_error ferr;
+	struct rte_mtr_stats st;
+	struct rte_flow *f;
+	struct got g;
+
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "traffic");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	TEST_ASSERT_SUCCESS(rte_mtr_destroy(port1, MTR, &err), "destroy: %s",
+			    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_stats_read(port1, MTR, &st, NULL, 0, &err),
+			  -ENOENT, "gone");
+	TEST_ASSERT_SUCCESS(rte_mtr_create(port1, MTR, &params, 0, &err),
+			    "create again: %s", err.message);
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "traffic");
+	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours");
+	TEST_ASSERT_SUCCESS(stats(&st, 0), "stats");
+	TEST_ASSERT_SUCCESS(check_stats(&st), "fresh counts");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	return TEST_SUCCESS;
+}
+
+static int
+mtr_setup(void)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_mtr_meter_profile tr = {
+		/* 10 GB/s: 500 bytes come back in 50 ns */
+		.alg = RTE_MTR_TRTCM_RFC2698,
+		.trtcm_rfc2698 = { .cir = 10000000000ull,
+				   .pir = 10000000000ull, .cbs = 400,
+				   .pbs = 500 },
+	};
+	struct rte_mtr_meter_profile big = tr;
+	struct rte_mtr_meter_policy_params qqd = {
+		.actions = {
+			[RTE_COLOR_GREEN] = (struct rte_flow_action[]) {
+				ACT(QUEUE, &(struct rte_flow_action_queue){ 0 }),
+				ACT_END,
+			},
+			[RTE_COLOR_YELLOW] = (struct rte_flow_action[]) {
+				ACT(QUEUE, &(struct rte_flow_action_queue){ 1 }),
+				ACT_END,
+			},
+			[RTE_COLOR_RED] = (struct rte_flow_action[]) {
+				ACT(DROP, NULL), ACT_END,
+			},
+		},
+	};
+	struct rte_mtr_meter_policy_params marked = qqd;
+	struct rte_flow_action green_mark[] = {
+		ACT(MARK, &(struct rte_flow_action_mark){ 7 }),
+		ACT(QUEUE, &(struct rte_flow_action_queue){ 0 }),
+		ACT_END,
+	};
+	struct rte_mtr_params params = {
+		.meter_profile_id = PROF_TR, .meter_policy_id = POL_QQD,
+		.meter_enable = 1, .stats_mask = UINT8_MAX,
+	};
+	struct rte_mtr_error err;
+
+	big.trtcm_rfc2698.cbs = 2000;
+	big.trtcm_rfc2698.pbs = 3000;
+	marked.actions[RTE_COLOR_GREEN] = green_mark;
+	TEST_ASSERT_SUCCESS(vbr_test_pair_ports(&port0, &port1), "ports");
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port0, &conf, 1, RING_SIZE,
+						 RING_SIZE, mp), "port 0");
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &conf, NB_RXQ,
+						 RING_SIZE, RING_SIZE, mp),
+			    "port 1");
+	TEST_ASSERT_SUCCESS(vbr_test_pair_start(port0, port1), "start");
+	TEST_ASSERT_SUCCESS(rte_eth_macaddr_get(port0, &mac0), "mac 0");
+	TEST_ASSERT_SUCCESS(rte_eth_macaddr_get(port1, &mac1), "mac 1");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_profile_add(port1, PROF_TR, &tr,
+						      &err), "profile: %s",
+			    err.message);
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_profile_add(port1, PROF_TR_BIG,
+						      &big, &err), "profile");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_policy_add(port1, POL_QQD, &qqd,
+						     &err), "policy: %s",
+			    err.message);
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_policy_add(port1, POL_MARK, &marked,
+						     &err), "policy: %s",
+			    err.message);
+	TEST_ASSERT_SUCCESS(rte_mtr_create(port1, MTR, &params, 1, &err),
+			    "meter: %s", err.message);
+	rte_delay_ms(50);
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite packet_suite = {
+	.name = "vbr meters: packets",
+	.setup = mtr_setup,
+	.cases = {
+		TEST_CASE(test_colours),
+		TEST_CASE(test_lifecycle),
+		TEST_CASE(test_profile_update),
+		TEST_CASE(test_recreate),
+		TEST_CASE(test_errors),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(int argc, char **argv)
+{
+	int ret, ret2;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s <librte_net_vbr.so>\n", argv[0]);
+		return 2;
+	}
+	/* rte_meter reads the TSC rate that EAL measures. */
+	ret = vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:notice",
+				"fmtr", NULL);
+	if (ret != 0)
+		return ret == TEST_SKIPPED ? ret : 1;
+	ret = unit_test_suite_runner(&suite);
+	mp = vbr_test_pool("mtr_pkts", 4095);
+	if (mp == NULL)
+		return 1;
+	ret2 = unit_test_suite_runner(&packet_suite);
+	vbr_test_pair_fini(port0, port1, mp);
+	if (ret == 1 || ret2 == 1)
+		return 1;
+	return ret2;
+}

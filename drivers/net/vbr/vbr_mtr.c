@@ -1,0 +1,1071 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * rte_mtr: meter profiles, policies and meters, policed in the Rx burst.
+ *
+ * Verbs has no meter object, so the device only steers and tags: a rule
+ * with METER carries a TAG whose Rx action table entry (vbr_rxtx.h) names
+ * the meter's slot, and the Rx burst colours each frame with DPDK's
+ * rte_meter (vbr_mtr.h: lock-free, shared by every queue and lcore) and
+ * does what the meter's policy says for that colour.
+ *
+ * - Metered length: the frame as received and as COUNT counts it, from the
+ *   destination MAC to the end of the payload, no FCS; packet mode counts
+ *   frames.
+ * - Policies: per colour at most one of QUEUE, DROP, PASSTHRU (or nothing:
+ *   passthru), and MARK or FLAG next to QUEUE or PASSTHRU. The device
+ *   steers the rule's frames to the rule's own fate, or, when the rule has
+ *   none (the usual "actions meter / end"), to the first QUEUE of the
+ *   policy in green, yellow, red order: PASSTHRU means that queue. A colour
+ *   whose QUEUE is another queue than the one a frame arrived on is handed
+ *   to that queue through a multi-producer ring, which its Rx burst
+ *   drains first; a frame that finds the ring full is dropped and counted
+ *   as dropped in the meter's stats. RSS in a policy is refused.
+ * - Colour-blind only: use_prev_mtr_color, the DSCP and VLAN input colour
+ *   tables and meter chaining are refused.
+ * - A disabled meter colours every frame green (pass-through of a
+ *   colour-blind meter) and counts it.
+ * - stats_mask: the eight RTE_MTR_STATS_* bits; others are ignored (the
+ *   usual 0xffff means all).
+ *
+ * Everything here runs under the port's flow_lock, as the rules that name
+ * the meters do.
+ */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mtr_driver.h>
+#include <rte_ring.h>
+
+#include "vbr.h"
+#include "vbr_mtr.h"
+#include "vbr_utils.h"
+
+/** Every count a meter keeps; other stats_mask bits are ignored. */
+#define VBR_MTR_STATS_ALL (RTE_MTR_STATS_N_PKTS_GREEN | \
+	RTE_MTR_STATS_N_PKTS_YELLOW | RTE_MTR_STATS_N_PKTS_RED | \
+	RTE_MTR_STATS_N_PKTS_DROPPED | RTE_MTR_STATS_N_BYTES_GREEN | \
+	RTE_MTR_STATS_N_BYTES_YELLOW | RTE_MTR_STATS_N_BYTES_RED | \
+	RTE_MTR_STATS_N_BYTES_DROPPED)
+
+/** Frames a queue's hand-off ring holds. */
+#define VBR_MTR_RING_SIZE 1024
+
+/** What profiles, policies and meters have in common: a list, an id. */
+struct vbr_mtr_obj {
+	TAILQ_ENTRY(vbr_mtr_obj) next;	/**< in its list of the port */
+	uint32_t id;			/**< rte_mtr id */
+	uint32_t refs;			/**< users: meters, or rules */
+};
+
+TAILQ_HEAD(vbr_mtr_list, vbr_mtr_obj);
+
+struct vbr_mtr_profile {
+	struct vbr_mtr_obj obj;		/**< id; refs: meters using it */
+	unsigned int used:1;		/**< ever used: kept until close */
+	struct rte_mtr_meter_profile params;	/**< as added */
+	struct vbr_mtr_prm prm;		/**< as rte_meter runs it */
+};
+
+struct vbr_mtr_policy {
+	struct vbr_mtr_obj obj;		/**< id; refs: meters using it */
+	struct vbr_mtr_pact act[RTE_COLORS];	/**< per colour */
+};
+
+struct vbr_mtr {
+	struct vbr_mtr_obj obj;		/**< id; refs: rules naming it */
+	uint32_t slot;			/**< in the Rx action table's mtr[] */
+	uint64_t stats_mask;		/**< RTE_MTR_STATS_* reported */
+	struct vbr_mtr_profile *profile; /**< its profile */
+	struct vbr_mtr_policy *policy;	/**< its policy */
+	struct vbr_mtr_rt *rt;		/**< what the datapath runs */
+	struct vbr_mtr_cnt base;	/**< counts at the last clear */
+};
+
+/** A kind of object: its list in the port, and how errors name it. */
+enum vbr_mtr_kind {
+	VBR_MTR_PROFILE,
+	VBR_MTR_POLICY,
+	VBR_MTR_METER,
+	VBR_MTR_KINDS,
+};
+
+/** A port's meters (vbr_priv.mtr). */
+struct vbr_mtr_port {
+	struct vbr_mtr_list objs[VBR_MTR_KINDS]; /**< by kind, add order */
+	struct vbr_mtr_list retired;	/**< deleted profiles once used */
+	uint32_t nb_free;		/**< entries of free_slots */
+	uint32_t next_slot;		/**< slots [0, next_slot) were used */
+	uint32_t *free_slots;		/**< slots to reuse (runtime kept) */
+};
+
+/* How an error names each kind. */
+static const struct {
+	enum rte_mtr_error_type type;	/**< the object */
+	enum rte_mtr_error_type id_type; /**< its id */
+	const char *exists;		/**< EEXIST */
+	const char *none;		/**< ENOENT */
+	const char *busy;		/**< EBUSY */
+	const char *nomem;		/**< ENOMEM */
+} vbr_mtr_kinds[VBR_MTR_KINDS] = {
+	[VBR_MTR_PROFILE] = {
+		RTE_MTR_ERROR_TYPE_METER_PROFILE,
+		RTE_MTR_ERROR_TYPE_METER_PROFILE_ID,
+		"vbr: meter profile id already in use",
+		"vbr: no meter profile with this id",
+		"vbr: meter profile in use by a meter",
+		"vbr: no memory for the meter profile",
+	},
+	[VBR_MTR_POLICY] = {
+		RTE_MTR_ERROR_TYPE_METER_POLICY,
+		RTE_MTR_ERROR_TYPE_METER_POLICY_ID,
+		"vbr: meter policy id already in use",
+		"vbr: no meter policy with this id",
+		"vbr: meter policy in use by a meter",
+		"vbr: no memory for the meter policy",
+	},
+	[VBR_MTR_METER] = {
+		RTE_MTR_ERROR_TYPE_MTR_PARAMS,
+		RTE_MTR_ERROR_TYPE_MTR_ID,
+		"vbr: meter id already in use",
+		"vbr: no meter with this id",
+		"vbr: meter in use by a flow rule",
+		"vbr: no memory for the meter",
+	},
+};
+
+/* Messages with values: rte_mtr_error keeps the pointer, not a copy. */
+static __thread char vbr_mtr_msg[160];
+
+static const char *const vbr_mtr_colour[RTE_COLORS] = {
+	"green", "yellow", "red",
+};
+
+/* The slot of the control path in every meter (vbr_mtr.h). */
+static unsigned int
+vbr_mtr_ctrl_slot(void)
+{
+	return rte_lcore_count() + 1;
+}
+
+static struct vbr_mtr_port *
+vbr_mtr_port(struct vbr_priv *priv)
+{
+	struct vbr_mtr_port *mp = priv->mtr;
+
+	if (mp != NULL)
+		return mp;
+	mp = calloc(1, sizeof(*mp));
+	if (mp == NULL)
+		return NULL;
+	for (unsigned int k = 0; k < VBR_MTR_KINDS; k++)
+		TAILQ_INIT(&mp->objs[k]);
+	TAILQ_INIT(&mp->retired);
+	priv->mtr = mp;
+	return mp;
+}
+
+/* The object of kind k with this id, or NULL. */
+static struct vbr_mtr_obj *
+vbr_mtr_obj_find(struct vbr_mtr_port *mp, enum vbr_mtr_kind k, uint32_t id)
+{
+	struct vbr_mtr_obj *o;
+
+	if (mp == NULL)
+		return NULL;
+	TAILQ_FOREACH(o, &mp->objs[k], next)
+		if (o->id == id)
+			return o;
+	return NULL;
+}
+
+static struct vbr_mtr_profile *
+vbr_mtr_profile_find(struct vbr_mtr_port *mp, uint32_t id)
+{
+	struct vbr_mtr_obj *o = vbr_mtr_obj_find(mp, VBR_MTR_PROFILE, id);
+
+	return o != NULL ? container_of(o, struct vbr_mtr_profile, obj) : NULL;
+}
+
+static struct vbr_mtr_policy *
+vbr_mtr_policy_find(struct vbr_mtr_port *mp, uint32_t id)
+{
+	struct vbr_mtr_obj *o = vbr_mtr_obj_find(mp, VBR_MTR_POLICY, id);
+
+	return o != NULL ? container_of(o, struct vbr_mtr_policy, obj) : NULL;
+}
+
+static struct vbr_mtr *
+vbr_mtr_find(struct vbr_mtr_port *mp, uint32_t id)
+{
+	struct vbr_mtr_obj *o = vbr_mtr_obj_find(mp, VBR_MTR_METER, id);
+
+	return o != NULL ? container_of(o, struct vbr_mtr, obj) : NULL;
+}
+
+/*
+ * A new zeroed object of kind k, size bytes, with this id, not yet in its
+ * list. Holds flow_lock. NULL with *error set (EEXIST, ENOMEM).
+ */
+static struct vbr_mtr_obj *
+vbr_mtr_obj_new(struct vbr_priv *priv, enum vbr_mtr_kind k, uint32_t id,
+		size_t size, struct rte_mtr_error *error)
+{
+	struct vbr_mtr_port *mp = vbr_mtr_port(priv);
+	struct vbr_mtr_obj *o;
+
+	if (mp == NULL) {
+		rte_mtr_error_set(error, ENOMEM, RTE_MTR_ERROR_TYPE_UNSPECIFIED,
+				  NULL, "vbr: no memory for meters");
+		return NULL;
+	}
+	if (vbr_mtr_obj_find(mp, k, id) != NULL) {
+		rte_mtr_error_set(error, EEXIST, vbr_mtr_kinds[k].id_type,
+				  NULL, vbr_mtr_kinds[k].exists);
+		return NULL;
+	}
+	o = calloc(1, size);
+	if (o == NULL) {
+		rte_mtr_error_set(error, ENOMEM, vbr_mtr_kinds[k].type, NULL,
+				  vbr_mtr_kinds[k].nomem);
+		return NULL;
+	}
+	o->id = id;
+	return o;
+}
+
+/*
+ * Take the object of kind k with this id out of its list, unless in use.
+ * Holds flow_lock. NULL with *error set (ENOENT, EBUSY).
+ */
+static struct vbr_mtr_obj *
+vbr_mtr_obj_take(struct vbr_priv *priv, enum vbr_mtr_kind k, uint32_t id,
+		 struct rte_mtr_error *error)
+{
+	struct vbr_mtr_obj *o = vbr_mtr_obj_find(priv->mtr, k, id);
+
+	if (o == NULL) {
+		rte_mtr_error_set(error, ENOENT, vbr_mtr_kinds[k].id_type,
+				  NULL, vbr_mtr_kinds[k].none);
+		return NULL;
+	}
+	if (o->refs != 0) {
+		rte_mtr_error_set(error, EBUSY, vbr_mtr_kinds[k].id_type,
+				  NULL, vbr_mtr_kinds[k].busy);
+		return NULL;
+	}
+	TAILQ_REMOVE(&priv->mtr->objs[k], o, next);
+	return o;
+}
+
+static int
+vbr_mtr_capabilities_get(struct rte_eth_dev *dev,
+			 struct rte_mtr_capabilities *cap,
+			 struct rte_mtr_error *error)
+{
+	RTE_SET_USED(dev);
+	RTE_SET_USED(error);
+	memset(cap, 0, sizeof(*cap));
+	cap->n_max = VBR_MTR_MAX;
+	cap->n_shared_max = VBR_MTR_MAX;
+	cap->identical = 1;
+	cap->shared_identical = 1;
+	cap->shared_n_flows_per_mtr_max = UINT32_MAX;
+	cap->chaining_n_mtrs_per_flow_max = 1;
+	cap->meter_srtcm_rfc2697_n_max = VBR_MTR_MAX;
+	cap->meter_trtcm_rfc2698_n_max = VBR_MTR_MAX;
+	cap->meter_trtcm_rfc4115_n_max = VBR_MTR_MAX;
+	cap->meter_rate_max = UINT64_MAX;
+	cap->meter_policy_n_max = VBR_MTR_MAX;
+	cap->color_aware_srtcm_rfc2697_supported = 0;
+	cap->srtcm_rfc2697_byte_mode_supported = 1;
+	cap->srtcm_rfc2697_packet_mode_supported = 1;
+	cap->trtcm_rfc2698_byte_mode_supported = 1;
+	cap->trtcm_rfc2698_packet_mode_supported = 1;
+	cap->trtcm_rfc4115_byte_mode_supported = 1;
+	cap->trtcm_rfc4115_packet_mode_supported = 1;
+	cap->stats_mask = VBR_MTR_STATS_ALL;
+	return 0;
+}
+
+/* Check a profile; fill prm. 0 or a negative errno with *error set. */
+static int
+vbr_mtr_profile_check(const struct rte_mtr_meter_profile *params,
+		      struct vbr_mtr_prm *prm, struct rte_mtr_error *error)
+{
+	const char *what;
+	int ret;
+
+	if (params == NULL)
+		return -rte_mtr_error_set(error, EINVAL,
+			RTE_MTR_ERROR_TYPE_METER_PROFILE, NULL,
+			"vbr: meter profile: no parameters");
+	switch (params->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		what = "srtcm_rfc2697: cir and cbs or ebs must be non-zero";
+		break;
+	case RTE_MTR_TRTCM_RFC2698:
+		what = "trtcm_rfc2698: cir, pir, cbs and pbs must be non-zero "
+		       "and cir at most pir";
+		break;
+	case RTE_MTR_TRTCM_RFC4115:
+		what = "trtcm_rfc4115: cir or eir and cbs or ebs must be "
+		       "non-zero";
+		break;
+	default:
+		return -rte_mtr_error_set(error, ENOTSUP,
+			RTE_MTR_ERROR_TYPE_METER_PROFILE, NULL,
+			"vbr: meter profile: algorithm not supported (srTCM "
+			"RFC 2697, trTCM RFC 2698 and RFC 4115 are)");
+	}
+	ret = vbr_mtr_prm_config(prm, params);
+	if (ret != 0)
+		return -rte_mtr_error_set(error, -ret,
+			RTE_MTR_ERROR_TYPE_METER_PROFILE, NULL, what);
+	return 0;
+}
+
+static int
+vbr_mtr_profile_add(struct rte_eth_dev *dev, uint32_t id,
+		    struct rte_mtr_meter_profile *params,
+		    struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_profile *p;
+	struct vbr_mtr_obj *o;
+	struct vbr_mtr_prm prm;
+	int ret;
+
+	ret = vbr_mtr_profile_check(params, &prm, error);
+	if (ret != 0)
+		return ret;
+	pthread_mutex_lock(&priv->flow_lock);
+	o = vbr_mtr_obj_new(priv, VBR_MTR_PROFILE, id, sizeof(*p), error);
+	if (o != NULL) {
+		p = container_of(o, struct vbr_mtr_profile, obj);
+		p->params = *params;
+		p->prm = prm;
+		TAILQ_INSERT_TAIL(&priv->mtr->objs[VBR_MTR_PROFILE], o, next);
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	return o != NULL ? 0 : -rte_errno;
+}
+
+static int
+vbr_mtr_profile_delete(struct rte_eth_dev *dev, uint32_t id,
+		       struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_obj *o;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	o = vbr_mtr_obj_take(priv, VBR_MTR_PROFILE, id, error);
+	/* A lcore may still read a profile once used through an old record. */
+	if (o != NULL && container_of(o, struct vbr_mtr_profile, obj)->used)
+		TAILQ_INSERT_TAIL(&priv->mtr->retired, o, next);
+	else
+		free(o);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return o != NULL ? 0 : -rte_errno;
+}
+
+/* One colour's actions of a policy. 0 or a negative errno, *error set. */
+static int
+vbr_mtr_policy_colour(const struct rte_flow_action *a, unsigned int colour,
+		      struct vbr_mtr_pact *pa, struct rte_mtr_error *error)
+{
+	const char *name = vbr_mtr_colour[colour];
+	bool fate = false;
+	char *msg = vbr_mtr_msg;
+
+	memset(pa, 0, sizeof(*pa));
+	pa->fate = VBR_MTR_FATE_PASS;
+	for (; a != NULL && a->type != RTE_FLOW_ACTION_TYPE_END; a++) {
+		switch (a->type) {
+		case RTE_FLOW_ACTION_TYPE_VOID:
+			continue;
+		case RTE_FLOW_ACTION_TYPE_MARK:
+		case RTE_FLOW_ACTION_TYPE_FLAG:
+			if (pa->mark != 0) {
+				snprintf(msg, sizeof(vbr_mtr_msg), "vbr: meter policy: "
+					 "%s actions: one mark or flag", name);
+				goto refuse;
+			}
+			if (a->type == RTE_FLOW_ACTION_TYPE_FLAG) {
+				pa->mark = 2;
+				continue;
+			}
+			if (a->conf == NULL ||
+			    ((const struct rte_flow_action_mark *)
+			     a->conf)->id > VBR_FLOW_MARK_MAX) {
+				snprintf(msg, sizeof(vbr_mtr_msg), "vbr: meter policy: "
+					 "%s actions: mark id missing or above "
+					 "%u", name, VBR_FLOW_MARK_MAX);
+				goto refuse;
+			}
+			pa->mark = 1;
+			pa->mark_id = ((const struct rte_flow_action_mark *)
+				       a->conf)->id;
+			continue;
+		case RTE_FLOW_ACTION_TYPE_PASSTHRU:
+		case RTE_FLOW_ACTION_TYPE_QUEUE:
+		case RTE_FLOW_ACTION_TYPE_DROP:
+			if (fate) {
+				snprintf(msg, sizeof(vbr_mtr_msg), "vbr: meter policy: "
+					 "%s actions: more than one fate "
+					 "(queue, drop or passthru)", name);
+				goto refuse;
+			}
+			fate = true;
+			if (a->type == RTE_FLOW_ACTION_TYPE_DROP) {
+				pa->fate = VBR_MTR_FATE_DROP;
+			} else if (a->type == RTE_FLOW_ACTION_TYPE_QUEUE) {
+				if (a->conf == NULL) {
+					snprintf(msg, sizeof(vbr_mtr_msg), "vbr: meter "
+						 "policy: %s actions: queue "
+						 "with no index", name);
+					goto refuse;
+				}
+				pa->fate = VBR_MTR_FATE_QUEUE;
+				pa->queue = ((const struct rte_flow_action_queue
+					      *)a->conf)->index;
+			}
+			continue;
+		case RTE_FLOW_ACTION_TYPE_RSS:
+			snprintf(msg, sizeof(vbr_mtr_msg), "vbr: meter policy: %s "
+				 "actions: rss is not supported (the policer "
+				 "runs after the device hashed): use queue",
+				 name);
+			goto refuse;
+		default:
+			snprintf(msg, sizeof(vbr_mtr_msg), "vbr: meter policy: %s "
+				 "actions: action type %d is not supported "
+				 "(queue, drop, passthru, mark, flag are)",
+				 name, (int)a->type);
+			goto refuse;
+		}
+	}
+	if (pa->fate == VBR_MTR_FATE_DROP && pa->mark != 0) {
+		snprintf(msg, sizeof(vbr_mtr_msg), "vbr: meter policy: %s actions: "
+			 "mark or flag with drop: nothing to mark", name);
+		goto refuse;
+	}
+	return 0;
+refuse:
+	return -rte_mtr_error_set(error, ENOTSUP,
+		RTE_MTR_ERROR_TYPE_METER_POLICY, a, msg);
+}
+
+static int
+vbr_mtr_policy_parse(struct rte_mtr_meter_policy_params *policy,
+		     struct vbr_mtr_pact *act, struct rte_mtr_error *error)
+{
+	unsigned int c;
+	int ret;
+
+	if (policy == NULL)
+		return -rte_mtr_error_set(error, EINVAL,
+			RTE_MTR_ERROR_TYPE_METER_POLICY, NULL,
+			"vbr: meter policy: no parameters");
+	for (c = 0; c < RTE_COLORS; c++) {
+		ret = vbr_mtr_policy_colour(policy->actions[c], c, &act[c],
+					    error);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int
+vbr_mtr_policy_validate(struct rte_eth_dev *dev,
+			struct rte_mtr_meter_policy_params *policy,
+			struct rte_mtr_error *error)
+{
+	struct vbr_mtr_pact act[RTE_COLORS];
+
+	RTE_SET_USED(dev);
+	return vbr_mtr_policy_parse(policy, act, error);
+}
+
+static int
+vbr_mtr_policy_add(struct rte_eth_dev *dev, uint32_t id,
+		   struct rte_mtr_meter_policy_params *policy,
+		   struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_pact act[RTE_COLORS];
+	struct vbr_mtr_obj *o;
+	int ret;
+
+	ret = vbr_mtr_policy_parse(policy, act, error);
+	if (ret != 0)
+		return ret;
+	pthread_mutex_lock(&priv->flow_lock);
+	o = vbr_mtr_obj_new(priv, VBR_MTR_POLICY, id,
+			    sizeof(struct vbr_mtr_policy), error);
+	if (o != NULL) {
+		memcpy(container_of(o, struct vbr_mtr_policy, obj)->act, act,
+		       sizeof(act));
+		TAILQ_INSERT_TAIL(&priv->mtr->objs[VBR_MTR_POLICY], o, next);
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	return o != NULL ? 0 : -rte_errno;
+}
+
+static int
+vbr_mtr_policy_delete(struct rte_eth_dev *dev, uint32_t id,
+		      struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_obj *o;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	o = vbr_mtr_obj_take(priv, VBR_MTR_POLICY, id, error);
+	free(o);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return o != NULL ? 0 : -rte_errno;
+}
+
+/* The Rx action table, made on first use. Holds flow_lock. */
+static struct vbr_rx_act_table *
+vbr_mtr_table(struct vbr_priv *priv)
+{
+	struct vbr_rx_act_table *t = vbr_rx_act_table_get(priv);
+
+	if (t == NULL)
+		return NULL;
+	if (t->mtr == NULL) {
+		t->mtr = rte_zmalloc_socket("vbr_mtr_slots",
+			VBR_MTR_MAX * sizeof(t->mtr[0]), 0,
+			priv->dev->device->numa_node);
+	}
+	return t->mtr != NULL ? t : NULL;
+}
+
+/* A meter's runtime: a slot freed before (its memory kept), or a new one. */
+static int
+vbr_mtr_rt_get(struct vbr_priv *priv, struct vbr_mtr_port *mp,
+	       struct vbr_mtr *m)
+{
+	struct vbr_rx_act_table *t = vbr_mtr_table(priv);
+	unsigned int nslots = rte_lcore_count() + 2;
+	struct vbr_mtr_rt *rt;
+
+	if (t == NULL)
+		return -ENOMEM;
+	if (mp->nb_free > 0) {
+		/*
+		 * A frame of a rule gone may still be coloured here: the
+		 * records keep a valid profile (vbr_mtr_use_profile() then
+		 * publishes the new one); only the counts start again.
+		 */
+		m->slot = mp->free_slots[--mp->nb_free];
+		rt = t->mtr[m->slot];
+		memset(rt->cnt, 0, nslots * sizeof(rt->cnt[0]));
+		m->rt = rt;
+		return 0;
+	}
+	if (mp->next_slot >= VBR_MTR_MAX)
+		return -ENOSPC;
+	rt = rte_zmalloc_socket("vbr_mtr", vbr_mtr_rt_size(nslots),
+				RTE_CACHE_LINE_SIZE,
+				priv->dev->device->numa_node);
+	if (rt == NULL)
+		return -ENOMEM;
+	vbr_mtr_rt_init(rt, nslots);
+	m->slot = mp->next_slot++;
+	__atomic_store_n(&t->mtr[m->slot], rt, __ATOMIC_RELEASE);
+	m->rt = rt;
+	return 0;
+}
+
+static void
+vbr_mtr_rt_put(struct vbr_mtr_port *mp, struct vbr_mtr *m)
+{
+	/* Kept for reuse: a frame in flight may still name the slot. */
+	mp->free_slots[mp->nb_free++] = m->slot;
+	m->rt = NULL;
+}
+
+static void
+vbr_mtr_use_profile(struct vbr_mtr *m, struct vbr_mtr_profile *p)
+{
+	p->obj.refs++;
+	p->used = 1;
+	m->profile = p;
+	vbr_mtr_rt_reset(m->rt, vbr_mtr_ctrl_slot(), &p->prm, rte_rdtsc());
+}
+
+static int
+vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
+	       struct rte_mtr_params *params, int shared,
+	       struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_profile *prof;
+	struct vbr_mtr_policy *pol;
+	struct vbr_mtr_port *mp;
+	struct vbr_mtr_obj *o;
+	struct vbr_mtr *m;
+	int ret;
+
+	RTE_SET_USED(shared);	/* every meter may be shared */
+	if (params == NULL)
+		return -rte_mtr_error_set(error, EINVAL,
+			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
+			"vbr: meter: no parameters");
+	if (params->use_prev_mtr_color)
+		return -rte_mtr_error_set(error, ENOTSUP,
+			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
+			"vbr: meter: use_prev_mtr_color: meters are "
+			"colour-blind (no meter chaining)");
+	if (params->dscp_table != NULL)
+		return -rte_mtr_error_set(error, ENOTSUP,
+			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
+			"vbr: meter: dscp_table: meters are colour-blind");
+	if (params->vlan_table != NULL)
+		return -rte_mtr_error_set(error, ENOTSUP,
+			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
+			"vbr: meter: vlan_table: meters are colour-blind");
+	pthread_mutex_lock(&priv->flow_lock);
+	mp = priv->mtr;
+	prof = vbr_mtr_profile_find(mp, params->meter_profile_id);
+	if (prof == NULL) {
+		ret = -rte_mtr_error_set(error, ENOENT,
+			RTE_MTR_ERROR_TYPE_METER_PROFILE_ID, NULL,
+			"vbr: meter: no meter profile with this id");
+		goto out;
+	}
+	pol = vbr_mtr_policy_find(mp, params->meter_policy_id);
+	if (pol == NULL) {
+		ret = -rte_mtr_error_set(error, ENOENT,
+			RTE_MTR_ERROR_TYPE_METER_POLICY_ID, NULL,
+			"vbr: meter: no meter policy with this id");
+		goto out;
+	}
+	o = vbr_mtr_obj_new(priv, VBR_MTR_METER, id, sizeof(*m), error);
+	if (o == NULL) {
+		ret = -rte_errno;
+		goto out;
+	}
+	m = container_of(o, struct vbr_mtr, obj);
+	if (mp->free_slots == NULL) {
+		mp->free_slots = calloc(VBR_MTR_MAX,
+					sizeof(mp->free_slots[0]));
+		if (mp->free_slots == NULL) {
+			free(m);
+			goto nomem;
+		}
+	}
+	ret = vbr_mtr_rt_get(priv, mp, m);
+	if (ret != 0) {
+		free(m);
+		if (ret == -ENOMEM)
+			goto nomem;
+		ret = -rte_mtr_error_set(error, ENOSPC,
+			RTE_MTR_ERROR_TYPE_MTR_ID, NULL,
+			"vbr: meter: the port holds 65536 meters at most");
+		goto out;
+	}
+	m->stats_mask = params->stats_mask & VBR_MTR_STATS_ALL;
+	m->policy = pol;
+	pol->obj.refs++;
+	memcpy(m->rt->act, pol->act, sizeof(pol->act));
+	vbr_mtr_use_profile(m, prof);
+	__atomic_store_n(&m->rt->enabled, params->meter_enable != 0,
+			 __ATOMIC_RELEASE);
+	TAILQ_INSERT_TAIL(&mp->objs[VBR_MTR_METER], o, next);
+	ret = 0;
+	goto out;
+nomem:
+	ret = -rte_mtr_error_set(error, ENOMEM,
+		RTE_MTR_ERROR_TYPE_UNSPECIFIED, NULL,
+		"vbr: no memory for the meter");
+out:
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+static int
+vbr_mtr_destroy(struct rte_eth_dev *dev, uint32_t id,
+		struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_obj *o;
+	struct vbr_mtr *m;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	o = vbr_mtr_obj_take(priv, VBR_MTR_METER, id, error);
+	if (o != NULL) {
+		m = container_of(o, struct vbr_mtr, obj);
+		m->profile->obj.refs--;
+		m->policy->obj.refs--;
+		vbr_mtr_rt_put(priv->mtr, m);
+		free(m);
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	return o != NULL ? 0 : -rte_errno;
+}
+
+/* The meter id, flow_lock taken; NULL with *error set and the lock off. */
+static struct vbr_mtr *
+vbr_mtr_lock_find(struct vbr_priv *priv, uint32_t id,
+		  struct rte_mtr_error *error)
+{
+	struct vbr_mtr *m;
+
+	pthread_mutex_lock(&priv->flow_lock);
+	m = vbr_mtr_find(priv->mtr, id);
+	if (m == NULL) {
+		pthread_mutex_unlock(&priv->flow_lock);
+		rte_mtr_error_set(error, ENOENT, RTE_MTR_ERROR_TYPE_MTR_ID,
+				  NULL, "vbr: no meter with this id");
+	}
+	return m;
+}
+
+static int
+vbr_mtr_set_enable(struct rte_eth_dev *dev, uint32_t id, uint32_t on,
+		   struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr *m = vbr_mtr_lock_find(priv, id, error);
+
+	if (m == NULL)
+		return -ENOENT;
+	__atomic_store_n(&m->rt->enabled, on, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+static int
+vbr_mtr_enable(struct rte_eth_dev *dev, uint32_t id,
+	       struct rte_mtr_error *error)
+{
+	return vbr_mtr_set_enable(dev, id, 1, error);
+}
+
+static int
+vbr_mtr_disable(struct rte_eth_dev *dev, uint32_t id,
+		struct rte_mtr_error *error)
+{
+	return vbr_mtr_set_enable(dev, id, 0, error);
+}
+
+/* A new profile: the buckets start full under it. */
+static int
+vbr_mtr_profile_update(struct rte_eth_dev *dev, uint32_t id,
+		       uint32_t profile_id, struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_profile *p;
+	struct vbr_mtr *m = vbr_mtr_lock_find(priv, id, error);
+
+	if (m == NULL)
+		return -ENOENT;
+	p = vbr_mtr_profile_find(priv->mtr, profile_id);
+	if (p == NULL) {
+		pthread_mutex_unlock(&priv->flow_lock);
+		return -rte_mtr_error_set(error, ENOENT,
+			RTE_MTR_ERROR_TYPE_METER_PROFILE_ID, NULL,
+			"vbr: no meter profile with this id");
+	}
+	m->profile->obj.refs--;
+	vbr_mtr_use_profile(m, p);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+/* Another policy, while no rule names the meter (rules steer by it). */
+static int
+vbr_mtr_policy_update(struct rte_eth_dev *dev, uint32_t id,
+		      uint32_t policy_id, struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_policy *p;
+	struct vbr_mtr *m = vbr_mtr_lock_find(priv, id, error);
+	int ret = 0;
+
+	if (m == NULL)
+		return -ENOENT;
+	p = vbr_mtr_policy_find(priv->mtr, policy_id);
+	if (p == NULL) {
+		ret = -rte_mtr_error_set(error, ENOENT,
+			RTE_MTR_ERROR_TYPE_METER_POLICY_ID, NULL,
+			"vbr: no meter policy with this id");
+	} else if (m->obj.refs != 0 && p != m->policy) {
+		ret = -rte_mtr_error_set(error, EBUSY,
+			RTE_MTR_ERROR_TYPE_MTR_ID, NULL,
+			"vbr: meter in use by a flow rule: its policy decides "
+			"where the device steers the rule; destroy the rules "
+			"first");
+	} else {
+		m->policy->obj.refs--;
+		p->obj.refs++;
+		m->policy = p;
+		memcpy(m->rt->act, p->act, sizeof(p->act));
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
+static int
+vbr_mtr_stats_update(struct rte_eth_dev *dev, uint32_t id,
+		     uint64_t stats_mask, struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr *m;
+
+	m = vbr_mtr_lock_find(priv, id, error);
+	if (m == NULL)
+		return -ENOENT;
+	m->stats_mask = stats_mask & VBR_MTR_STATS_ALL;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+/* The sum of the slots' counts. */
+static void
+vbr_mtr_sum(const struct vbr_mtr_rt *rt, struct vbr_mtr_cnt *s)
+{
+	unsigned int i, c;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < rt->nslots; i++) {
+		const struct vbr_mtr_cnt *k = &rt->cnt[i];
+
+		for (c = 0; c < RTE_COLORS; c++) {
+			s->pkts[c] += __atomic_load_n(&k->pkts[c],
+						      __ATOMIC_RELAXED);
+			s->bytes[c] += __atomic_load_n(&k->bytes[c],
+						       __ATOMIC_RELAXED);
+		}
+		s->dpkts += __atomic_load_n(&k->dpkts, __ATOMIC_RELAXED);
+		s->dbytes += __atomic_load_n(&k->dbytes, __ATOMIC_RELAXED);
+	}
+}
+
+static int
+vbr_mtr_stats_read(struct rte_eth_dev *dev, uint32_t id,
+		   struct rte_mtr_stats *stats, uint64_t *stats_mask,
+		   int clear, struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr_cnt s;
+	struct vbr_mtr *m;
+	unsigned int c;
+	uint64_t mask;
+
+	m = vbr_mtr_lock_find(priv, id, error);
+	if (m == NULL)
+		return -ENOENT;
+	vbr_mtr_sum(m->rt, &s);
+	mask = m->stats_mask;
+	if (stats != NULL) {
+		memset(stats, 0, sizeof(*stats));
+		for (c = 0; c < RTE_COLORS; c++) {
+			if (mask & (RTE_MTR_STATS_N_PKTS_GREEN << c))
+				stats->n_pkts[c] = s.pkts[c] - m->base.pkts[c];
+			if (mask & (RTE_MTR_STATS_N_BYTES_GREEN << c))
+				stats->n_bytes[c] = s.bytes[c] -
+						    m->base.bytes[c];
+		}
+		if (mask & RTE_MTR_STATS_N_PKTS_DROPPED)
+			stats->n_pkts_dropped = s.dpkts - m->base.dpkts;
+		if (mask & RTE_MTR_STATS_N_BYTES_DROPPED)
+			stats->n_bytes_dropped = s.dbytes - m->base.dbytes;
+	}
+	if (stats_mask != NULL)
+		*stats_mask = mask;
+	if (clear)
+		m->base = s;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+static const struct rte_mtr_ops vbr_mtr_ops = {
+	.capabilities_get = vbr_mtr_capabilities_get,
+	.meter_profile_add = vbr_mtr_profile_add,
+	.meter_profile_delete = vbr_mtr_profile_delete,
+	.meter_policy_validate = vbr_mtr_policy_validate,
+	.meter_policy_add = vbr_mtr_policy_add,
+	.meter_policy_delete = vbr_mtr_policy_delete,
+	.create = vbr_mtr_create,
+	.destroy = vbr_mtr_destroy,
+	.meter_enable = vbr_mtr_enable,
+	.meter_disable = vbr_mtr_disable,
+	.meter_profile_update = vbr_mtr_profile_update,
+	.meter_policy_update = vbr_mtr_policy_update,
+	.stats_update = vbr_mtr_stats_update,
+	.stats_read = vbr_mtr_stats_read,
+};
+
+/** The mtr_ops_get op. */
+int
+vbr_mtr_ops_get(struct rte_eth_dev *dev, void *arg)
+{
+	RTE_SET_USED(dev);
+	*(const struct rte_mtr_ops **)arg = &vbr_mtr_ops;
+	return 0;
+}
+
+/* The hand-off ring of Rx queue q, made on first use. */
+static int
+vbr_mtr_ring(struct vbr_priv *priv, struct vbr_rx_act_table *t, uint16_t q)
+{
+	char name[RTE_RING_NAMESIZE];
+	struct rte_ring *r;
+
+	if (t->handoff[q] != NULL)
+		return 0;
+	snprintf(name, sizeof(name), "vbr_mtr_%u_%u",
+		 priv->dev->data->port_id, q);
+	r = rte_ring_create(name, VBR_MTR_RING_SIZE,
+			    priv->dev->device->numa_node, RING_F_SC_DEQ);
+	if (r == NULL)
+		return -rte_errno;
+	__atomic_store_n(&t->handoff[q], r, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/**
+ * A rule names meter id (d->meter_id): give the rule its device fate when
+ * it has none (the policy's first queue), make the hand-off rings of the
+ * policy's queues, put the meter's slot in d->rx_act. Return the meter, or
+ * NULL with *error set. Holds flow_lock.
+ */
+struct vbr_mtr *
+vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
+		 struct rte_flow_error *error)
+{
+	uint16_t nb_rxq = priv->dev->data->nb_rx_queues;
+	struct vbr_rx_act_table *t;
+	struct vbr_mtr *m;
+	unsigned int c;
+	bool pass = false;
+	int ret;
+
+	m = vbr_mtr_find(priv->mtr, d->meter_id);
+	if (m == NULL) {
+		vbr_flow_error(error, ENOENT, RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+			       NULL, "vbr: meter action: no meter %u",
+			       d->meter_id);
+		return NULL;
+	}
+	for (c = 0; c < RTE_COLORS; c++) {
+		const struct vbr_mtr_pact *a = &m->policy->act[c];
+
+		if (a->fate == VBR_MTR_FATE_PASS)
+			pass = true;
+		if (a->fate != VBR_MTR_FATE_QUEUE)
+			continue;
+		if (a->queue >= nb_rxq) {
+			vbr_flow_error(error, EINVAL,
+				RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
+				"vbr: meter action: policy %u sends %s frames "
+				"to queue %u, the port has %u", m->policy->obj.id,
+				vbr_mtr_colour[c], a->queue, nb_rxq);
+			return NULL;
+		}
+		if (d->fate == VBR_FLOW_FATE_NONE) {
+			d->fate = VBR_FLOW_FATE_QUEUE;
+			d->queues[0] = a->queue;
+			d->nb_queues = 1;
+		}
+	}
+	if (d->fate == VBR_FLOW_FATE_NONE) {
+		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION, NULL,
+			       "vbr: meter action: the rule has no fate and "
+			       "policy %u sends no colour to a queue%s",
+			       m->policy->obj.id, pass ? " (passthru needs one)" :
+			       "");
+		return NULL;
+	}
+	if (d->fate == VBR_FLOW_FATE_DROP) {
+		vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ACTION,
+			       NULL, "vbr: meter action on a drop rule: "
+			       "nothing to meter");
+		return NULL;
+	}
+	t = vbr_mtr_table(priv);
+	if (t == NULL) {
+		rte_flow_error_set(error, ENOMEM, RTE_FLOW_ERROR_TYPE_HANDLE,
+				   NULL, "vbr: no memory for the meter table");
+		return NULL;
+	}
+	for (c = 0; c < RTE_COLORS; c++) {
+		const struct vbr_mtr_pact *a = &m->policy->act[c];
+
+		if (a->fate != VBR_MTR_FATE_QUEUE)
+			continue;
+		ret = vbr_mtr_ring(priv, t, a->queue);
+		if (ret != 0) {
+			rte_flow_error_set(error, -ret,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				"vbr: no memory for a meter hand-off ring");
+			return NULL;
+		}
+	}
+	d->rx_act |= (uint64_t)m->slot << VBR_RX_ACT_MTR_SHIFT;
+	m->obj.refs++;
+	return m;
+}
+
+/** A rule that named m is gone. Holds flow_lock. */
+void
+vbr_mtr_rule_put(struct vbr_mtr *m)
+{
+	if (m != NULL)
+		m->obj.refs--;
+}
+
+/** At close: every meter, policy, profile, and the hand-off rings. */
+void
+vbr_mtr_release(struct vbr_priv *priv)
+{
+	struct vbr_mtr_port *mp = priv->mtr;
+	struct vbr_rx_act_table *t = priv->rx_act;
+	struct vbr_mtr_obj *o;
+	unsigned int i, k;
+
+	if (t != NULL) {
+		for (i = 0; i < RTE_DIM(t->handoff); i++) {
+			struct rte_mbuf *mb;
+
+			if (t->handoff[i] == NULL)
+				continue;
+			while (rte_ring_dequeue(t->handoff[i],
+						(void **)&mb) == 0)
+				rte_pktmbuf_free(mb);
+			rte_ring_free(t->handoff[i]);
+			t->handoff[i] = NULL;
+		}
+		if (t->mtr != NULL && mp != NULL)
+			for (i = 0; i < mp->next_slot; i++)
+				rte_free(t->mtr[i]);
+		rte_free(t->mtr);
+		t->mtr = NULL;
+	}
+	if (mp == NULL)
+		return;
+	for (k = 0; k < VBR_MTR_KINDS; k++) {
+		while ((o = TAILQ_FIRST(&mp->objs[k])) != NULL) {
+			TAILQ_REMOVE(&mp->objs[k], o, next);
+			free(o);
+		}
+	}
+	while ((o = TAILQ_FIRST(&mp->retired)) != NULL) {
+		TAILQ_REMOVE(&mp->retired, o, next);
+		free(o);
+	}
+	free(mp->free_slots);
+	free(mp);
+	priv->mtr = NULL;
+}

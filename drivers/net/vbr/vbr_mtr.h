@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * The policer of a meter, as the Rx datapath runs it.
+ *
+ * Colour decisions are DPDK's rte_meter (srTCM RFC 2697, trTCM RFC 2698,
+ * trTCM RFC 4115); packet mode feeds it one "byte" per frame, so its rates
+ * and bursts count frames. A meter is shared by every rule and Rx queue that
+ * names it, polled by any lcore, with no lock: its state (the rte_meter
+ * buckets) lives in records, two per slot (one slot per EAL lcore, one for
+ * a non-EAL thread, one for the control path). One word, cur, names the
+ * record in use and a version. A caller copies that record into its own
+ * record that is not in use, runs rte_meter on the copy and publishes it
+ * with one compare-and-swap of cur; when the CAS fails (another lcore
+ * published first) it starts over from the new record. A record in use is
+ * never written, so a copy torn by a writer is always caught by the CAS
+ * (the version moved) and thrown away. The colours are those of one
+ * rte_meter fed the frames in the order of their CAS, each at its burst's
+ * timestamp or the meter's last one if later (rte_meter needs time that
+ * does not go back; lcores read the TSC at different moments).
+ *
+ * Everything here is pure (no port): the tests run it against rte_meter.
+ */
+
+#ifndef VBR_MTR_H
+#define VBR_MTR_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_meter.h>
+#include <rte_mtr.h>
+
+/** Meters a port holds at most. */
+#define VBR_MTR_MAX 65536u
+
+/** A profile as rte_meter runs it. */
+struct vbr_mtr_prm {
+	enum rte_mtr_algorithm alg;	/**< srTCM, trTCM or RFC 4115 */
+	unsigned int packet_mode:1;	/**< rates and bursts in frames */
+	union {
+		struct rte_meter_srtcm_profile sr;	/**< RFC 2697 */
+		struct rte_meter_trtcm_profile tr;	/**< RFC 2698 */
+		struct rte_meter_trtcm_rfc4115_profile t4; /**< RFC 4115 */
+	} u;				/**< by alg */
+};
+
+/** One version of a meter's buckets. */
+struct vbr_mtr_rec {
+	union {
+		struct rte_meter_srtcm sr;
+		struct rte_meter_trtcm tr;
+		struct rte_meter_trtcm_rfc4115 t4;
+	} m;				/**< rte_meter's state */
+	struct vbr_mtr_prm *p;		/**< profile (kept until close) */
+	uint64_t last;			/**< latest time fed to rte_meter */
+} __rte_cache_aligned;
+
+/** What a policy does with the frames of one colour. */
+enum vbr_mtr_fate {
+	VBR_MTR_FATE_PASS,	/**< the rule's own fate: where it arrived */
+	VBR_MTR_FATE_QUEUE,	/**< Rx queue queue */
+	VBR_MTR_FATE_DROP,	/**< dropped, counted in the meter's stats */
+};
+
+/** A policy's actions for one colour. */
+struct vbr_mtr_pact {
+	uint8_t fate;			/**< enum vbr_mtr_fate */
+	uint8_t mark;			/**< 1: MARK mark_id, 2: FLAG */
+	uint16_t queue;			/**< queue of VBR_MTR_FATE_QUEUE */
+	uint32_t mark_id;		/**< MARK id */
+};
+
+/** Counts of one slot: only its lcore writes them. */
+struct vbr_mtr_cnt {
+	uint64_t pkts[RTE_COLORS];	/**< frames per colour */
+	uint64_t bytes[RTE_COLORS];	/**< their bytes */
+	uint64_t dpkts;			/**< frames dropped */
+	uint64_t dbytes;		/**< their bytes */
+} __rte_cache_aligned;
+
+/** A meter as the datapath sees it. */
+struct vbr_mtr_rt {
+	uint64_t cur;			/**< version << 32 | record in use */
+	uint32_t enabled;		/**< 0: every frame green */
+	uint16_t nslots;		/**< slots (two records each) */
+	struct vbr_mtr_pact act[RTE_COLORS]; /**< the policy, per colour */
+	struct vbr_mtr_cnt *cnt;	/**< nslots counts */
+	struct vbr_mtr_rec rec[];	/**< 2 * nslots records */
+};
+
+/** Bytes of a meter runtime with nslots slots, counts behind. */
+static inline size_t
+vbr_mtr_rt_size(unsigned int nslots)
+{
+	return sizeof(struct vbr_mtr_rt) +
+	       2 * nslots * sizeof(struct vbr_mtr_rec) +
+	       nslots * sizeof(struct vbr_mtr_cnt);
+}
+
+/** Lay out a zeroed runtime of vbr_mtr_rt_size(nslots) bytes. */
+static inline void
+vbr_mtr_rt_init(struct vbr_mtr_rt *rt, unsigned int nslots)
+{
+	rt->nslots = nslots;
+	rt->cnt = (struct vbr_mtr_cnt *)&rt->rec[2 * nslots];
+}
+
+/**
+ * A profile of rte_mtr (rates in bytes or frames per second, bursts in
+ * bytes or frames) for rte_meter. 0, or rte_meter's negative errno.
+ */
+static inline int
+vbr_mtr_prm_config(struct vbr_mtr_prm *p,
+		   const struct rte_mtr_meter_profile *mp)
+{
+	p->alg = mp->alg;
+	p->packet_mode = mp->packet_mode != 0;
+	switch (mp->alg) {
+	case RTE_MTR_SRTCM_RFC2697: {
+		struct rte_meter_srtcm_params a = {
+			.cir = mp->srtcm_rfc2697.cir,
+			.cbs = mp->srtcm_rfc2697.cbs,
+			.ebs = mp->srtcm_rfc2697.ebs,
+		};
+
+		return rte_meter_srtcm_profile_config(&p->u.sr, &a);
+	}
+	case RTE_MTR_TRTCM_RFC2698: {
+		struct rte_meter_trtcm_params a = {
+			.cir = mp->trtcm_rfc2698.cir,
+			.pir = mp->trtcm_rfc2698.pir,
+			.cbs = mp->trtcm_rfc2698.cbs,
+			.pbs = mp->trtcm_rfc2698.pbs,
+		};
+
+		return rte_meter_trtcm_profile_config(&p->u.tr, &a);
+	}
+	case RTE_MTR_TRTCM_RFC4115: {
+		struct rte_meter_trtcm_rfc4115_params a = {
+			.cir = mp->trtcm_rfc4115.cir,
+			.eir = mp->trtcm_rfc4115.eir,
+			.cbs = mp->trtcm_rfc4115.cbs,
+			.ebs = mp->trtcm_rfc4115.ebs,
+		};
+
+		return rte_meter_trtcm_rfc4115_profile_config(&p->u.t4, &a);
+	}
+	default:
+		return -ENOTSUP;
+	}
+}
+
+/* rte_meter's state for p with full buckets at time now. */
+static inline void
+vbr_mtr_rec_reset(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p,
+		  uint64_t now)
+{
+	switch (p->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		rte_meter_srtcm_config(&r->m.sr, &p->u.sr);
+		r->m.sr.time = now;
+		break;
+	case RTE_MTR_TRTCM_RFC2698:
+		rte_meter_trtcm_config(&r->m.tr, &p->u.tr);
+		r->m.tr.time_tc = now;
+		r->m.tr.time_tp = now;
+		break;
+	default:
+		rte_meter_trtcm_rfc4115_config(&r->m.t4, &p->u.t4);
+		r->m.t4.time_tc = now;
+		r->m.t4.time_te = now;
+		break;
+	}
+	r->p = p;
+	r->last = now;
+}
+
+/*
+ * Publish profile p with full buckets from slot (the caller's, not shared
+ * with another thread at the time), as the meter's state from now on.
+ */
+static inline void
+vbr_mtr_rt_reset(struct vbr_mtr_rt *rt, unsigned int slot,
+		 struct vbr_mtr_prm *p, uint64_t now)
+{
+	uint64_t cur = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
+	uint32_t mine;
+
+	do {
+		mine = 2 * slot + ((uint32_t)cur == 2 * slot);
+		vbr_mtr_rec_reset(&rt->rec[mine], p, now);
+	} while (!__atomic_compare_exchange_n(&rt->cur, &cur,
+			(((cur >> 32) + 1) << 32) | mine, false,
+			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+}
+
+/* rte_meter on record r, colour-blind. */
+static inline enum rte_color
+vbr_mtr_run(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
+	    uint32_t len)
+{
+	switch (p->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		return rte_meter_srtcm_color_blind_check(&r->m.sr, &p->u.sr,
+							 t, len);
+	case RTE_MTR_TRTCM_RFC2698:
+		return rte_meter_trtcm_color_blind_check(&r->m.tr, &p->u.tr,
+							 t, len);
+	default:
+		return rte_meter_trtcm_rfc4115_color_blind_check(&r->m.t4,
+							&p->u.t4, t, len);
+	}
+}
+
+/**
+ * The colours c[0, n) of n frames of len[0, n) bytes, one after the other
+ * at time tsc (TSC cycles), from slot: the caller's lcore's, used by no
+ * other thread at the same time. The n frames go into the meter at once:
+ * one copy and one compare-and-swap for them all.
+ */
+static inline void
+vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
+		const uint32_t *len, unsigned int n, uint8_t *c)
+{
+	uint64_t cur = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
+
+	for (;;) {
+		uint32_t in = (uint32_t)cur;
+		uint32_t mine = 2 * slot + (in == 2 * slot);
+		struct vbr_mtr_rec *r = &rt->rec[mine];
+		struct vbr_mtr_prm *p;
+		unsigned int i;
+		uint64_t t;
+
+		/* A copy torn by another lcore fails the CAS below. */
+		*r = rt->rec[in];
+		p = r->p;
+		t = RTE_MAX(tsc, r->last);
+		r->last = t;
+		for (i = 0; i < n; i++)
+			c[i] = vbr_mtr_run(r, p, t, p->packet_mode ? 1 : len[i]);
+		if (__atomic_compare_exchange_n(&rt->cur, &cur,
+				(((cur >> 32) + 1) << 32) | mine, false,
+				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return;
+	}
+}
+
+/** The colour of one frame of len bytes: vbr_mtr_color_n() for one. */
+static inline enum rte_color
+vbr_mtr_color(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
+	      uint32_t len)
+{
+	uint8_t c;
+
+	vbr_mtr_color_n(rt, slot, tsc, &len, 1, &c);
+	return (enum rte_color)c;
+}
+
+/** Count a frame of colour c in slot's counts; dropped: also as dropped. */
+static inline void
+vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot, enum rte_color c,
+	      uint32_t len, bool dropped)
+{
+	struct vbr_mtr_cnt *k = &rt->cnt[slot];
+
+	__atomic_store_n(&k->pkts[c], k->pkts[c] + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&k->bytes[c], k->bytes[c] + len, __ATOMIC_RELAXED);
+	if (dropped) {
+		__atomic_store_n(&k->dpkts, k->dpkts + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&k->dbytes, k->dbytes + len,
+				 __ATOMIC_RELAXED);
+	}
+}
+
+#endif /* VBR_MTR_H */
