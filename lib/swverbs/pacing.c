@@ -108,28 +108,6 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 }
 
 void
-swv_pace_reset(struct swv_qp *qp)
-{
-	struct swv_wheel *w = qp->dev->wheel;
-	struct swv_pace *p = &qp->pace;
-
-	if (qp->pace_cfg == NULL && qp->pace_rate == 0)
-		return;
-	(void)swv_pace_set(qp, 0, 0, 0);	/* a removal: no allocation */
-	if (w != NULL) {
-		pthread_spin_lock(&w->lock);
-		if (qp->pace_parked) {
-			cds_list_del(&p->wnode);
-			qp->pace_parked = false;
-			w->n--;
-		}
-		pthread_spin_unlock(&w->lock);
-	}
-	qp->pace_rate = 0;
-	qp->pace_seen = qp->pace_gen;
-}
-
-void
 swv_pace_fini(struct swv_device *dev)
 {
 	if (dev->wheel == NULL)
@@ -272,6 +250,24 @@ wheel_del(struct swv_wheel *w, struct swv_qp *qp)
 	cds_list_del(&qp->pace.wnode);
 	qp->pace_parked = false;
 	SWV_STORE(&w->n, w->n - 1);
+}
+
+void
+swv_pace_reset(struct swv_qp *qp)
+{
+	struct swv_wheel *w = qp->dev->wheel;
+
+	if (qp->pace_cfg == NULL && qp->pace_rate == 0)
+		return;
+	(void)swv_pace_set(qp, 0, 0, 0);	/* a removal: no allocation */
+	if (w != NULL) {
+		pthread_spin_lock(&w->lock);
+		if (qp->pace_parked)
+			wheel_del(w, qp);
+		pthread_spin_unlock(&w->lock);
+	}
+	qp->pace_rate = 0;
+	qp->pace_seen = qp->pace_gen;
 }
 
 /* The slot a QP due at @due goes to (the wheel lock held). */
