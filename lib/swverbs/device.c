@@ -462,6 +462,7 @@ swv_device_destroy(const char *name)
 	if (peer != NULL)
 		swv_inline_link_sync(peer);
 	swv_steer_free(dev->eng, dev->steer);
+	swv_pace_fini(dev);
 	pthread_mutex_unlock(&swv_lock);
 	pthread_mutex_destroy(&dev->wire_lock);
 	free(dev->wire_spec);
@@ -658,6 +659,9 @@ swv_query_device_ex(struct ibv_context *context,
 	attr->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
 	attr->max_wq_type_rq = SWV_MAX_WQ;
 	attr->raw_packet_caps = 0;	/* no VLAN strip, FCS, csum offload */
+	attr->packet_pacing_caps.qp_rate_limit_min = SWV_PACE_RATE_MIN;
+	attr->packet_pacing_caps.qp_rate_limit_max = SWV_PACE_RATE_MAX;
+	attr->packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	attr->phys_port_cnt_ex = 1;
 	return 0;
 }
@@ -741,6 +745,12 @@ swv_dev_mtu_sync(struct swv_device *dev)
 	 * the wires count them: a frame the largest MTU allows fits.
 	 */
 	SWV_STORE(&dev->rx_max_frame, dev_mtu(dev) + 14 + 8);
+}
+
+uint32_t
+swv_dev_mtu(struct swv_device *dev)
+{
+	return dev_mtu(dev);
 }
 
 int

@@ -409,8 +409,7 @@ swv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
  * The mlx5 profile's RAW_PACKET transitions (core verbs.c qp_state_table,
  * ib_modify_qp_is_ok): on top of RESET -> INIT (with IBV_QP_PORT) -> RTR
  * -> RTS and any state -> RESET or ERR, it allows RESET -> RESET, INIT ->
- * INIT and RTS -> RTS (with no attribute: swverbs has no packet pacing, so
- * IBV_QP_RATE_LIMIT, the one mlx5 takes there, is EOPNOTSUPP), refuses
+ * INIT and RTS -> RTS (with no attribute but IBV_QP_RATE_LIMIT), refuses
  * RESET -> ERR and IBV_QP_CUR_STATE (EINVAL). Checked before the lock:
  * the state read is the caller's, who owns the QP's transitions.
  */
@@ -424,10 +423,6 @@ modify_qp_mlx5(struct swv_qp *qp, const struct ibv_qp_attr *attr,
 		return EINVAL;
 	if (cur == IBV_QPS_RESET && attr->qp_state == IBV_QPS_ERR)
 		return EINVAL;
-	if ((attr_mask & IBV_QP_RATE_LIMIT) &&
-	    (attr->qp_state == IBV_QPS_RTS && (cur == IBV_QPS_RTR ||
-					       cur == IBV_QPS_RTS)))
-		return EOPNOTSUPP;
 	return 0;
 }
 
@@ -478,13 +473,26 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	} else if (!(cur == IBV_QPS_INIT && next == IBV_QPS_RTR) &&
 		   !(cur == IBV_QPS_RTR && next == IBV_QPS_RTS) &&
 		   !(qp->dev->strict && cur == next &&
-		     (cur == IBV_QPS_INIT || cur == IBV_QPS_RTS))) {
+		     (cur == IBV_QPS_INIT || cur == IBV_QPS_RTS)) &&
+		   !(cur == IBV_QPS_RTS && next == IBV_QPS_RTS &&
+		     (attr_mask & IBV_QP_RATE_LIMIT))) {
 		ret = EINVAL;
 		goto out;
 	}
+	/* The raw packet table: a rate limit on the way to RTS (pacing.c). */
+	if (next == IBV_QPS_RTS)
+		allowed |= IBV_QP_RATE_LIMIT;
 	if ((attr_mask & ~allowed) != 0) {
 		ret = EINVAL;
 		goto out;
+	}
+	if (attr_mask & IBV_QP_RATE_LIMIT) {
+		/* Set before the state: paced from the first frame in RTS. */
+		ret = swv_pace_check(qp, attr->rate_limit, 0, 0);
+		if (ret == 0)
+			ret = swv_pace_set(qp, attr->rate_limit, 0, 0);
+		if (ret != 0)
+			goto out;
 	}
 	/* Release: a ring emptied by an earlier RESET is seen first. */
 	SWV_STORE_REL(&qp->state, next);
@@ -497,6 +505,7 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 	if (next == IBV_QPS_RESET) {
 		synchronize_rcu();	/* the engine is out of the queues */
 		qp_discard(qp);
+		swv_pace_reset(qp);	/* as mlx5: no limit out of RTS */
 	}
 out:
 	pthread_mutex_unlock(&swv_lock);
@@ -557,6 +566,7 @@ swv_destroy_qp(struct ibv_qp *ibqp)
 	} else {
 		cds_list_del_rcu(&qp->node);
 		synchronize_rcu();
+		swv_pace_reset(qp);
 		qp->scq->refs--;
 		if (qp->has_rq)
 			qp->rq.cq->refs--;

@@ -619,6 +619,56 @@ to_swv_ind_table(struct ibv_rwq_ind_table *t)
 /*
  * Queue pair: RAW_PACKET (send queue and optional receive queue) or hash.
  */
+/*
+ * Pacing (pacing.c). A paced QP's limit as set: immutable once published
+ * (RCU pointer in swv_qp, freed with call_rcu()).
+ */
+struct swv_pace_cfg {
+	uint32_t rate;		/**< kbit/s, > 0 */
+	uint32_t burst;		/**< bucket depth, bytes (resolved) */
+	uint32_t typical;	/**< typical frame, bytes (resolved) */
+	struct rcu_head rcu;
+};
+
+/*
+ * A paced QP's token bucket, as a virtual time (GCRA): the bucket holds
+ * min(burst, rate * (now - v)) bytes, v = v_ns + v_frac / rate ns, exact.
+ * Engine-private but the statistics (engine-written, relaxed) and what the
+ * control path resets under the wheel lock once the engine is out.
+ */
+struct swv_pace {
+	uint32_t burst;		/**< copies of the applied cfg */
+	uint32_t typical;
+	int64_t v_ns;
+	uint64_t v_frac;	/**< < rate */
+	uint64_t due;		/**< parked until (ns) */
+	struct cds_list_head wnode;	/**< wheel slot (wheel lock) */
+	bool fresh;		/**< bucket full, v not set yet */
+	/* statistics (swv_qp_pace_stats) */
+	uint64_t frames;
+	uint64_t bytes;
+	uint64_t waits;
+	uint64_t full_ns;
+	uint64_t late_max_ns;
+};
+
+/*
+ * The device's timing wheel of parked QPs (Carousel): SWV_WHEEL_SLOTS
+ * slots of 2^SWV_WHEEL_SHIFT ns, a QP in the slot of its due time; a QP
+ * due beyond one turn stays in its slot for the turns between. A bitmap
+ * of non-empty slots finds the next departure. Taken by the engine (park,
+ * advance) and by the control path (QP reset, destroy).
+ */
+#define SWV_WHEEL_SHIFT 11
+#define SWV_WHEEL_SLOTS 2048
+struct swv_wheel {
+	pthread_spinlock_t lock;
+	uint32_t n;		/**< QPs parked */
+	uint64_t tick;		/**< first slot not advanced past */
+	uint64_t bits[SWV_WHEEL_SLOTS / 64];
+	struct cds_list_head slot[SWV_WHEEL_SLOTS];
+};
+
 struct swv_qp {
 	struct ibv_qp ibv_qp;
 	struct swv_device *dev;
@@ -627,6 +677,17 @@ struct swv_qp {
 	bool has_rq;
 	bool sig_all;
 	uint32_t state;			/**< enum ibv_qp_state, atomic */
+	/*
+	 * Pacing (pacing.c), read by the drain with the state: pace_gen is
+	 * bumped (release) by the control path after each change of
+	 * pace_cfg; pace_seen and pace_rate are the engine's copies (0:
+	 * unpaced), so an unpaced QP whose limit did not change costs one
+	 * branch.
+	 */
+	uint32_t pace_gen;
+	uint32_t pace_seen;
+	uint32_t pace_rate;
+	bool pace_parked;		/**< on the wheel (wheel lock) */
 	struct ibv_qp_cap cap;
 	/* raw */
 	struct swv_wq_ring sq;
@@ -637,6 +698,8 @@ struct swv_qp {
 	uint64_t hash_fields;
 	uint8_t hash_key[SWV_HASH_KEY_LEN];
 	unsigned int flows;		/**< flows attached (swv_lock) */
+	struct swv_pace_cfg *pace_cfg;	/**< RCU pointer, NULL: no limit */
+	struct swv_pace pace;		/**< the bucket (engine) */
 };
 
 static inline struct swv_qp *
@@ -1177,6 +1240,7 @@ struct swv_device {
 	uint32_t inl_live;		/**< on the inline engine (its wire) */
 	bool inl_pull;			/**< the wire has frames to pull */
 	struct swv_device *inl_peer;	/**< pair peer (RCU pointer) or NULL */
+	struct swv_wheel *wheel;	/**< pacing.c: made with the first limit */
 };
 
 /*
@@ -1220,6 +1284,8 @@ struct swv_device *swv_ctx_dev(struct ibv_context *ctx);
  * engine's link check: an MTU set on the interface from outside).
  */
 void swv_dev_mtu_sync(struct swv_device *dev);
+/** The port MTU (bytes above the Ethernet header). */
+uint32_t swv_dev_mtu(struct swv_device *dev);
 /** active_mtu for a port MTU, as mlx5 derives it from its netdev's. */
 enum ibv_mtu swv_active_mtu(uint32_t mtu);
 /** Queue an async event on every context of dev (engine thread). */
@@ -1241,6 +1307,7 @@ struct swv_engine {
 	uint64_t bell_wakes;		/**< deep sleeps the doorbell ended */
 	uint64_t deep_sleeps;		/**< sleeps until a doorbell */
 	uint64_t fd_wakes;		/**< deep sleeps a wire's fd ended */
+	uint64_t pace_sleeps;		/**< sleeps until a paced departure */
 	/* control line */
 	uint32_t in_pass SWV_ALIGNED;	/**< a thread drives the engine */
 	uint32_t stop;			/**< the thread must end */
@@ -1338,6 +1405,46 @@ void swv_inline_link_sync(struct swv_device *dev);
 unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
 /** Flush an RQ in error with IBV_WC_WR_FLUSH_ERR (rx.c). */
 unsigned int swv_rq_flush(struct swv_pending *p, struct swv_rq *rq);
+
+/* pacing.c */
+/* The device's pacing range (packet_pacing_caps), kbit/s. */
+#define SWV_PACE_RATE_MIN 1u
+#define SWV_PACE_RATE_MAX 100000000u	/* 100 Gbit/s */
+/**
+ * Check a limit for qp (rate 0: none; burst, typical 0: the defaults).
+ * Return: 0 or EINVAL.
+ */
+int swv_pace_check(const struct swv_qp *qp, uint32_t rate, uint32_t burst,
+		   uint32_t typical);
+/**
+ * Set qp's checked limit (swv_lock held). Return: 0 or ENOMEM.
+ */
+int swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
+		 uint32_t typical);
+/**
+ * A QP reset or destroyed, out of the engine's passes (swv_lock held,
+ * after a grace period): drop its limit, take it off the wheel.
+ */
+void swv_pace_reset(struct swv_qp *qp);
+/** Free a device's wheel (the device is off its engine). */
+void swv_pace_fini(struct swv_device *dev);
+/*
+ * Engine side. swv_pace_visit(): a paced QP whose limit changed, at the
+ * drain: apply the change; return whether the QP may be drained now
+ * (false: it waits on the wheel). swv_pace_gate(): how many of n
+ * gathered frames conform now, in order (the others stay posted, the QP
+ * waits on the wheel). swv_pace_refund(): n frames the gate let go that
+ * the wire did not take. swv_pace_advance(): release the QPs due (a pass
+ * over a device with a wheel, first). swv_pace_next(): the earliest
+ * departure on the device's wheel in ns, UINT64_MAX: none waits.
+ */
+bool swv_pace_visit(struct swv_qp *qp);
+unsigned int swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr,
+			   unsigned int n);
+void swv_pace_refund(struct swv_qp *qp, const struct swv_frame *fr,
+		     unsigned int n);
+void swv_pace_advance(struct swv_device *dev);
+uint64_t swv_pace_next(struct swv_device *dev);
 
 /* qp.c */
 int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,

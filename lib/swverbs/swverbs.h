@@ -228,9 +228,9 @@ int swv_close_device(struct ibv_context *context);
  * (IBV_DEVICE_MANAGED_FLOW_STEERING), RSS (rss_caps: Toeplitz, the
  * IBV_RX_HASH_* fields, max_rwq_indirection_table_size), WQ limits,
  * completion timestamp (hca_core_clock in kHz; timestamps count nanoseconds
- * of CLOCK_MONOTONIC), the profile (vendor_part_id, fw_ver). swverbs does
- * not pace: packet_pacing_caps is all zero, as on an mlx5 device without
- * the packet_pacing capability, and IBV_QP_RATE_LIMIT is refused.
+ * of CLOCK_MONOTONIC), the profile (vendor_part_id, fw_ver), packet pacing
+ * (packet_pacing_caps: rates of 1 kbit/s to 100 Gbit/s, in kbit/s, on
+ * RAW_PACKET QPs; see swv_modify_qp_rate_limit()).
  * Return: 0, EINVAL (input comp_mask not 0).
  */
 int swv_query_device_ex(struct ibv_context *context,
@@ -472,10 +472,57 @@ struct ibv_qp *swv_create_qp_ex(struct ibv_context *context,
  * allow, give EINVAL. Moving to RESET discards outstanding WQEs.
  * The mlx5 profile follows the kernel's RAW_PACKET table: also RESET ->
  * RESET, INIT -> INIT and RTS -> RTS; not RESET -> ERR nor IBV_QP_CUR_STATE
- * (EINVAL); IBV_QP_RATE_LIMIT on RTR/RTS -> RTS is EOPNOTSUPP (no pacing); a
- * hash QP cannot be modified or queried (EOPNOTSUPP).
+ * (EINVAL); a hash QP cannot be modified or queried (EOPNOTSUPP).
+ * IBV_QP_RATE_LIMIT (both profiles) goes with RTR -> RTS and RTS -> RTS
+ * only: attr->rate_limit as swv_modify_qp_rate_limit()'s, with the default
+ * burst and typical packet size (EINVAL outside the caps or with another
+ * transition). Moving to RESET removes the QP's rate limit.
  */
 int swv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+
+/**
+ * Like ibv_modify_qp_rate_limit(): pace the sends of a RAW_PACKET QP in
+ * RTS. attr->rate_limit in kbit/s within packet_pacing_caps
+ * [qp_rate_limit_min, qp_rate_limit_max], or 0 to remove the limit;
+ * max_burst_sz the token bucket's depth in bytes, 0: the default (1 ms at
+ * the rate, at least two typical_pkt_sz); typical_pkt_sz the frame size
+ * the pacer wakes for (a QP that must wait sleeps until the bucket holds
+ * max(next frame, typical_pkt_sz), at most the depth), 0: the port MTU.
+ * What counts is the frame as the peer receives it (Ethernet header to
+ * the end of the payload: no FCS, preamble or gap). A frame that does not
+ * conform waits in the send queue, in order; none is dropped for pacing.
+ * A new limit on a running QP applies from its next frame on.
+ * Return: 0; EINVAL: attr->comp_mask not 0, rate outside the caps,
+ * max_burst_sz or typical_pkt_sz with rate 0 (as mlx5), typical_pkt_sz
+ * above SWV_MAX_FRAME, a hash QP, a QP not in RTS; ENOMEM.
+ */
+int swv_modify_qp_rate_limit(struct ibv_qp *qp,
+			     struct ibv_qp_rate_limit_attr *attr);
+
+/** A QP's pacing, as swv_qp_pace_stats() reads it. */
+struct swv_qp_pace_stats {
+	uint32_t rate_limit;	/**< kbit/s, 0: no limit */
+	uint32_t max_burst_sz;	/**< bucket depth in force, bytes */
+	uint32_t typical_pkt_sz; /**< in force, bytes */
+	uint64_t frames;	/**< frames the pacer let go */
+	uint64_t bytes;		/**< their bytes */
+	uint64_t waits;		/**< times the QP waited on the wheel */
+	/**
+	 * Time, in ns, the QP's bucket was full and overflowed (the rate
+	 * left unused: the QP idle, or the pacer late by more than the
+	 * bucket's depth). Over a stretch with frames always posted, the
+	 * bytes let go are at least rate * (time - full_ns) - depth - one
+	 * frame.
+	 */
+	uint64_t full_ns;
+	uint64_t late_max_ns;	/**< worst release after its due time */
+};
+
+/**
+ * Read a QP's pacing counters (cumulative over its life; a reset keeps
+ * them). Return: 0; EINVAL (NULL, a hash QP).
+ */
+int swv_qp_pace_stats(struct ibv_qp *qp, struct swv_qp_pace_stats *st);
 int swv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 		 struct ibv_qp_init_attr *init_attr);
 /** Return: 0, EBUSY (flows still attached). */
@@ -695,6 +742,11 @@ struct swv_engine_stats {
 	uint64_t pool_mapped;	/**< bytes of pool memory mapped */
 	uint64_t pool_live;	/**< objects allocated, not yet freed */
 	uint64_t retired;	/**< objects waiting for a grace period */
+	/**
+	 * Sleeps of its thread until the next departure of a paced QP
+	 * (doorbell armed; counted in deep_sleeps too).
+	 */
+	uint64_t pace_sleeps;
 };
 
 /** Read an engine's statistics. Return: 0, EINVAL. */

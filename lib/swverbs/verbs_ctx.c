@@ -98,4 +98,5 @@ swv_vctx_init(struct verbs_context *v)
 	v->destroy_counters = swv_destroy_counters;
 	v->attach_counters_point_flow = swv_attach_counters_point_flow;
 	v->read_counters = swv_read_counters;
+	v->modify_qp_rate_limit = swv_modify_qp_rate_limit;
 }

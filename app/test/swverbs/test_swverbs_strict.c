@@ -986,13 +986,7 @@ test_hash_qps(void)
 static int
 to(struct ibv_qp *qp, enum ibv_qp_state s, int mask)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = s;
-	a.port_num = 1;
-	a.cur_qp_state = s;
-	return swv_modify_qp(qp, &a, mask);
+	return t_qp_modify(qp, s, mask, 0);
 }
 
 static int
@@ -1019,9 +1013,16 @@ qp_walk(struct env *e, bool strict)
 	TEST_ASSERT_SUCCESS(to(qp, IBV_QPS_RTS, st), "");
 	TEST_ASSERT_EQUAL(to(qp, IBV_QPS_RTS, st), strict ? 0 : EINVAL,
 			  "RTS -> RTS");
-	if (strict)
-		TEST_ASSERT_EQUAL(to(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT),
-				  EOPNOTSUPP, "no pacing");
+	/*
+	 * Pacing within packet_pacing_caps, both profiles; RTS -> RTS takes
+	 * IBV_QP_RATE_LIMIT alone on the full profile too.
+	 */
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
+				    100000), "RTS -> RTS at 100 Mbit/s");
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
+				    0), "RTS -> RTS, limit removed");
+	TEST_ASSERT_EQUAL(t_qp_modify(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
+				  100000001), EINVAL, "above qp_rate_limit_max");
 	TEST_ASSERT_SUCCESS(to(qp, IBV_QPS_ERR, st), "");
 	TEST_ASSERT_SUCCESS(to(qp, IBV_QPS_ERR, st), "ERR -> ERR");
 	TEST_ASSERT_SUCCESS(to(qp, IBV_QPS_RESET, st), "");

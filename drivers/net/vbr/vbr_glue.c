@@ -538,6 +538,7 @@ const struct vbr_glue vbr_glue_ibv = {
 	.destroy_cq = ibv_destroy_cq,
 	.create_qp_ex = vbr_ibv_create_qp_ex,
 	.modify_qp = ibv_modify_qp,
+	.modify_qp_rate_limit = ibv_modify_qp_rate_limit,
 	.destroy_qp = ibv_destroy_qp,
 	.create_wq = vbr_ibv_create_wq,
 	.modify_wq = vbr_ibv_modify_wq,

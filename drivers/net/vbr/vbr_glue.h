@@ -176,6 +176,13 @@ struct vbr_glue {
 				       struct ibv_qp_init_attr_ex *attr);
 	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			 int attr_mask);
+	/**
+	 * ibv_modify_qp_rate_limit(): pace a RAW_PACKET QP in RTS (rate in
+	 * kbit/s within packet_pacing_caps, or 0: no limit; max_burst_sz,
+	 * typical_pkt_sz 0: the device's defaults). 0 or a positive errno.
+	 */
+	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
+				    struct ibv_qp_rate_limit_attr *attr);
 	int (*destroy_qp)(struct ibv_qp *qp);
 	struct ibv_wq *(*create_wq)(struct ibv_context *context,
 				    struct ibv_wq_init_attr *attr);

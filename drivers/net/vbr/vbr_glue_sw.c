@@ -833,6 +833,7 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.destroy_cq = swv_destroy_cq,
 	.create_qp_ex = swv_create_qp_ex,
 	.modify_qp = swv_modify_qp,
+	.modify_qp_rate_limit = swv_modify_qp_rate_limit,
 	.destroy_qp = swv_destroy_qp,
 	.create_wq = swv_create_wq,
 	.modify_wq = swv_modify_wq,

@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Packet pacing: per-QP rate limits (ibv_modify_qp_rate_limit(),
+ * ibv_modify_qp() with IBV_QP_RATE_LIMIT).
+ *
+ * Control path. The rules are mlx5's (rdma-core's mlx5 provider, the
+ * kernel's raw packet QP path) where the man page is silent: the rate in
+ * kbit/s within packet_pacing_caps, or 0 for no limit; max_burst_sz and
+ * typical_pkt_sz only with a rate (0: the defaults); comp_mask 0; the QP a
+ * RAW_PACKET QP with a send queue, in RTS. A new limit is published as an
+ * immutable struct swv_pace_cfg (RCU pointer, the old one freed with
+ * call_rcu()) and announced by bumping the QP's pace_gen; the engine picks
+ * it up at its next look at the QP, keeping the bucket's level, so a
+ * change on a running QP loses and reorders nothing: frames wait in the
+ * send queue, never dropped for pacing.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "swv_engine.h"
+
+/* ns * kbit/s per byte: a byte takes 8e6 / rate ns at rate kbit/s. */
+#define SWV_PACE_NS_KBPS 8000000ull
+/* The default bucket: 1 ms at the rate, two typical frames at least. */
+#define SWV_PACE_BURST_NS 1000000ull
+
+int
+swv_pace_check(const struct swv_qp *qp, uint32_t rate, uint32_t burst,
+	       uint32_t typical)
+{
+	if (qp->is_hash)
+		return EINVAL;	/* no send queue: nothing to pace */
+	if (rate == 0)
+		return burst != 0 || typical != 0 ? EINVAL : 0;
+	if (rate < SWV_PACE_RATE_MIN || rate > SWV_PACE_RATE_MAX)
+		return EINVAL;
+	if (typical > SWV_MAX_FRAME)
+		return EINVAL;
+	return 0;
+}
+
+static void
+pace_cfg_free(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct swv_pace_cfg, rcu));
+}
+
+/* The wheel of dev, made with its first limit (swv_lock held). */
+static int
+pace_wheel(struct swv_device *dev)
+{
+	struct swv_wheel *w;
+	unsigned int i;
+
+	if (dev->wheel != NULL)
+		return 0;
+	w = swv_zalloc_aligned(sizeof(*w));
+	if (w == NULL)
+		return ENOMEM;
+	pthread_spin_init(&w->lock, PTHREAD_PROCESS_PRIVATE);
+	for (i = 0; i < SWV_WHEEL_SLOTS; i++)
+		CDS_INIT_LIST_HEAD(&w->slot[i]);
+	w->tick = swv_now_ns() >> SWV_WHEEL_SHIFT;
+	rcu_assign_pointer(dev->wheel, w);
+	return 0;
+}
+
+int
+swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
+	     uint32_t typical)
+{
+	struct swv_pace_cfg *cfg = NULL, *old;
+	uint64_t depth;
+	int ret;
+
+	if (rate != 0) {
+		ret = pace_wheel(qp->dev);
+		if (ret != 0)
+			return ret;
+		cfg = calloc(1, sizeof(*cfg));
+		if (cfg == NULL)
+			return ENOMEM;
+		if (typical == 0)
+			typical = swv_dev_mtu(qp->dev);
+		if (burst == 0) {
+			depth = (uint64_t)rate * SWV_PACE_BURST_NS /
+				SWV_PACE_NS_KBPS;
+			if (depth < 2ull * typical)
+				depth = 2ull * typical;
+			burst = depth > UINT32_MAX ? UINT32_MAX :
+				(uint32_t)depth;
+		}
+		cfg->rate = rate;
+		cfg->burst = burst;
+		cfg->typical = typical;
+	}
+	old = qp->pace_cfg;
+	rcu_assign_pointer(qp->pace_cfg, cfg);
+	SWV_STORE_REL(&qp->pace_gen, qp->pace_gen + 1);
+	if (old != NULL)
+		call_rcu(&old->rcu, pace_cfg_free);
+	/* A sleeping engine thread looks now: a waiting QP may go. */
+	swv_doorbell(qp->dev->eng);
+	return 0;
+}
+
+void
+swv_pace_fini(struct swv_device *dev)
+{
+	if (dev->wheel == NULL)
+		return;
+	pthread_spin_destroy(&dev->wheel->lock);
+	free(dev->wheel);
+	dev->wheel = NULL;
+}
+
+int
+swv_modify_qp_rate_limit(struct ibv_qp *ibqp,
+			 struct ibv_qp_rate_limit_attr *attr)
+{
+	struct swv_qp *qp;
+	int ret;
+
+	if (ibqp == NULL || attr == NULL || attr->comp_mask != 0)
+		return EINVAL;
+	qp = to_swv_qp(ibqp);
+	ret = swv_pace_check(qp, attr->rate_limit, attr->max_burst_sz,
+			     attr->typical_pkt_sz);
+	if (ret != 0)
+		return ret;
+	pthread_mutex_lock(&swv_lock);
+	if (SWV_LOAD(&qp->state) != IBV_QPS_RTS)
+		ret = EINVAL;
+	else
+		ret = swv_pace_set(qp, attr->rate_limit, attr->max_burst_sz,
+				   attr->typical_pkt_sz);
+	pthread_mutex_unlock(&swv_lock);
+	return ret;
+}
+
+int
+swv_qp_pace_stats(struct ibv_qp *ibqp, struct swv_qp_pace_stats *st)
+{
+	struct swv_pace_cfg *cfg;
+	struct swv_qp *qp;
+
+	if (ibqp == NULL || st == NULL)
+		return EINVAL;
+	qp = to_swv_qp(ibqp);
+	if (qp->is_hash)
+		return EINVAL;
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&swv_lock);	/* the writers' lock */
+	cfg = qp->pace_cfg;
+	if (cfg != NULL) {
+		st->rate_limit = cfg->rate;
+		st->max_burst_sz = cfg->burst;
+		st->typical_pkt_sz = cfg->typical;
+	}
+	pthread_mutex_unlock(&swv_lock);
+	st->frames = SWV_LOAD(&qp->pace.frames);
+	st->bytes = SWV_LOAD(&qp->pace.bytes);
+	st->waits = SWV_LOAD(&qp->pace.waits);
+	st->full_ns = SWV_LOAD(&qp->pace.full_ns);
+	st->late_max_ns = SWV_LOAD(&qp->pace.late_max_ns);
+	return 0;
+}
+
+/*
+ * Engine side. A paced QP's bucket is a virtual time v (GCRA, the token
+ * bucket's exact twin): at time t it holds min(burst, rate * (t - v))
+ * bytes. A frame of len bytes goes when the bucket holds min(len, burst)
+ * (a frame larger than the bucket goes when it is full, and leaves it in
+ * debt), and takes len bytes: v = max(v, t - burst / rate) + len / rate.
+ * v counts ns plus a remainder in 1/rate ns, so no rounding adds up: over
+ * any interval [t0, t1] the frames let go hold at most burst + rate *
+ * (t1 - t0) bytes (one frame more when a frame is larger than the
+ * bucket), and a QP with frames always posted gets exactly the rate but
+ * for the time its bucket sat full (full_ns).
+ *
+ * A QP whose next frame does not conform waits on its device's timing
+ * wheel until the bucket holds max(that frame, typical_pkt_sz), at most
+ * the depth (the inter-burst gap: one wake-up lets a typical packet's worth
+ * go at once); the drain skips it with one flag until the wheel's advance,
+ * at the start of every pass over the device, finds it due. Work per
+ * frame: O(1); per pass: the slots the clock went past, each a bit test.
+ */
+
+/* Virtual time t - bytes / rate, into (*ns, *frac). */
+static inline void
+vt_before(int64_t t, uint64_t bytes, uint32_t rate, int64_t *ns,
+	  uint64_t *frac)
+{
+	uint64_t num = bytes * SWV_PACE_NS_KBPS;
+	uint64_t q = num / rate, rem = num % rate;
+
+	if (rem == 0) {
+		*ns = t - (int64_t)q;
+		*frac = 0;
+	} else {
+		*ns = t - (int64_t)q - 1;
+		*frac = rate - rem;
+	}
+}
+
+/* (*ns, *frac) += bytes / rate. */
+static inline void
+vt_add(int64_t *ns, uint64_t *frac, uint64_t bytes, uint32_t rate)
+{
+	uint64_t num = bytes * SWV_PACE_NS_KBPS;
+
+	*ns += (int64_t)(num / rate);
+	*frac += num % rate;
+	if (*frac >= rate) {
+		*frac -= rate;
+		(*ns)++;
+	}
+}
+
+/* v -= bytes / rate. */
+static inline void
+vt_sub(struct swv_pace *p, uint64_t bytes, uint32_t rate)
+{
+	uint64_t num = bytes * SWV_PACE_NS_KBPS;
+	uint64_t rem = num % rate;
+
+	p->v_ns -= (int64_t)(num / rate);
+	if (p->v_frac >= rem) {
+		p->v_frac -= rem;
+	} else {
+		p->v_frac += rate - rem;
+		p->v_ns--;
+	}
+}
+
+/* Whether v is after (ns, frac). */
+static inline bool
+vt_after(const struct swv_pace *p, int64_t ns, uint64_t frac)
+{
+	return p->v_ns > ns || (p->v_ns == ns && p->v_frac > frac);
+}
+
+/* Take a parked QP off its wheel (the wheel lock held). */
+static inline void
+wheel_del(struct swv_wheel *w, struct swv_qp *qp)
+{
+	cds_list_del(&qp->pace.wnode);
+	qp->pace_parked = false;
+	SWV_STORE(&w->n, w->n - 1);
+}
+
+void
+swv_pace_reset(struct swv_qp *qp)
+{
+	struct swv_wheel *w = qp->dev->wheel;
+
+	if (qp->pace_cfg == NULL && qp->pace_rate == 0)
+		return;
+	(void)swv_pace_set(qp, 0, 0, 0);	/* a removal: no allocation */
+	if (w != NULL) {
+		pthread_spin_lock(&w->lock);
+		if (qp->pace_parked)
+			wheel_del(w, qp);
+		pthread_spin_unlock(&w->lock);
+	}
+	qp->pace_rate = 0;
+	qp->pace_seen = qp->pace_gen;
+}
+
+/* The slot a QP due at @due goes to (the wheel lock held). */
+static inline uint64_t
+wheel_slot(const struct swv_wheel *w, uint64_t due)
+{
+	uint64_t t = due >> SWV_WHEEL_SHIFT;
+
+	if (t < w->tick)
+		t = w->tick;	/* due already: the next advance */
+	return t & (SWV_WHEEL_SLOTS - 1);
+}
+
+static void
+wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t now,
+	   uint64_t due)
+{
+	struct swv_wheel *w = dev->wheel;
+	uint64_t s;
+
+	pthread_spin_lock(&w->lock);
+	if (w->n == 0)
+		w->tick = now >> SWV_WHEEL_SHIFT;	/* empty: from now on */
+	s = wheel_slot(w, due);
+	qp->pace.due = due;
+	qp->pace_parked = true;
+	cds_list_add_tail(&qp->pace.wnode, &w->slot[s]);
+	w->bits[s / 64] |= 1ull << (s % 64);
+	SWV_STORE(&w->n, w->n + 1);
+	pthread_spin_unlock(&w->lock);
+	SWV_STORE(&qp->pace.waits, qp->pace.waits + 1);
+}
+
+/* Release what is due in slot s at now (the wheel lock held). */
+static void
+wheel_slot_run(struct swv_wheel *w, uint64_t s, uint64_t now)
+{
+	struct cds_list_head *node, *next;
+	struct swv_qp *qp;
+	uint64_t late;
+
+	cds_list_for_each_safe(node, next, &w->slot[s]) {
+		qp = cds_list_entry(node, struct swv_qp, pace.wnode);
+		if (qp->pace.due > now)
+			continue;	/* later in this tick, or turns away */
+		late = now - qp->pace.due;
+		if (late > qp->pace.late_max_ns)
+			SWV_STORE(&qp->pace.late_max_ns, late);
+		wheel_del(w, qp);
+	}
+	if (cds_list_empty(&w->slot[s]))
+		w->bits[s / 64] &= ~(1ull << (s % 64));
+}
+
+void
+swv_pace_advance(struct swv_device *dev)
+{
+	struct swv_wheel *w = dev->wheel;
+	uint64_t now, end, t, s;
+
+	if (SWV_LOAD(&w->n) == 0)
+		return;
+	now = swv_now_ns();
+	end = now >> SWV_WHEEL_SHIFT;
+	pthread_spin_lock(&w->lock);
+	t = w->tick;
+	if (end < t)
+		end = t;	/* another thread's clock read, a bit later */
+	if (end - t >= SWV_WHEEL_SLOTS)
+		t = end - SWV_WHEEL_SLOTS + 1;	/* one whole turn */
+	for (; t <= end && w->n > 0; t++) {
+		s = t & (SWV_WHEEL_SLOTS - 1);
+		if (w->bits[s / 64] & (1ull << (s % 64)))
+			wheel_slot_run(w, s, now);
+	}
+	/* The current tick again next pass: what is due later in it. */
+	w->tick = end;
+	pthread_spin_unlock(&w->lock);
+}
+
+uint64_t
+swv_pace_next(struct swv_device *dev)
+{
+	struct swv_wheel *w = dev->wheel;
+	struct cds_list_head *node;
+	uint64_t i, s, t, word, next = UINT64_MAX, due;
+	struct swv_qp *qp;
+
+	if (w == NULL || SWV_LOAD(&w->n) == 0)
+		return UINT64_MAX;
+	pthread_spin_lock(&w->lock);
+	for (i = 0; i < SWV_WHEEL_SLOTS && next == UINT64_MAX; ) {
+		t = w->tick + i;
+		s = t & (SWV_WHEEL_SLOTS - 1);
+		word = w->bits[s / 64] >> (s % 64);
+		if (word == 0) {
+			i += 64 - s % 64;	/* to the next word */
+			continue;
+		}
+		i += (uint64_t)__builtin_ctzll(word);
+		t = w->tick + i;
+		s = t & (SWV_WHEEL_SLOTS - 1);
+		/* Due in this turn: the earliest; else wake at the slot. */
+		cds_list_for_each(node, &w->slot[s]) {
+			qp = cds_list_entry(node, struct swv_qp, pace.wnode);
+			due = qp->pace.due;
+			if ((due >> SWV_WHEEL_SHIFT) <= t && due < next)
+				next = due;
+		}
+		if (next == UINT64_MAX)
+			next = t << SWV_WHEEL_SHIFT;
+	}
+	pthread_spin_unlock(&w->lock);
+	return next;
+}
+
+/* A new limit (or none) from the control path: the bucket follows it. */
+static void
+pace_apply(struct swv_qp *qp, uint32_t gen)
+{
+	struct swv_pace *p = &qp->pace;
+	struct swv_pace_cfg *cfg = rcu_dereference(qp->pace_cfg);
+	uint32_t old = qp->pace_rate;
+	int64_t now, lo_ns, d;
+	uint64_t lo_frac;
+
+	qp->pace_seen = gen;
+	if (qp->pace_parked) {
+		pthread_spin_lock(&qp->dev->wheel->lock);
+		wheel_del(qp->dev->wheel, qp);
+		pthread_spin_unlock(&qp->dev->wheel->lock);
+	}
+	if (cfg == NULL) {
+		qp->pace_rate = 0;
+		return;
+	}
+	if (old == 0 || p->fresh) {
+		p->fresh = true;	/* a full bucket at the first frame */
+	} else {
+		/*
+		 * The bucket keeps its bytes (or its debt) across the change:
+		 * t - v scales by old / new, within the new depth.
+		 */
+		now = (int64_t)swv_now_ns();
+		vt_before(now, p->burst, old, &lo_ns, &lo_frac);
+		if (!vt_after(p, lo_ns, lo_frac)) {
+			p->v_ns = lo_ns;
+			p->v_frac = lo_frac;
+		}
+		d = now - p->v_ns;
+		d = d * (int64_t)old / (int64_t)cfg->rate;
+		vt_before(now, cfg->burst, cfg->rate, &lo_ns, &lo_frac);
+		p->v_ns = now - d;
+		p->v_frac = 0;
+		if (!vt_after(p, lo_ns, lo_frac)) {
+			p->v_ns = lo_ns;
+			p->v_frac = lo_frac;
+		}
+	}
+	p->burst = cfg->burst;
+	p->typical = cfg->typical;
+	qp->pace_rate = cfg->rate;
+}
+
+bool
+swv_pace_visit(struct swv_qp *qp)
+{
+	pace_apply(qp, SWV_LOAD_ACQ(&qp->pace_gen));
+	return qp->pace_rate == 0 || !qp->pace_parked;
+}
+
+unsigned int
+swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
+{
+	struct swv_pace *p = &qp->pace;
+	uint32_t rate = qp->pace_rate, burst = p->burst, len, x;
+	int64_t now = (int64_t)swv_now_ns(), lo_ns, thr_ns;
+	uint64_t lo_frac, thr_frac, bytes = 0;
+	unsigned int k;
+
+	/* The bucket holds burst bytes at most. */
+	vt_before(now, burst, rate, &lo_ns, &lo_frac);
+	if (p->fresh) {
+		p->fresh = false;
+		p->v_ns = lo_ns;
+		p->v_frac = lo_frac;
+	} else if (!vt_after(p, lo_ns, lo_frac)) {
+		SWV_STORE(&p->full_ns, p->full_ns + (uint64_t)(lo_ns - p->v_ns));
+		p->v_ns = lo_ns;
+		p->v_frac = lo_frac;
+	}
+	for (k = 0; k < n; k++) {
+		len = fr[k].len;
+		x = len < burst ? len : burst;
+		vt_before(now, x, rate, &thr_ns, &thr_frac);
+		if (vt_after(p, thr_ns, thr_frac))
+			break;
+		vt_add(&p->v_ns, &p->v_frac, len, rate);
+		bytes += len;
+	}
+	if (k < n) {
+		/* Wait for max(frame, typical), within the depth. */
+		thr_ns = p->v_ns;
+		thr_frac = p->v_frac;
+		x = fr[k].len > p->typical ? fr[k].len : p->typical;
+		vt_add(&thr_ns, &thr_frac, x < burst ? x : burst, rate);
+		wheel_park(qp->dev, qp, (uint64_t)now,
+			   (uint64_t)thr_ns + (thr_frac != 0));
+	}
+	if (k > 0) {
+		SWV_STORE(&p->frames, p->frames + k);
+		SWV_STORE(&p->bytes, p->bytes + bytes);
+		/* The completions of what goes now carry the pacer's time. */
+		qp->dev->pend->ts = (uint64_t)now;
+	}
+	return k;
+}
+
+void
+swv_pace_refund(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
+{
+	struct swv_pace *p = &qp->pace;
+	uint64_t bytes = 0;
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		vt_sub(p, fr[k].len, qp->pace_rate);
+		bytes += fr[k].len;
+	}
+	SWV_STORE(&p->frames, p->frames - n);
+	SWV_STORE(&p->bytes, p->bytes - bytes);
+}
