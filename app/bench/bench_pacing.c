@@ -99,6 +99,7 @@
 #include <infiniband/verbs.h>
 
 #include "swverbs.h"
+#include "swv_test_util.h"
 
 #define PB_RX_RING 8192		/* receive WQEs on B */
 #define PB_RX_BUF 2048		/* bytes a receive buffer */
@@ -227,23 +228,18 @@ static struct pb_opts opt = {
 	.engine_cpu = 1,
 };
 
+/* A clock in ns: CLOCK_MONOTONIC (the timestamps' clock) or CPU time. */
 static uint64_t
-pb_now(void)
+pb_clock(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static uint64_t
-pb_cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#define pb_now() pb_clock(CLOCK_MONOTONIC)
+#define pb_cpu_now() pb_clock(CLOCK_PROCESS_CPUTIME_ID)
 
 static void
 pb_nap(void)
@@ -354,44 +350,6 @@ meter_longrun(const struct pb_meter *m)
  * The devices.
  */
 
-static struct ibv_context *
-pb_open(const char *name)
-{
-	struct ibv_device **list;
-	struct ibv_context *ctx = NULL;
-	int i, n;
-
-	list = swv_get_device_list(&n);
-	if (list == NULL)
-		return NULL;
-	for (i = 0; i < n; i++)
-		if (strcmp(swv_get_device_name(list[i]), name) == 0)
-			ctx = swv_open_device(list[i]);
-	swv_free_device_list(list);
-	return ctx;
-}
-
-static int
-pb_qp_rts(struct ibv_qp *qp, bool rts)
-{
-	struct ibv_qp_attr a;
-	int ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	ret = swv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PORT);
-	if (ret == 0) {
-		a.qp_state = IBV_QPS_RTR;
-		ret = swv_modify_qp(qp, &a, IBV_QP_STATE);
-	}
-	if (ret == 0 && rts) {
-		a.qp_state = IBV_QPS_RTS;
-		ret = swv_modify_qp(qp, &a, IBV_QP_STATE);
-	}
-	return ret;
-}
-
 static void *
 pb_service(void *arg)
 {
@@ -433,10 +391,6 @@ pb_env_setup(struct pb_env *e)
 	struct ibv_qp_init_attr qa;
 	char wire[SWV_NAME_MAX + 8];
 	uint64_t ids[PB_BATCH];
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_eth eth;
-	} f;
 	unsigned int i, j;
 	int ret;
 
@@ -474,8 +428,8 @@ pb_env_setup(struct pb_env *e)
 			strerror(ret));
 		return ret;
 	}
-	e->ca = pb_open(e->na);
-	e->cb = pb_open(e->nb);
+	e->ca = t_open(e->na);
+	e->cb = t_open(e->nb);
 	if (e->ca == NULL || e->cb == NULL)
 		return ENODEV;
 	swv_query_port_mac(e->ca, e->amac);
@@ -530,19 +484,10 @@ pb_env_setup(struct pb_env *e)
 	e->rqp = swv_create_qp(e->pb, &qa);
 	if (e->rqp == NULL)
 		return errno;
-	ret = pb_qp_rts(e->rqp, false);
+	ret = t_qp_to(e->rqp, IBV_QPS_RTR);
 	if (ret != 0)
 		return ret;
-	memset(&f, 0, sizeof(f));
-	f.attr.type = IBV_FLOW_ATTR_NORMAL;
-	f.attr.size = sizeof(f);
-	f.attr.num_of_specs = 1;
-	f.attr.port = 1;
-	f.eth.type = IBV_FLOW_SPEC_ETH;
-	f.eth.size = sizeof(f.eth);
-	memcpy(f.eth.val.dst_mac, e->bmac, 6);
-	memset(f.eth.mask.dst_mac, 0xff, 6);
-	e->fl = swv_create_flow(e->rqp, &f.attr);
+	e->fl = t_flow_eth(e->rqp, e->bmac, 0);
 	if (e->fl == NULL)
 		return errno;
 	for (i = 0; i < PB_RX_RING; i += PB_BATCH) {
@@ -794,7 +739,7 @@ pb_run(struct pb_env *e, unsigned int nq, uint32_t kbps, double pps,
 				nq, strerror(ret));
 			goto out;
 		}
-		ret = pb_qp_rts(c.q[i].qp, true);
+		ret = t_qp_to(c.q[i].qp, IBV_QPS_RTS);
 		if (ret == 0 && kbps > 0)
 			ret = pb_set_rate(c.q[i].qp, kbps);
 		if (ret == 0 && kbps > 0)
