@@ -14,8 +14,9 @@
  * Cases (--cases, a comma list; all three by default):
  *   rate    one paced queue at each --rates figure (Mbit/s; "max" is the
  *           wire's maximum: the device's qp_rate_limit_max when the cable
- *           carries that unpaced, else what the cable carried unpaced in
- *           this run, measured first; the bench prints which);
+ *           carries that unpaced, else 90 % of what the cable carried
+ *           unpaced in this run, measured first, the headroom for this
+ *           machine's changes of speed; the bench prints which);
  *   queues  --queues paced queues at once on device A, sharing
  *           --mq-total Mbit/s equally (each queue at total / n);
  *   cpu     CPU per frame, paced against unpaced at the same packet rate
