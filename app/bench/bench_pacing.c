@@ -979,7 +979,7 @@ pb_cable(struct pb_env *e)
 		return 0;
 	printf("unpaced cable: %.0f Mbit/s (%.0f frames/s of %u bytes, one "
 	       "queue kept full up to %u frames in flight, %.1f s; B dropped "
-	       "%" PRIu64 ")\n", 
+	       "%" PRIu64 ")\n",
 	       r.longrun, r.pps, opt.size, PB_CREDIT, secs, r.dropped);
 	return r.longrun;
 }
