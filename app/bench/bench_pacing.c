@@ -41,8 +41,10 @@
  *     bytes through frame j minus rate x t_j, less the least of bytes
  *     before frame i minus rate x t_i over i <= j). max_burst_sz is
  *     --burst, or 0 for the device's default; the bench reads the depth
- *     in force from swv_qp_pace_stats(), with the pacer's worst late
- *     release, printed too.
+ *     in force from swv_qp_pace_stats(), and prints from it too the
+ *     pacer's worst late release and the share of the case the bucket
+ *     sat full (the rate it left unused: a shortfall the pacer itself
+ *     sees, so not the bench's doing).
  * With many queues the error per queue is given as the worst and the
  * median over the queues (each queue's worst window), and the burst as the
  * worst queue's. Frames B dropped (rx_out_of_buffer: the application did
@@ -203,6 +205,7 @@ struct pb_result {
 	double bucket;		/* that queue's max_burst_sz in force */
 	double burst_ratio;	/* its excess / bucket */
 	double late_us;		/* the pacer's worst late release, us */
+	double full_pct;	/* worst share of the case a bucket sat full */
 	uint64_t frames;	/* metered after the warm-up, all queues */
 	double pps;		/* of those, a second */
 	double cpu_ns;		/* process CPU a metered frame */
@@ -860,9 +863,14 @@ pb_run(struct pb_env *e, unsigned int nq, uint32_t kbps, double pps,
 			r->excess = m->excess;
 			r->bucket = m->bucket;
 		}
-		if (kbps > 0 && swv_qp_pace_stats(c.q[i].qp, &ps) == 0 &&
-		    ps.late_max_ns / 1e3 > r->late_us)
-			r->late_us = ps.late_max_ns / 1e3;
+		if (kbps > 0 && swv_qp_pace_stats(c.q[i].qp, &ps) == 0) {
+			double full = ps.full_ns * 100.0 / (end - c.start);
+
+			if (ps.late_max_ns / 1e3 > r->late_us)
+				r->late_us = ps.late_max_ns / 1e3;
+			if (full > r->full_pct)
+				r->full_pct = full;
+		}
 		r->frames += m->ln;
 	}
 	r->pps = r->frames / (secs > 0 ? secs : 1);
@@ -994,10 +1002,10 @@ pb_case_rates(struct pb_env *e, double cable)
 	printf("\n== rate: one paced queue, %u-byte frames, %.1f s a case "
 	       "after the warm-up, %.1f s windows\n", opt.size, opt.seconds,
 	       opt.window);
-	printf("%8s %10s %8s %9s %3s %9s %9s %5s %8s %8s %7s %5s %s\n",
+	printf("%8s %10s %8s %9s %3s %9s %9s %5s %8s %5s %8s %7s %5s %s\n",
 	       "target", "long-run", "err", "worst-win", "win", "burst B",
-	       "bucket B", "/bkt", "late us", "frames", "dropped", "under",
-	       "note");
+	       "bucket B", "/bkt", "late us", "full%", "frames", "dropped",
+	       "under", "note");
 	for (i = 0; i < opt.nrates; i++) {
 		const char *src = "";
 		struct pb_result r;
@@ -1036,10 +1044,11 @@ pb_case_rates(struct pb_env *e, double cable)
 		else
 			snprintf(note, sizeof(note), "%s", src);
 		printf("%8.0f %10.3f %+7.3f%% %+8.3f%% %3u %9.0f %9.0f %5.2f "
-		       "%8.1f %8" PRIu64 " %7" PRIu64 " %5" PRIu64 " %s\n",
-		       mbps, r.longrun, r.lr_worst, r.err_worst, r.windows,
-		       r.excess, r.bucket, r.burst_ratio, r.late_us, r.frames,
-		       r.dropped, r.underruns, note);
+		       "%8.1f %5.1f %8" PRIu64 " %7" PRIu64 " %5" PRIu64
+		       " %s\n", mbps, r.longrun, r.lr_worst, r.err_worst,
+		       r.windows, r.excess, r.bucket, r.burst_ratio,
+		       r.late_us, r.full_pct, r.frames, r.dropped,
+		       r.underruns, note);
 		if (mbps <= cable)
 			pb_judge(&r, tag);
 	}
@@ -1049,7 +1058,9 @@ pb_case_rates(struct pb_env *e, double cable)
 	       "largest bytes(t0, t1) - rate x (t1 - t0) seen by B; bucket B: "
 	       "max_burst_sz in force (%s, swv_qp_pace_stats()); /bkt: burst "
 	       "over bucket; late us: the pacer's worst release after its due "
-	       "time; under: send queue found empty\n", opt.burst ?
+	       "time; full%%: the share of the case its bucket sat full (rate "
+	       "left unused: the pacer late by more than the bucket); under: "
+	       "send queue found empty\n", opt.burst ?
 	       "--burst" : "the device's default");
 	return fails;
 }
@@ -1063,10 +1074,10 @@ pb_case_queues(struct pb_env *e)
 	printf("\n== queues: n paced queues at once on one device sharing %.0f"
 	       " Mbit/s, %u-byte frames, %.1f s a case after the warm-up\n",
 	       opt.mq_total, opt.size, opt.seconds);
-	printf("%6s %9s %10s %8s %10s %3s %9s %9s %5s %8s %9s %7s %5s\n",
+	printf("%6s %9s %10s %8s %10s %3s %9s %9s %5s %8s %5s %9s %7s %5s\n",
 	       "queues", "Mbit/s/q", "worst-win", "median", "worst-lr", "win",
-	       "burst B", "bucket B", "/bkt", "late us", "frames", "dropped",
-	       "under");
+	       "burst B", "bucket B", "/bkt", "late us", "full%", "frames",
+	       "dropped", "under");
 	for (i = 0; i < opt.nqueues; i++) {
 		unsigned int nq = opt.queues[i];
 		uint32_t kbps = (uint32_t)(opt.mq_total * 1000 / nq);
@@ -1090,18 +1101,18 @@ pb_case_queues(struct pb_env *e)
 		}
 		snprintf(tag, sizeof(tag), "%u queues", nq);
 		printf("%6u %9.3f %+9.3f%% %7.3f%% %+9.3f%% %3u %9.0f %9.0f "
-		       "%5.2f %8.1f %9" PRIu64 " %7" PRIu64 " %5" PRIu64 "\n",
-		       nq, kbps / 1000.0, r.err_worst, r.err_median,
+		       "%5.2f %8.1f %5.1f %9" PRIu64 " %7" PRIu64 " %5" PRIu64
+		       "\n", nq, kbps / 1000.0, r.err_worst, r.err_median,
 		       r.lr_worst, r.windows, r.excess, r.bucket,
-		       r.burst_ratio, r.late_us, r.frames, r.dropped,
-		       r.underruns);
+		       r.burst_ratio, r.late_us, r.full_pct, r.frames,
+		       r.dropped, r.underruns);
 		pb_judge(&r, tag);
 	}
 	printf("worst-win: the worst 1 s window of the worst queue; median: "
 	       "the median over the queues of each queue's worst |error|; "
 	       "worst-lr: the worst queue's long-run error; win: the fewest "
 	       "complete windows of a queue; burst B, bucket B, /bkt: the queue "
-	       "worst against its bucket; late us: the worst queue's\n");
+	       "worst against its bucket; late us, full%%: the worst queue's\n");
 	return fails;
 }
 
