@@ -102,6 +102,8 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 	SWV_STORE_REL(&qp->pace_gen, qp->pace_gen + 1);
 	if (old != NULL)
 		call_rcu(&old->rcu, pace_cfg_free);
+	/* A sleeping engine thread looks now: a waiting QP may go. */
+	swv_doorbell(qp->dev->eng);
 	return 0;
 }
 
