@@ -30,8 +30,9 @@
 # thread, all work in the application's verbs calls on CPU 0.
 #
 # usage: bench-pacing.sh [seconds a case (3)] [cases (rate,queues,cpu)]
-# A check in under a minute: devtools/bench-pacing.sh 1 (or one case:
-# devtools/bench-pacing.sh 1 queues). The full run takes about two minutes.
+# A check in under a minute: devtools/bench-pacing.sh 1 (about 30 s for
+# both models), or one case: devtools/bench-pacing.sh 1 queues. The full
+# run takes a minute or two.
 # Environment: VBR_BUILD_DIR (default build), BENCH_CASES (as the second
 # argument), BENCH_PROGRESS (models, "thread inline"; also "service"),
 # BENCH_RATES (Mbit/s list, "1,10,100,1000,10000,max"), BENCH_QUEUES
