@@ -286,12 +286,15 @@ wheel_slot(const struct swv_wheel *w, uint64_t due)
 }
 
 static void
-wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t due)
+wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t now,
+	   uint64_t due)
 {
 	struct swv_wheel *w = dev->wheel;
 	uint64_t s;
 
 	pthread_spin_lock(&w->lock);
+	if (w->n == 0)
+		w->tick = now >> SWV_WHEEL_SHIFT;	/* empty: from now on */
 	s = wheel_slot(w, due);
 	qp->pace.due = due;
 	qp->pace_parked = true;
@@ -329,14 +332,14 @@ swv_pace_advance(struct swv_device *dev)
 	struct swv_wheel *w = dev->wheel;
 	uint64_t now, end, t, s;
 
-	if (SWV_LOAD(&w->n) == 0) {
-		w->tick = swv_now_coarse_ns() >> SWV_WHEEL_SHIFT;
+	if (SWV_LOAD(&w->n) == 0)
 		return;
-	}
 	now = swv_now_ns();
 	end = now >> SWV_WHEEL_SHIFT;
 	pthread_spin_lock(&w->lock);
 	t = w->tick;
+	if (end < t)
+		end = t;	/* another thread's clock read, a bit later */
 	if (end - t >= SWV_WHEEL_SLOTS)
 		t = end - SWV_WHEEL_SLOTS + 1;	/* one whole turn */
 	for (; t <= end && w->n > 0; t++) {
@@ -475,7 +478,8 @@ swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 		thr_frac = p->v_frac;
 		x = fr[k].len > p->typical ? fr[k].len : p->typical;
 		vt_add(&thr_ns, &thr_frac, x < burst ? x : burst, rate);
-		wheel_park(qp->dev, qp, (uint64_t)thr_ns + (thr_frac != 0));
+		wheel_park(qp->dev, qp, (uint64_t)now,
+			   (uint64_t)thr_ns + (thr_frac != 0));
 	}
 	if (k > 0) {
 		SWV_STORE(&p->frames, p->frames + k);
