@@ -120,11 +120,12 @@ static struct vbr_mtr_rt *
 rt_new(struct vbr_mtr_prm *prm, uint64_t t0)
 {
 	struct vbr_mtr_rt *rt = aligned_alloc(RTE_CACHE_LINE_SIZE,
-		RTE_ALIGN_CEIL(vbr_mtr_rt_size(NSLOTS), RTE_CACHE_LINE_SIZE));
+		RTE_ALIGN_CEIL(vbr_mtr_rt_size(vbr_mtr_rt_nslots(NSLOTS)),
+			       RTE_CACHE_LINE_SIZE));
 
 	if (rt == NULL)
 		return NULL;
-	memset(rt, 0, vbr_mtr_rt_size(NSLOTS));
+	memset(rt, 0, vbr_mtr_rt_size(vbr_mtr_rt_nslots(NSLOTS)));
 	vbr_mtr_rt_init(rt, NSLOTS);
 	vbr_mtr_rt_reset(rt, NSLOTS - 1, prm, t0);
 	return rt;

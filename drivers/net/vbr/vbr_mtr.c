@@ -102,8 +102,11 @@ struct vbr_mtr_port {
 	struct vbr_mtr_list objs[VBR_MTR_KINDS]; /**< by kind, add order */
 	struct vbr_mtr_list retired;	/**< deleted profiles once used */
 	uint32_t nb_free;		/**< entries of free_slots */
+	uint32_t free_head;		/**< the one freed first */
 	uint32_t next_slot;		/**< slots [0, next_slot) were used */
-	uint32_t *free_slots;		/**< slots to reuse (runtime kept) */
+	uint32_t *free_slots;		/**< slots to reuse, a FIFO (runtime
+					 * kept): idle the longest first */
+	uint64_t handoff_freed;		/**< ring frames freed at release */
 };
 
 /* How an error names each kind. */
@@ -148,11 +151,24 @@ static const char *const vbr_mtr_colour[RTE_COLORS] = {
 	"green", "yellow", "red",
 };
 
-/* The slot of the control path in every meter (vbr_mtr.h). */
+/*
+ * The EAL lcore indexes a meter has slots for: one above the largest
+ * rte_lcore_index() of any lcore. EAL sets the indexes at init (sparse when
+ * it auto-detects the cores of a taskset); a thread rte_thread_register()
+ * adds has index -1 and uses the shared slot (vbr_mtr.h).
+ */
 static unsigned int
-vbr_mtr_ctrl_slot(void)
+vbr_mtr_eal_slots(void)
 {
-	return rte_lcore_count() + 1;
+	unsigned int i, n = 1;
+
+	for (i = 0; i < RTE_MAX_LCORE; i++) {
+		int idx = rte_lcore_index(i);
+
+		if (idx >= 0 && (unsigned int)idx + 1 > n)
+			n = (unsigned int)idx + 1;
+	}
+	return n;
 }
 
 static struct vbr_mtr_port *
@@ -549,37 +565,63 @@ vbr_mtr_table(struct vbr_priv *priv)
 	return t->mtr != NULL ? t : NULL;
 }
 
+/* The sum of the slots' counts. */
+static void
+vbr_mtr_sum(const struct vbr_mtr_rt *rt, struct vbr_mtr_cnt *s)
+{
+	unsigned int i, c;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < rt->nslots; i++) {
+		const struct vbr_mtr_cnt *k = &rt->cnt[i];
+
+		for (c = 0; c < RTE_COLORS; c++) {
+			s->pkts[c] += __atomic_load_n(&k->pkts[c],
+						      __ATOMIC_RELAXED);
+			s->bytes[c] += __atomic_load_n(&k->bytes[c],
+						       __ATOMIC_RELAXED);
+		}
+		s->dpkts += __atomic_load_n(&k->dpkts, __ATOMIC_RELAXED);
+		s->dbytes += __atomic_load_n(&k->dbytes, __ATOMIC_RELAXED);
+	}
+}
+
 /* A meter's runtime: a slot freed before (its memory kept), or a new one. */
 static int
 vbr_mtr_rt_get(struct vbr_priv *priv, struct vbr_mtr_port *mp,
 	       struct vbr_mtr *m)
 {
 	struct vbr_rx_act_table *t = vbr_mtr_table(priv);
-	unsigned int nslots = rte_lcore_count() + 2;
+	unsigned int neal = vbr_mtr_eal_slots();
 	struct vbr_mtr_rt *rt;
 
 	if (t == NULL)
 		return -ENOMEM;
 	if (mp->nb_free > 0) {
 		/*
-		 * A frame of a rule gone may still be coloured here: the
-		 * records keep a valid profile (vbr_mtr_use_profile() then
-		 * publishes the new one); only the counts start again.
+		 * The slot idle the longest. A frame of a rule gone may still
+		 * be coloured and counted here: the records keep a valid
+		 * profile (vbr_mtr_use_profile() then publishes the new one),
+		 * and the counts are never written from here: the new meter
+		 * counts from a snapshot of them.
 		 */
-		m->slot = mp->free_slots[--mp->nb_free];
+		m->slot = mp->free_slots[mp->free_head];
+		mp->free_head = (mp->free_head + 1) % VBR_MTR_MAX;
+		mp->nb_free--;
 		rt = t->mtr[m->slot];
-		memset(rt->cnt, 0, nslots * sizeof(rt->cnt[0]));
+		vbr_mtr_sum(rt, &m->base);
 		m->rt = rt;
 		return 0;
 	}
 	if (mp->next_slot >= VBR_MTR_MAX)
 		return -ENOSPC;
-	rt = rte_zmalloc_socket("vbr_mtr", vbr_mtr_rt_size(nslots),
+	rt = rte_zmalloc_socket("vbr_mtr",
+				vbr_mtr_rt_size(vbr_mtr_rt_nslots(neal)),
 				RTE_CACHE_LINE_SIZE,
 				priv->dev->device->numa_node);
 	if (rt == NULL)
 		return -ENOMEM;
-	vbr_mtr_rt_init(rt, nslots);
+	vbr_mtr_rt_init(rt, neal);
 	m->slot = mp->next_slot++;
 	__atomic_store_n(&t->mtr[m->slot], rt, __ATOMIC_RELEASE);
 	m->rt = rt;
@@ -590,7 +632,8 @@ static void
 vbr_mtr_rt_put(struct vbr_mtr_port *mp, struct vbr_mtr *m)
 {
 	/* Kept for reuse: a frame in flight may still name the slot. */
-	mp->free_slots[mp->nb_free++] = m->slot;
+	mp->free_slots[(mp->free_head + mp->nb_free++) % VBR_MTR_MAX] =
+		m->slot;
 	m->rt = NULL;
 }
 
@@ -600,7 +643,7 @@ vbr_mtr_use_profile(struct vbr_mtr *m, struct vbr_mtr_profile *p)
 	p->obj.refs++;
 	p->used = 1;
 	m->profile = p;
-	vbr_mtr_rt_reset(m->rt, vbr_mtr_ctrl_slot(), &p->prm, rte_rdtsc());
+	vbr_mtr_rt_reset(m->rt, vbr_mtr_rt_ctrl(m->rt), &p->prm, rte_rdtsc());
 }
 
 static int
@@ -829,27 +872,6 @@ vbr_mtr_stats_update(struct rte_eth_dev *dev, uint32_t id,
 	m->stats_mask = stats_mask & VBR_MTR_STATS_ALL;
 	pthread_mutex_unlock(&priv->flow_lock);
 	return 0;
-}
-
-/* The sum of the slots' counts. */
-static void
-vbr_mtr_sum(const struct vbr_mtr_rt *rt, struct vbr_mtr_cnt *s)
-{
-	unsigned int i, c;
-
-	memset(s, 0, sizeof(*s));
-	for (i = 0; i < rt->nslots; i++) {
-		const struct vbr_mtr_cnt *k = &rt->cnt[i];
-
-		for (c = 0; c < RTE_COLORS; c++) {
-			s->pkts[c] += __atomic_load_n(&k->pkts[c],
-						      __ATOMIC_RELAXED);
-			s->bytes[c] += __atomic_load_n(&k->bytes[c],
-						       __ATOMIC_RELAXED);
-		}
-		s->dpkts += __atomic_load_n(&k->dpkts, __ATOMIC_RELAXED);
-		s->dbytes += __atomic_load_n(&k->dbytes, __ATOMIC_RELAXED);
-	}
 }
 
 static int

@@ -347,9 +347,11 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 	uint64_t e[VBR_RX_CHUNK];
 	uint32_t len[VBR_RX_CHUNK];
 	uint8_t col[VBR_RX_CHUNK];
-	unsigned int slot = 0;
+	unsigned int slot;
 	uint64_t tsc = 0;
 	uint16_t i, j, q, k = 0;
+	bool locked;
+	int idx = -1;
 
 	if (t == NULL)
 		return n;
@@ -370,10 +372,8 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			continue;
 		}
 		if (tsc == 0) {
-			int idx = rte_lcore_index(-1);
-
+			idx = rte_lcore_index(-1);
 			tsc = rte_rdtsc();
-			slot = idx >= 0 ? (unsigned int)idx : rte_lcore_count();
 		}
 		/* A run of frames of one meter goes in at once. */
 		for (j = i; j < n && (e[j] & VBR_RX_ACT_METER) &&
@@ -385,6 +385,8 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 				pkts[k++] = pkts[q];
 			continue;
 		}
+		/* This lcore's slot in the meter, or the shared one. */
+		slot = vbr_mtr_rt_slot(rt, idx, &locked);
 		if (likely(__atomic_load_n(&rt->enabled, __ATOMIC_RELAXED)))
 			vbr_mtr_color_n(rt, slot, tsc, len, j - i, col);
 		else
@@ -396,6 +398,7 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			else
 				*bytes -= len[q - i];
 		}
+		vbr_mtr_rt_slot_put(rt, locked);
 	}
 	return k;
 }
