@@ -284,9 +284,13 @@ vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 		unsigned int i;
 		uint64_t t;
 
-		/* A copy torn by another lcore fails the CAS below. */
+		/*
+		 * A copy torn by another lcore fails the CAS below; the
+		 * profile is read once, whole, before the copy is used.
+		 */
 		*r = rt->rec[in];
-		p = r->p;
+		p = __atomic_load_n(&rt->rec[in].p, __ATOMIC_RELAXED);
+		r->p = p;
 		t = RTE_MAX(tsc, r->last);
 		r->last = t;
 		for (i = 0; i < n; i++)
