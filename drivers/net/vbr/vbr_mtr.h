@@ -313,20 +313,25 @@ vbr_mtr_color(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 	return (enum rte_color)c;
 }
 
-/** Count a frame of colour c in slot's counts; dropped: also as dropped. */
+/**
+ * Count a frame of colour c in slot's counts: as passed in colour c, or,
+ * dropped (by the policy or a full hand-off ring), only as dropped, as
+ * rte_mtr_stats defines n_pkts[] (packets passed) and n_pkts_dropped.
+ */
 static inline void
 vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot, enum rte_color c,
 	      uint32_t len, bool dropped)
 {
 	struct vbr_mtr_cnt *k = &rt->cnt[slot];
 
-	__atomic_store_n(&k->pkts[c], k->pkts[c] + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&k->bytes[c], k->bytes[c] + len, __ATOMIC_RELAXED);
 	if (dropped) {
 		__atomic_store_n(&k->dpkts, k->dpkts + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&k->dbytes, k->dbytes + len,
 				 __ATOMIC_RELAXED);
+		return;
 	}
+	__atomic_store_n(&k->pkts[c], k->pkts[c] + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&k->bytes[c], k->bytes[c] + len, __ATOMIC_RELAXED);
 }
 
 #endif /* VBR_MTR_H */
