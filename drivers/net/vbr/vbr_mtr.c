@@ -19,8 +19,10 @@
  *   policy in green, yellow, red order: PASSTHRU means that queue. A colour
  *   whose QUEUE is another queue than the one a frame arrived on is handed
  *   to that queue through a multi-producer ring, which its Rx burst
- *   drains first; a frame that finds the ring full is dropped and counted
- *   as dropped in the meter's stats. RSS in a policy is refused.
+ *   drains first (rule or no rule); a frame that finds the ring full, or
+ *   its queue gone, is dropped and counted as dropped (only) in the
+ *   meter's stats; dev_stop and the queue's release free what waits in
+ *   it. RSS in a policy is refused.
  * - Colour-blind only: use_prev_mtr_color, the DSCP and VLAN input colour
  *   tables and meter chaining are refused.
  * - A disabled meter colours every frame green (pass-through of a
@@ -958,21 +960,55 @@ vbr_mtr_ring(struct vbr_priv *priv, struct vbr_rx_act_table *t, uint16_t q)
 }
 
 /**
- * A rule names meter id (d->meter_id): give the rule its device fate when
- * it has none (the policy's first queue), make the hand-off rings of the
- * policy's queues, put the meter's slot in d->rx_act. Return the meter, or
- * NULL with *error set. Holds flow_lock.
+ * The first queue >= nb_rxq a policy's colour is sent to, or -1.
+ */
+static int
+vbr_mtr_policy_missing_queue(const struct vbr_mtr_policy *pol,
+			     uint16_t nb_rxq, unsigned int *colour)
+{
+	unsigned int c;
+
+	for (c = 0; c < RTE_COLORS; c++) {
+		const struct vbr_mtr_pact *a = &pol->act[c];
+
+		if (a->fate == VBR_MTR_FATE_QUEUE && a->queue >= nb_rxq) {
+			*colour = c;
+			return a->queue;
+		}
+	}
+	return -1;
+}
+
+/**
+ * At dev_start: a queue >= nb_rxq that meter m's policy sends a colour to
+ * (the port was configured with fewer Rx queues since the rule was made),
+ * or -1. Holds flow_lock.
+ */
+int
+vbr_mtr_missing_queue(const struct vbr_mtr *m, uint16_t nb_rxq)
+{
+	unsigned int c;
+
+	return m != NULL ?
+	       vbr_mtr_policy_missing_queue(m->policy, nb_rxq, &c) : -1;
+}
+
+/**
+ * A rule names meter id (d->meter_id): check the meter and its policy
+ * against the rule and the port, and give the rule its device fate when it
+ * has none (the policy's first queue). Nothing is taken: flow validate runs
+ * it as create does. Return the meter, or NULL with *error set. Holds
+ * flow_lock.
  */
 struct vbr_mtr *
-vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
-		 struct rte_flow_error *error)
+vbr_mtr_rule_check(struct vbr_priv *priv, struct vbr_flow_desc *d,
+		   struct rte_flow_error *error)
 {
 	uint16_t nb_rxq = priv->dev->data->nb_rx_queues;
-	struct vbr_rx_act_table *t;
 	struct vbr_mtr *m;
 	unsigned int c;
 	bool pass = false;
-	int ret;
+	int q;
 
 	m = vbr_mtr_find(priv->mtr, d->meter_id);
 	if (m == NULL) {
@@ -981,22 +1017,21 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 			       d->meter_id);
 		return NULL;
 	}
+	q = vbr_mtr_policy_missing_queue(m->policy, nb_rxq, &c);
+	if (q >= 0) {
+		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+			       NULL, "vbr: meter action: policy %u sends %s "
+			       "frames to queue %d, the port has %u",
+			       m->policy->obj.id, vbr_mtr_colour[c], q, nb_rxq);
+		return NULL;
+	}
 	for (c = 0; c < RTE_COLORS; c++) {
 		const struct vbr_mtr_pact *a = &m->policy->act[c];
 
 		if (a->fate == VBR_MTR_FATE_PASS)
 			pass = true;
-		if (a->fate != VBR_MTR_FATE_QUEUE)
-			continue;
-		if (a->queue >= nb_rxq) {
-			vbr_flow_error(error, EINVAL,
-				RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
-				"vbr: meter action: policy %u sends %s frames "
-				"to queue %u, the port has %u", m->policy->obj.id,
-				vbr_mtr_colour[c], a->queue, nb_rxq);
-			return NULL;
-		}
-		if (d->fate == VBR_FLOW_FATE_NONE) {
+		if (a->fate == VBR_MTR_FATE_QUEUE &&
+		    d->fate == VBR_FLOW_FATE_NONE) {
 			d->fate = VBR_FLOW_FATE_QUEUE;
 			d->queues[0] = a->queue;
 			d->nb_queues = 1;
@@ -1016,6 +1051,27 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 			       "nothing to meter");
 		return NULL;
 	}
+	return m;
+}
+
+/**
+ * A rule names meter id (d->meter_id): vbr_mtr_rule_check(), then make the
+ * hand-off rings of the policy's queues, put the meter's slot in
+ * d->rx_act and take a reference. Return the meter, or NULL with *error
+ * set. Holds flow_lock.
+ */
+struct vbr_mtr *
+vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
+		 struct rte_flow_error *error)
+{
+	struct vbr_rx_act_table *t;
+	struct vbr_mtr *m;
+	unsigned int c;
+	int ret;
+
+	m = vbr_mtr_rule_check(priv, d, error);
+	if (m == NULL)
+		return NULL;
 	t = vbr_mtr_table(priv);
 	if (t == NULL) {
 		rte_flow_error_set(error, ENOMEM, RTE_FLOW_ERROR_TYPE_HANDLE,
@@ -1040,6 +1096,47 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 	return m;
 }
 
+/**
+ * Free the frames waiting in the hand-off ring of Rx queue q (at its
+ * release, at dev_stop): their pool may go, and frames from before a stop
+ * are not delivered after the start. Return how many; they add to the
+ * port's handoff_freed count. The queue is not polled meanwhile.
+ */
+unsigned int
+vbr_mtr_handoff_drain(struct vbr_priv *priv, uint16_t q)
+{
+	struct vbr_rx_act_table *t = priv->rx_act;
+	struct rte_mbuf *mb[32];
+	unsigned int i, k, n = 0;
+
+	if (t == NULL || q >= RTE_DIM(t->handoff) || t->handoff[q] == NULL)
+		return 0;
+	while ((k = rte_ring_sc_dequeue_burst(t->handoff[q], (void **)mb,
+					      RTE_DIM(mb), NULL)) != 0) {
+		for (i = 0; i < k; i++)
+			rte_pktmbuf_free(mb[i]);
+		n += k;
+	}
+	if (n != 0) {
+		if (priv->mtr != NULL)
+			__atomic_fetch_add(&priv->mtr->handoff_freed, n,
+					   __ATOMIC_RELAXED);
+		VBR_LOG(INFO, "port %u: Rx queue %u: freed %u frames meter "
+			"policies had handed to it", priv->dev->data->port_id,
+			q, n);
+	}
+	return n;
+}
+
+/** Frames vbr_mtr_handoff_drain() freed since the port was made. */
+uint64_t
+vbr_mtr_handoff_freed(const struct vbr_priv *priv)
+{
+	return priv->mtr != NULL ?
+	       __atomic_load_n(&priv->mtr->handoff_freed, __ATOMIC_RELAXED) :
+	       0;
+}
+
 /** A rule that named m is gone. Holds flow_lock. */
 void
 vbr_mtr_rule_put(struct vbr_mtr *m)
@@ -1059,13 +1156,9 @@ vbr_mtr_release(struct vbr_priv *priv)
 
 	if (t != NULL) {
 		for (i = 0; i < RTE_DIM(t->handoff); i++) {
-			struct rte_mbuf *mb;
-
 			if (t->handoff[i] == NULL)
 				continue;
-			while (rte_ring_dequeue(t->handoff[i],
-						(void **)&mb) == 0)
-				rte_pktmbuf_free(mb);
+			vbr_mtr_handoff_drain(priv, i);
 			rte_ring_free(t->handoff[i]);
 			t->handoff[i] = NULL;
 		}

@@ -416,6 +416,17 @@ vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
 			"vbr: the rule targets an Rx queue that is not "
 			"configured");
 	}
+	q = vbr_mtr_missing_queue(flow->mtr, data->nb_rx_queues);
+	if (q >= 0) {
+		VBR_LOG(ERR, "port %u: rule %u: its meter's policy sends "
+			"frames to Rx queue %d, which is not configured (%u "
+			"Rx queues): destroy the rule or configure the queue",
+			data->port_id, flow->id, q, data->nb_rx_queues);
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
+			"vbr: the rule's meter policy targets an Rx queue "
+			"that is not configured");
+	}
 	for (i = 0; i < flow->nb_vf; i++) {
 		unsigned int pt = flow->vf[i].pt;
 
