@@ -722,6 +722,14 @@ test_errors(void)
 			  -ENOTSUP, "rss in a policy");
 	TEST_ASSERT(strstr(err.message, "green actions: rss") != NULL, "%s",
 		    err.message);
+	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_POLICER_ACTION_GREEN,
+			  "names the green actions");
+	pol.actions[RTE_COLOR_YELLOW] = pol.actions[RTE_COLOR_GREEN];
+	pol.actions[RTE_COLOR_GREEN] = NULL;
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_validate(port1, &pol, &err),
+			  -ENOTSUP, "rss in a policy");
+	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_POLICER_ACTION_YELLOW,
+			  "names the yellow actions");
 	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
 			  -ENOTSUP, "dscp table");
 	TEST_ASSERT(strstr(err.message, "dscp_table") != NULL, "%s",

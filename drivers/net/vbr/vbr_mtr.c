@@ -477,8 +477,9 @@ vbr_mtr_policy_colour(const struct rte_flow_action *a, unsigned int colour,
 	}
 	return 0;
 refuse:
+	/* The colour's field: POLICER_ACTION_GREEN, _YELLOW, _RED. */
 	return -rte_mtr_error_set(error, ENOTSUP,
-		RTE_MTR_ERROR_TYPE_METER_POLICY, a, msg);
+		RTE_MTR_ERROR_TYPE_POLICER_ACTION_GREEN + colour, a, msg);
 }
 
 static int
