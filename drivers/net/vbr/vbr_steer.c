@@ -960,13 +960,16 @@ vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 				error) != 0)
 		goto error_free;
 	flow->id = priv->flow_seq++;
+	/* Before the device has it: its first frames read their tag. */
+	vbr_steer_tag_count(priv, flow, 1);
 	if (priv->flows_on &&
 	    vbr_steer_vf_on(priv, flow, vbr_steer_set(priv, flow), false,
-			    error) != 0)
+			    error) != 0) {
+		vbr_steer_tag_count(priv, flow, -1);
 		goto error_free;
+	}
 	TAILQ_INSERT_TAIL(&priv->flows, flow, next);
 	priv->nb_user_flows++;
-	vbr_steer_tag_count(priv, flow, 1);
 	pthread_mutex_unlock(&priv->flow_lock);
 	return flow;
 error_free:
