@@ -790,6 +790,27 @@ test_recreate(void)
 	return TEST_SUCCESS;
 }
 
+/* The lens[] trace through the meter: the colours of check_colours(). */
+static int
+traffic_colours(void)
+{
+	struct got g;
+
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "traffic");
+	return check_colours(&g, false);
+}
+
+/* A rule whose only action is meter MTR. */
+static struct rte_flow *
+mtr_rule(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+
+	return meter_rule(actions);
+}
+
 /* Frames the meter has seen: passed in any colour or dropped. */
 static uint64_t
 metered(void)
@@ -836,6 +857,28 @@ send_poll_q0(void)
 	return (int)got;
 }
 
+/*
+ * A rule on meter MTR, the lens[] trace sent with only queue 0 polled (its
+ * 3 green frames there): the 3 yellow ones wait in queue 1's ring. The
+ * rule, or NULL.
+ */
+static struct rte_flow *
+yellow_waiting(void)
+{
+	struct rte_flow_error ferr;
+	struct rte_flow *f = mtr_rule();
+	int got;
+
+	if (f == NULL)
+		return NULL;
+	got = send_poll_q0();
+	if (got == 3)
+		return f;
+	printf("%d frames on queue 0, 3 wanted\n", got);
+	rte_flow_destroy(port1, f, &ferr);
+	return NULL;
+}
+
 /* Frames on queue 1 within a short wait, freed. */
 static unsigned int
 poll_q1(struct got *g)
@@ -864,15 +907,11 @@ poll_q1(struct got *g)
 static int
 test_handoff_after_destroy(void)
 {
-	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
-	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
 	struct rte_flow_error ferr;
-	struct rte_flow *f;
+	struct rte_flow *f = yellow_waiting();
 	struct got g;
 
-	f = meter_rule(actions);
-	TEST_ASSERT_NOT_NULL(f, "metered rule");
-	TEST_ASSERT_EQUAL(send_poll_q0(), 3, "green frames on queue 0");
+	TEST_ASSERT_NOT_NULL(f, "metered rule, yellow frames waiting");
 	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
 	TEST_ASSERT_EQUAL(poll_q1(&g), 3, "yellow frames on queue 1 after "
 			  "the rule went");
@@ -889,22 +928,16 @@ test_handoff_after_destroy(void)
 static int
 test_handoff_stop(void)
 {
-	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
-	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
 	struct rte_flow_error ferr;
-	struct rte_flow *f;
+	struct rte_flow *f = yellow_waiting();
 	struct got g;
 
-	f = meter_rule(actions);
-	TEST_ASSERT_NOT_NULL(f, "metered rule");
-	TEST_ASSERT_EQUAL(send_poll_q0(), 3, "green frames on queue 0");
+	TEST_ASSERT_NOT_NULL(f, "metered rule, yellow frames waiting");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
 	rte_delay_ms(20);
 	TEST_ASSERT_EQUAL(poll_q1(&g), 0, "frames from before the stop");
-	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
-			    "after stop/start");
-	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours");
+	TEST_ASSERT_SUCCESS(traffic_colours(), "after stop/start");
 	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
 	return TEST_SUCCESS;
 }
@@ -927,7 +960,6 @@ test_fewer_queues(void)
 	struct rte_eth_conf conf = { 0 };
 	struct rte_flow_error ferr;
 	struct rte_flow *f;
-	struct got g;
 	int ret;
 
 	f = meter_rule(actions);
@@ -952,9 +984,7 @@ test_fewer_queues(void)
 			    "2 queues");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
 	rte_delay_ms(20);
-	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
-			    "two queues again");
-	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours");
+	TEST_ASSERT_SUCCESS(traffic_colours(), "two queues again");
 	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
 	return TEST_SUCCESS;
 }
@@ -990,8 +1020,6 @@ reg_run(void *arg)
 static int
 test_thread_register(void)
 {
-	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
-	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
 	struct rte_flow_error ferr;
 	struct rte_mtr_error err;
 	struct rte_mtr_stats st;
@@ -1000,7 +1028,7 @@ test_thread_register(void)
 	struct got g;
 	int ret;
 
-	f = meter_rule(actions);
+	f = mtr_rule();
 	TEST_ASSERT_NOT_NULL(f, "metered rule");
 	TEST_ASSERT_SUCCESS(stats(&st, 1), "clear");
 	reg_state = 0;
