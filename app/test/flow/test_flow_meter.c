@@ -709,6 +709,8 @@ test_errors(void)
 					    { .type = RTE_FLOW_ITEM_TYPE_END } },
 					    no_meter, &ferr), -ENOENT,
 			  "validate: no such meter, as create");
+	TEST_ASSERT(ferr.cause == &no_meter[0], "the error names the meter "
+		    "action");
 	TEST_ASSERT_EQUAL(rte_mtr_meter_profile_add(port1, 50, &bad, &err),
 			  -EINVAL, "cir above pir");
 	TEST_ASSERT(strstr(err.message, "cir at most pir") != NULL, "%s",

@@ -1014,14 +1014,14 @@ vbr_mtr_rule_check(struct vbr_priv *priv, struct vbr_flow_desc *d,
 	m = vbr_mtr_find(priv->mtr, d->meter_id);
 	if (m == NULL) {
 		vbr_flow_error(error, ENOENT, RTE_FLOW_ERROR_TYPE_ACTION_CONF,
-			       NULL, "vbr: meter action: no meter %u",
+			       d->meter_act, "vbr: meter action: no meter %u",
 			       d->meter_id);
 		return NULL;
 	}
 	q = vbr_mtr_policy_missing_queue(m->policy, nb_rxq, &c);
 	if (q >= 0) {
 		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION_CONF,
-			       NULL, "vbr: meter action: policy %u sends %s "
+			       d->meter_act, "vbr: meter action: policy %u sends %s "
 			       "frames to queue %d, the port has %u",
 			       m->policy->obj.id, vbr_mtr_colour[c], q, nb_rxq);
 		return NULL;
@@ -1039,7 +1039,8 @@ vbr_mtr_rule_check(struct vbr_priv *priv, struct vbr_flow_desc *d,
 		}
 	}
 	if (d->fate == VBR_FLOW_FATE_NONE) {
-		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION, NULL,
+		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION,
+			       d->meter_act,
 			       "vbr: meter action: the rule has no fate and "
 			       "policy %u sends no colour to a queue%s",
 			       m->policy->obj.id, pass ? " (passthru needs one)" :
@@ -1048,7 +1049,7 @@ vbr_mtr_rule_check(struct vbr_priv *priv, struct vbr_flow_desc *d,
 	}
 	if (d->fate == VBR_FLOW_FATE_DROP) {
 		vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ACTION,
-			       NULL, "vbr: meter action on a drop rule: "
+			       d->meter_act, "vbr: meter action on a drop rule: "
 			       "nothing to meter");
 		return NULL;
 	}
