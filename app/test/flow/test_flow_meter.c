@@ -120,11 +120,12 @@ static struct vbr_mtr_rt *
 rt_new(struct vbr_mtr_prm *prm, uint64_t t0)
 {
 	struct vbr_mtr_rt *rt = aligned_alloc(RTE_CACHE_LINE_SIZE,
-		RTE_ALIGN_CEIL(vbr_mtr_rt_size(NSLOTS), RTE_CACHE_LINE_SIZE));
+		RTE_ALIGN_CEIL(vbr_mtr_rt_size(vbr_mtr_rt_nslots(NSLOTS)),
+			       RTE_CACHE_LINE_SIZE));
 
 	if (rt == NULL)
 		return NULL;
-	memset(rt, 0, vbr_mtr_rt_size(NSLOTS));
+	memset(rt, 0, vbr_mtr_rt_size(vbr_mtr_rt_nslots(NSLOTS)));
 	vbr_mtr_rt_init(rt, NSLOTS);
 	vbr_mtr_rt_reset(rt, NSLOTS - 1, prm, t0);
 	return rt;
@@ -522,8 +523,9 @@ check_stats(const struct rte_mtr_stats *st)
 	TEST_ASSERT_EQUAL(st->n_pkts[RTE_COLOR_YELLOW], 3, "yellow pkts");
 	TEST_ASSERT_EQUAL(st->n_bytes[RTE_COLOR_YELLOW], 1351,
 			  "yellow bytes");
-	TEST_ASSERT_EQUAL(st->n_pkts[RTE_COLOR_RED], 2, "red pkts");
-	TEST_ASSERT_EQUAL(st->n_bytes[RTE_COLOR_RED], 1501, "red bytes");
+	/* Red frames are dropped: counted as dropped only, not as passed. */
+	TEST_ASSERT_EQUAL(st->n_pkts[RTE_COLOR_RED], 0, "red pkts passed");
+	TEST_ASSERT_EQUAL(st->n_bytes[RTE_COLOR_RED], 0, "red bytes passed");
 	TEST_ASSERT_EQUAL(st->n_pkts_dropped, 2, "dropped pkts");
 	TEST_ASSERT_EQUAL(st->n_bytes_dropped, 1501, "dropped bytes");
 	return TEST_SUCCESS;
@@ -608,7 +610,8 @@ test_lifecycle(void)
 			    RTE_MTR_STATS_N_PKTS_RED |
 			    RTE_MTR_STATS_N_PKTS_DROPPED, &err), "mask");
 	TEST_ASSERT_SUCCESS(stats(&st, 1), "stats");
-	TEST_ASSERT_EQUAL(st.n_pkts[RTE_COLOR_RED], 2, "red pkts");
+	TEST_ASSERT_EQUAL(st.n_pkts[RTE_COLOR_RED], 0, "red pkts passed");
+	TEST_ASSERT_EQUAL(st.n_pkts_dropped, 2, "red pkts dropped");
 	TEST_ASSERT_EQUAL(st.n_bytes[RTE_COLOR_GREEN], 0, "masked bytes");
 	TEST_ASSERT_SUCCESS(rte_mtr_stats_update(port1, MTR, UINT8_MAX, &err),
 			    "mask");
@@ -695,9 +698,19 @@ test_errors(void)
 		.meter_enable = 1, .dscp_table = dscp,
 	};
 	struct rte_mtr_capabilities cap;
+	struct rte_flow_error ferr;
 	struct rte_mtr_error err;
 
 	TEST_ASSERT_NULL(meter_rule(no_meter), "no such meter");
+	TEST_ASSERT_EQUAL(rte_flow_validate(port1, &(struct rte_flow_attr){
+					    .ingress = 1 },
+					    (const struct rte_flow_item[]){
+					    { .type = RTE_FLOW_ITEM_TYPE_ETH },
+					    { .type = RTE_FLOW_ITEM_TYPE_END } },
+					    no_meter, &ferr), -ENOENT,
+			  "validate: no such meter, as create");
+	TEST_ASSERT(ferr.cause == &no_meter[0], "the error names the meter "
+		    "action");
 	TEST_ASSERT_EQUAL(rte_mtr_meter_profile_add(port1, 50, &bad, &err),
 			  -EINVAL, "cir above pir");
 	TEST_ASSERT(strstr(err.message, "cir at most pir") != NULL, "%s",
@@ -711,6 +724,14 @@ test_errors(void)
 			  -ENOTSUP, "rss in a policy");
 	TEST_ASSERT(strstr(err.message, "green actions: rss") != NULL, "%s",
 		    err.message);
+	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_POLICER_ACTION_GREEN,
+			  "names the green actions");
+	pol.actions[RTE_COLOR_YELLOW] = pol.actions[RTE_COLOR_GREEN];
+	pol.actions[RTE_COLOR_GREEN] = NULL;
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_validate(port1, &pol, &err),
+			  -ENOTSUP, "rss in a policy");
+	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_POLICER_ACTION_YELLOW,
+			  "names the yellow actions");
 	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
 			  -ENOTSUP, "dscp table");
 	TEST_ASSERT(strstr(err.message, "dscp_table") != NULL, "%s",
@@ -767,6 +788,263 @@ test_recreate(void)
 	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours");
 	TEST_ASSERT_SUCCESS(stats(&st, 0), "stats");
 	TEST_ASSERT_SUCCESS(check_stats(&st), "fresh counts");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	return TEST_SUCCESS;
+}
+
+/* The lens[] trace through the meter: the colours of check_colours(). */
+static int
+traffic_colours(void)
+{
+	struct got g;
+
+	TEST_ASSERT_SUCCESS(send_each(lens, RTE_DIM(lens), arrives, &g),
+			    "traffic");
+	return check_colours(&g, false);
+}
+
+/* A rule whose only action is meter MTR. */
+static struct rte_flow *
+mtr_rule(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+
+	return meter_rule(actions);
+}
+
+/* Frames the meter has seen: passed in any colour or dropped. */
+static uint64_t
+metered(void)
+{
+	struct rte_mtr_stats st;
+
+	if (stats(&st, 0) != TEST_SUCCESS)
+		return UINT64_MAX;
+	return st.n_pkts[RTE_COLOR_GREEN] + st.n_pkts[RTE_COLOR_YELLOW] +
+	       st.n_pkts[RTE_COLOR_RED] + st.n_pkts_dropped;
+}
+
+/*
+ * Send lens[] one at a time, polling only queue 0 until the meter has seen
+ * each: the yellow frames wait in queue 1's hand-off ring. Return the
+ * frames queue 0 got (or -1).
+ */
+static int
+send_poll_q0(void)
+{
+	struct rte_mbuf *r[32];
+	unsigned int i, got = 0;
+	uint64_t base = metered(), deadline;
+	uint16_t n;
+
+	for (i = 0; i < RTE_DIM(lens); i++) {
+		struct rte_mbuf *m = mk_frame(lens[i]);
+
+		if (m == NULL || vbr_test_tx_all(port0, &m, 1, WAIT_MS) != 1)
+			return -1;
+		deadline = rte_get_timer_cycles() +
+			   rte_get_timer_hz() * WAIT_MS / 1000;
+		do {
+			n = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
+			got += n;
+			rte_pktmbuf_free_bulk(r, n);
+		} while (metered() < base + i + 1 &&
+			 rte_get_timer_cycles() < deadline);
+		if (metered() != base + i + 1) {
+			printf("frame %u not metered\n", i);
+			return -1;
+		}
+	}
+	return (int)got;
+}
+
+/*
+ * A rule on meter MTR, the lens[] trace sent with only queue 0 polled (its
+ * 3 green frames there): the 3 yellow ones wait in queue 1's ring. The
+ * rule, or NULL.
+ */
+static struct rte_flow *
+yellow_waiting(void)
+{
+	struct rte_flow_error ferr;
+	struct rte_flow *f = mtr_rule();
+	int got;
+
+	if (f == NULL)
+		return NULL;
+	got = send_poll_q0();
+	if (got == 3)
+		return f;
+	printf("%d frames on queue 0, 3 wanted\n", got);
+	rte_flow_destroy(port1, f, &ferr);
+	return NULL;
+}
+
+/* Frames on queue 1 within a short wait, freed. */
+static unsigned int
+poll_q1(struct got *g)
+{
+	uint64_t deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 50;
+	struct rte_mbuf *r[32];
+	uint16_t n, k;
+
+	memset(g, 0, sizeof(*g));
+	while (rte_get_timer_cycles() < deadline) {
+		n = rte_eth_rx_burst(port1, 1, r, RTE_DIM(r));
+		for (k = 0; k < n; k++) {
+			if (g->n[1] < RTE_DIM(g->len[1]))
+				g->len[1][g->n[1]] = r[k]->pkt_len;
+			g->n[1]++;
+		}
+		rte_pktmbuf_free_bulk(r, n);
+	}
+	return g->n[1];
+}
+
+/*
+ * Yellow frames wait in queue 1's hand-off ring while only queue 0 is
+ * polled; the rule goes: queue 1 still hands them out, in order.
+ */
+static int
+test_handoff_after_destroy(void)
+{
+	struct rte_flow_error ferr;
+	struct rte_flow *f = yellow_waiting();
+	struct got g;
+
+	TEST_ASSERT_NOT_NULL(f, "metered rule, yellow frames waiting");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	TEST_ASSERT_EQUAL(poll_q1(&g), 3, "yellow frames on queue 1 after "
+			  "the rule went");
+	TEST_ASSERT(g.len[1][0] == 401 && g.len[1][1] == 500 &&
+		    g.len[1][2] == 450, "yellow: 401, 500, 450 (got %u %u %u)",
+		    g.len[1][0], g.len[1][1], g.len[1][2]);
+	return TEST_SUCCESS;
+}
+
+/*
+ * Frames waiting in a hand-off ring at dev_stop are freed, not delivered
+ * after the start; the rule and meter stay and work.
+ */
+static int
+test_handoff_stop(void)
+{
+	struct rte_flow_error ferr;
+	struct rte_flow *f = yellow_waiting();
+	struct got g;
+
+	TEST_ASSERT_NOT_NULL(f, "metered rule, yellow frames waiting");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	rte_delay_ms(20);
+	TEST_ASSERT_EQUAL(poll_q1(&g), 0, "frames from before the stop");
+	TEST_ASSERT_SUCCESS(traffic_colours(), "after stop/start");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	return TEST_SUCCESS;
+}
+
+/*
+ * Configured with one Rx queue, a rule whose meter policy sends yellow to
+ * queue 1 keeps the port from starting (as a QUEUE rule would), and a new
+ * one is refused by validate as by create; two queues again: it starts.
+ */
+static int
+test_fewer_queues(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	const struct rte_flow_attr attr = { .ingress = 1 };
+	static const struct rte_flow_item pattern[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH },
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	struct rte_eth_conf conf = { 0 };
+	struct rte_flow_error ferr;
+	struct rte_flow *f;
+	int ret;
+
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &conf, 1, RING_SIZE,
+						 RING_SIZE, mp), "1 queue");
+	ret = rte_eth_dev_start(port1);
+	if (ret == 0)
+		rte_eth_dev_stop(port1);
+	TEST_ASSERT_EQUAL(ret, -EINVAL, "start with the policy's queue 1 "
+			  "gone: %d", ret);
+	memset(&ferr, 0, sizeof(ferr));
+	TEST_ASSERT_EQUAL(rte_flow_validate(port1, &attr, pattern, actions,
+					    &ferr), -EINVAL,
+			  "validate: policy queue 1 of 1");
+	TEST_ASSERT(ferr.message != NULL &&
+		    strstr(ferr.message, "to queue 1") != NULL, "%s",
+		    ferr.message ? ferr.message : "no message");
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &conf, NB_RXQ,
+						 RING_SIZE, RING_SIZE, mp),
+			    "2 queues");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	rte_delay_ms(20);
+	TEST_ASSERT_SUCCESS(traffic_colours(), "two queues again");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	return TEST_SUCCESS;
+}
+
+/* A thread rte_thread_register() made, and the main one's steps. */
+static int reg_state;	/* 1: traffic done, 2: main is done */
+static int reg_result;
+
+static void *
+reg_run(void *arg)
+{
+	struct got *g = arg;
+
+	if (rte_thread_register() != 0) {
+		reg_result = TEST_FAILED;
+		__atomic_store_n(&reg_state, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	/* Polled from a non-EAL thread: the meter's shared slot. */
+	reg_result = send_each(lens, RTE_DIM(lens), arrives, g);
+	__atomic_store_n(&reg_state, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&reg_state, __ATOMIC_ACQUIRE) != 2)
+		rte_pause();
+	rte_thread_unregister();
+	return NULL;
+}
+
+/*
+ * rte_thread_register() raises rte_lcore_count(): the meter made before
+ * keeps its slots. Traffic polled from the registered thread, and a
+ * profile update while it is registered, leave the counts right.
+ */
+static int
+test_thread_register(void)
+{
+	struct rte_flow_error ferr;
+	struct rte_mtr_error err;
+	struct rte_mtr_stats st;
+	struct rte_flow *f;
+	pthread_t th;
+	struct got g;
+	int ret;
+
+	f = mtr_rule();
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(stats(&st, 1), "clear");
+	reg_state = 0;
+	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, reg_run, &g), "thread");
+	while (__atomic_load_n(&reg_state, __ATOMIC_ACQUIRE) != 1)
+		rte_pause();
+	ret = rte_mtr_meter_profile_update(port1, MTR, PROF_TR, &err);
+	__atomic_store_n(&reg_state, 2, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	TEST_ASSERT_SUCCESS(ret, "profile update: %s", err.message);
+	TEST_ASSERT_SUCCESS(reg_result, "traffic from a registered thread");
+	TEST_ASSERT_SUCCESS(check_colours(&g, false), "colours");
+	TEST_ASSERT_SUCCESS(stats(&st, 1), "stats");
+	TEST_ASSERT_SUCCESS(check_stats(&st), "counts");
 	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
 	return TEST_SUCCESS;
 }
@@ -848,6 +1126,10 @@ static const struct unit_test_suite packet_suite = {
 		TEST_CASE(test_profile_update),
 		TEST_CASE(test_recreate),
 		TEST_CASE(test_errors),
+		TEST_CASE(test_handoff_after_destroy),
+		TEST_CASE(test_handoff_stop),
+		TEST_CASE(test_fewer_queues),
+		TEST_CASE(test_thread_register),
 		TEST_CASES_END(),
 	},
 };

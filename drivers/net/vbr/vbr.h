@@ -165,7 +165,13 @@ int vbr_mtr_ops_get(struct rte_eth_dev *dev, void *arg);
 struct vbr_mtr *vbr_mtr_rule_get(struct vbr_priv *priv,
 				 struct vbr_flow_desc *d,
 				 struct rte_flow_error *error);
+struct vbr_mtr *vbr_mtr_rule_check(struct vbr_priv *priv,
+				   struct vbr_flow_desc *d,
+				   struct rte_flow_error *error);
+int vbr_mtr_missing_queue(const struct vbr_mtr *m, uint16_t nb_rxq);
 void vbr_mtr_rule_put(struct vbr_mtr *m);
+unsigned int vbr_mtr_handoff_drain(struct vbr_priv *priv, uint16_t q);
+uint64_t vbr_mtr_handoff_freed(const struct vbr_priv *priv);
 void vbr_mtr_release(struct vbr_priv *priv);
 
 /* vbr_rxq.c */

@@ -313,6 +313,9 @@ vbr_dev_stop(struct rte_eth_dev *dev)
 	}
 	for (i = 0; i < dev->data->nb_rx_queues; i++)
 		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
+	/* Frames handed between Rx queues are not delivered after a start. */
+	for (i = 0; i < RTE_MAX_QUEUES_PER_PORT; i++)
+		vbr_mtr_handoff_drain(priv, i);
 	return 0;
 }
 

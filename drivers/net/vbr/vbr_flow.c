@@ -1220,6 +1220,7 @@ vbr_flow_meter(const struct vbr_flow_caps *caps,
 			"vbr: meter action: no mtr_id");
 	d->rx_act |= VBR_RX_ACT_METER;
 	d->meter_id = m->mtr_id;
+	d->meter_act = action;
 	return 0;
 }
 
@@ -1504,6 +1505,7 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	d->fate = VBR_FLOW_FATE_NONE;
 	d->rx_act = 0;
 	d->meter_id = 0;
+	d->meter_act = NULL;
 	d->tag_off = 0;
 	d->hash_fields = 0;
 	d->has_key = 0;

@@ -105,6 +105,8 @@ struct vbr_flow_desc {
 	 */
 	uint64_t rx_act;
 	uint32_t meter_id;		/**< METER: the rte_mtr meter id */
+	/** METER: the action, for errors while the caller's actions live. */
+	const struct rte_flow_action *meter_act;
 	uint16_t tag_off;		/**< TAG spec offset in u.buf */
 	uint64_t hash_fields;		/**< IBV_RX_HASH_* of an RSS fate */
 	uint8_t rss_key[VBR_FLOW_RSS_KEY_LEN]; /**< key, if has_key */

@@ -66,6 +66,13 @@ vbr_flow_validate(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 			vbr_count_handle_put(priv, cnt);
 		pthread_mutex_unlock(&priv->flow_lock);
 	}
+	if (ret == 0 && (d->rx_act & VBR_RX_ACT_METER) != 0) {
+		/* The meter and its policy, as create checks them. */
+		pthread_mutex_lock(&priv->flow_lock);
+		if (vbr_mtr_rule_check(priv, d, error) == NULL)
+			ret = -rte_errno;
+		pthread_mutex_unlock(&priv->flow_lock);
+	}
 	free(d);
 	return ret;
 }

@@ -19,8 +19,10 @@
  *   policy in green, yellow, red order: PASSTHRU means that queue. A colour
  *   whose QUEUE is another queue than the one a frame arrived on is handed
  *   to that queue through a multi-producer ring, which its Rx burst
- *   drains first; a frame that finds the ring full is dropped and counted
- *   as dropped in the meter's stats. RSS in a policy is refused.
+ *   drains first (rule or no rule); a frame that finds the ring full, or
+ *   its queue gone, is dropped and counted as dropped (only) in the
+ *   meter's stats; dev_stop and the queue's release free what waits in
+ *   it. RSS in a policy is refused.
  * - Colour-blind only: use_prev_mtr_color, the DSCP and VLAN input colour
  *   tables and meter chaining are refused.
  * - A disabled meter colours every frame green (pass-through of a
@@ -102,8 +104,11 @@ struct vbr_mtr_port {
 	struct vbr_mtr_list objs[VBR_MTR_KINDS]; /**< by kind, add order */
 	struct vbr_mtr_list retired;	/**< deleted profiles once used */
 	uint32_t nb_free;		/**< entries of free_slots */
+	uint32_t free_head;		/**< the one freed first */
 	uint32_t next_slot;		/**< slots [0, next_slot) were used */
-	uint32_t *free_slots;		/**< slots to reuse (runtime kept) */
+	uint32_t *free_slots;		/**< slots to reuse, a FIFO (runtime
+					 * kept): idle the longest first */
+	uint64_t handoff_freed;		/**< ring frames freed at release */
 };
 
 /* How an error names each kind. */
@@ -148,11 +153,24 @@ static const char *const vbr_mtr_colour[RTE_COLORS] = {
 	"green", "yellow", "red",
 };
 
-/* The slot of the control path in every meter (vbr_mtr.h). */
+/*
+ * The EAL lcore indexes a meter has slots for: one above the largest
+ * rte_lcore_index() of any lcore. EAL sets the indexes at init (sparse when
+ * it auto-detects the cores of a taskset); a thread rte_thread_register()
+ * adds has index -1 and uses the shared slot (vbr_mtr.h).
+ */
 static unsigned int
-vbr_mtr_ctrl_slot(void)
+vbr_mtr_eal_slots(void)
 {
-	return rte_lcore_count() + 1;
+	unsigned int i, n = 1;
+
+	for (i = 0; i < RTE_MAX_LCORE; i++) {
+		int idx = rte_lcore_index(i);
+
+		if (idx >= 0 && (unsigned int)idx + 1 > n)
+			n = (unsigned int)idx + 1;
+	}
+	return n;
 }
 
 static struct vbr_mtr_port *
@@ -459,8 +477,9 @@ vbr_mtr_policy_colour(const struct rte_flow_action *a, unsigned int colour,
 	}
 	return 0;
 refuse:
+	/* The colour's field: POLICER_ACTION_GREEN, _YELLOW, _RED. */
 	return -rte_mtr_error_set(error, ENOTSUP,
-		RTE_MTR_ERROR_TYPE_METER_POLICY, a, msg);
+		RTE_MTR_ERROR_TYPE_POLICER_ACTION_GREEN + colour, a, msg);
 }
 
 static int
@@ -549,37 +568,63 @@ vbr_mtr_table(struct vbr_priv *priv)
 	return t->mtr != NULL ? t : NULL;
 }
 
+/* The sum of the slots' counts. */
+static void
+vbr_mtr_sum(const struct vbr_mtr_rt *rt, struct vbr_mtr_cnt *s)
+{
+	unsigned int i, c;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < rt->nslots; i++) {
+		const struct vbr_mtr_cnt *k = &rt->cnt[i];
+
+		for (c = 0; c < RTE_COLORS; c++) {
+			s->pkts[c] += __atomic_load_n(&k->pkts[c],
+						      __ATOMIC_RELAXED);
+			s->bytes[c] += __atomic_load_n(&k->bytes[c],
+						       __ATOMIC_RELAXED);
+		}
+		s->dpkts += __atomic_load_n(&k->dpkts, __ATOMIC_RELAXED);
+		s->dbytes += __atomic_load_n(&k->dbytes, __ATOMIC_RELAXED);
+	}
+}
+
 /* A meter's runtime: a slot freed before (its memory kept), or a new one. */
 static int
 vbr_mtr_rt_get(struct vbr_priv *priv, struct vbr_mtr_port *mp,
 	       struct vbr_mtr *m)
 {
 	struct vbr_rx_act_table *t = vbr_mtr_table(priv);
-	unsigned int nslots = rte_lcore_count() + 2;
+	unsigned int neal = vbr_mtr_eal_slots();
 	struct vbr_mtr_rt *rt;
 
 	if (t == NULL)
 		return -ENOMEM;
 	if (mp->nb_free > 0) {
 		/*
-		 * A frame of a rule gone may still be coloured here: the
-		 * records keep a valid profile (vbr_mtr_use_profile() then
-		 * publishes the new one); only the counts start again.
+		 * The slot idle the longest. A frame of a rule gone may still
+		 * be coloured and counted here: the records keep a valid
+		 * profile (vbr_mtr_use_profile() then publishes the new one),
+		 * and the counts are never written from here: the new meter
+		 * counts from a snapshot of them.
 		 */
-		m->slot = mp->free_slots[--mp->nb_free];
+		m->slot = mp->free_slots[mp->free_head];
+		mp->free_head = (mp->free_head + 1) % VBR_MTR_MAX;
+		mp->nb_free--;
 		rt = t->mtr[m->slot];
-		memset(rt->cnt, 0, nslots * sizeof(rt->cnt[0]));
+		vbr_mtr_sum(rt, &m->base);
 		m->rt = rt;
 		return 0;
 	}
 	if (mp->next_slot >= VBR_MTR_MAX)
 		return -ENOSPC;
-	rt = rte_zmalloc_socket("vbr_mtr", vbr_mtr_rt_size(nslots),
+	rt = rte_zmalloc_socket("vbr_mtr",
+				vbr_mtr_rt_size(vbr_mtr_rt_nslots(neal)),
 				RTE_CACHE_LINE_SIZE,
 				priv->dev->device->numa_node);
 	if (rt == NULL)
 		return -ENOMEM;
-	vbr_mtr_rt_init(rt, nslots);
+	vbr_mtr_rt_init(rt, neal);
 	m->slot = mp->next_slot++;
 	__atomic_store_n(&t->mtr[m->slot], rt, __ATOMIC_RELEASE);
 	m->rt = rt;
@@ -590,7 +635,8 @@ static void
 vbr_mtr_rt_put(struct vbr_mtr_port *mp, struct vbr_mtr *m)
 {
 	/* Kept for reuse: a frame in flight may still name the slot. */
-	mp->free_slots[mp->nb_free++] = m->slot;
+	mp->free_slots[(mp->free_head + mp->nb_free++) % VBR_MTR_MAX] =
+		m->slot;
 	m->rt = NULL;
 }
 
@@ -600,7 +646,7 @@ vbr_mtr_use_profile(struct vbr_mtr *m, struct vbr_mtr_profile *p)
 	p->obj.refs++;
 	p->used = 1;
 	m->profile = p;
-	vbr_mtr_rt_reset(m->rt, vbr_mtr_ctrl_slot(), &p->prm, rte_rdtsc());
+	vbr_mtr_rt_reset(m->rt, vbr_mtr_rt_ctrl(m->rt), &p->prm, rte_rdtsc());
 }
 
 static int
@@ -831,27 +877,6 @@ vbr_mtr_stats_update(struct rte_eth_dev *dev, uint32_t id,
 	return 0;
 }
 
-/* The sum of the slots' counts. */
-static void
-vbr_mtr_sum(const struct vbr_mtr_rt *rt, struct vbr_mtr_cnt *s)
-{
-	unsigned int i, c;
-
-	memset(s, 0, sizeof(*s));
-	for (i = 0; i < rt->nslots; i++) {
-		const struct vbr_mtr_cnt *k = &rt->cnt[i];
-
-		for (c = 0; c < RTE_COLORS; c++) {
-			s->pkts[c] += __atomic_load_n(&k->pkts[c],
-						      __ATOMIC_RELAXED);
-			s->bytes[c] += __atomic_load_n(&k->bytes[c],
-						       __ATOMIC_RELAXED);
-		}
-		s->dpkts += __atomic_load_n(&k->dpkts, __ATOMIC_RELAXED);
-		s->dbytes += __atomic_load_n(&k->dbytes, __ATOMIC_RELAXED);
-	}
-}
-
 static int
 vbr_mtr_stats_read(struct rte_eth_dev *dev, uint32_t id,
 		   struct rte_mtr_stats *stats, uint64_t *stats_mask,
@@ -936,27 +961,69 @@ vbr_mtr_ring(struct vbr_priv *priv, struct vbr_rx_act_table *t, uint16_t q)
 }
 
 /**
- * A rule names meter id (d->meter_id): give the rule its device fate when
- * it has none (the policy's first queue), make the hand-off rings of the
- * policy's queues, put the meter's slot in d->rx_act. Return the meter, or
- * NULL with *error set. Holds flow_lock.
+ * The first queue >= nb_rxq a policy's colour is sent to, or -1.
+ */
+static int
+vbr_mtr_policy_missing_queue(const struct vbr_mtr_policy *pol,
+			     uint16_t nb_rxq, unsigned int *colour)
+{
+	unsigned int c;
+
+	for (c = 0; c < RTE_COLORS; c++) {
+		const struct vbr_mtr_pact *a = &pol->act[c];
+
+		if (a->fate == VBR_MTR_FATE_QUEUE && a->queue >= nb_rxq) {
+			*colour = c;
+			return a->queue;
+		}
+	}
+	return -1;
+}
+
+/**
+ * At dev_start: a queue >= nb_rxq that meter m's policy sends a colour to
+ * (the port was configured with fewer Rx queues since the rule was made),
+ * or -1. Holds flow_lock.
+ */
+int
+vbr_mtr_missing_queue(const struct vbr_mtr *m, uint16_t nb_rxq)
+{
+	unsigned int c;
+
+	return m != NULL ?
+	       vbr_mtr_policy_missing_queue(m->policy, nb_rxq, &c) : -1;
+}
+
+/**
+ * A rule names meter id (d->meter_id): check the meter and its policy
+ * against the rule and the port, and give the rule its device fate when it
+ * has none (the policy's first queue). Nothing is taken: flow validate runs
+ * it as create does. Return the meter, or NULL with *error set. Holds
+ * flow_lock.
  */
 struct vbr_mtr *
-vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
-		 struct rte_flow_error *error)
+vbr_mtr_rule_check(struct vbr_priv *priv, struct vbr_flow_desc *d,
+		   struct rte_flow_error *error)
 {
 	uint16_t nb_rxq = priv->dev->data->nb_rx_queues;
-	struct vbr_rx_act_table *t;
 	struct vbr_mtr *m;
 	unsigned int c;
 	bool pass = false;
-	int ret;
+	int q;
 
 	m = vbr_mtr_find(priv->mtr, d->meter_id);
 	if (m == NULL) {
 		vbr_flow_error(error, ENOENT, RTE_FLOW_ERROR_TYPE_ACTION_CONF,
-			       NULL, "vbr: meter action: no meter %u",
+			       d->meter_act, "vbr: meter action: no meter %u",
 			       d->meter_id);
+		return NULL;
+	}
+	q = vbr_mtr_policy_missing_queue(m->policy, nb_rxq, &c);
+	if (q >= 0) {
+		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION_CONF,
+			       d->meter_act, "vbr: meter action: policy %u sends %s "
+			       "frames to queue %d, the port has %u",
+			       m->policy->obj.id, vbr_mtr_colour[c], q, nb_rxq);
 		return NULL;
 	}
 	for (c = 0; c < RTE_COLORS; c++) {
@@ -964,24 +1031,16 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 
 		if (a->fate == VBR_MTR_FATE_PASS)
 			pass = true;
-		if (a->fate != VBR_MTR_FATE_QUEUE)
-			continue;
-		if (a->queue >= nb_rxq) {
-			vbr_flow_error(error, EINVAL,
-				RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
-				"vbr: meter action: policy %u sends %s frames "
-				"to queue %u, the port has %u", m->policy->obj.id,
-				vbr_mtr_colour[c], a->queue, nb_rxq);
-			return NULL;
-		}
-		if (d->fate == VBR_FLOW_FATE_NONE) {
+		if (a->fate == VBR_MTR_FATE_QUEUE &&
+		    d->fate == VBR_FLOW_FATE_NONE) {
 			d->fate = VBR_FLOW_FATE_QUEUE;
 			d->queues[0] = a->queue;
 			d->nb_queues = 1;
 		}
 	}
 	if (d->fate == VBR_FLOW_FATE_NONE) {
-		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION, NULL,
+		vbr_flow_error(error, EINVAL, RTE_FLOW_ERROR_TYPE_ACTION,
+			       d->meter_act,
 			       "vbr: meter action: the rule has no fate and "
 			       "policy %u sends no colour to a queue%s",
 			       m->policy->obj.id, pass ? " (passthru needs one)" :
@@ -990,10 +1049,31 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 	}
 	if (d->fate == VBR_FLOW_FATE_DROP) {
 		vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ACTION,
-			       NULL, "vbr: meter action on a drop rule: "
+			       d->meter_act, "vbr: meter action on a drop rule: "
 			       "nothing to meter");
 		return NULL;
 	}
+	return m;
+}
+
+/**
+ * A rule names meter id (d->meter_id): vbr_mtr_rule_check(), then make the
+ * hand-off rings of the policy's queues, put the meter's slot in
+ * d->rx_act and take a reference. Return the meter, or NULL with *error
+ * set. Holds flow_lock.
+ */
+struct vbr_mtr *
+vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
+		 struct rte_flow_error *error)
+{
+	struct vbr_rx_act_table *t;
+	struct vbr_mtr *m;
+	unsigned int c;
+	int ret;
+
+	m = vbr_mtr_rule_check(priv, d, error);
+	if (m == NULL)
+		return NULL;
 	t = vbr_mtr_table(priv);
 	if (t == NULL) {
 		rte_flow_error_set(error, ENOMEM, RTE_FLOW_ERROR_TYPE_HANDLE,
@@ -1018,6 +1098,47 @@ vbr_mtr_rule_get(struct vbr_priv *priv, struct vbr_flow_desc *d,
 	return m;
 }
 
+/**
+ * Free the frames waiting in the hand-off ring of Rx queue q (at its
+ * release, at dev_stop): their pool may go, and frames from before a stop
+ * are not delivered after the start. Return how many; they add to the
+ * port's handoff_freed count. The queue is not polled meanwhile.
+ */
+unsigned int
+vbr_mtr_handoff_drain(struct vbr_priv *priv, uint16_t q)
+{
+	struct vbr_rx_act_table *t = priv->rx_act;
+	struct rte_mbuf *mb[32];
+	unsigned int i, k, n = 0;
+
+	if (t == NULL || q >= RTE_DIM(t->handoff) || t->handoff[q] == NULL)
+		return 0;
+	while ((k = rte_ring_sc_dequeue_burst(t->handoff[q], (void **)mb,
+					      RTE_DIM(mb), NULL)) != 0) {
+		for (i = 0; i < k; i++)
+			rte_pktmbuf_free(mb[i]);
+		n += k;
+	}
+	if (n != 0) {
+		if (priv->mtr != NULL)
+			__atomic_fetch_add(&priv->mtr->handoff_freed, n,
+					   __ATOMIC_RELAXED);
+		VBR_LOG(INFO, "port %u: Rx queue %u: freed %u frames meter "
+			"policies had handed to it", priv->dev->data->port_id,
+			q, n);
+	}
+	return n;
+}
+
+/** Frames vbr_mtr_handoff_drain() freed since the port was made. */
+uint64_t
+vbr_mtr_handoff_freed(const struct vbr_priv *priv)
+{
+	return priv->mtr != NULL ?
+	       __atomic_load_n(&priv->mtr->handoff_freed, __ATOMIC_RELAXED) :
+	       0;
+}
+
 /** A rule that named m is gone. Holds flow_lock. */
 void
 vbr_mtr_rule_put(struct vbr_mtr *m)
@@ -1037,13 +1158,9 @@ vbr_mtr_release(struct vbr_priv *priv)
 
 	if (t != NULL) {
 		for (i = 0; i < RTE_DIM(t->handoff); i++) {
-			struct rte_mbuf *mb;
-
 			if (t->handoff[i] == NULL)
 				continue;
-			while (rte_ring_dequeue(t->handoff[i],
-						(void **)&mb) == 0)
-				rte_pktmbuf_free(mb);
+			vbr_mtr_handoff_drain(priv, i);
 			rte_ring_free(t->handoff[i]);
 			t->handoff[i] = NULL;
 		}

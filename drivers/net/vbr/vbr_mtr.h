@@ -7,8 +7,12 @@
  * trTCM RFC 4115); packet mode feeds it one "byte" per frame, so its rates
  * and bursts count frames. A meter is shared by every rule and Rx queue that
  * names it, polled by any lcore, with no lock: its state (the rte_meter
- * buckets) lives in records, two per slot (one slot per EAL lcore, one for
- * a non-EAL thread, one for the control path). One word, cur, names the
+ * buckets) lives in records, two per slot: one slot per EAL lcore index
+ * (rte_lcore_index(), 0 to neal - 1, as EAL made them at init), one that
+ * every other thread shares under a spinlock (a thread rte_thread_register()
+ * made, or any thread of index neal or more), one for the control path
+ * (under the port's flow_lock). The slots are fixed when the runtime is made
+ * and stored in it, never recomputed. One word, cur, names the
  * record in use and a version. A caller copies that record into its own
  * record that is not in use, runs rte_meter on the copy and publishes it
  * with one compare-and-swap of cur; when the CAS fails (another lcore
@@ -30,7 +34,9 @@
 #include <stdint.h>
 
 #include <rte_common.h>
+#include <rte_lcore.h>
 #include <rte_meter.h>
+#include <rte_spinlock.h>
 #include <rte_mtr.h>
 
 /** Meters a port holds at most. */
@@ -85,7 +91,9 @@ struct vbr_mtr_cnt {
 struct vbr_mtr_rt {
 	uint64_t cur;			/**< version << 32 | record in use */
 	uint32_t enabled;		/**< 0: every frame green */
-	uint16_t nslots;		/**< slots (two records each) */
+	uint16_t nslots;		/**< slots (two records each): neal + 2 */
+	uint16_t neal;			/**< slots of EAL lcore indexes */
+	rte_spinlock_t shared;		/**< of slot neal: other threads */
 	struct vbr_mtr_pact act[RTE_COLORS]; /**< the policy, per colour */
 	struct vbr_mtr_cnt *cnt;	/**< nslots counts */
 	struct vbr_mtr_rec rec[];	/**< 2 * nslots records */
@@ -100,12 +108,53 @@ vbr_mtr_rt_size(unsigned int nslots)
 	       nslots * sizeof(struct vbr_mtr_cnt);
 }
 
-/** Lay out a zeroed runtime of vbr_mtr_rt_size(nslots) bytes. */
-static inline void
-vbr_mtr_rt_init(struct vbr_mtr_rt *rt, unsigned int nslots)
+/** Slots of a runtime for neal EAL lcore indexes. */
+static inline unsigned int
+vbr_mtr_rt_nslots(unsigned int neal)
 {
-	rt->nslots = nslots;
-	rt->cnt = (struct vbr_mtr_cnt *)&rt->rec[2 * nslots];
+	return neal + 2;
+}
+
+/** Lay out a zeroed runtime of vbr_mtr_rt_size(vbr_mtr_rt_nslots(neal)). */
+static inline void
+vbr_mtr_rt_init(struct vbr_mtr_rt *rt, unsigned int neal)
+{
+	rt->neal = neal;
+	rt->nslots = vbr_mtr_rt_nslots(neal);
+	rte_spinlock_init(&rt->shared);
+	rt->cnt = (struct vbr_mtr_cnt *)&rt->rec[2 * rt->nslots];
+}
+
+/** The slot of the control path (under the port's flow_lock). */
+static inline unsigned int
+vbr_mtr_rt_ctrl(const struct vbr_mtr_rt *rt)
+{
+	return rt->nslots - 1u;
+}
+
+/**
+ * The slot of a thread of lcore index idx (rte_lcore_index(-1)): its own
+ * for an EAL lcore index below neal; else the shared one, its lock taken
+ * (*locked set): vbr_mtr_rt_slot_put() gives it back.
+ */
+static inline unsigned int
+vbr_mtr_rt_slot(struct vbr_mtr_rt *rt, int idx, bool *locked)
+{
+	if (likely(idx >= 0 && (unsigned int)idx < rt->neal)) {
+		*locked = false;
+		return (unsigned int)idx;
+	}
+	rte_spinlock_lock(&rt->shared);
+	*locked = true;
+	return rt->neal;
+}
+
+/** Done with a slot of vbr_mtr_rt_slot(). */
+static inline void
+vbr_mtr_rt_slot_put(struct vbr_mtr_rt *rt, bool locked)
+{
+	if (locked)
+		rte_spinlock_unlock(&rt->shared);
 }
 
 /**
@@ -235,9 +284,13 @@ vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 		unsigned int i;
 		uint64_t t;
 
-		/* A copy torn by another lcore fails the CAS below. */
+		/*
+		 * A copy torn by another lcore fails the CAS below; the
+		 * profile is read once, whole, before the copy is used.
+		 */
 		*r = rt->rec[in];
-		p = r->p;
+		p = __atomic_load_n(&rt->rec[in].p, __ATOMIC_RELAXED);
+		r->p = p;
 		t = RTE_MAX(tsc, r->last);
 		r->last = t;
 		for (i = 0; i < n; i++)
@@ -260,20 +313,25 @@ vbr_mtr_color(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 	return (enum rte_color)c;
 }
 
-/** Count a frame of colour c in slot's counts; dropped: also as dropped. */
+/**
+ * Count a frame of colour c in slot's counts: as passed in colour c, or,
+ * dropped (by the policy or a full hand-off ring), only as dropped, as
+ * rte_mtr_stats defines n_pkts[] (packets passed) and n_pkts_dropped.
+ */
 static inline void
 vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot, enum rte_color c,
 	      uint32_t len, bool dropped)
 {
 	struct vbr_mtr_cnt *k = &rt->cnt[slot];
 
-	__atomic_store_n(&k->pkts[c], k->pkts[c] + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&k->bytes[c], k->bytes[c] + len, __ATOMIC_RELAXED);
 	if (dropped) {
 		__atomic_store_n(&k->dpkts, k->dpkts + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&k->dbytes, k->dbytes + len,
 				 __ATOMIC_RELAXED);
+		return;
 	}
+	__atomic_store_n(&k->pkts[c], k->pkts[c] + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&k->bytes[c], k->bytes[c] + len, __ATOMIC_RELAXED);
 }
 
 #endif /* VBR_MTR_H */

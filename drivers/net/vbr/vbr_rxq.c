@@ -51,6 +51,8 @@ vbr_rx_queue_release(struct rte_eth_dev *dev, uint16_t idx)
 {
 	struct vbr_rxq *rxq = dev->data->rx_queues[idx];
 
+	/* Frames handed to the queue go with it: their pool may go next. */
+	vbr_mtr_handoff_drain(dev->data->dev_private, idx);
 	if (rxq == NULL)
 		return;
 	vbr_rxq_free(rxq);

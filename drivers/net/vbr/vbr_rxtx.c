@@ -295,14 +295,18 @@ vbr_rx_police(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
 		vbr_mtr_count(rt, slot, c, len, false);
 		return true;
 	}
-	r = likely(a->queue < RTE_DIM(t->handoff)) ?
+	/* A queue gone since (fewer Rx queues configured): nobody polls it. */
+	r = likely(a->queue < rxq->priv->dev->data->nb_rx_queues) ?
 	    __atomic_load_n(&t->handoff[a->queue], __ATOMIC_ACQUIRE) : NULL;
 	if (likely(r != NULL) && rte_ring_mp_enqueue(r, m) == 0) {
 		vbr_mtr_count(rt, slot, c, len, false);
 		return false;
 	}
 drop:
-	/* Dropped by the policy, or its queue's hand-off ring is full. */
+	/*
+	 * Dropped by the policy, or its queue's hand-off ring is full or
+	 * gone: counted as dropped only.
+	 */
 	vbr_mtr_count(rt, slot, c, len, true);
 	rte_pktmbuf_free(m);
 	return false;
@@ -347,9 +351,11 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 	uint64_t e[VBR_RX_CHUNK];
 	uint32_t len[VBR_RX_CHUNK];
 	uint8_t col[VBR_RX_CHUNK];
-	unsigned int slot = 0;
+	unsigned int slot;
 	uint64_t tsc = 0;
 	uint16_t i, j, q, k = 0;
+	bool locked;
+	int idx = -1;
 
 	if (t == NULL)
 		return n;
@@ -370,10 +376,8 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			continue;
 		}
 		if (tsc == 0) {
-			int idx = rte_lcore_index(-1);
-
+			idx = rte_lcore_index(-1);
 			tsc = rte_rdtsc();
-			slot = idx >= 0 ? (unsigned int)idx : rte_lcore_count();
 		}
 		/* A run of frames of one meter goes in at once. */
 		for (j = i; j < n && (e[j] & VBR_RX_ACT_METER) &&
@@ -385,6 +389,8 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 				pkts[k++] = pkts[q];
 			continue;
 		}
+		/* This lcore's slot in the meter, or the shared one. */
+		slot = vbr_mtr_rt_slot(rt, idx, &locked);
 		if (likely(__atomic_load_n(&rt->enabled, __ATOMIC_RELAXED)))
 			vbr_mtr_color_n(rt, slot, tsc, len, j - i, col);
 		else
@@ -396,6 +402,7 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			else
 				*bytes -= len[q - i];
 		}
+		vbr_mtr_rt_slot_put(rt, locked);
 	}
 	return k;
 }
@@ -534,8 +541,12 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	/* Read the flow tag only while rules with a tag exist. */
 	tags = __atomic_load_n(&rxq->priv->flow_tag_rules,
 			       __ATOMIC_ACQUIRE) != 0;
-	if (unlikely(tags))
-		n = vbr_rx_handed(rxq, pkts, nb_pkts, &bytes);
+	/*
+	 * Frames handed to this queue wait in its ring until polled, whether
+	 * or not their rule is still there: one load of the action table
+	 * while no rule ever had a tag.
+	 */
+	n = vbr_rx_handed(rxq, pkts, nb_pkts, &bytes);
 	while (n < nb_pkts) {
 		unsigned int want = RTE_MIN(VBR_RX_CHUNK, nb_pkts - n);
 		unsigned int k, i, r;

@@ -416,6 +416,17 @@ vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
 			"vbr: the rule targets an Rx queue that is not "
 			"configured");
 	}
+	q = vbr_mtr_missing_queue(flow->mtr, data->nb_rx_queues);
+	if (q >= 0) {
+		VBR_LOG(ERR, "port %u: rule %u: its meter's policy sends "
+			"frames to Rx queue %d, which is not configured (%u "
+			"Rx queues): destroy the rule or configure the queue",
+			data->port_id, flow->id, q, data->nb_rx_queues);
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ACTION_CONF, NULL,
+			"vbr: the rule's meter policy targets an Rx queue "
+			"that is not configured");
+	}
 	for (i = 0; i < flow->nb_vf; i++) {
 		unsigned int pt = flow->vf[i].pt;
 
@@ -949,13 +960,16 @@ vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 				error) != 0)
 		goto error_free;
 	flow->id = priv->flow_seq++;
+	/* Before the device has it: its first frames read their tag. */
+	vbr_steer_tag_count(priv, flow, 1);
 	if (priv->flows_on &&
 	    vbr_steer_vf_on(priv, flow, vbr_steer_set(priv, flow), false,
-			    error) != 0)
+			    error) != 0) {
+		vbr_steer_tag_count(priv, flow, -1);
 		goto error_free;
+	}
 	TAILQ_INSERT_TAIL(&priv->flows, flow, next);
 	priv->nb_user_flows++;
-	vbr_steer_tag_count(priv, flow, 1);
 	pthread_mutex_unlock(&priv->flow_lock);
 	return flow;
 error_free:
