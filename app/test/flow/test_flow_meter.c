@@ -935,10 +935,17 @@ test_handoff_stop(void)
 	struct got g;
 
 	TEST_ASSERT_NOT_NULL(f, "metered rule, yellow frames waiting");
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port1), "xstats reset");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	/* The stop freed them: counted where a user sees it. */
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "rx_mtr_handoff_freed"), 3,
+			  "frames freed at stop");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
 	rte_delay_ms(20);
 	TEST_ASSERT_EQUAL(poll_q1(&g), 0, "frames from before the stop");
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port1), "xstats reset");
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "rx_mtr_handoff_freed"), 0,
+			  "after reset");
 	TEST_ASSERT_SUCCESS(traffic_colours(), "after stop/start");
 	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
 	return TEST_SUCCESS;

@@ -92,6 +92,7 @@ struct vbr_priv {
 	unsigned int vlan_drop_cnt:1;	/**< vlan_drop has an object */
 	struct vbr_count vlan_drop;	/**< frames the VLAN filter drops */
 	uint64_t vlan_drop_base;	/**< vlan_drop at the last reset */
+	uint64_t handoff_freed_base;	/**< vbr_mtr_handoff_freed() then */
 	struct rte_ether_addr mc_addrs[VBR_MAX_MC_ADDRS]; /**< mc list */
 	uint32_t nb_mc_addrs;		/**< entries of mc_addrs */
 	uint16_t vlan_ids[VBR_MAX_VLAN_IDS]; /**< VLAN filter table */

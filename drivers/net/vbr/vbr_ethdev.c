@@ -596,9 +596,11 @@ static const struct vbr_txq_xstat vbr_txq_xstats[] = {
 
 /*
  * Steering xstats, after the device ones: frames the VLAN filter dropped
- * (its drop rules bind one counters object, vbr_steer.c).
+ * (its drop rules bind one counters object, vbr_steer.c), and frames a
+ * meter policy had handed to another Rx queue that were freed there
+ * undelivered (the queue released, the port stopped: vbr_mtr.c).
  */
-#define VBR_XSTATS_STEER 1
+#define VBR_XSTATS_STEER 2
 
 /* Number of xstats: device counters, steering, then the Tx queue ones. */
 static unsigned int
@@ -704,6 +706,7 @@ vbr_stats_reset(struct rte_eth_dev *dev)
 	}
 	vbr_dev_counters(priv, &priv->cnt_base);
 	priv->vlan_drop_base = vbr_steer_vlan_dropped(priv);
+	priv->handoff_freed_base = vbr_mtr_handoff_freed(priv);
 	return 0;
 }
 
@@ -720,6 +723,8 @@ vbr_xstats_get_names(struct rte_eth_dev *dev,
 		snprintf(names[i].name, sizeof(names[i].name), "%s",
 			 vbr_xstat_nth(&c, i)->name);
 	snprintf(names[i].name, sizeof(names[i].name), "rx_vlan_filtered");
+	i++;
+	snprintf(names[i].name, sizeof(names[i].name), "rx_mtr_handoff_freed");
 	for (i++; i < n; i++) {
 		unsigned int k = i - n_dev - VBR_XSTATS_STEER;
 
@@ -749,6 +754,10 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	}
 	xstats[i].id = i;
 	xstats[i].value = vbr_steer_vlan_dropped(priv) - priv->vlan_drop_base;
+	i++;
+	xstats[i].id = i;
+	xstats[i].value = vbr_mtr_handoff_freed(priv) -
+			  priv->handoff_freed_base;
 	for (i++; i < n; i++) {
 		unsigned int k = i - n_dev - VBR_XSTATS_STEER;
 		const struct vbr_txq *txq =
