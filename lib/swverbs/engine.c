@@ -68,6 +68,10 @@
 #define SWV_LINK_CHECK_NS 10000000ull
 #define SWV_DEEP_SLEEP_NS 100000000ull	/* link checks while asleep */
 #define SWV_MAX_FDS 64
+/* Paced QPs waiting: idle passes before a sleep, spin and wake margins. */
+#define SWV_PACE_IDLE_SPINS 16
+#define SWV_PACE_SPIN_NS 50000ull
+#define SWV_PACE_EARLY_NS 20000ull
 
 /* The process-wide default engine: a thread while it has devices. */
 static struct swv_engine swv_default_engine = {
@@ -185,6 +189,8 @@ device_work(struct swv_engine *eng, struct swv_device *dev, uint64_t now)
 	 * (UBSan: misaligned member access).
 	 */
 	n = wire->ops->rx_burst(wire, SWV_RX_BUDGET);
+	if (SWV_UNLIKELY(dev->wheel != NULL))
+		swv_pace_advance(dev);	/* paced QPs now due */
 	cds_list_for_each_rcu(node, &dev->qps)
 		n += swv_qp_process(cds_list_entry(node, struct swv_qp, node),
 				    SWV_TX_BUDGET);
@@ -307,6 +313,57 @@ engine_give(struct swv_engine *eng)
 	__atomic_store_n(&eng->in_pass, 0, __ATOMIC_RELEASE);
 }
 
+/* The earliest departure of a paced QP on the engine's devices. */
+static uint64_t
+engine_pace_next(struct swv_engine *eng)
+{
+	struct cds_list_head *node;
+	uint64_t next = UINT64_MAX, t;
+
+	cds_list_for_each_rcu(node, &eng->devs) {
+		t = swv_pace_next(cds_list_entry(node, struct swv_device,
+						 eng_node));
+		if (t < next)
+			next = t;
+	}
+	return next;
+}
+
+/*
+ * Idle passes, and paced QPs wait on the wheels: sleep until the earliest
+ * departure is near (SWV_PACE_EARLY_NS before it, the rest spun), with the
+ * doorbell armed so that a post ends the sleep, as in a deep sleep; spin
+ * when it is nearer than SWV_PACE_SPIN_NS. Return: false when no QP waits
+ * (the usual idle path then), true otherwise.
+ */
+static bool
+engine_pace_wait(struct swv_engine *eng)
+{
+	uint64_t next = engine_pace_next(eng), now, ns;
+
+	if (next == UINT64_MAX)
+		return false;
+	now = swv_now_ns();
+	if (next <= now + SWV_PACE_SPIN_NS)
+		return true;
+	ns = next - now - SWV_PACE_EARLY_NS;
+	if (ns > SWV_DEEP_SLEEP_NS)
+		ns = SWV_DEEP_SLEEP_NS;	/* link checks */
+	if (ns > SWV_SLEEP_MAX_NS && engine_tx_pending(eng))
+		ns = SWV_SLEEP_MAX_NS;	/* room that comes without a wakeup */
+	SWV_STORE(&eng->asleep, 1);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (SWV_LOAD_ACQ(&eng->stop) ||
+	    engine_work(eng, swv_now_coarse_ns()) > 0) {
+		SWV_STORE(&eng->asleep, 0);	/* a post raced with the flag */
+		return true;
+	}
+	rcu_quiescent_state();
+	SWV_STORE(&eng->pace_sleeps, eng->pace_sleeps + 1);
+	engine_sleep(eng, ns, true);
+	return true;
+}
+
 static void *
 engine_main(void *arg)
 {
@@ -333,7 +390,12 @@ engine_main(void *arg)
 			sleep_ns = SWV_SLEEP_MIN_NS;
 			continue;
 		}
-		if (++idle < SWV_IDLE_SPINS)
+		if (++idle >= SWV_PACE_IDLE_SPINS && engine_pace_wait(eng)) {
+			idle = 0;
+			sleep_ns = SWV_SLEEP_MIN_NS;
+			continue;
+		}
+		if (idle < SWV_IDLE_SPINS)
 			continue;
 		if (sleep_ns < SWV_SLEEP_MAX_NS || engine_tx_pending(eng)) {
 			engine_sleep(eng, sleep_ns, false);
@@ -611,6 +673,7 @@ swv_engine_get_stats(const struct swv_engine *eng,
 	st->bell_wakes = SWV_LOAD(&eng->bell_wakes);
 	st->deep_sleeps = SWV_LOAD(&eng->deep_sleeps);
 	st->fd_wakes = SWV_LOAD(&eng->fd_wakes);
+	st->pace_sleeps = SWV_LOAD(&eng->pace_sleeps);
 	st->asleep = SWV_LOAD(&eng->asleep) != 0;
 	st->ndev = SWV_LOAD(&eng->ndev);
 	st->thread = SWV_LOAD(&eng->running);

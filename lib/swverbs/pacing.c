@@ -188,3 +188,316 @@ swv_qp_pace_stats(struct ibv_qp *ibqp, struct swv_qp_pace_stats *st)
 	st->late_max_ns = SWV_LOAD(&qp->pace.late_max_ns);
 	return 0;
 }
+
+/*
+ * Engine side. A paced QP's bucket is a virtual time v (GCRA, the token
+ * bucket's exact twin): at time t it holds min(burst, rate * (t - v))
+ * bytes. A frame of len bytes goes when the bucket holds min(len, burst)
+ * (a frame larger than the bucket goes when it is full, and leaves it in
+ * debt), and takes len bytes: v = max(v, t - burst / rate) + len / rate.
+ * v counts ns plus a remainder in 1/rate ns, so no rounding adds up: over
+ * any interval [t0, t1] the frames let go hold at most burst + rate *
+ * (t1 - t0) bytes (one frame more when a frame is larger than the
+ * bucket), and a QP with frames always posted gets exactly the rate but
+ * for the time its bucket sat full (full_ns).
+ *
+ * A QP whose next frame does not conform waits on its device's timing
+ * wheel until the bucket holds max(that frame, typical_pkt_sz), at most
+ * the depth (the inter-burst gap: one wake-up lets a typical packet's worth
+ * go at once); the drain skips it with one flag until the wheel's advance,
+ * at the start of every pass over the device, finds it due. Work per
+ * frame: O(1); per pass: the slots the clock went past, each a bit test.
+ */
+
+/* Virtual time t - bytes / rate, into (*ns, *frac). */
+static inline void
+vt_before(int64_t t, uint64_t bytes, uint32_t rate, int64_t *ns,
+	  uint64_t *frac)
+{
+	uint64_t num = bytes * SWV_PACE_NS_KBPS;
+	uint64_t q = num / rate, rem = num % rate;
+
+	if (rem == 0) {
+		*ns = t - (int64_t)q;
+		*frac = 0;
+	} else {
+		*ns = t - (int64_t)q - 1;
+		*frac = rate - rem;
+	}
+}
+
+/* (*ns, *frac) += bytes / rate. */
+static inline void
+vt_add(int64_t *ns, uint64_t *frac, uint64_t bytes, uint32_t rate)
+{
+	uint64_t num = bytes * SWV_PACE_NS_KBPS;
+
+	*ns += (int64_t)(num / rate);
+	*frac += num % rate;
+	if (*frac >= rate) {
+		*frac -= rate;
+		(*ns)++;
+	}
+}
+
+/* v -= bytes / rate. */
+static inline void
+vt_sub(struct swv_pace *p, uint64_t bytes, uint32_t rate)
+{
+	uint64_t num = bytes * SWV_PACE_NS_KBPS;
+	uint64_t rem = num % rate;
+
+	p->v_ns -= (int64_t)(num / rate);
+	if (p->v_frac >= rem) {
+		p->v_frac -= rem;
+	} else {
+		p->v_frac += rate - rem;
+		p->v_ns--;
+	}
+}
+
+/* Whether v is after (ns, frac). */
+static inline bool
+vt_after(const struct swv_pace *p, int64_t ns, uint64_t frac)
+{
+	return p->v_ns > ns || (p->v_ns == ns && p->v_frac > frac);
+}
+
+/* Take a parked QP off its wheel (the wheel lock held). */
+static inline void
+wheel_del(struct swv_wheel *w, struct swv_qp *qp)
+{
+	cds_list_del(&qp->pace.wnode);
+	qp->pace.parked = false;
+	SWV_STORE(&w->n, w->n - 1);
+}
+
+/* The slot a QP due at @due goes to (the wheel lock held). */
+static inline uint64_t
+wheel_slot(const struct swv_wheel *w, uint64_t due)
+{
+	uint64_t t = due >> SWV_WHEEL_SHIFT;
+
+	if (t < w->tick)
+		t = w->tick;	/* due already: the next advance */
+	return t & (SWV_WHEEL_SLOTS - 1);
+}
+
+static void
+wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t due)
+{
+	struct swv_wheel *w = dev->wheel;
+	uint64_t s;
+
+	pthread_spin_lock(&w->lock);
+	s = wheel_slot(w, due);
+	qp->pace.due = due;
+	qp->pace.parked = true;
+	cds_list_add_tail(&qp->pace.wnode, &w->slot[s]);
+	w->bits[s / 64] |= 1ull << (s % 64);
+	SWV_STORE(&w->n, w->n + 1);
+	pthread_spin_unlock(&w->lock);
+	SWV_STORE(&qp->pace.waits, qp->pace.waits + 1);
+}
+
+/* Release what is due in slot s at now (the wheel lock held). */
+static void
+wheel_slot_run(struct swv_wheel *w, uint64_t s, uint64_t now)
+{
+	struct cds_list_head *node, *next;
+	struct swv_qp *qp;
+	uint64_t late;
+
+	cds_list_for_each_safe(node, next, &w->slot[s]) {
+		qp = cds_list_entry(node, struct swv_qp, pace.wnode);
+		if (qp->pace.due > now)
+			continue;	/* later in this tick, or turns away */
+		late = now - qp->pace.due;
+		if (late > qp->pace.late_max_ns)
+			SWV_STORE(&qp->pace.late_max_ns, late);
+		wheel_del(w, qp);
+	}
+	if (cds_list_empty(&w->slot[s]))
+		w->bits[s / 64] &= ~(1ull << (s % 64));
+}
+
+void
+swv_pace_advance(struct swv_device *dev)
+{
+	struct swv_wheel *w = dev->wheel;
+	uint64_t now, end, t, s;
+
+	if (SWV_LOAD(&w->n) == 0) {
+		w->tick = swv_now_coarse_ns() >> SWV_WHEEL_SHIFT;
+		return;
+	}
+	now = swv_now_ns();
+	end = now >> SWV_WHEEL_SHIFT;
+	pthread_spin_lock(&w->lock);
+	t = w->tick;
+	if (end - t >= SWV_WHEEL_SLOTS)
+		t = end - SWV_WHEEL_SLOTS + 1;	/* one whole turn */
+	for (; t <= end && w->n > 0; t++) {
+		s = t & (SWV_WHEEL_SLOTS - 1);
+		if (w->bits[s / 64] & (1ull << (s % 64)))
+			wheel_slot_run(w, s, now);
+	}
+	/* The current tick again next pass: what is due later in it. */
+	w->tick = end;
+	pthread_spin_unlock(&w->lock);
+}
+
+uint64_t
+swv_pace_next(struct swv_device *dev)
+{
+	struct swv_wheel *w = dev->wheel;
+	struct cds_list_head *node;
+	uint64_t i, s, t, word, next = UINT64_MAX, due;
+	struct swv_qp *qp;
+
+	if (w == NULL || SWV_LOAD(&w->n) == 0)
+		return UINT64_MAX;
+	pthread_spin_lock(&w->lock);
+	for (i = 0; i < SWV_WHEEL_SLOTS && next == UINT64_MAX; ) {
+		t = w->tick + i;
+		s = t & (SWV_WHEEL_SLOTS - 1);
+		word = w->bits[s / 64] >> (s % 64);
+		if (word == 0) {
+			i += 64 - s % 64;	/* to the next word */
+			continue;
+		}
+		i += (uint64_t)__builtin_ctzll(word);
+		t = w->tick + i;
+		s = t & (SWV_WHEEL_SLOTS - 1);
+		/* Due in this turn: the earliest; else wake at the slot. */
+		cds_list_for_each(node, &w->slot[s]) {
+			qp = cds_list_entry(node, struct swv_qp, pace.wnode);
+			due = qp->pace.due;
+			if ((due >> SWV_WHEEL_SHIFT) <= t && due < next)
+				next = due;
+		}
+		if (next == UINT64_MAX)
+			next = t << SWV_WHEEL_SHIFT;
+	}
+	pthread_spin_unlock(&w->lock);
+	return next;
+}
+
+/* A new limit (or none) from the control path: the bucket follows it. */
+static void
+pace_apply(struct swv_qp *qp, uint32_t gen)
+{
+	struct swv_pace *p = &qp->pace;
+	struct swv_pace_cfg *cfg = rcu_dereference(qp->pace_cfg);
+	uint32_t old = qp->pace_rate;
+	int64_t now, lo_ns, d;
+	uint64_t lo_frac;
+
+	qp->pace_seen = gen;
+	if (p->parked) {
+		pthread_spin_lock(&qp->dev->wheel->lock);
+		wheel_del(qp->dev->wheel, qp);
+		pthread_spin_unlock(&qp->dev->wheel->lock);
+	}
+	if (cfg == NULL) {
+		qp->pace_rate = 0;
+		return;
+	}
+	if (old == 0 || p->fresh) {
+		p->fresh = true;	/* a full bucket at the first frame */
+	} else {
+		/*
+		 * The bucket keeps its bytes (or its debt) across the change:
+		 * t - v scales by old / new, within the new depth.
+		 */
+		now = (int64_t)swv_now_ns();
+		vt_before(now, p->burst, old, &lo_ns, &lo_frac);
+		if (!vt_after(p, lo_ns, lo_frac)) {
+			p->v_ns = lo_ns;
+			p->v_frac = lo_frac;
+		}
+		d = now - p->v_ns;
+		d = d * (int64_t)old / (int64_t)cfg->rate;
+		vt_before(now, cfg->burst, cfg->rate, &lo_ns, &lo_frac);
+		p->v_ns = now - d;
+		p->v_frac = 0;
+		if (!vt_after(p, lo_ns, lo_frac)) {
+			p->v_ns = lo_ns;
+			p->v_frac = lo_frac;
+		}
+	}
+	p->burst = cfg->burst;
+	p->typical = cfg->typical;
+	qp->pace_rate = cfg->rate;
+}
+
+bool
+swv_pace_visit(struct swv_qp *qp)
+{
+	uint32_t gen = SWV_LOAD_ACQ(&qp->pace_gen);
+
+	if (gen != qp->pace_seen)
+		pace_apply(qp, gen);
+	return qp->pace_rate == 0 || !qp->pace.parked;
+}
+
+unsigned int
+swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
+{
+	struct swv_pace *p = &qp->pace;
+	uint32_t rate = qp->pace_rate, burst = p->burst, len, x;
+	int64_t now = (int64_t)swv_now_ns(), lo_ns, thr_ns;
+	uint64_t lo_frac, thr_frac, bytes = 0;
+	unsigned int k;
+
+	/* The bucket holds burst bytes at most. */
+	vt_before(now, burst, rate, &lo_ns, &lo_frac);
+	if (p->fresh) {
+		p->fresh = false;
+		p->v_ns = lo_ns;
+		p->v_frac = lo_frac;
+	} else if (!vt_after(p, lo_ns, lo_frac)) {
+		SWV_STORE(&p->full_ns, p->full_ns + (uint64_t)(lo_ns - p->v_ns));
+		p->v_ns = lo_ns;
+		p->v_frac = lo_frac;
+	}
+	for (k = 0; k < n; k++) {
+		len = fr[k].len;
+		x = len < burst ? len : burst;
+		vt_before(now, x, rate, &thr_ns, &thr_frac);
+		if (vt_after(p, thr_ns, thr_frac))
+			break;
+		vt_add(&p->v_ns, &p->v_frac, len, rate);
+		bytes += len;
+	}
+	if (k < n) {
+		/* Wait for max(frame, typical), within the depth. */
+		thr_ns = p->v_ns;
+		thr_frac = p->v_frac;
+		x = fr[k].len > p->typical ? fr[k].len : p->typical;
+		vt_add(&thr_ns, &thr_frac, x < burst ? x : burst, rate);
+		wheel_park(qp->dev, qp, (uint64_t)thr_ns + (thr_frac != 0));
+	}
+	if (k > 0) {
+		SWV_STORE(&p->frames, p->frames + k);
+		SWV_STORE(&p->bytes, p->bytes + bytes);
+		/* The completions of what goes now carry the pacer's time. */
+		qp->dev->pend->ts = (uint64_t)now;
+	}
+	return k;
+}
+
+void
+swv_pace_refund(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
+{
+	struct swv_pace *p = &qp->pace;
+	uint64_t bytes = 0;
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		vt_sub(p, fr[k].len, qp->pace_rate);
+		bytes += fr[k].len;
+	}
+	SWV_STORE(&p->frames, p->frames - n);
+	SWV_STORE(&p->bytes, p->bytes - bytes);
+}

@@ -191,6 +191,8 @@ inl_work(struct swv_device *dev, bool tx, uint64_t now)
 
 	if (dev->inl_pull)
 		n = wire->ops->rx_burst(wire, SWV_INL_RX_BUDGET);
+	if (SWV_UNLIKELY(dev->wheel != NULL))
+		swv_pace_advance(dev);	/* paced QPs now due */
 	cds_list_for_each_rcu(node, &dev->qps) {
 		qp = cds_list_entry(node, struct swv_qp, node);
 		if (SWV_UNLIKELY(!tx) &&

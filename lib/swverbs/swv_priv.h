@@ -1271,6 +1271,7 @@ struct swv_engine {
 	uint64_t bell_wakes;		/**< deep sleeps the doorbell ended */
 	uint64_t deep_sleeps;		/**< sleeps until a doorbell */
 	uint64_t fd_wakes;		/**< deep sleeps a wire's fd ended */
+	uint64_t pace_sleeps;		/**< sleeps until a paced departure */
 	/* control line */
 	uint32_t in_pass SWV_ALIGNED;	/**< a thread drives the engine */
 	uint32_t stop;			/**< the thread must end */
@@ -1391,6 +1392,23 @@ int swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 void swv_pace_reset(struct swv_qp *qp);
 /** Free a device's wheel (the device is off its engine). */
 void swv_pace_fini(struct swv_device *dev);
+/*
+ * Engine side. swv_pace_visit(): a paced QP, or one whose limit changed,
+ * at the drain: apply the change; return whether the QP may be drained
+ * now (false: it waits on the wheel). swv_pace_gate(): how many of n
+ * gathered frames conform now, in order (the others stay posted, the QP
+ * waits on the wheel). swv_pace_refund(): n frames the gate let go that
+ * the wire did not take. swv_pace_advance(): release the QPs due (a pass
+ * over a device with a wheel, first). swv_pace_next(): the earliest
+ * departure on the device's wheel in ns, UINT64_MAX: none waits.
+ */
+bool swv_pace_visit(struct swv_qp *qp);
+unsigned int swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr,
+			   unsigned int n);
+void swv_pace_refund(struct swv_qp *qp, const struct swv_frame *fr,
+		     unsigned int n);
+void swv_pace_advance(struct swv_device *dev);
+uint64_t swv_pace_next(struct swv_device *dev);
 
 /* qp.c */
 int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,

@@ -657,6 +657,11 @@ struct swv_engine_stats {
 	uint64_t pool_mapped;	/**< bytes of pool memory mapped */
 	uint64_t pool_live;	/**< objects allocated, not yet freed */
 	uint64_t retired;	/**< objects waiting for a grace period */
+	/**
+	 * Sleeps of its thread until the next departure of a paced QP
+	 * (doorbell armed; counted in deep_sleeps too).
+	 */
+	uint64_t pace_sleeps;
 };
 
 /** Read an engine's statistics. Return: 0, EINVAL. */

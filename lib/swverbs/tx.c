@@ -96,16 +96,16 @@ sq_prefetch(struct swv_qp *qp, uint32_t tail, uint32_t avail)
  * frames may go out now, in order; the others stay posted (their WQEs are
  * not taken) and are gathered again on a later pass.
  *
- * HOOK POINT: per-QP rate limiting (pacing) and per-QP counters go here,
- * and only here: every frame any QP sends passes this call once. Today it
- * lets every frame through.
+ * Per-QP rate limiting (pacing.c) and per-QP counters go here, and only
+ * here: every frame any QP sends passes this call once. An unpaced QP
+ * costs one branch.
  */
 static inline unsigned int
 tx_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 {
-	(void)qp;
-	(void)fr;
-	return n;
+	if (SWV_LIKELY(qp->pace_rate == 0))
+		return n;
+	return swv_pace_gate(qp, fr, n);
 }
 
 /*
@@ -217,6 +217,8 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 				(st != IBV_WC_SUCCESS ? 1 : 0);
 			sent = tx_wire(wire, fr, go, bad, &nbad);
 			qp->scq->reserved = 0;
+			if (SWV_UNLIKELY(sent < go && qp->pace_rate != 0))
+				swv_pace_refund(qp, &fr[sent], go - sent);
 		}
 		if (SWV_LIKELY(sent == nb && nbad == 0)) {
 			/* All out: CQEs for the signaled ones only. */
@@ -284,6 +286,10 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 		return n;
 	}
 	if (state != IBV_QPS_RTS)
+		return 0;
+	/* Paced, or its limit changed: skip it while it waits (pacing.c). */
+	if (SWV_UNLIKELY(((SWV_LOAD(&qp->pace_gen) ^ qp->pace_seen) |
+			  qp->pace_rate) != 0) && !swv_pace_visit(qp))
 		return 0;
 	avail = swv_ring_avail(&qp->sq);
 	if (avail == 0)

@@ -3,7 +3,28 @@
 /*
  * swverbs packet pacing: packet_pacing_caps, every errno of
  * ibv_modify_qp_rate_limit() and of ibv_modify_qp() with IBV_QP_RATE_LIMIT
- * (mlx5's rules), the defaults.
+ * (mlx5's rules), the defaults; then traffic on a pair wire in each
+ * progress model (thread, service: this thread's swv_engine_run_once(),
+ * inline: this thread's polls), checked on the receiving side:
+ *
+ *   - nothing lost, the order kept, with a rate applied, changed and
+ *     removed under traffic;
+ *   - conformance from the receiver's completion timestamps: the frames
+ *     pass a token bucket of max_burst_sz bytes filled at the rate, so
+ *     that in every interval [t0, t1] of arrivals, bytes <= max_burst_sz
+ *     + rate * (t1 - t0). A paced frame's completions carry the pacer's
+ *     clock read of its release, so the slack is one frame, for the ns
+ *     rounding. This upper bound is the pacer's own property and holds
+ *     under any load;
+ *   - the long-run rate from below, without a timing assumption: the
+ *     pacer counts the time a backlogged QP's bucket sat full (full_ns:
+ *     the engine descheduled longer than the bucket lasts), and with
+ *     frames always posted, bytes >= rate * (t_last - t_first - full_ns)
+ *     - max_burst_sz - 2 frames must hold whatever the load. The 0.5 %
+ *     accuracy figure on a quiet machine is devtools/bench-pacing.sh's;
+ *   - 1,024 paced QPs on one device, each conforming, none starved;
+ *   - the engine thread sleeps between departures (its passes stay far
+ *     below a spinning engine's, and it counts pace_sleeps).
  */
 
 #include <errno.h>
@@ -11,6 +32,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "swv_test_util.h"
 
@@ -198,11 +220,549 @@ test_errnos(void)
 	return errnos(false);
 }
 
+/*
+ * Traffic. A sender device (nq paced QPs) and a receiver device on a pair
+ * cable; the receiver's CQ has completion timestamps.
+ */
+#define TQ_MAXQ 1024
+#define TQ_RQ 4096
+#define TQ_SLOT 9216
+#define TQ_TXMEM (4u << 20)
+
+struct trec {
+	uint64_t ts;
+	uint32_t len;
+	uint16_t q;
+	uint32_t seq;
+};
+
+struct tq {
+	struct swv_engine *eng;	/**< service: driven here; else NULL */
+	char na[32], nb[32];
+	struct ibv_context *ca, *cb;
+	struct ibv_pd *pa, *pb;
+	struct ibv_cq *scq, *bscq;
+	struct ibv_cq_ex *rcq;
+	struct ibv_qp *qp[TQ_MAXQ];
+	struct ibv_qp *rqp;
+	struct ibv_flow *fl;
+	struct ibv_mr *tmr, *rmr;
+	uint8_t mac_b[6];
+	unsigned int nq, depth;
+	uint8_t *tx;		/**< TQ_TXMEM */
+	uint8_t *rx;		/**< TQ_RQ * TQ_SLOT */
+	uint32_t posted[TQ_MAXQ], done[TQ_MAXQ], rseq[TQ_MAXQ];
+	struct trec *rec;
+	unsigned int nrec, maxrec;
+	bool bad_order;
+};
+
+static struct ibv_qp *
+tq_qp(struct tq *t, struct ibv_pd *pd, struct ibv_cq *scq,
+      struct ibv_cq *rcq, uint32_t swr, uint32_t rwr)
+{
+	struct ibv_qp_init_attr a;
+	struct ibv_qp *qp;
+
+	memset(&a, 0, sizeof(a));
+	a.send_cq = scq;
+	a.recv_cq = rcq;
+	a.qp_type = IBV_QPT_RAW_PACKET;
+	a.sq_sig_all = 1;
+	a.cap.max_send_wr = swr;
+	a.cap.max_recv_wr = rwr;
+	a.cap.max_send_sge = 1;
+	a.cap.max_recv_sge = 1;
+	qp = swv_create_qp(pd, &a);
+	(void)t;
+	if (qp != NULL && t_qp_to(qp, rwr > 0 ? IBV_QPS_RTR : IBV_QPS_RTS)) {
+		swv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+static int
+tq_recv(struct tq *t, unsigned int slot)
+{
+	return t_recv(t->rqp, t->rmr, t->rx + (size_t)slot * TQ_SLOT, TQ_SLOT,
+		      slot);
+}
+
+static void
+tq_teardown(struct tq *t)
+{
+	unsigned int i;
+
+	if (t->fl != NULL)
+		swv_destroy_flow(t->fl);
+	for (i = 0; i < t->nq; i++)
+		if (t->qp[i] != NULL)
+			swv_destroy_qp(t->qp[i]);
+	if (t->rqp != NULL)
+		swv_destroy_qp(t->rqp);
+	if (t->scq != NULL)
+		swv_destroy_cq(t->scq);
+	if (t->bscq != NULL)
+		swv_destroy_cq(t->bscq);
+	if (t->rcq != NULL)
+		swv_destroy_cq(ibv_cq_ex_to_cq(t->rcq));
+	if (t->tmr != NULL)
+		swv_dereg_mr(t->tmr);
+	if (t->rmr != NULL)
+		swv_dereg_mr(t->rmr);
+	if (t->pa != NULL)
+		swv_dealloc_pd(t->pa);
+	if (t->pb != NULL)
+		swv_dealloc_pd(t->pb);
+	if (t->ca != NULL)
+		swv_close_device(t->ca);
+	if (t->cb != NULL)
+		swv_close_device(t->cb);
+	swv_device_destroy(t->na);
+	swv_device_destroy(t->nb);
+	if (t->eng != NULL)
+		swv_engine_destroy(t->eng);
+	free(t->tx);
+	free(t->rx);
+	free(t->rec);
+	memset(t, 0, sizeof(*t));
+}
+
+/* model: "thread", "service" or "inline". */
+static int
+tq_setup(struct tq *t, const char *model, unsigned int nq,
+	 unsigned int depth, unsigned int maxrec)
+{
+	static unsigned int runs;
+	struct swv_device_attr attr = { .flags = SWV_DEVICE_PROFILE_MLX5 };
+	struct ibv_cq_init_attr_ex ca;
+	char wire[48];
+	unsigned int i;
+
+	memset(t, 0, sizeof(*t));
+	if (strcmp(model, "service") == 0) {
+		t->eng = swv_engine_create();
+		TEST_ASSERT_NOT_NULL(t->eng, "engine");
+		attr.engine = t->eng;
+	} else if (strcmp(model, "inline") == 0) {
+		attr.engine = swv_engine_inline();
+	}
+	runs++;
+	snprintf(t->na, sizeof(t->na), "pa%u", runs);
+	snprintf(t->nb, sizeof(t->nb), "pb%u", runs);
+	snprintf(wire, sizeof(wire), "pair:pace-%d-%u", (int)getpid(), runs);
+	TEST_ASSERT_SUCCESS(swv_device_create_attr(t->na, wire, NULL, &attr),
+			    "sender");
+	TEST_ASSERT_SUCCESS(swv_device_create_attr(t->nb, wire, NULL, &attr),
+			    "receiver");
+	t->ca = t_open(t->na);
+	t->cb = t_open(t->nb);
+	TEST_ASSERT(t->ca != NULL && t->cb != NULL, "open");
+	swv_query_port_mac(t->cb, t->mac_b);
+	t->pa = swv_alloc_pd(t->ca);
+	t->pb = swv_alloc_pd(t->cb);
+	t->tx = calloc(1, TQ_TXMEM);
+	t->rx = calloc(TQ_RQ, TQ_SLOT);
+	t->rec = calloc(maxrec, sizeof(*t->rec));
+	TEST_ASSERT(t->pa != NULL && t->pb != NULL && t->tx != NULL &&
+		    t->rx != NULL && t->rec != NULL, "alloc");
+	t->maxrec = maxrec;
+	t->tmr = swv_reg_mr(t->pa, t->tx, TQ_TXMEM, 0);
+	t->rmr = swv_reg_mr(t->pb, t->rx, (size_t)TQ_RQ * TQ_SLOT,
+			    IBV_ACCESS_LOCAL_WRITE);
+	t->scq = swv_create_cq(t->ca, 8192, NULL, NULL, 0);
+	t->bscq = swv_create_cq(t->cb, 16, NULL, NULL, 0);
+	memset(&ca, 0, sizeof(ca));
+	ca.cqe = 8192;
+	ca.wc_flags = IBV_WC_EX_WITH_BYTE_LEN |
+		      IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	t->rcq = swv_create_cq_ex(t->cb, &ca);
+	TEST_ASSERT(t->tmr != NULL && t->rmr != NULL && t->scq != NULL &&
+		    t->bscq != NULL && t->rcq != NULL, "mr, cq");
+	t->rqp = tq_qp(t, t->pb, t->bscq, ibv_cq_ex_to_cq(t->rcq), 1, TQ_RQ);
+	TEST_ASSERT_NOT_NULL(t->rqp, "receiver qp: %d", errno);
+	t->fl = t_flow_eth(t->rqp, t->mac_b, 0);
+	TEST_ASSERT_NOT_NULL(t->fl, "rule");
+	for (i = 0; i < TQ_RQ; i++)
+		TEST_ASSERT_SUCCESS(tq_recv(t, i), "recv");
+	t->nq = nq;
+	t->depth = depth;
+	for (i = 0; i < nq; i++) {
+		t->qp[i] = tq_qp(t, t->pa, t->scq, NULL, depth, 0);
+		TEST_ASSERT_NOT_NULL(t->qp[i], "qp %u: %d", i, errno);
+	}
+	return TEST_SUCCESS;
+}
+
+/* Post the next frame of QP q (len bytes); its seq in the payload. */
+static int
+tq_post(struct tq *t, unsigned int q, uint32_t len)
+{
+	size_t per = TQ_TXMEM / t->nq / t->depth;
+	uint32_t seq = t->posted[q];
+	uint8_t *buf = t->tx + ((size_t)q * t->depth + seq % t->depth) * per;
+	uint16_t q16 = (uint16_t)q;
+
+	if (len > per)
+		return EINVAL;
+	t_frame(buf, len, t->mac_b, t->mac_b, 0);
+	memcpy(buf + 14, &q16, sizeof(q16));
+	memcpy(buf + 16, &seq, sizeof(seq));
+	t->posted[q]++;
+	return t_send(t->qp[q], t->tmr, buf, len, ((uint64_t)q << 32) | seq);
+}
+
+/*
+ * One turn of the loop: the service pass, send completions, receive
+ * completions (recorded, their slots posted again), and new sends while
+ * a QP has fewer than depth in flight and frames left (total[q]).
+ */
+static void
+tq_turn(struct tq *t, const uint32_t *total, uint32_t len)
+{
+	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+	struct ibv_wc wc[64];
+	struct trec *r;
+	unsigned int q;
+	uint32_t slot;
+	uint16_t q16;
+	int i, n;
+
+	if (t->eng != NULL)
+		swv_engine_run_once(t->eng);
+	n = ibv_poll_cq(t->scq, 64, wc);
+	for (i = 0; i < n; i++)
+		t->done[wc[i].wr_id >> 32]++;
+	if (ibv_start_poll(t->rcq, &pa) == 0) {
+		do {
+			slot = (uint32_t)t->rcq->wr_id;
+			if (t->rcq->status == IBV_WC_SUCCESS &&
+			    t->nrec < t->maxrec) {
+				r = &t->rec[t->nrec++];
+				r->ts = ibv_wc_read_completion_ts(t->rcq);
+				r->len = ibv_wc_read_byte_len(t->rcq);
+				memcpy(&q16, t->rx + (size_t)slot * TQ_SLOT +
+				       14, sizeof(q16));
+				memcpy(&r->seq, t->rx + (size_t)slot *
+				       TQ_SLOT + 16, sizeof(r->seq));
+				r->q = q16;
+				if (q16 >= t->nq || r->seq != t->rseq[q16])
+					t->bad_order = true;
+				else
+					t->rseq[q16]++;
+			}
+			tq_recv(t, slot);
+		} while (ibv_next_poll(t->rcq) == 0);
+		ibv_end_poll(t->rcq);
+	}
+	for (q = 0; q < t->nq; q++)
+		while (t->posted[q] < total[q] &&
+		       t->posted[q] - t->done[q] < t->depth)
+			if (tq_post(t, q, len) != 0)
+				break;
+}
+
+/* Run until every QP's total arrived or ms passed. */
+static bool
+tq_run(struct tq *t, const uint32_t *total, uint32_t len, uint64_t ms)
+{
+	uint64_t end = t_now_ms() + ms;
+	unsigned int q;
+	bool all;
+
+	do {
+		tq_turn(t, total, len);
+		all = true;
+		for (q = 0; q < t->nq && all; q++)
+			all = t->rseq[q] >= total[q];
+	} while (!all && !t->bad_order && t_now_ms() < end);
+	return all;
+}
+
+/*
+ * The arrivals of QP q from record i0 on (ts after from, when not 0) pass a
+ * token bucket of burst + slack bytes at rate kbit/s, full at the start.
+ * In units of bytes * 8e6 (= kbit/s * ns): exact integers.
+ */
+static int
+tq_conform(const struct tq *t, unsigned int q, uint64_t from, uint64_t to,
+	   uint32_t rate, uint32_t burst, uint32_t slack)
+{
+	const int64_t unit = 8000000;
+	int64_t depth = ((int64_t)burst + slack) * unit, tok = depth;
+	uint64_t last = 0;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < t->nrec; i++) {
+		const struct trec *r = &t->rec[i];
+
+		if (r->q != q || r->ts < from || (to != 0 && r->ts >= to))
+			continue;
+		if (n > 0) {
+			tok += (int64_t)rate * (int64_t)(r->ts - last);
+			if (tok > depth)
+				tok = depth;
+		}
+		last = r->ts;
+		tok -= (int64_t)r->len * unit;
+		n++;
+		TEST_ASSERT(tok >= 0, "q %u: frame %u (seq %u) at %" PRIu64
+			    " ns is over the bucket of %u + %u bytes at %u "
+			    "kbit/s by %" PRId64 " bytes", q, n, r->seq, r->ts,
+			    burst, slack, rate, -tok / unit);
+	}
+	return TEST_SUCCESS;
+}
+
+/* First and last arrival of QP q, its bytes. */
+static void
+tq_span(const struct tq *t, unsigned int q, uint64_t *t0, uint64_t *t1,
+	uint64_t *bytes)
+{
+	unsigned int i;
+
+	*t0 = 0;
+	*t1 = 0;
+	*bytes = 0;
+	for (i = 0; i < t->nrec; i++) {
+		if (t->rec[i].q != q)
+			continue;
+		if (*t0 == 0)
+			*t0 = t->rec[i].ts;
+		else
+			*bytes += t->rec[i].len;	/* after the first */
+		*t1 = t->rec[i].ts;
+	}
+}
+
+/* CLOCK_MONOTONIC in ns: the clock of swverbs' completion timestamps. */
+static uint64_t
+tq_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+tq_rate_limit(struct tq *t, unsigned int q, uint32_t rate, uint32_t burst)
+{
+	return rate_limit(t->qp[q], rate, burst, 0);
+}
+
+/*
+ * One QP at rate kbit/s, frames of len, for about ms of traffic: no loss,
+ * order, conformance, the long-run rate from below by the pacer's account.
+ */
+static int
+conformance(const char *model, uint32_t rate, uint32_t burst, uint32_t len,
+	    unsigned int ms)
+{
+	uint64_t bits = (uint64_t)rate * ms;	/* kbit/s * ms = bits */
+	uint32_t total = (uint32_t)(bits / 8 / len) + 1;
+	struct swv_engine_stats e0, e1;
+	struct swv_qp_pace_stats st;
+	uint64_t t0, t1, bytes, span, lo;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, model, 1, 256, total);
+	if (ret != TEST_SUCCESS) {
+		tq_teardown(&t);
+		return ret;
+	}
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, rate, burst), "limit");
+	swv_engine_get_stats(swv_engine_default(), &e0);
+	if (!tq_run(&t, &total, len, 30000ull + ms * 10)) {
+		printf("%s %u kbit/s: %u of %u frames, order %s\n", model,
+		       rate, t.rseq[0], total, t.bad_order ? "broken" : "ok");
+		tq_teardown(&t);
+		return TEST_FAILED;
+	}
+	swv_engine_get_stats(swv_engine_default(), &e1);
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(t.qp[0], &st), "");
+	if (burst == 0)
+		burst = st.max_burst_sz;
+	ret = tq_conform(&t, 0, 0, 0, rate, burst, len);
+	tq_span(&t, 0, &t0, &t1, &bytes);
+	span = t1 - t0;
+	lo = span > st.full_ns ? (span - st.full_ns) * rate / 8000000 : 0;
+	printf("  %s %u kbit/s, %u-byte frames: %u frames in %.3f s, "
+	       "%.4f of the rate; bucket full %.3f ms, waits %" PRIu64
+	       ", latest %.1f us, engine passes %" PRIu64 ", pace sleeps %"
+	       PRIu64 "\n", model, rate, len, total, span / 1e9,
+	       span > 0 ? bytes * 8e6 / ((double)rate * span) : 0.0,
+	       st.full_ns / 1e6, st.waits, st.late_max_ns / 1e3,
+	       e1.passes - e0.passes, e1.pace_sleeps - e0.pace_sleeps);
+	if (ret == TEST_SUCCESS && !(bytes + burst + 2ull * len >= lo)) {
+		printf("long-run: %" PRIu64 " bytes, below %" PRIu64 "\n",
+		       bytes, lo);
+		ret = TEST_FAILED;
+	}
+	TEST_ASSERT_EQUAL(st.frames, total, "the pacer counted each frame");
+	TEST_ASSERT(st.waits > 0, "the QP waited");
+	if (strcmp(model, "thread") == 0 && rate <= 1000) {
+		/*
+		 * 1 Mbit/s: a spinning engine would make millions of passes
+		 * a second; a sleeping one a few per departure.
+		 */
+		TEST_ASSERT(e1.pace_sleeps > e0.pace_sleeps, "no pace sleep");
+		TEST_ASSERT((e1.passes - e0.passes) * 1e9 / span < 200000,
+			    "%" PRIu64 " passes in %.3f s: the engine spins",
+			    e1.passes - e0.passes, span / 1e9);
+	}
+	tq_teardown(&t);
+	return ret;
+}
+
+static int
+test_conformance_thread(void)
+{
+	if (conformance("thread", 1000, 0, 250, 1000) != TEST_SUCCESS ||
+	    conformance("thread", 50000, 16384, 1000, 600) != TEST_SUCCESS)
+		return TEST_FAILED;
+	return conformance("thread", 3000000, 0, 8000, 500);
+}
+
+static int
+test_conformance_service(void)
+{
+	if (conformance("service", 1000, 0, 250, 600) != TEST_SUCCESS)
+		return TEST_FAILED;
+	return conformance("service", 2000000, 65536, 1500, 400);
+}
+
+static int
+test_conformance_inline(void)
+{
+	if (conformance("inline", 1000, 0, 250, 600) != TEST_SUCCESS)
+		return TEST_FAILED;
+	return conformance("inline", 2000000, 65536, 1500, 400);
+}
+
+/*
+ * Under traffic: 2 Mbit/s, then 8 Mbit/s, then no limit. Nothing lost,
+ * order kept; the first stretch conforms to 2 Mbit/s, everything before
+ * the removal to 8 Mbit/s; the second stretch carries more than 2 Mbit/s
+ * allows (unless the pacer says its bucket sat full: then it only says
+ * so); after the removal the rest goes at once.
+ */
+static int
+change(const char *model)
+{
+	const uint32_t len = 1000, burst = 4000, total = 100000;
+	uint64_t tc, tr, t0, b2 = 0, full0;
+	struct swv_qp_pace_stats st;
+	unsigned int i;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, model, 1, 256, total);
+	if (ret != TEST_SUCCESS) {
+		tq_teardown(&t);
+		return ret;
+	}
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 2000, burst), "2 Mbit/s");
+	tq_run(&t, &total, len, 300);
+	TEST_ASSERT(!t.bad_order, "order");
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(t.qp[0], &st), "");
+	full0 = st.full_ns;
+	tc = tq_now_ns();
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 8000, burst), "8 Mbit/s");
+	tq_run(&t, &total, len, 300);
+	TEST_ASSERT(!t.bad_order, "order");
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(t.qp[0], &st), "");
+	tr = tq_now_ns();
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 0, 0), "removed");
+	TEST_ASSERT(tq_run(&t, &total, len, 20000), "%u of %u frames after "
+		    "the removal", t.rseq[0], total);
+	TEST_ASSERT(!t.bad_order, "order");
+	TEST_ASSERT_EQUAL(t.nrec, total, "every frame, once");
+	ret = tq_conform(&t, 0, 0, tc, 2000, burst, len);
+	if (ret == TEST_SUCCESS)
+		ret = tq_conform(&t, 0, 0, tr, 8000, burst, len);
+	for (i = 0, t0 = 0; i < t.nrec; i++) {
+		if (t.rec[i].ts < tc || t.rec[i].ts >= tr)
+			continue;
+		if (t0 == 0)
+			t0 = t.rec[i].ts;
+		b2 += t.rec[i].len;
+	}
+	printf("  %s: 2 -> 8 Mbit/s: %" PRIu64 " bytes in %.3f s (%.2f "
+	       "Mbit/s), bucket full %.3f ms\n", model, b2,
+	       (tr - tc) / 1e9, b2 * 8e3 / (double)(tr - tc),
+	       (st.full_ns - full0) / 1e6);
+	if (ret == TEST_SUCCESS && st.full_ns - full0 < (tr - tc) / 4)
+		TEST_ASSERT(b2 > burst + 2000ull * (tr - tc) / 8000000,
+			    "8 Mbit/s not applied: %" PRIu64 " bytes", b2);
+	tq_teardown(&t);
+	return ret;
+}
+
+static int
+test_change_thread(void)
+{
+	return change("thread");
+}
+
+static int
+test_change_inline(void)
+{
+	return change("inline");
+}
+
+/*
+ * 1,024 paced QPs on one device, 100 kbit/s each with a 250-byte bucket:
+ * 4 frames of 200 bytes each, so that each QP waits 3 times (16 ms a
+ * wait): all arrive, each QP in order and conforming.
+ */
+static int
+test_many_qps(void)
+{
+	static uint32_t total[TQ_MAXQ];
+	struct swv_qp_pace_stats st;
+	uint64_t waits = 0;
+	unsigned int q;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, "thread", TQ_MAXQ, 4, TQ_MAXQ * 4);
+	if (ret != TEST_SUCCESS) {
+		tq_teardown(&t);
+		return ret;
+	}
+	for (q = 0; q < TQ_MAXQ; q++) {
+		total[q] = 4;
+		TEST_ASSERT_SUCCESS(tq_rate_limit(&t, q, 100, 250), "qp %u", q);
+	}
+	TEST_ASSERT(tq_run(&t, total, 200, 60000), "all frames");
+	TEST_ASSERT(!t.bad_order, "order");
+	for (q = 0; q < TQ_MAXQ; q++) {
+		if (tq_conform(&t, q, 0, 0, 100, 250, 200) != TEST_SUCCESS)
+			return TEST_FAILED;
+		TEST_ASSERT_SUCCESS(swv_qp_pace_stats(t.qp[q], &st), "");
+		waits += st.waits;
+	}
+	printf("  1024 QPs: %u frames, %" PRIu64 " waits on the wheel\n",
+	       t.nrec, waits);
+	TEST_ASSERT(waits >= 3ull * TQ_MAXQ, "each QP waited");
+	tq_teardown(&t);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs pacing",
 	.cases = {
 		TEST_CASE(test_caps),
 		TEST_CASE(test_errnos),
+		TEST_CASE(test_conformance_thread),
+		TEST_CASE(test_conformance_service),
+		TEST_CASE(test_conformance_inline),
+		TEST_CASE(test_change_thread),
+		TEST_CASE(test_change_inline),
+		TEST_CASE(test_many_qps),
 		TEST_CASES_END(),
 	},
 };
