@@ -442,6 +442,18 @@ vbr_tm_node_type_get(struct rte_eth_dev *dev, uint32_t node_id, int *is_leaf,
 	return 0;
 }
 
+/*
+ * The root's scheduling, in any of the three caps structs (their fields
+ * have the same names): n queues served in turn, one priority, weight 1.
+ */
+#define VBR_TM_SCHED_CAPS(c, n) do { \
+	(c).sched_n_children_max = (n); \
+	(c).sched_sp_n_priorities_max = 1; \
+	(c).sched_wfq_n_children_per_group_max = (n); \
+	(c).sched_wfq_n_groups_max = 1; \
+	(c).sched_wfq_weight_max = 1; \
+} while (0)
+
 /* The shaper rates, bytes/s, from packet_pacing_caps (kbit/s). */
 static void
 vbr_tm_rate_caps(const struct vbr_priv *priv, uint64_t *min, uint64_t *max)
@@ -480,11 +492,7 @@ vbr_tm_capabilities_get(struct rte_eth_dev *dev,
 	vbr_tm_rate_caps(priv, &cap->shaper_private_rate_min,
 			 &cap->shaper_private_rate_max);
 	cap->shaper_private_byte_mode_supported = paces;
-	cap->sched_n_children_max = n;
-	cap->sched_sp_n_priorities_max = 1;
-	cap->sched_wfq_n_children_per_group_max = n;
-	cap->sched_wfq_n_groups_max = 1;
-	cap->sched_wfq_weight_max = 1;
+	VBR_TM_SCHED_CAPS(*cap, n);
 	cap->dynamic_update_mask = RTE_TM_UPDATE_NODE_ADD_DELETE;
 	cap->stats_mask = VBR_TM_STATS;
 	return 0;
@@ -508,11 +516,7 @@ vbr_tm_level_capabilities_get(struct rte_eth_dev *dev, uint32_t level_id,
 	if (level_id == VBR_TM_LEVEL_ROOT) {
 		cap->n_nodes_max = 1;
 		cap->n_nodes_nonleaf_max = 1;
-		cap->nonleaf.sched_n_children_max = n;
-		cap->nonleaf.sched_sp_n_priorities_max = 1;
-		cap->nonleaf.sched_wfq_n_children_per_group_max = n;
-		cap->nonleaf.sched_wfq_n_groups_max = 1;
-		cap->nonleaf.sched_wfq_weight_max = 1;
+		VBR_TM_SCHED_CAPS(cap->nonleaf, n);
 	} else if (level_id == VBR_TM_LEVEL_LEAF) {
 		cap->n_nodes_max = n;
 		cap->n_nodes_leaf_max = n;
@@ -544,11 +548,7 @@ vbr_tm_node_capabilities_get(struct rte_eth_dev *dev, uint32_t node_id,
 				  "vbr: cap is NULL");
 	memset(cap, 0, sizeof(*cap));
 	if (vbr_tm_is_root(tm, node_id)) {
-		cap->nonleaf.sched_n_children_max = n;
-		cap->nonleaf.sched_sp_n_priorities_max = 1;
-		cap->nonleaf.sched_wfq_n_children_per_group_max = n;
-		cap->nonleaf.sched_wfq_n_groups_max = 1;
-		cap->nonleaf.sched_wfq_weight_max = 1;
+		VBR_TM_SCHED_CAPS(cap->nonleaf, n);
 	} else if (vbr_tm_is_leaf(tm, node_id)) {
 		cap->shaper_private_supported = vbr_tm_paces(priv);
 		vbr_tm_rate_caps(priv, &cap->shaper_private_rate_min,
