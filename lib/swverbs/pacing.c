@@ -102,6 +102,8 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 	SWV_STORE_REL(&qp->pace_gen, qp->pace_gen + 1);
 	if (old != NULL)
 		call_rcu(&old->rcu, pace_cfg_free);
+	/* A sleeping engine thread looks now: a waiting QP may go. */
+	swv_doorbell(qp->dev->eng);
 	return 0;
 }
 
@@ -116,9 +118,9 @@ swv_pace_reset(struct swv_qp *qp)
 	(void)swv_pace_set(qp, 0, 0, 0);	/* a removal: no allocation */
 	if (w != NULL) {
 		pthread_spin_lock(&w->lock);
-		if (p->parked) {
+		if (qp->pace_parked) {
 			cds_list_del(&p->wnode);
-			p->parked = false;
+			qp->pace_parked = false;
 			w->n--;
 		}
 		pthread_spin_unlock(&w->lock);
@@ -268,7 +270,7 @@ static inline void
 wheel_del(struct swv_wheel *w, struct swv_qp *qp)
 {
 	cds_list_del(&qp->pace.wnode);
-	qp->pace.parked = false;
+	qp->pace_parked = false;
 	SWV_STORE(&w->n, w->n - 1);
 }
 
@@ -292,7 +294,7 @@ wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t due)
 	pthread_spin_lock(&w->lock);
 	s = wheel_slot(w, due);
 	qp->pace.due = due;
-	qp->pace.parked = true;
+	qp->pace_parked = true;
 	cds_list_add_tail(&qp->pace.wnode, &w->slot[s]);
 	w->bits[s / 64] |= 1ull << (s % 64);
 	SWV_STORE(&w->n, w->n + 1);
@@ -394,7 +396,7 @@ pace_apply(struct swv_qp *qp, uint32_t gen)
 	uint64_t lo_frac;
 
 	qp->pace_seen = gen;
-	if (p->parked) {
+	if (qp->pace_parked) {
 		pthread_spin_lock(&qp->dev->wheel->lock);
 		wheel_del(qp->dev->wheel, qp);
 		pthread_spin_unlock(&qp->dev->wheel->lock);
@@ -434,11 +436,8 @@ pace_apply(struct swv_qp *qp, uint32_t gen)
 bool
 swv_pace_visit(struct swv_qp *qp)
 {
-	uint32_t gen = SWV_LOAD_ACQ(&qp->pace_gen);
-
-	if (gen != qp->pace_seen)
-		pace_apply(qp, gen);
-	return qp->pace_rate == 0 || !qp->pace.parked;
+	pace_apply(qp, SWV_LOAD_ACQ(&qp->pace_gen));
+	return qp->pace_rate == 0 || !qp->pace_parked;
 }
 
 unsigned int

@@ -640,7 +640,6 @@ struct swv_pace {
 	uint64_t v_frac;	/**< < rate */
 	uint64_t due;		/**< parked until (ns) */
 	struct cds_list_head wnode;	/**< wheel slot (wheel lock) */
-	bool parked;		/**< on the wheel (wheel lock) */
 	bool fresh;		/**< bucket full, v not set yet */
 	/* statistics (swv_qp_pace_stats) */
 	uint64_t frames;
@@ -685,6 +684,7 @@ struct swv_qp {
 	uint32_t pace_gen;
 	uint32_t pace_seen;
 	uint32_t pace_rate;
+	bool pace_parked;		/**< on the wheel (wheel lock) */
 	struct ibv_qp_cap cap;
 	/* raw */
 	struct swv_wq_ring sq;
@@ -1393,9 +1393,9 @@ void swv_pace_reset(struct swv_qp *qp);
 /** Free a device's wheel (the device is off its engine). */
 void swv_pace_fini(struct swv_device *dev);
 /*
- * Engine side. swv_pace_visit(): a paced QP, or one whose limit changed,
- * at the drain: apply the change; return whether the QP may be drained
- * now (false: it waits on the wheel). swv_pace_gate(): how many of n
+ * Engine side. swv_pace_visit(): a paced QP whose limit changed, at the
+ * drain: apply the change; return whether the QP may be drained now
+ * (false: it waits on the wheel). swv_pace_gate(): how many of n
  * gathered frames conform now, in order (the others stay posted, the QP
  * waits on the wheel). swv_pace_refund(): n frames the gate let go that
  * the wire did not take. swv_pace_advance(): release the QPs due (a pass

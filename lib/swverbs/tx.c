@@ -287,10 +287,19 @@ swv_qp_process(struct swv_qp *qp, unsigned int budget)
 	}
 	if (state != IBV_QPS_RTS)
 		return 0;
-	/* Paced, or its limit changed: skip it while it waits (pacing.c). */
+	/*
+	 * Paced, or its limit changed (pacing.c): a QP that waits on the
+	 * wheel is passed over with this look at its own line.
+	 */
 	if (SWV_UNLIKELY(((SWV_LOAD(&qp->pace_gen) ^ qp->pace_seen) |
-			  qp->pace_rate) != 0) && !swv_pace_visit(qp))
-		return 0;
+			  qp->pace_rate) != 0)) {
+		if (SWV_LOAD(&qp->pace_gen) != qp->pace_seen) {
+			if (!swv_pace_visit(qp))
+				return 0;
+		} else if (qp->pace_parked) {
+			return 0;
+		}
+	}
 	avail = swv_ring_avail(&qp->sq);
 	if (avail == 0)
 		return 0;

@@ -42,6 +42,16 @@ t_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* CLOCK_MONOTONIC in ns: the clock of swverbs' completion timestamps. */
+static inline uint64_t
+t_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static inline struct ibv_context *
 t_open(const char *name)
 {
@@ -57,6 +67,23 @@ t_open(const char *name)
 			ctx = swv_open_device(list[i]);
 	swv_free_device_list(list);
 	return ctx;
+}
+
+/*
+ * One swv_modify_qp() to state s with attr_mask mask (port 1, cur_qp_state
+ * s, rate_limit rate kbit/s). Return: its errno.
+ */
+static inline int
+t_qp_modify(struct ibv_qp *qp, enum ibv_qp_state s, int mask, uint32_t rate)
+{
+	struct ibv_qp_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_state = s;
+	a.port_num = 1;
+	a.cur_qp_state = s;
+	a.rate_limit = rate;
+	return swv_modify_qp(qp, &a, mask);
 }
 
 static inline int

@@ -103,17 +103,23 @@ hash_qp(struct tdev *d, struct ibv_wq **wq, struct ibv_rwq_ind_table **tbl)
 	return swv_create_qp_ex(d->ctx, &qa);
 }
 
+/* The limit in force on qp, as swv_qp_pace_stats() reads it. */
 static int
-state_to(struct ibv_qp *qp, enum ibv_qp_state s, int mask, uint32_t rate)
+limit_is(struct ibv_qp *qp, uint32_t rate, uint32_t burst, uint32_t typ)
 {
-	struct ibv_qp_attr a;
+	struct swv_qp_pace_stats st;
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = s;
-	a.port_num = 1;
-	a.rate_limit = rate;
-	return swv_modify_qp(qp, &a, mask);
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
+	TEST_ASSERT_EQUAL(st.rate_limit, rate, "rate");
+	if (rate == 0)
+		return TEST_SUCCESS;
+	TEST_ASSERT_EQUAL(st.max_burst_sz, burst, "max_burst_sz");
+	TEST_ASSERT_EQUAL(st.typical_pkt_sz, typ, "typical_pkt_sz");
+	return TEST_SUCCESS;
 }
+
+#define LIMIT_IS(qp, rate, burst, typ) \
+	TEST_ASSERT_SUCCESS(limit_is(qp, rate, burst, typ), "limit in force")
 
 static int
 errnos(bool strict)
@@ -147,57 +153,42 @@ errnos(bool strict)
 			  "typical_pkt_sz with no rate");
 	TEST_ASSERT_EQUAL(rate_limit(qp, 1000, 0, SWV_MAX_FRAME + 1), EINVAL,
 			  "typical_pkt_sz above the largest frame");
-	/* nothing was set by the refusals */
-	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
-	TEST_ASSERT_EQUAL(st.rate_limit, 0, "");
+	LIMIT_IS(qp, 0, 0, 0);	/* nothing was set by the refusals */
 	/* the range's ends, and the defaults */
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 1, 0, 0), "qp_rate_limit_min");
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 100000000, 0, 0),
 			    "qp_rate_limit_max");
-	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
-	TEST_ASSERT_EQUAL(st.rate_limit, 100000000, "");
-	TEST_ASSERT_EQUAL(st.typical_pkt_sz, 1500, "the port MTU");
-	TEST_ASSERT_EQUAL(st.max_burst_sz, 12500000, "1 ms at 100 Gbit/s");
+	LIMIT_IS(qp, 100000000, 12500000, 1500);	/* 1 ms, the MTU */
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 1000, 0, 0), "1 Mbit/s");
-	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
-	TEST_ASSERT_EQUAL(st.max_burst_sz, 3000, "two typical frames");
+	LIMIT_IS(qp, 1000, 3000, 1500);	/* two typical frames */
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 5000, 65536, 256), "");
-	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
-	TEST_ASSERT_EQUAL(st.rate_limit, 5000, "");
-	TEST_ASSERT_EQUAL(st.max_burst_sz, 65536, "");
-	TEST_ASSERT_EQUAL(st.typical_pkt_sz, 256, "");
+	LIMIT_IS(qp, 5000, 65536, 256);
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 0, 0, 0), "removed");
-	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
-	TEST_ASSERT_EQUAL(st.rate_limit, 0, "");
+	LIMIT_IS(qp, 0, 0, 0);
 	/* a QP not in RTS; a reset removes the limit */
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 1000, 0, 0), "");
-	TEST_ASSERT_SUCCESS(state_to(qp, IBV_QPS_ERR, IBV_QP_STATE, 0), "");
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_ERR, IBV_QP_STATE, 0), "");
 	TEST_ASSERT_EQUAL(rate_limit(qp, 1000, 0, 0), EINVAL, "ERR");
-	TEST_ASSERT_SUCCESS(state_to(qp, IBV_QPS_RESET, IBV_QP_STATE, 0), "");
-	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
-	TEST_ASSERT_EQUAL(st.rate_limit, 0, "a reset removes the limit");
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RESET, IBV_QP_STATE, 0), "");
+	LIMIT_IS(qp, 0, 0, 0);	/* a reset removes the limit */
 	TEST_ASSERT_EQUAL(rate_limit(qp, 1000, 0, 0), EINVAL, "RESET");
-	TEST_ASSERT_SUCCESS(state_to(qp, IBV_QPS_INIT,
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_INIT,
 				     IBV_QP_STATE | IBV_QP_PORT, 0), "");
 	TEST_ASSERT_EQUAL(rate_limit(qp, 1000, 0, 0), EINVAL, "INIT");
-	TEST_ASSERT_EQUAL(state_to(qp, IBV_QPS_RTR, st_rl, 1000), EINVAL,
+	TEST_ASSERT_EQUAL(t_qp_modify(qp, IBV_QPS_RTR, st_rl, 1000), EINVAL,
 			  "IBV_QP_RATE_LIMIT on INIT -> RTR");
-	TEST_ASSERT_SUCCESS(state_to(qp, IBV_QPS_RTR, IBV_QP_STATE, 0), "");
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTR, IBV_QP_STATE, 0), "");
 	TEST_ASSERT_EQUAL(rate_limit(qp, 1000, 0, 0), EINVAL, "RTR");
 	/* ibv_modify_qp(IBV_QP_RATE_LIMIT): the caps, then the defaults */
-	TEST_ASSERT_EQUAL(state_to(qp, IBV_QPS_RTS, st_rl, 100000001), EINVAL,
+	TEST_ASSERT_EQUAL(t_qp_modify(qp, IBV_QPS_RTS, st_rl, 100000001), EINVAL,
 			  "RTR -> RTS above the caps");
 	TEST_ASSERT_EQUAL(qp->state, IBV_QPS_RTR, "refused: no transition");
-	TEST_ASSERT_SUCCESS(state_to(qp, IBV_QPS_RTS, st_rl, 20000),
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTS, st_rl, 20000),
 			    "RTR -> RTS at 20 Mbit/s");
-	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
-	TEST_ASSERT_EQUAL(st.rate_limit, 20000, "");
-	TEST_ASSERT_EQUAL(st.max_burst_sz, 3000, "default");
-	TEST_ASSERT_EQUAL(st.typical_pkt_sz, 1500, "default");
-	TEST_ASSERT_SUCCESS(state_to(qp, IBV_QPS_RTS, st_rl, 0),
+	LIMIT_IS(qp, 20000, 3000, 1500);	/* the defaults */
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTS, st_rl, 0),
 			    "RTS -> RTS: removed");
-	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(qp, &st), "");
-	TEST_ASSERT_EQUAL(st.rate_limit, 0, "");
+	LIMIT_IS(qp, 0, 0, 0);
 	/* a QP type without pacing: a hash QP */
 	hqp = hash_qp(&d, &wq, &tbl);
 	TEST_ASSERT_NOT_NULL(hqp, "hash QP: %d", errno);
@@ -258,7 +249,7 @@ struct tq {
 };
 
 static struct ibv_qp *
-tq_qp(struct tq *t, struct ibv_pd *pd, struct ibv_cq *scq,
+tq_qp(struct ibv_pd *pd, struct ibv_cq *scq,
       struct ibv_cq *rcq, uint32_t swr, uint32_t rwr)
 {
 	struct ibv_qp_init_attr a;
@@ -274,7 +265,6 @@ tq_qp(struct tq *t, struct ibv_pd *pd, struct ibv_cq *scq,
 	a.cap.max_send_sge = 1;
 	a.cap.max_recv_sge = 1;
 	qp = swv_create_qp(pd, &a);
-	(void)t;
 	if (qp != NULL && t_qp_to(qp, rwr > 0 ? IBV_QPS_RTR : IBV_QPS_RTS)) {
 		swv_destroy_qp(qp);
 		return NULL;
@@ -329,9 +319,8 @@ tq_teardown(struct tq *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* model: "thread", "service" or "inline". */
 static int
-tq_setup(struct tq *t, const char *model, unsigned int nq,
+tq_build(struct tq *t, const char *model, unsigned int nq,
 	 unsigned int depth, unsigned int maxrec)
 {
 	static unsigned int runs;
@@ -380,7 +369,7 @@ tq_setup(struct tq *t, const char *model, unsigned int nq,
 	t->rcq = swv_create_cq_ex(t->cb, &ca);
 	TEST_ASSERT(t->tmr != NULL && t->rmr != NULL && t->scq != NULL &&
 		    t->bscq != NULL && t->rcq != NULL, "mr, cq");
-	t->rqp = tq_qp(t, t->pb, t->bscq, ibv_cq_ex_to_cq(t->rcq), 1, TQ_RQ);
+	t->rqp = tq_qp(t->pb, t->bscq, ibv_cq_ex_to_cq(t->rcq), 1, TQ_RQ);
 	TEST_ASSERT_NOT_NULL(t->rqp, "receiver qp: %d", errno);
 	t->fl = t_flow_eth(t->rqp, t->mac_b, 0);
 	TEST_ASSERT_NOT_NULL(t->fl, "rule");
@@ -389,10 +378,25 @@ tq_setup(struct tq *t, const char *model, unsigned int nq,
 	t->nq = nq;
 	t->depth = depth;
 	for (i = 0; i < nq; i++) {
-		t->qp[i] = tq_qp(t, t->pa, t->scq, NULL, depth, 0);
+		t->qp[i] = tq_qp(t->pa, t->scq, NULL, depth, 0);
 		TEST_ASSERT_NOT_NULL(t->qp[i], "qp %u: %d", i, errno);
 	}
 	return TEST_SUCCESS;
+}
+
+/*
+ * Devices on model's engine ("thread", "service" or "inline"), nq sender
+ * QPs of depth WQEs, room for maxrec arrivals; all undone on a failure.
+ */
+static int
+tq_setup(struct tq *t, const char *model, unsigned int nq,
+	 unsigned int depth, unsigned int maxrec)
+{
+	int ret = tq_build(t, model, nq, depth, maxrec);
+
+	if (ret != TEST_SUCCESS)
+		tq_teardown(t);
+	return ret;
 }
 
 /* Post the next frame of QP q (len bytes); its seq in the payload. */
@@ -536,16 +540,6 @@ tq_span(const struct tq *t, unsigned int q, uint64_t *t0, uint64_t *t1,
 	}
 }
 
-/* CLOCK_MONOTONIC in ns: the clock of swverbs' completion timestamps. */
-static uint64_t
-tq_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static int
 tq_rate_limit(struct tq *t, unsigned int q, uint32_t rate, uint32_t burst)
 {
@@ -569,10 +563,8 @@ conformance(const char *model, uint32_t rate, uint32_t burst, uint32_t len,
 	int ret;
 
 	ret = tq_setup(&t, model, 1, 256, total);
-	if (ret != TEST_SUCCESS) {
-		tq_teardown(&t);
+	if (ret != TEST_SUCCESS)
 		return ret;
-	}
 	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, rate, burst), "limit");
 	swv_engine_get_stats(swv_engine_default(), &e0);
 	if (!tq_run(&t, &total, len, 30000ull + ms * 10)) {
@@ -660,21 +652,19 @@ change(const char *model)
 	int ret;
 
 	ret = tq_setup(&t, model, 1, 256, total);
-	if (ret != TEST_SUCCESS) {
-		tq_teardown(&t);
+	if (ret != TEST_SUCCESS)
 		return ret;
-	}
 	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 2000, burst), "2 Mbit/s");
 	tq_run(&t, &total, len, 300);
 	TEST_ASSERT(!t.bad_order, "order");
 	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(t.qp[0], &st), "");
 	full0 = st.full_ns;
-	tc = tq_now_ns();
+	tc = t_now_ns();
 	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 8000, burst), "8 Mbit/s");
 	tq_run(&t, &total, len, 300);
 	TEST_ASSERT(!t.bad_order, "order");
 	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(t.qp[0], &st), "");
-	tr = tq_now_ns();
+	tr = t_now_ns();
 	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 0, 0), "removed");
 	TEST_ASSERT(tq_run(&t, &total, len, 20000), "%u of %u frames after "
 		    "the removal", t.rseq[0], total);
@@ -699,6 +689,47 @@ change(const char *model)
 			    "8 Mbit/s not applied: %" PRIu64 " bytes", b2);
 	tq_teardown(&t);
 	return ret;
+}
+
+/*
+ * A change reaches a QP that waits on the wheel: at 1 kbit/s with a
+ * 1000-byte bucket, the second 1000-byte frame is due 8 s after the
+ * first; raised to 100 Mbit/s (or removed), it goes at once: well before
+ * that (the test gives it 4 s, a margin no load takes away).
+ */
+static int
+waiting(const char *model, uint32_t to_rate)
+{
+	uint32_t total = 2;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, model, 1, 4, total);
+	if (ret != TEST_SUCCESS)
+		return ret;
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 1, 1000), "1 kbit/s");
+	total = 1;
+	TEST_ASSERT(tq_run(&t, &total, 1000, 4000), "the first frame");
+	total = 2;
+	tq_run(&t, &total, 1000, 50);
+	TEST_ASSERT_EQUAL(t.rseq[0], 1, "the second frame waits");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, to_rate, 0), "change");
+	TEST_ASSERT(tq_run(&t, &total, 1000, 4000),
+		    "%s: the waiting frame did not follow the change to %u "
+		    "kbit/s", model, to_rate);
+	TEST_ASSERT(!t.bad_order, "order");
+	tq_teardown(&t);
+	return TEST_SUCCESS;
+}
+
+static int
+test_change_waiting(void)
+{
+	if (waiting("thread", 100000) != TEST_SUCCESS ||
+	    waiting("thread", 0) != TEST_SUCCESS ||
+	    waiting("service", 100000) != TEST_SUCCESS)
+		return TEST_FAILED;
+	return waiting("inline", 0);
 }
 
 static int
@@ -729,10 +760,8 @@ test_many_qps(void)
 	int ret;
 
 	ret = tq_setup(&t, "thread", TQ_MAXQ, 4, TQ_MAXQ * 4);
-	if (ret != TEST_SUCCESS) {
-		tq_teardown(&t);
+	if (ret != TEST_SUCCESS)
 		return ret;
-	}
 	for (q = 0; q < TQ_MAXQ; q++) {
 		total[q] = 4;
 		TEST_ASSERT_SUCCESS(tq_rate_limit(&t, q, 100, 250), "qp %u", q);
@@ -762,6 +791,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_conformance_inline),
 		TEST_CASE(test_change_thread),
 		TEST_CASE(test_change_inline),
+		TEST_CASE(test_change_waiting),
 		TEST_CASE(test_many_qps),
 		TEST_CASES_END(),
 	},

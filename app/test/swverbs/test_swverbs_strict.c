@@ -983,24 +983,10 @@ test_hash_qps(void)
  * QP transitions.
  */
 
-/* Move qp to s with mask; rate: attr.rate_limit (kbit/s). */
-static int
-to_rate(struct ibv_qp *qp, enum ibv_qp_state s, int mask, uint32_t rate)
-{
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = s;
-	a.port_num = 1;
-	a.cur_qp_state = s;
-	a.rate_limit = rate;
-	return swv_modify_qp(qp, &a, mask);
-}
-
 static int
 to(struct ibv_qp *qp, enum ibv_qp_state s, int mask)
 {
-	return to_rate(qp, s, mask, 0);
+	return t_qp_modify(qp, s, mask, 0);
 }
 
 static int
@@ -1031,11 +1017,11 @@ qp_walk(struct env *e, bool strict)
 	 * Pacing within packet_pacing_caps, both profiles; RTS -> RTS takes
 	 * IBV_QP_RATE_LIMIT alone on the full profile too.
 	 */
-	TEST_ASSERT_SUCCESS(to_rate(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
 				    100000), "RTS -> RTS at 100 Mbit/s");
-	TEST_ASSERT_SUCCESS(to_rate(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
 				    0), "RTS -> RTS, limit removed");
-	TEST_ASSERT_EQUAL(to_rate(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
+	TEST_ASSERT_EQUAL(t_qp_modify(qp, IBV_QPS_RTS, st | IBV_QP_RATE_LIMIT,
 				  100000001), EINVAL, "above qp_rate_limit_max");
 	TEST_ASSERT_SUCCESS(to(qp, IBV_QPS_ERR, st), "");
 	TEST_ASSERT_SUCCESS(to(qp, IBV_QPS_ERR, st), "ERR -> ERR");
