@@ -438,6 +438,10 @@ def veth(pmd, script, kind):
                 t.quit()
                 return tp.SKIP
             kmax = cap["shaper_private_rate_max"] // 125
+            info = t.cmd("show port info 0")
+            c.check(f"Link speed: {kmax // 1000000} Gbps" in info,
+                    f"the veth's link shows the pacing maximum, "
+                    f"{kmax // 1000000} Gbps")
             quiet(c, t, f"set port 0 queue 0 rate {kmax // 1000}",
                   f"the device maximum ({kmax // 1000} Mbit/s) on a veth")
             quiet(c, t, "set port 0 queue 0 rate 100", "100 Mbit/s")

@@ -239,8 +239,11 @@ vbr_tm_queue_set(struct vbr_priv *priv, struct vbr_tm *tm, uint16_t qid,
 	vbr_tm_set_want(q, r);
 	if (qid < dev->data->nb_tx_queues)
 		txq = dev->data->tx_queues[qid];
-	/* All queues start and stop with the port: in RTS while started. */
-	if (txq == NULL || !priv->started)
+	/*
+	 * All queues start and stop with the port: in RTS while started. A
+	 * device that does not pace has no limit to remove.
+	 */
+	if (txq == NULL || !priv->started || !vbr_tm_paces(priv))
 		return 0;
 	ret = vbr_tm_qp_set(txq, r);
 	if (ret != 0)
