@@ -8,7 +8,16 @@
  * testpmd cannot send (NULL arguments, a commit's clear_on_fail = 0).
  * The PMD is loaded with -d, so its own API is found with dlsym().
  *
- * usage: test-vbr-tm <librte_net_vbr.so> api
+ * qp (swverbs only): what is on the Tx queue's QP, read with
+ * swv_qp_pace_stats() (this program's own swverbs code reading the PMD's
+ * QP; same build, same layout): a limit set while stopped goes on at
+ * start, stays over stop/start and over the recovery of a queue in ERR
+ * (which passes through RESET, where the QP loses it), a limit removed
+ * while stopped is gone after start, a set on a started queue is there at
+ * once, and an rte_tm leaf's profile arrives as kbit/s (bytes/s / 125,
+ * rounded down) and bucket.
+ *
+ * usage: test-vbr-tm <librte_net_vbr.so> api|qp
  */
 
 #include <dlfcn.h>
@@ -19,6 +28,8 @@
 #include <rte_tm.h>
 
 #include "rte_pmd_vbr.h"
+#include "swverbs.h"
+#include "vbr.h"
 #include "vbr_test_port.h"
 
 #define NB_MBUF 2048
@@ -184,6 +195,132 @@ test_tm_api(void)
 	return TEST_SUCCESS;
 }
 
+/* The limit on the QP of port0's Tx queue 0. */
+static int
+qp_limit(uint32_t *rate, uint32_t *burst)
+{
+	struct vbr_txq *txq = rte_eth_devices[port0].data->tx_queues[0];
+	struct swv_qp_pace_stats st;
+
+	TEST_ASSERT_NOT_NULL(txq, "txq 0");
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(txq->qp, &st), "pace stats");
+	*rate = st.rate_limit;
+	*burst = st.max_burst_sz;
+	return TEST_SUCCESS;
+}
+
+#define QP_LIMIT_IS(want_rate, what) do { \
+	uint32_t r_, b_; \
+	TEST_ASSERT_SUCCESS(qp_limit(&r_, &b_), "%s", what); \
+	TEST_ASSERT_EQUAL(r_, (uint32_t)(want_rate), \
+			  "%s: QP rate %u kbit/s", what, r_); \
+} while (0)
+
+/* One 64-byte frame port0 -> port1, received. */
+static int
+cross(void)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * 2;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp), *r[8];
+	struct rte_ether_hdr *eh;
+	uint16_t got = 0;
+
+	TEST_ASSERT_NOT_NULL(m, "alloc");
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, 64);
+	memset(eh, 0, 64);
+	rte_eth_macaddr_get(port1, &eh->dst_addr);
+	rte_eth_macaddr_get(port0, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(0x88b5);
+	TEST_ASSERT_EQUAL(vbr_test_tx_all(port0, &m, 1, 2000), 1, "tx");
+	while (got == 0 && rte_get_timer_cycles() < end) {
+		got = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
+		rte_eth_tx_burst(port0, 0, NULL, 0);	/* completions */
+	}
+	rte_pktmbuf_free_bulk(r, got);
+	TEST_ASSERT(got > 0, "frame received");
+	return TEST_SUCCESS;
+}
+
+static int
+test_qp_start_stop(void)
+{
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 8000, 20000, 0), "stopped");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
+	QP_LIMIT_IS(8000, "set while stopped, after start");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
+	QP_LIMIT_IS(8000, "after stop/start");
+	TEST_ASSERT_SUCCESS(rte_eth_set_queue_rate_limit(port0, 0, 50), "50M");
+	QP_LIMIT_IS(50000, "set on the started queue");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_set_queue_rate_limit(port0, 0, 0), "0");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
+	QP_LIMIT_IS(0, "removed while stopped, after start");
+	return TEST_SUCCESS;
+}
+
+/* A queue taken out of ERR (RESET -> RTS) gets its limit back. */
+static int
+test_qp_recovery(void)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct vbr_txq *txq = rte_eth_devices[port0].data->tx_queues[0];
+	uint64_t rec = txq->recoveries;
+
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 90000, 0, 0), "90M");
+	TEST_ASSERT_SUCCESS(txq->priv->glue->modify_qp(txq->qp, &attr,
+						       IBV_QP_STATE), "ERR");
+	TEST_ASSERT_SUCCESS(cross(), "through the recovery");
+	TEST_ASSERT_EQUAL(txq->recoveries, rec + 1, "recovered");
+	QP_LIMIT_IS(90000, "after the recovery");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "removed");
+	QP_LIMIT_IS(0, "removed");
+	return TEST_SUCCESS;
+}
+
+/* A leaf's profile on the QP: 12500124 bytes/s is 100000 kbit/s. */
+static int
+test_qp_tm_leaf(void)
+{
+	struct rte_tm_shaper_params sp = {
+		.peak = { .rate = 12500124, .size = 30000 },
+	};
+	struct rte_tm_node_params np = {
+		.shaper_profile_id = RTE_TM_SHAPER_PROFILE_ID_NONE,
+		.nonleaf = { .n_sp_priorities = 1 },
+	};
+	struct rte_tm_node_params lp = {
+		.shaper_profile_id = 7,
+		.leaf = { .cman = RTE_TM_CMAN_TAIL_DROP,
+			  .wred = { .wred_profile_id =
+					RTE_TM_WRED_PROFILE_ID_NONE } },
+	};
+	struct rte_tm_error err;
+	uint32_t rate, burst;
+
+	TEST_ASSERT_SUCCESS(rte_tm_shaper_profile_add(port0, 7, &sp, &err),
+			    "profile: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_node_add(port0, 50, RTE_TM_NODE_ID_NULL,
+					    0, 1, 0, &np, &err),
+			    "root: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_node_add(port0, 0, 50, 0, 1, 1, &lp,
+					    &err), "leaf: %s", err.message);
+	QP_LIMIT_IS(0, "before the commit");
+	TEST_ASSERT_SUCCESS(rte_tm_hierarchy_commit(port0, 0, &err),
+			    "commit: %s", err.message);
+	TEST_ASSERT_SUCCESS(qp_limit(&rate, &burst), "QP");
+	TEST_ASSERT(rate == 100000 && burst == 30000,
+		    "leaf on the QP: %u kbit/s, %u bytes", rate, burst);
+	TEST_ASSERT_SUCCESS(rte_tm_node_delete(port0, 0, &err), "leaf delete");
+	QP_LIMIT_IS(0, "leaf deleted");
+	TEST_ASSERT_SUCCESS(rte_tm_node_delete(port0, 50, &err),
+			    "root delete");
+	TEST_ASSERT_SUCCESS(rte_tm_shaper_profile_delete(port0, 7, &err),
+			    "profile delete");
+	return TEST_SUCCESS;
+}
+
 static void
 tm_teardown(void)
 {
@@ -203,21 +340,42 @@ static struct unit_test_suite suite_api = {
 	},
 };
 
+static struct unit_test_suite suite_qp = {
+	.name = "vbr tm qp",
+	.setup = tm_setup,
+	.teardown = tm_teardown,
+	.cases = {
+		TEST_CASE(test_qp_start_stop),
+		TEST_CASE(test_qp_recovery),
+		TEST_CASE(test_qp_tm_leaf),
+		TEST_CASES_END(),
+	},
+};
+
 int
 main(int argc, char **argv)
 {
 	static const struct {
 		const char *name;
 		const struct unit_test_suite *suite;
+		const char *sw_only;	/* why it cannot run on VBR_TEST_DEV */
 	} groups[] = {
-		{ "api", &suite_api },
+		{ "api", &suite_api, NULL },
+		{ "qp", &suite_qp, "reads the QP's limit with swverbs' own call" },
 	};
+	unsigned int g;
 	void *pmd;
 	int ret;
 
 	ret = VBR_TEST_GROUP(argc, argv, groups);
 	if (ret < 0)
 		return 2;
+	g = (unsigned int)ret;
+	if (groups[g].sw_only != NULL && vbr_test_dev() != NULL) {
+		printf("SKIP: group %s on %s: it %s\n", groups[g].name,
+		       vbr_test_dev(), groups[g].sw_only);
+		return 77;
+	}
 	ret = vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", "tm",
 				NULL);
 	if (ret != 0)
@@ -239,7 +397,7 @@ main(int argc, char **argv)
 	mp = vbr_test_pool("vbr_tm", NB_MBUF);
 	if (mp == NULL)
 		return 1;
-	ret = unit_test_suite_runner(&suite_api);
+	ret = unit_test_suite_runner(groups[g].suite);
 	rte_eth_dev_close(port0);
 	rte_eth_dev_close(port1);
 	vbr_test_fini(mp);
