@@ -108,28 +108,6 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 }
 
 void
-swv_pace_reset(struct swv_qp *qp)
-{
-	struct swv_wheel *w = qp->dev->wheel;
-	struct swv_pace *p = &qp->pace;
-
-	if (qp->pace_cfg == NULL && qp->pace_rate == 0)
-		return;
-	(void)swv_pace_set(qp, 0, 0, 0);	/* a removal: no allocation */
-	if (w != NULL) {
-		pthread_spin_lock(&w->lock);
-		if (qp->pace_parked) {
-			cds_list_del(&p->wnode);
-			qp->pace_parked = false;
-			w->n--;
-		}
-		pthread_spin_unlock(&w->lock);
-	}
-	qp->pace_rate = 0;
-	qp->pace_seen = qp->pace_gen;
-}
-
-void
 swv_pace_fini(struct swv_device *dev)
 {
 	if (dev->wheel == NULL)
@@ -274,6 +252,24 @@ wheel_del(struct swv_wheel *w, struct swv_qp *qp)
 	SWV_STORE(&w->n, w->n - 1);
 }
 
+void
+swv_pace_reset(struct swv_qp *qp)
+{
+	struct swv_wheel *w = qp->dev->wheel;
+
+	if (qp->pace_cfg == NULL && qp->pace_rate == 0)
+		return;
+	(void)swv_pace_set(qp, 0, 0, 0);	/* a removal: no allocation */
+	if (w != NULL) {
+		pthread_spin_lock(&w->lock);
+		if (qp->pace_parked)
+			wheel_del(w, qp);
+		pthread_spin_unlock(&w->lock);
+	}
+	qp->pace_rate = 0;
+	qp->pace_seen = qp->pace_gen;
+}
+
 /* The slot a QP due at @due goes to (the wheel lock held). */
 static inline uint64_t
 wheel_slot(const struct swv_wheel *w, uint64_t due)
@@ -286,12 +282,15 @@ wheel_slot(const struct swv_wheel *w, uint64_t due)
 }
 
 static void
-wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t due)
+wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t now,
+	   uint64_t due)
 {
 	struct swv_wheel *w = dev->wheel;
 	uint64_t s;
 
 	pthread_spin_lock(&w->lock);
+	if (w->n == 0)
+		w->tick = now >> SWV_WHEEL_SHIFT;	/* empty: from now on */
 	s = wheel_slot(w, due);
 	qp->pace.due = due;
 	qp->pace_parked = true;
@@ -329,14 +328,14 @@ swv_pace_advance(struct swv_device *dev)
 	struct swv_wheel *w = dev->wheel;
 	uint64_t now, end, t, s;
 
-	if (SWV_LOAD(&w->n) == 0) {
-		w->tick = swv_now_coarse_ns() >> SWV_WHEEL_SHIFT;
+	if (SWV_LOAD(&w->n) == 0)
 		return;
-	}
 	now = swv_now_ns();
 	end = now >> SWV_WHEEL_SHIFT;
 	pthread_spin_lock(&w->lock);
 	t = w->tick;
+	if (end < t)
+		end = t;	/* another thread's clock read, a bit later */
 	if (end - t >= SWV_WHEEL_SLOTS)
 		t = end - SWV_WHEEL_SLOTS + 1;	/* one whole turn */
 	for (; t <= end && w->n > 0; t++) {
@@ -475,7 +474,8 @@ swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 		thr_frac = p->v_frac;
 		x = fr[k].len > p->typical ? fr[k].len : p->typical;
 		vt_add(&thr_ns, &thr_frac, x < burst ? x : burst, rate);
-		wheel_park(qp->dev, qp, (uint64_t)thr_ns + (thr_frac != 0));
+		wheel_park(qp->dev, qp, (uint64_t)now,
+			   (uint64_t)thr_ns + (thr_frac != 0));
 	}
 	if (k > 0) {
 		SWV_STORE(&p->frames, p->frames + k);
