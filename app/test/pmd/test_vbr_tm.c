@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_tm.h>
 
@@ -65,10 +66,16 @@ tm_setup(void)
 static int
 test_ethdev_range(void)
 {
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * 5;
 	struct rte_eth_dev_info info;
 	struct rte_eth_link link;
 
-	TEST_ASSERT_SUCCESS(rte_eth_link_get_nowait(port0, &link), "link");
+	/* the engine (progress=thread) brings the link up after start */
+	do {
+		TEST_ASSERT_SUCCESS(rte_eth_link_get_nowait(port0, &link),
+				    "link");
+	} while (link.link_status != RTE_ETH_LINK_UP &&
+		 rte_get_timer_cycles() < end && usleep(10000) == 0);
 	TEST_ASSERT(link.link_status == RTE_ETH_LINK_UP &&
 		    link.link_speed >= kmax / 1000,
 		    "link %u Mbit/s below the pacing maximum %u kbit/s",
