@@ -58,6 +58,7 @@ struct vbr_count_port;	/* vbr_count.c */
 struct vbr_mtr_port;	/* vbr_mtr.c */
 struct vbr_mtr;		/* vbr_mtr.c */
 struct vbr_tags;	/* vbr_steer.c */
+struct vbr_tm;		/* vbr_tm.c */
 
 /**
  * What the device accepts, found by trying at probe (vbr_steer_probe()):
@@ -125,6 +126,8 @@ struct vbr_priv {
 	SLIST_HEAD(, vbr_mr_retired) mr_retired; /**< old tables */
 	/* Stats. */
 	struct vbr_glue_port_counters cnt_base; /**< at the last reset */
+	/* Tx rate limits and rte_tm (vbr_tm.c). */
+	struct vbr_tm *tm;		/**< made on first use (atomic) */
 };
 
 /* vbr.c */
@@ -195,6 +198,14 @@ void vbr_tx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
 int vbr_txq_start(struct vbr_txq *txq);
 void vbr_txq_stop(struct vbr_txq *txq);
 uint32_t vbr_max_frame(struct vbr_priv *priv);
+
+/* vbr_tm.c */
+int vbr_set_queue_rate_limit(struct rte_eth_dev *dev, uint16_t queue_idx,
+			     uint32_t tx_rate);
+int vbr_tm_ops_get(struct rte_eth_dev *dev, void *arg);
+int vbr_tm_txq_ready(struct vbr_txq *txq);
+uint32_t vbr_tm_link_speed(const struct vbr_priv *priv, uint32_t speed);
+void vbr_tm_release(struct vbr_priv *priv);
 
 /* vbr_mr.c */
 int vbr_mr_register_mempool(struct vbr_priv *priv, struct rte_mempool *mp);

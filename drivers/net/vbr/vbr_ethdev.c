@@ -223,6 +223,8 @@ vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete)
 	if (speed != 0) {
 		link.link_status = RTE_ETH_LINK_UP;
 		link.link_speed = speed;
+		/* ethdev refuses a queue rate above it (vbr_tm.c) */
+		link.link_speed = vbr_tm_link_speed(priv, link.link_speed);
 	} else {
 		link.link_status = RTE_ETH_LINK_DOWN;
 		link.link_speed = RTE_ETH_SPEED_NUM_NONE;
@@ -805,4 +807,6 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.reta_query = vbr_steer_reta_query,
 	.rss_hash_update = vbr_steer_rss_hash_update,
 	.rss_hash_conf_get = vbr_steer_rss_hash_conf_get,
+	.set_queue_rate_limit = vbr_set_queue_rate_limit,
+	.tm_ops_get = vbr_tm_ops_get,
 };

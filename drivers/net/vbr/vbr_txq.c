@@ -185,7 +185,10 @@ error:
 	return ret;
 }
 
-/* RESET -> INIT -> RTR -> RTS: 0 or a positive errno (logged). */
+/*
+ * RESET -> INIT -> RTR -> RTS, with the queue's rate limit: 0 or a
+ * positive errno (logged).
+ */
 static int
 vbr_txq_ready(struct vbr_txq *txq)
 {
@@ -203,10 +206,13 @@ vbr_txq_ready(struct vbr_txq *txq)
 		attr = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS };
 		ret = glue->modify_qp(txq->qp, &attr, IBV_QP_STATE);
 	}
-	if (ret != 0)
+	if (ret != 0) {
 		VBR_LOG(ERR, "port %u txq %u: modify_qp to RTS: %s",
 			txq->port_id, txq->queue_id, strerror(ret));
-	return ret;
+		return ret;
+	}
+	/* A QP in RESET lost its rate limit: set it before any send. */
+	return -vbr_tm_txq_ready(txq);
 }
 
 /** RESET -> INIT -> RTR -> RTS. */

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Tx rate limits through the C APIs: rte_eth_set_queue_rate_limit() up to
+ * the device's pacing maximum (the link speed lets it through), the
+ * PMD's rte_pmd_vbr_set_queue_rate_limit() / _get_ with every refusal,
+ * limits kept for queues that do not exist yet, and rte_tm errors that
+ * testpmd cannot send (NULL arguments, a commit's clear_on_fail = 0).
+ * The PMD is loaded with -d, so its own API is found with dlsym().
+ *
+ * qp (swverbs only): what is on the Tx queue's QP, read with
+ * swv_qp_pace_stats() (this program's own swverbs code reading the PMD's
+ * QP; same build, same layout): a limit set while stopped goes on at
+ * start, stays over stop/start and over the recovery of a queue in ERR
+ * (which passes through RESET, where the QP loses it), a limit removed
+ * while stopped is gone after start, a set on a started queue is there at
+ * once, and an rte_tm leaf's profile arrives as kbit/s (bytes/s / 125,
+ * rounded down) and bucket.
+ *
+ * usage: test-vbr-tm <librte_net_vbr.so> api|qp
+ */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_tm.h>
+
+#include "rte_pmd_vbr.h"
+#include "swverbs.h"
+#include "vbr.h"
+#include "vbr_test_port.h"
+
+#define NB_MBUF 2048
+
+static struct rte_mempool *mp;
+static uint16_t port0, port1;
+static uint32_t kmin, kmax;	/* packet_pacing_caps, kbit/s */
+
+static __typeof__(rte_pmd_vbr_set_queue_rate_limit) *set_limit;
+static __typeof__(rte_pmd_vbr_get_queue_rate_limit) *get_limit;
+
+static int
+tm_setup(void)
+{
+	struct rte_tm_capabilities cap;
+	struct rte_tm_error err;
+
+	TEST_ASSERT_SUCCESS(vbr_test_pair_ports(&port0, &port1), "ports");
+	TEST_ASSERT_SUCCESS(rte_tm_capabilities_get(port0, &cap, &err),
+			    "tm caps: %s", err.message);
+	if (cap.shaper_private_n_max == 0)
+		TEST_SKIP("the device does not pace");
+	kmin = (uint32_t)(cap.shaper_private_rate_min / 125);
+	kmax = (uint32_t)(cap.shaper_private_rate_max / 125);
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port0, &(struct rte_eth_conf){
+		0 }, 1, 256, 256, mp), "port 0");
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &(struct rte_eth_conf){
+		0 }, 1, 256, 256, mp), "port 1");
+	return vbr_test_pair_start(port0, port1);
+}
+
+/* ethdev takes every rate the device paces: the link is fast enough. */
+static int
+test_ethdev_range(void)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * 5;
+	struct rte_eth_dev_info info;
+	struct rte_eth_link link;
+
+	/* the engine (progress=thread) brings the link up after start */
+	do {
+		TEST_ASSERT_SUCCESS(rte_eth_link_get_nowait(port0, &link),
+				    "link");
+	} while (link.link_status != RTE_ETH_LINK_UP &&
+		 rte_get_timer_cycles() < end && usleep(10000) == 0);
+	TEST_ASSERT(link.link_status == RTE_ETH_LINK_UP &&
+		    link.link_speed >= kmax / 1000,
+		    "link %u Mbit/s below the pacing maximum %u kbit/s",
+		    link.link_speed, kmax);
+	TEST_ASSERT_SUCCESS(rte_eth_set_queue_rate_limit(port0, 0,
+							 kmax / 1000),
+			    "the device maximum, %u Mbit/s", kmax / 1000);
+	TEST_ASSERT_EQUAL(rte_eth_set_queue_rate_limit(port0, 0,
+						       kmax / 1000 + 1),
+			  -EINVAL, "above the maximum");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port0, &info), "info");
+	/* ethdev lets queue == max_tx_queues through: the PMD refuses it. */
+	TEST_ASSERT_EQUAL(rte_eth_set_queue_rate_limit(port0,
+						       info.max_tx_queues,
+						       100),
+			  -EINVAL, "queue %u", info.max_tx_queues);
+	TEST_ASSERT_SUCCESS(rte_eth_set_queue_rate_limit(port0, 0, 0),
+			    "0 removes the limit");
+	return TEST_SUCCESS;
+}
+
+static int
+test_pmd_api(void)
+{
+	struct rte_eth_dev_info info;
+	uint32_t rate, burst;
+	uint16_t pkt;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port0, &info), "info");
+	TEST_ASSERT_EQUAL(set_limit(RTE_MAX_ETHPORTS - 1, 0, 1000, 0, 0),
+			  -ENODEV, "not a port");
+	TEST_ASSERT_EQUAL(set_limit(port0, info.max_tx_queues, 1000, 0, 0),
+			  -EINVAL, "queue id");
+	TEST_ASSERT_EQUAL(set_limit(port0, 0, kmax + 1, 0, 0), -EINVAL,
+			  "above the device maximum");
+	if (kmin > 1)
+		TEST_ASSERT_EQUAL(set_limit(port0, 0, kmin - 1, 0, 0),
+				  -EINVAL, "below the device minimum");
+	TEST_ASSERT_EQUAL(set_limit(port0, 0, 0, 4096, 0), -EINVAL,
+			  "burst with rate 0");
+	TEST_ASSERT_EQUAL(set_limit(port0, 0, 0, 0, 512), -EINVAL,
+			  "packet size with rate 0");
+	TEST_ASSERT_EQUAL(set_limit(port0, 0, 1000, 0, UINT16_MAX), -EINVAL,
+			  "packet size above the largest frame");
+	/* on the started queue: the device takes it */
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 1000, 4096, 512), "txq 0");
+	TEST_ASSERT_SUCCESS(get_limit(port0, 0, &rate, &burst, &pkt), "get");
+	TEST_ASSERT(rate == 1000 && burst == 4096 && pkt == 512,
+		    "txq 0 reads %u %u %u", rate, burst, pkt);
+	/* a queue the port does not have (yet): kept */
+	TEST_ASSERT_SUCCESS(set_limit(port0, 7, kmax, 0, 0), "txq 7");
+	TEST_ASSERT_SUCCESS(get_limit(port0, 7, &rate, &burst, &pkt), "get");
+	TEST_ASSERT(rate == kmax && burst == 0 && pkt == 0,
+		    "txq 7 reads %u %u %u", rate, burst, pkt);
+	/* a refused call leaves the limit as it was */
+	TEST_ASSERT_EQUAL(set_limit(port0, 0, kmax + 1, 0, 0), -EINVAL,
+			  "refused");
+	TEST_ASSERT_SUCCESS(get_limit(port0, 0, &rate, &burst, &pkt), "get");
+	TEST_ASSERT_EQUAL(rate, 1000u, "txq 0 kept its limit");
+	/* ethdev's call sets the same limit, with device defaults */
+	TEST_ASSERT_SUCCESS(rte_eth_set_queue_rate_limit(port0, 0, 3), "3M");
+	TEST_ASSERT_SUCCESS(get_limit(port0, 0, &rate, &burst, &pkt), "get");
+	TEST_ASSERT(rate == 3000 && burst == 0 && pkt == 0,
+		    "txq 0 reads %u %u %u after ethdev's", rate, burst, pkt);
+	TEST_ASSERT_EQUAL(get_limit(port0, 0, NULL, &burst, &pkt), -EINVAL,
+			  "NULL");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "removed");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 7, 0, 0, 0), "removed");
+	/* kept over stop/start: the start sets it on the QP again */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 2000, 0, 0), "stopped");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
+	TEST_ASSERT_SUCCESS(get_limit(port0, 0, &rate, &burst, &pkt), "get");
+	TEST_ASSERT_EQUAL(rate, 2000u, "txq 0 after start");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "removed");
+	return TEST_SUCCESS;
+}
+
+/* What testpmd cannot send: NULL arguments, a failed commit kept. */
+static int
+test_tm_api(void)
+{
+	struct rte_tm_node_params np = {
+		.shaper_profile_id = RTE_TM_SHAPER_PROFILE_ID_NONE,
+		.nonleaf = { .n_sp_priorities = 1 },
+	};
+	struct rte_tm_node_params lp = {
+		.shaper_profile_id = RTE_TM_SHAPER_PROFILE_ID_NONE,
+		.leaf = { .cman = RTE_TM_CMAN_TAIL_DROP,
+			  .wred = { .wred_profile_id =
+					RTE_TM_WRED_PROFILE_ID_NONE } },
+	};
+	struct rte_tm_error err;
+	int is_leaf;
+
+	memset(&err, 0, sizeof(err));
+	TEST_ASSERT_EQUAL(rte_tm_node_add(port1, 100, RTE_TM_NODE_ID_NULL, 0,
+					  1, 0, NULL, &err), -EINVAL,
+			  "NULL params");
+	TEST_ASSERT_EQUAL(err.type, RTE_TM_ERROR_TYPE_NODE_PARAMS, "type");
+	TEST_ASSERT_EQUAL(rte_tm_shaper_profile_add(port1, 1, NULL, &err),
+			  -EINVAL, "NULL profile");
+	TEST_ASSERT_EQUAL(err.type, RTE_TM_ERROR_TYPE_SHAPER_PROFILE, "type");
+	/* a commit with no root fails; clear_on_fail 0 keeps the nodes */
+	TEST_ASSERT_EQUAL(rte_tm_hierarchy_commit(port1, 0, &err), -EINVAL,
+			  "commit without a root");
+	TEST_ASSERT(err.message != NULL && strstr(err.message, "no root"),
+		    "message: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_node_add(port1, 100, RTE_TM_NODE_ID_NULL,
+					    0, 1, 0, &np, &err),
+			    "root: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_node_add(port1, 0, 100, 0, 1, 1, &lp,
+					    &err), "leaf: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_node_type_get(port1, 0, &is_leaf, &err),
+			    "type");
+	TEST_ASSERT_EQUAL(is_leaf, 1, "leaf");
+	TEST_ASSERT_EQUAL(rte_tm_node_type_get(port1, 0, NULL, &err), -EINVAL,
+			  "NULL is_leaf");
+	TEST_ASSERT_SUCCESS(rte_tm_hierarchy_commit(port1, 0, &err),
+			    "commit: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_node_delete(port1, 0, &err), "leaf delete");
+	TEST_ASSERT_SUCCESS(rte_tm_node_delete(port1, 100, &err),
+			    "root delete");
+	return TEST_SUCCESS;
+}
+
+/* The limit on the QP of port0's Tx queue 0. */
+static int
+qp_limit(uint32_t *rate, uint32_t *burst)
+{
+	struct vbr_txq *txq = rte_eth_devices[port0].data->tx_queues[0];
+	struct swv_qp_pace_stats st;
+
+	TEST_ASSERT_NOT_NULL(txq, "txq 0");
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(txq->qp, &st), "pace stats");
+	*rate = st.rate_limit;
+	*burst = st.max_burst_sz;
+	return TEST_SUCCESS;
+}
+
+#define QP_LIMIT_IS(want_rate, what) do { \
+	uint32_t r_, b_; \
+	TEST_ASSERT_SUCCESS(qp_limit(&r_, &b_), "%s", what); \
+	TEST_ASSERT_EQUAL(r_, (uint32_t)(want_rate), \
+			  "%s: QP rate %u kbit/s", what, r_); \
+} while (0)
+
+/* One 64-byte frame port0 -> port1, received. */
+static int
+cross(void)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * 2;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(mp), *r[8];
+	struct rte_ether_hdr *eh;
+	uint16_t got = 0;
+
+	TEST_ASSERT_NOT_NULL(m, "alloc");
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, 64);
+	memset(eh, 0, 64);
+	rte_eth_macaddr_get(port1, &eh->dst_addr);
+	rte_eth_macaddr_get(port0, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(0x88b5);
+	TEST_ASSERT_EQUAL(vbr_test_tx_all(port0, &m, 1, 2000), 1, "tx");
+	while (got == 0 && rte_get_timer_cycles() < end) {
+		got = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
+		rte_eth_tx_burst(port0, 0, NULL, 0);	/* completions */
+	}
+	rte_pktmbuf_free_bulk(r, got);
+	TEST_ASSERT(got > 0, "frame received");
+	return TEST_SUCCESS;
+}
+
+static int
+test_qp_start_stop(void)
+{
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 8000, 20000, 0), "stopped");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
+	QP_LIMIT_IS(8000, "set while stopped, after start");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
+	QP_LIMIT_IS(8000, "after stop/start");
+	TEST_ASSERT_SUCCESS(rte_eth_set_queue_rate_limit(port0, 0, 50), "50M");
+	QP_LIMIT_IS(50000, "set on the started queue");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_set_queue_rate_limit(port0, 0, 0), "0");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
+	QP_LIMIT_IS(0, "removed while stopped, after start");
+	return TEST_SUCCESS;
+}
+
+/* A queue taken out of ERR (RESET -> RTS) gets its limit back. */
+static int
+test_qp_recovery(void)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct vbr_txq *txq = rte_eth_devices[port0].data->tx_queues[0];
+	uint64_t rec = txq->recoveries;
+
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 90000, 0, 0), "90M");
+	TEST_ASSERT_SUCCESS(txq->priv->glue->modify_qp(txq->qp, &attr,
+						       IBV_QP_STATE), "ERR");
+	TEST_ASSERT_SUCCESS(cross(), "through the recovery");
+	TEST_ASSERT_EQUAL(txq->recoveries, rec + 1, "recovered");
+	QP_LIMIT_IS(90000, "after the recovery");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "removed");
+	QP_LIMIT_IS(0, "removed");
+	return TEST_SUCCESS;
+}
+
+/* A leaf's profile on the QP: 12500124 bytes/s is 100000 kbit/s. */
+static int
+test_qp_tm_leaf(void)
+{
+	struct rte_tm_shaper_params sp = {
+		.peak = { .rate = 12500124, .size = 30000 },
+	};
+	struct rte_tm_node_params np = {
+		.shaper_profile_id = RTE_TM_SHAPER_PROFILE_ID_NONE,
+		.nonleaf = { .n_sp_priorities = 1 },
+	};
+	struct rte_tm_node_params lp = {
+		.shaper_profile_id = 7,
+		.leaf = { .cman = RTE_TM_CMAN_TAIL_DROP,
+			  .wred = { .wred_profile_id =
+					RTE_TM_WRED_PROFILE_ID_NONE } },
+	};
+	struct rte_tm_error err;
+	uint32_t rate, burst;
+
+	TEST_ASSERT_SUCCESS(rte_tm_shaper_profile_add(port0, 7, &sp, &err),
+			    "profile: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_node_add(port0, 50, RTE_TM_NODE_ID_NULL,
+					    0, 1, 0, &np, &err),
+			    "root: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_node_add(port0, 0, 50, 0, 1, 1, &lp,
+					    &err), "leaf: %s", err.message);
+	QP_LIMIT_IS(0, "before the commit");
+	TEST_ASSERT_SUCCESS(rte_tm_hierarchy_commit(port0, 0, &err),
+			    "commit: %s", err.message);
+	TEST_ASSERT_SUCCESS(qp_limit(&rate, &burst), "QP");
+	TEST_ASSERT(rate == 100000 && burst == 30000,
+		    "leaf on the QP: %u kbit/s, %u bytes", rate, burst);
+	TEST_ASSERT_SUCCESS(rte_tm_node_delete(port0, 0, &err), "leaf delete");
+	QP_LIMIT_IS(0, "leaf deleted");
+	TEST_ASSERT_SUCCESS(rte_tm_node_delete(port0, 50, &err),
+			    "root delete");
+	TEST_ASSERT_SUCCESS(rte_tm_shaper_profile_delete(port0, 7, &err),
+			    "profile delete");
+	return TEST_SUCCESS;
+}
+
+static void
+tm_teardown(void)
+{
+	rte_eth_dev_stop(port0);
+	rte_eth_dev_stop(port1);
+}
+
+static struct unit_test_suite suite_api = {
+	.name = "vbr tm api",
+	.setup = tm_setup,
+	.teardown = tm_teardown,
+	.cases = {
+		TEST_CASE(test_ethdev_range),
+		TEST_CASE(test_pmd_api),
+		TEST_CASE(test_tm_api),
+		TEST_CASES_END(),
+	},
+};
+
+static struct unit_test_suite suite_qp = {
+	.name = "vbr tm qp",
+	.setup = tm_setup,
+	.teardown = tm_teardown,
+	.cases = {
+		TEST_CASE(test_qp_start_stop),
+		TEST_CASE(test_qp_recovery),
+		TEST_CASE(test_qp_tm_leaf),
+		TEST_CASES_END(),
+	},
+};
+
+int
+main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		const struct unit_test_suite *suite;
+		const char *sw_only;	/* why it cannot run on VBR_TEST_DEV */
+	} groups[] = {
+		{ "api", &suite_api, NULL },
+		{ "qp", &suite_qp, "reads the QP's limit with swverbs' own call" },
+	};
+	unsigned int g;
+	void *pmd;
+	int ret;
+
+	ret = VBR_TEST_GROUP(argc, argv, groups);
+	if (ret < 0)
+		return 2;
+	g = (unsigned int)ret;
+	if (groups[g].sw_only != NULL && vbr_test_dev() != NULL) {
+		printf("SKIP: group %s on %s: it %s\n", groups[g].name,
+		       vbr_test_dev(), groups[g].sw_only);
+		return 77;
+	}
+	ret = vbr_test_eal_init(argv[0], argv[1], "pmd.net.vbr:info", "tm",
+				NULL);
+	if (ret != 0)
+		return vbr_test_init_status(ret);
+	/* the PMD EAL loaded: its own API */
+	pmd = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
+	if (pmd == NULL) {
+		printf("dlopen %s: %s\n", argv[1], dlerror());
+		return 1;
+	}
+	set_limit = (__typeof__(set_limit))dlsym(pmd,
+		"rte_pmd_vbr_set_queue_rate_limit");
+	get_limit = (__typeof__(get_limit))dlsym(pmd,
+		"rte_pmd_vbr_get_queue_rate_limit");
+	if (set_limit == NULL || get_limit == NULL) {
+		printf("rte_pmd_vbr_*_queue_rate_limit not exported\n");
+		return 1;
+	}
+	mp = vbr_test_pool("vbr_tm", NB_MBUF);
+	if (mp == NULL)
+		return 1;
+	ret = unit_test_suite_runner(groups[g].suite);
+	rte_eth_dev_close(port0);
+	rte_eth_dev_close(port1);
+	vbr_test_fini(mp);
+	dlclose(pmd);
+	return ret;
+}
