@@ -660,7 +660,7 @@ swv_query_device_ex(struct ibv_context *context,
 	attr->max_wq_type_rq = SWV_MAX_WQ;
 	attr->raw_packet_caps = 0;	/* no VLAN strip, FCS, csum offload */
 	attr->packet_pacing_caps.qp_rate_limit_min = SWV_PACE_RATE_MIN;
-	attr->packet_pacing_caps.qp_rate_limit_max = SWV_PACE_RATE_MAX;
+	attr->packet_pacing_caps.qp_rate_limit_max = swv_pace_rate_max(dev);
 	attr->packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	attr->phys_port_cnt_ex = 1;
 	return 0;

@@ -1410,6 +1410,8 @@ unsigned int swv_rq_flush(struct swv_pending *p, struct swv_rq *rq);
 /* The device's pacing range (packet_pacing_caps), kbit/s. */
 #define SWV_PACE_RATE_MIN 1u
 #define SWV_PACE_RATE_MAX 100000000u	/* 100 Gbit/s */
+/** The device's qp_rate_limit_max: its wire's speed, SWV_PACE_RATE_MAX at most. */
+uint32_t swv_pace_rate_max(struct swv_device *dev);
 /**
  * Check a limit for qp (rate 0: none; burst, typical 0: the defaults).
  * Return: 0 or EINVAL.
