@@ -278,6 +278,8 @@ swv_device_create_attr(const char *name, const char *wire,
 	/* Before the engine serves the device, nothing else drives the wire. */
 	dev->link = dev->wire->ops->link_up(dev->wire);
 	dev->speed = dev->wire->ops->speed_mbps(dev->wire);
+	/* A device cap, read by its users once: not moved by later speeds. */
+	dev->pace_max = swv_pace_rate_max(dev->speed);
 	swv_dev_mtu_sync(dev);
 	ret = swv_engine_add(attr->engine, dev);
 	if (ret != 0)
@@ -660,7 +662,7 @@ swv_query_device_ex(struct ibv_context *context,
 	attr->max_wq_type_rq = SWV_MAX_WQ;
 	attr->raw_packet_caps = 0;	/* no VLAN strip, FCS, csum offload */
 	attr->packet_pacing_caps.qp_rate_limit_min = SWV_PACE_RATE_MIN;
-	attr->packet_pacing_caps.qp_rate_limit_max = swv_pace_rate_max(dev);
+	attr->packet_pacing_caps.qp_rate_limit_max = dev->pace_max;
 	attr->packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	attr->phys_port_cnt_ex = 1;
 	return 0;

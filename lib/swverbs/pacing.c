@@ -28,10 +28,8 @@
 #define SWV_PACE_BURST_NS 1000000ull
 
 uint32_t
-swv_pace_rate_max(struct swv_device *dev)
+swv_pace_rate_max(uint32_t mbps)
 {
-	uint32_t mbps = SWV_LOAD(&dev->speed);
-
 	/* The wire's speed (a NIC paces up to its port's), when it has one. */
 	if (mbps == 0 || (uint64_t)mbps * 1000 > SWV_PACE_RATE_MAX)
 		return SWV_PACE_RATE_MAX;
@@ -46,7 +44,7 @@ swv_pace_check(const struct swv_qp *qp, uint32_t rate, uint32_t burst,
 		return EINVAL;	/* no send queue: nothing to pace */
 	if (rate == 0)
 		return burst != 0 || typical != 0 ? EINVAL : 0;
-	if (rate < SWV_PACE_RATE_MIN || rate > swv_pace_rate_max(qp->dev))
+	if (rate < SWV_PACE_RATE_MIN || rate > qp->dev->pace_max)
 		return EINVAL;
 	if (typical > SWV_MAX_FRAME)
 		return EINVAL;

@@ -1218,6 +1218,8 @@ struct swv_device {
 	struct swv_sniff *sniff;	/**< RCU pointer, NULL: none */
 	uint32_t link;			/**< port up, engine-written */
 	uint32_t speed;			/**< Mbit/s */
+	/** qp_rate_limit_max, kbit/s: fixed at creation, as a device cap. */
+	uint32_t pace_max;
 	uint64_t next_link_check;	/**< ns (engine) */
 	uint32_t next_qpn;		/**< swv_num_take() (swv_lock) */
 	uint32_t next_wqn;
@@ -1410,8 +1412,11 @@ unsigned int swv_rq_flush(struct swv_pending *p, struct swv_rq *rq);
 /* The device's pacing range (packet_pacing_caps), kbit/s. */
 #define SWV_PACE_RATE_MIN 1u
 #define SWV_PACE_RATE_MAX 100000000u	/* 100 Gbit/s */
-/** The device's qp_rate_limit_max: its wire's speed, SWV_PACE_RATE_MAX at most. */
-uint32_t swv_pace_rate_max(struct swv_device *dev);
+/**
+ * qp_rate_limit_max for a wire of @mbps (0: unknown): its speed, at most
+ * SWV_PACE_RATE_MAX. A device's (pace_max) is fixed when it is created.
+ */
+uint32_t swv_pace_rate_max(uint32_t mbps);
 /**
  * Check a limit for qp (rate 0: none; burst, typical 0: the defaults).
  * Return: 0 or EINVAL.

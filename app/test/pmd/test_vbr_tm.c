@@ -286,6 +286,30 @@ test_qp_recovery(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A limit set while the queue's QP is in ERR (before the datapath's
+ * recovery) is taken: the device takes limits in RTS only, and the
+ * recovery puts it on the QP.
+ */
+static int
+test_qp_set_in_err(void)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct vbr_txq *txq = rte_eth_devices[port0].data->tx_queues[0];
+	uint64_t rec = txq->recoveries;
+
+	TEST_ASSERT_SUCCESS(txq->priv->glue->modify_qp(txq->qp, &attr,
+						       IBV_QP_STATE), "ERR");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 70000, 0, 0),
+			    "70M while in ERR");
+	TEST_ASSERT_SUCCESS(cross(), "through the recovery");
+	TEST_ASSERT_EQUAL(txq->recoveries, rec + 1, "recovered");
+	QP_LIMIT_IS(70000, "after the recovery");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "removed");
+	QP_LIMIT_IS(0, "removed");
+	return TEST_SUCCESS;
+}
+
 /* A leaf's profile on the QP: 12500124 bytes/s is 100000 kbit/s. */
 static int
 test_qp_tm_leaf(void)
@@ -354,6 +378,7 @@ static struct unit_test_suite suite_qp = {
 	.cases = {
 		TEST_CASE(test_qp_start_stop),
 		TEST_CASE(test_qp_recovery),
+		TEST_CASE(test_qp_set_in_err),
 		TEST_CASE(test_qp_tm_leaf),
 		TEST_CASES_END(),
 	},

@@ -223,8 +223,10 @@ vbr_tm_txq_ready(struct vbr_txq *txq)
 
 /*
  * Make r the wanted limit of queue qid, on its QP at once when started.
- * If the device refuses it, the queue keeps its previous limit. Return 0
- * or -errno.
+ * The callers checked r against the device's caps: what the device can
+ * still refuse is a QP out of RTS (a send queue in error, before the
+ * datapath's recovery brings it back), so the limit stays wanted and the
+ * recovery puts it on the QP (vbr_tm_txq_ready()). Return 0 or -errno.
  */
 static int
 vbr_tm_queue_set(struct vbr_priv *priv, struct vbr_tm *tm, uint16_t qid,
@@ -246,6 +248,11 @@ vbr_tm_queue_set(struct vbr_priv *priv, struct vbr_tm *tm, uint16_t qid,
 	if (txq == NULL || !priv->started || !vbr_tm_paces(priv))
 		return 0;
 	ret = vbr_tm_qp_set(txq, r);
+	if (ret == -EINVAL) {
+		VBR_LOG(NOTICE, "port %u txq %u: the limit goes on the QP when "
+			"the queue is back in RTS", txq->port_id, qid);
+		return 0;
+	}
 	if (ret != 0)
 		vbr_tm_set_want(q, &old);
 	return ret;

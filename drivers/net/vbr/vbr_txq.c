@@ -211,8 +211,13 @@ vbr_txq_ready(struct vbr_txq *txq)
 			txq->port_id, txq->queue_id, strerror(ret));
 		return ret;
 	}
-	/* A QP in RESET lost its rate limit: set it before any send. */
-	return -vbr_tm_txq_ready(txq);
+	/*
+	 * A QP in RESET lost its rate limit: set it before any send. A limit
+	 * the device refuses now (logged) leaves the queue unpaced rather
+	 * than dead: its frames still go.
+	 */
+	(void)vbr_tm_txq_ready(txq);
+	return 0;
 }
 
 /** RESET -> INIT -> RTR -> RTS. */
