@@ -724,8 +724,8 @@ dev_mtu(struct swv_device *dev)
 static uint32_t
 dev_max_mtu(struct swv_device *dev)
 {
-	/* An Ethernet header and two VLAN tags above the MTU. */
-	uint32_t max = SWV_MAX_FRAME - 14 - 8;
+	/* The largest frame the MTU lets in is the largest there is. */
+	uint32_t max = SWV_MAX_FRAME - SWV_MTU_OVERHEAD;
 
 	if (dev->wire->ops->max_mtu != NULL &&
 	    dev->wire->ops->max_mtu(dev->wire) < max)
@@ -737,10 +737,12 @@ void
 swv_dev_mtu_sync(struct swv_device *dev)
 {
 	/*
-	 * An Ethernet header and two VLAN tags (QinQ), as the MTU limits of
-	 * the wires count them: a frame the largest MTU allows fits.
+	 * The MTU, an Ethernet header and one VLAN tag, as a ConnectX's port
+	 * MTU bounds what it receives: mlx5e sets it to the MTU + 22 with
+	 * the FCS, i.e. 18 above the MTU for a frame without FCS. A
+	 * double-tagged frame of a full MTU is dropped.
 	 */
-	SWV_STORE(&dev->rx_max_frame, dev_mtu(dev) + 14 + 8);
+	SWV_STORE(&dev->rx_max_frame, dev_mtu(dev) + SWV_MTU_OVERHEAD);
 }
 
 int

@@ -194,7 +194,8 @@ int swv_device_rebind(const char *name);
  * Set the port's MTU (bytes above the Ethernet header). For af_packet, the
  * interface's MTU (SIOCSIFMTU, as a NIC driver sets its netdev's); the
  * kernel refuses what the interface cannot carry. In-memory wires carry
- * any MTU whose frame (with two VLAN tags) fits SWV_MAX_FRAME.
+ * any MTU whose largest frame (with a VLAN tag: what Rx lets in) fits
+ * SWV_MAX_FRAME (shm: its 2048-byte slot).
  *
  * Return: 0, EINVAL (too large for the wire, or refused by the kernel),
  * ENODEV (the interface is gone), EPERM (needs CAP_NET_ADMIN).
@@ -362,8 +363,8 @@ struct swv_port_counters {
 	 */
 	uint64_t rx_wire_errors;
 	/**
-	 * Longer than the port's MTU allows: more than MTU + 22 bytes (an
-	 * Ethernet header and two VLAN tags, no FCS), as a NIC's MRU drops
+	 * Longer than the port's MTU allows: more than MTU + 18 bytes (an
+	 * Ethernet header and one VLAN tag, no FCS), as a ConnectX drops
 	 * them. Also in rx_errors.
 	 */
 	uint64_t rx_mtu_dropped;

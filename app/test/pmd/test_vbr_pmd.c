@@ -1156,7 +1156,7 @@ test_mtu_no_scatter(void)
 	TEST_ASSERT_SUCCESS(cross_exact(2000 + RTE_ETHER_HDR_LEN, 2),
 			    "frame at MTU 2000");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mtu(port1, RTE_ETHER_MTU), "back");
-	TEST_ASSERT_EQUAL(info.max_mtu, info.max_rx_pktlen - 22, "max_mtu");
+	TEST_ASSERT_EQUAL(info.max_mtu, info.max_rx_pktlen - 18, "max_mtu");
 	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, info.max_mtu + 1),
 			  -EINVAL, "MTU above max_mtu");
 	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, RTE_ETHER_MIN_MTU - 1),
@@ -2677,7 +2677,7 @@ test_tx_bad_frames(void)
 	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port0, &info), "info");
 	max_len = info.max_rx_pktlen;
 	max_segs = info.tx_desc_lim.nb_seg_max;
-	TEST_ASSERT_EQUAL(info.max_mtu, max_len - 22, "max_mtu");
+	TEST_ASSERT_EQUAL(info.max_mtu, max_len - 18, "max_mtu");
 	TEST_ASSERT(max_segs > 1 && max_segs == info.tx_desc_lim.nb_mtu_seg_max,
 		    "nb_seg_max %u", max_segs);
 	rte_eth_macaddr_get(port1, &dst);
