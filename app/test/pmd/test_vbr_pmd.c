@@ -1070,12 +1070,51 @@ test_lsc_event_after_restart(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * speed_capa is the wire's speed whatever the link state: the same fixed
+ * 100G with the link set down as up (pair cables run at 100 Gb/s).
+ */
+static int
+test_speed_capa_link_down(void)
+{
+	const uint32_t capa = RTE_ETH_LINK_SPEED_FIXED |
+			      RTE_ETH_LINK_SPEED_100G;
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	struct rte_eth_link link;
+	uint16_t a, b;
+
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:spd"), "a");
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:spd"), "b");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	TEST_ASSERT_SUCCESS(port_start_conf(a, &conf, 1, NB_RXD), "start a");
+	TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_UP, &link), "up");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(a, &info), "info up");
+	TEST_ASSERT_EQUAL(info.speed_capa, capa, "speed_capa 0x%x, link up",
+			  info.speed_capa);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_down(a), "link down");
+	TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_DOWN, &link), "down");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(a, &info), "info down");
+	TEST_ASSERT_EQUAL(info.speed_capa, capa, "speed_capa 0x%x, link down",
+			  info.speed_capa);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_up(a), "link up");
+	TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_UP, &link), "up again");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(a), "stop a");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_close(a), "close a");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit a");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_close(b), "close b");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr1"), "uninit b");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite_lsc = {
 	.name = "vbr lsc",
 	.cases = {
 		TEST_CASE(test_lsc_events),
 		TEST_CASE(test_lsc_not_requested),
 		TEST_CASE(test_lsc_event_after_restart),
+		TEST_CASE(test_speed_capa_link_down),
 		TEST_CASES_END(),
 	},
 };
