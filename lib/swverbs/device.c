@@ -403,10 +403,26 @@ swv_set_port_mtu(struct ibv_context *context, uint32_t mtu)
 		ret = dev->wire->ops->set_mtu(dev->wire, mtu);
 	if (ret == 0) {
 		SWV_STORE(&dev->mtu, mtu);
+		SWV_STORE(&dev->rx_mtu, 0);	/* Rx follows the wire again */
 		swv_dev_mtu_sync(dev);
 	}
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
+}
+
+int
+swv_set_port_rx_mtu(struct ibv_context *context, uint32_t mtu)
+{
+	struct swv_device *dev;
+
+	if (context == NULL)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	pthread_mutex_lock(&swv_lock);
+	SWV_STORE(&dev->rx_mtu, mtu);
+	swv_dev_mtu_sync(dev);
+	pthread_mutex_unlock(&swv_lock);
+	return 0;
 }
 
 int
@@ -742,7 +758,11 @@ swv_dev_mtu_sync(struct swv_device *dev)
 	 * the FCS, i.e. 18 above the MTU for a frame without FCS. A
 	 * double-tagged frame of a full MTU is dropped.
 	 */
-	SWV_STORE(&dev->rx_max_frame, dev_mtu(dev) + SWV_MTU_OVERHEAD);
+	uint32_t mtu = SWV_LOAD(&dev->rx_mtu);
+
+	if (mtu == 0)
+		mtu = dev_mtu(dev);
+	SWV_STORE(&dev->rx_max_frame, mtu + SWV_MTU_OVERHEAD);
 }
 
 int

@@ -1141,8 +1141,13 @@ struct swv_device {
 	uint8_t netdev_mac[6];		/**< the interface's MAC */
 	uint32_t mtu;			/**< port MTU (in-memory wires) */
 	/**
-	 * Longest frame Rx takes: the MTU, an Ethernet header and one VLAN
-	 * tag, SWV_MTU_OVERHEAD (set with the MTU; engine-read); longer
+	 * The MTU Rx drops above, set by swv_set_port_rx_mtu(); 0: the
+	 * wire's MTU (swv_lock held to write).
+	 */
+	uint32_t rx_mtu;
+	/**
+	 * Longest frame Rx takes: rx_mtu or the MTU, an Ethernet header and
+	 * one VLAN tag, SWV_MTU_OVERHEAD (set with them; engine-read); longer
 	 * ones are counted in rx_mtu_dropped.
 	 */
 	uint32_t rx_max_frame;

@@ -203,6 +203,19 @@ int swv_device_rebind(const char *name);
 int swv_set_port_mtu(struct ibv_context *context, uint32_t mtu);
 
 /**
+ * Set the MTU the port's receive side drops above (frames longer than
+ * @mtu + 18 bytes: an Ethernet header and one VLAN tag, no FCS; counted in
+ * rx_mtu_dropped), without touching the wire's own MTU: a driver whose
+ * port reports another MTU than its interface's keeps the drop at the one
+ * it reports. 0: follow the wire's MTU again, as swv_set_port_mtu() also
+ * does. On af_packet and af_xdp the kernel still drops above the
+ * interface's MTU before the socket.
+ *
+ * Return: 0, EINVAL (@context NULL).
+ */
+int swv_set_port_rx_mtu(struct ibv_context *context, uint32_t mtu);
+
+/**
  * Destroy a device created with swv_device_create().
  *
  * Return: 0, ENOENT (no such device), EBUSY (a context is still open on it).

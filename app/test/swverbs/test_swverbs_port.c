@@ -215,6 +215,7 @@ test_rx_mtu_drop(void)
 	static const uint32_t lens[] = { 1414, 1418, 1419, 1422, 1500, 60 };
 	static const bool kept[] = { true, true, false, false, false, true };
 	struct swv_port_counters c0, c1;
+	struct swv_port_attr_ex pa;
 	struct tport a, b;
 	struct ibv_wc wc;
 	unsigned int i;
@@ -262,6 +263,25 @@ test_rx_mtu_drop(void)
 	TEST_ASSERT_EQUAL(wc.byte_len, 1500, "");
 	TEST_ASSERT_SUCCESS(swv_query_port_counters(b.d.ctx, &c1), "");
 	TEST_ASSERT_EQUAL(c1.rx_mtu_dropped, c0.rx_mtu_dropped, "");
+	/* An Rx MTU of its own: 1419 bytes dropped, the wire's MTU kept. */
+	TEST_ASSERT_SUCCESS(swv_set_port_rx_mtu(b.d.ctx, 1400), "");
+	memset(&pa, 0, sizeof(pa));
+	pa.comp_mask = SWV_QUERY_PORT_EX_ETH_MTU;
+	TEST_ASSERT_SUCCESS(swv_query_port_ex(b.d.ctx, 1, &pa), "");
+	TEST_ASSERT_EQUAL(pa.eth_mtu, 1500, "the wire's MTU stays");
+	t_frame(tbuf, 1419, b.d.mac, a.d.mac, 10);
+	TEST_ASSERT_SUCCESS(t_send(a.d.sqp, a.tmr, tbuf, 1419, 10), "");
+	T_WAIT(swv_query_port_counters(b.d.ctx, &c0) == 0 &&
+	       c0.rx_mtu_dropped == c1.rx_mtu_dropped + 1);
+	TEST_ASSERT_EQUAL(c0.rx_mtu_dropped, c1.rx_mtu_dropped + 1,
+			  "1419 bytes above Rx MTU 1400");
+	/* swv_set_port_mtu puts the drop back on the wire's MTU. */
+	TEST_ASSERT_SUCCESS(swv_set_port_mtu(b.d.ctx, 1500), "");
+	t_frame(tbuf, 1419, b.d.mac, a.d.mac, 11);
+	TEST_ASSERT_SUCCESS(t_send(a.d.sqp, a.tmr, tbuf, 1419, 11), "");
+	TEST_ASSERT_EQUAL(t_poll(b.d.rcq, &wc, 1, 2000), 1, "");
+	TEST_ASSERT_EQUAL(wc.byte_len, 1419, "");
+	TEST_ASSERT_EQUAL(swv_set_port_rx_mtu(NULL, 1400), EINVAL, "");
 	t_port_teardown(&b);
 	t_port_teardown(&a);
 	return TEST_SUCCESS;
