@@ -922,6 +922,19 @@ lsc_unplug_peer(uint16_t peer)
 	return TEST_SUCCESS;
 }
 
+/* net_vbr0 and net_vbr1, the two ends of one cable (@args). */
+static int
+pair_make(const char *args, uint16_t *a, uint16_t *b)
+{
+	if (vbr_test_vdev_init("net_vbr0", args) != 0 ||
+	    vbr_test_vdev_init("net_vbr1", args) != 0)
+		return -1;
+	if (port_by_name("net_vbr0", a) != 0 ||
+	    port_by_name("net_vbr1", b) != 0)
+		return -1;
+	return 0;
+}
+
 static int
 lsc_case(bool lsc)
 {
@@ -931,10 +944,7 @@ lsc_case(bool lsc)
 	uint16_t a, b;
 	uint32_t ev;
 
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	TEST_ASSERT_SUCCESS(pair_make("wire=pair:lsc", &a, &b), "pair");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,
 			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
 	conf.intr_conf.lsc = lsc;
@@ -1041,10 +1051,7 @@ test_lsc_event_after_restart(void)
 	struct rte_eth_link link;
 	uint16_t a, b;
 
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	TEST_ASSERT_SUCCESS(pair_make("wire=pair:lsc", &a, &b), "pair");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,
 			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
 	TEST_ASSERT_SUCCESS(port_start_conf(a, &conf, 1, NB_RXD), "start a");
@@ -1084,10 +1091,7 @@ test_speed_capa_link_down(void)
 	struct rte_eth_link link;
 	uint16_t a, b;
 
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:spd"), "a");
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:spd"), "b");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	TEST_ASSERT_SUCCESS(pair_make("wire=pair:spd", &a, &b), "pair");
 	TEST_ASSERT_SUCCESS(port_start_conf(a, &conf, 1, NB_RXD), "start a");
 	TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_UP, &link), "up");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(a, &info), "info up");
