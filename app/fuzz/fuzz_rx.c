@@ -1175,7 +1175,7 @@ setup_device(void)
 	swv_free_device_list(list);
 	FUZZ_ASSERT(dev.ctx != NULL, "open: %d", errno);
 	/* Frames of any size the device takes: the largest MTU. */
-	FUZZ_ASSERT(swv_set_port_mtu(dev.ctx, SWV_MAX_FRAME - 22) == 0, "mtu");
+	FUZZ_ASSERT(swv_set_port_mtu(dev.ctx, SWV_MAX_FRAME - 18) == 0, "mtu");
 	dev.pd = swv_alloc_pd(dev.ctx);
 	dev.scq = swv_create_cq(dev.ctx, 4 * RQ_DEPTH, NULL, NULL, 0);
 	FUZZ_ASSERT(dev.pd != NULL && dev.scq != NULL, "pd, cq");

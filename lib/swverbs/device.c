@@ -405,10 +405,26 @@ swv_set_port_mtu(struct ibv_context *context, uint32_t mtu)
 		ret = dev->wire->ops->set_mtu(dev->wire, mtu);
 	if (ret == 0) {
 		SWV_STORE(&dev->mtu, mtu);
+		SWV_STORE(&dev->rx_mtu, 0);	/* Rx follows the wire again */
 		swv_dev_mtu_sync(dev);
 	}
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
+}
+
+int
+swv_set_port_rx_mtu(struct ibv_context *context, uint32_t mtu)
+{
+	struct swv_device *dev;
+
+	if (context == NULL)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	pthread_mutex_lock(&swv_lock);
+	SWV_STORE(&dev->rx_mtu, mtu);
+	swv_dev_mtu_sync(dev);
+	pthread_mutex_unlock(&swv_lock);
+	return 0;
 }
 
 int
@@ -730,8 +746,8 @@ dev_mtu(struct swv_device *dev)
 static uint32_t
 dev_max_mtu(struct swv_device *dev)
 {
-	/* An Ethernet header and two VLAN tags above the MTU. */
-	uint32_t max = SWV_MAX_FRAME - 14 - 8;
+	/* The largest frame the MTU lets in is the largest there is. */
+	uint32_t max = SWV_MAX_FRAME - SWV_MTU_OVERHEAD;
 
 	if (dev->wire->ops->max_mtu != NULL &&
 	    dev->wire->ops->max_mtu(dev->wire) < max)
@@ -743,10 +759,16 @@ void
 swv_dev_mtu_sync(struct swv_device *dev)
 {
 	/*
-	 * An Ethernet header and two VLAN tags (QinQ), as the MTU limits of
-	 * the wires count them: a frame the largest MTU allows fits.
+	 * The MTU, an Ethernet header and one VLAN tag, as a ConnectX's port
+	 * MTU bounds what it receives: mlx5e sets it to the MTU + 22 with
+	 * the FCS, i.e. 18 above the MTU for a frame without FCS. A
+	 * double-tagged frame of a full MTU is dropped.
 	 */
-	SWV_STORE(&dev->rx_max_frame, dev_mtu(dev) + 14 + 8);
+	uint32_t mtu = SWV_LOAD(&dev->rx_mtu);
+
+	if (mtu == 0)
+		mtu = dev_mtu(dev);
+	SWV_STORE(&dev->rx_max_frame, mtu + SWV_MTU_OVERHEAD);
 }
 
 uint32_t

@@ -235,8 +235,9 @@ rx_len_ok(const struct swv_device *dev, uint32_t len)
 
 /*
  * A frame shorter than the wire's minimum (a runt), or longer than the MTU
- * allows (MTU + an Ethernet header + two VLAN tags), is dropped before it is
- * parsed, counted as an Rx error, as a NIC's MAC drops it.
+ * allows (MTU + an Ethernet header + one VLAN tag, as a ConnectX's port MTU
+ * bounds it), is dropped before it is parsed, counted as an Rx error, as a
+ * NIC's MAC drops it.
  */
 static inline bool
 rx_runt(struct swv_device *dev, uint32_t len)

@@ -1172,6 +1172,14 @@ to_swv_ctx(struct ibv_context *ctx)
  */
 void swv_vctx_init(struct verbs_context *vctx);
 
+/*
+ * A frame's bytes above the MTU: an Ethernet header and one VLAN tag, no
+ * FCS (a ConnectX's port MTU is the MTU + 22 with the FCS). Rx drops what
+ * is longer; the wires' largest MTU leaves this much to their largest
+ * frame, so that at the largest MTU that frame still comes in.
+ */
+#define SWV_MTU_OVERHEAD (14 + 4)
+
 struct swv_device {
 	struct ibv_device ibv_dev;
 	char name[SWV_NAME_MAX];
@@ -1196,9 +1204,14 @@ struct swv_device {
 	uint8_t netdev_mac[6];		/**< the interface's MAC */
 	uint32_t mtu;			/**< port MTU (in-memory wires) */
 	/**
-	 * Longest frame Rx takes: the MTU, an Ethernet header and two VLAN
-	 * tags (set with the MTU; engine-read); longer ones are counted in
-	 * rx_mtu_dropped.
+	 * The MTU Rx drops above, set by swv_set_port_rx_mtu(); 0: the
+	 * wire's MTU (swv_lock held to write).
+	 */
+	uint32_t rx_mtu;
+	/**
+	 * Longest frame Rx takes: rx_mtu or the MTU, an Ethernet header and
+	 * one VLAN tag, SWV_MTU_OVERHEAD (set with them; engine-read); longer
+	 * ones are counted in rx_mtu_dropped.
 	 */
 	uint32_t rx_max_frame;
 	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */

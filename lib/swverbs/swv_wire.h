@@ -99,8 +99,8 @@ struct swv_wire_ops {
 	 */
 	const char *(*note)(struct swv_wire *wire);
 	/**
-	 * Optional (NULL: the device's SWV_MAX_FRAME less an Ethernet header
-	 * and two VLAN tags): the largest MTU set_mtu() takes.
+	 * Optional (NULL: the device's SWV_MAX_FRAME less SWV_MTU_OVERHEAD, an
+	 * Ethernet header and a VLAN tag): the largest MTU set_mtu() takes.
 	 */
 	uint32_t (*max_mtu)(struct swv_wire *wire);
 	/**

@@ -194,12 +194,26 @@ int swv_device_rebind(const char *name);
  * Set the port's MTU (bytes above the Ethernet header). For af_packet, the
  * interface's MTU (SIOCSIFMTU, as a NIC driver sets its netdev's); the
  * kernel refuses what the interface cannot carry. In-memory wires carry
- * any MTU whose frame (with two VLAN tags) fits SWV_MAX_FRAME.
+ * any MTU whose largest frame (with a VLAN tag: what Rx lets in) fits
+ * SWV_MAX_FRAME (shm: its 2048-byte slot).
  *
  * Return: 0, EINVAL (too large for the wire, or refused by the kernel),
  * ENODEV (the interface is gone), EPERM (needs CAP_NET_ADMIN).
  */
 int swv_set_port_mtu(struct ibv_context *context, uint32_t mtu);
+
+/**
+ * Set the MTU the port's receive side drops above (frames longer than
+ * @mtu + 18 bytes: an Ethernet header and one VLAN tag, no FCS; counted in
+ * rx_mtu_dropped), without touching the wire's own MTU: a driver whose
+ * port reports another MTU than its interface's keeps the drop at the one
+ * it reports. 0: follow the wire's MTU again, as swv_set_port_mtu() also
+ * does. On af_packet and af_xdp the kernel still drops above the
+ * interface's MTU before the socket.
+ *
+ * Return: 0, EINVAL (@context NULL).
+ */
+int swv_set_port_rx_mtu(struct ibv_context *context, uint32_t mtu);
 
 /**
  * Destroy a device created with swv_device_create().
@@ -362,8 +376,8 @@ struct swv_port_counters {
 	 */
 	uint64_t rx_wire_errors;
 	/**
-	 * Longer than the port's MTU allows: more than MTU + 22 bytes (an
-	 * Ethernet header and two VLAN tags, no FCS), as a NIC's MRU drops
+	 * Longer than the port's MTU allows: more than MTU + 18 bytes (an
+	 * Ethernet header and one VLAN tag, no FCS), as a ConnectX drops
 	 * them. Also in rx_errors.
 	 */
 	uint64_t rx_mtu_dropped;

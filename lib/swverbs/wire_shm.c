@@ -518,15 +518,15 @@ static int
 shm_set_mtu(struct swv_wire *wire, uint32_t mtu)
 {
 	(void)wire;
-	/* An Ethernet header and two VLAN tags above the MTU. */
-	return mtu + 14 + 8 > SWV_SHM_SLOT ? EINVAL : 0;
+	/* The largest frame the MTU lets in fills a slot. */
+	return mtu + SWV_MTU_OVERHEAD > SWV_SHM_SLOT ? EINVAL : 0;
 }
 
 static uint32_t
 shm_max_mtu(struct swv_wire *wire)
 {
 	(void)wire;
-	return SWV_SHM_SLOT - 14 - 8;
+	return SWV_SHM_SLOT - SWV_MTU_OVERHEAD;
 }
 
 static uint32_t

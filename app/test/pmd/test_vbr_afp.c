@@ -441,6 +441,51 @@ test_wire_errors(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * dev_start leaves the interface's MTU alone, as mlx5 leaves its netdev's:
+ * on a veth of MTU 9000 (3000 on af_xdp), a port configured without
+ * rxmode.mtu starts with ethdev's 1500; the veth keeps its MTU, and the
+ * port drops what is above the MTU it reports (1500 + 18), counted in
+ * rx_mtu_dropped.
+ */
+static int
+test_start_keeps_mtu(void)
+{
+	uint32_t big = is_xdp() ? 3000 : 9000;
+	uint32_t lens[4] = { 0 };
+	uint16_t p, mtu = 0;
+	uint64_t d0, d1;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(vbr_sh("ip link set %s mtu %u && "
+				   "ip -n %s link set %s mtu %u", t_a, big,
+				   t_ns, t_b, big), "veth MTU %u", big);
+	ret = port_make("net_vbr_km", "", &p);
+	if (ret == 0)
+		ret = port_go(p, false);
+	if (ret == 0 && (vbr_if_mtu(t_a) != big ||
+			 rte_eth_dev_get_mtu(p, &mtu) != 0 || mtu != 1500))
+		ret = -1;
+	d0 = vbr_test_xstat(p, "rx_mtu_dropped");
+	if (ret == 0)
+		ret = peer_send(1518, 1) | peer_send(1519, 2) |
+		      peer_send(2000, 3);
+	if (ret == 0 && port_recv(p, lens, 4, 500) != 1)
+		ret = -2;
+	d1 = vbr_test_xstat(p, "rx_mtu_dropped");
+	printf("    interface MTU %u, port MTU %u, received %u bytes, "
+	       "rx_mtu_dropped +%" PRIu64 "\n", vbr_if_mtu(t_a), mtu,
+	       lens[0], d1 - d0);
+	port_drop("net_vbr_km", p);
+	vbr_sh("ip link set %s mtu 1500; ip -n %s link set %s mtu 1500", t_a,
+	       t_ns, t_b);
+	TEST_ASSERT_EQUAL(ret, 0, "start kept the interface's MTU %u, the "
+			  "port's is 1500, one frame in", big);
+	TEST_ASSERT_EQUAL(lens[0], 1518, "the frame within MTU + 18");
+	TEST_ASSERT_EQUAL(d1 - d0, 2, "the two above it dropped, counted");
+	return TEST_SUCCESS;
+}
+
 /* A frame of @len bytes to the peer, in 2000-byte segments. */
 static struct rte_mbuf *
 make_big(uint32_t len)
@@ -593,6 +638,7 @@ static struct unit_test_suite suite_afp = {
 		TEST_CASE(test_same_interface),
 		TEST_CASE(test_runts),
 		TEST_CASE(test_mtu),
+		TEST_CASE(test_start_keeps_mtu),
 		TEST_CASE(test_wire_drops),
 		TEST_CASE(test_wire_errors),
 		TEST_CASE(test_removal),

@@ -922,6 +922,19 @@ lsc_unplug_peer(uint16_t peer)
 	return TEST_SUCCESS;
 }
 
+/* net_vbr0 and net_vbr1, the two ends of one cable (@args). */
+static int
+pair_make(const char *args, uint16_t *a, uint16_t *b)
+{
+	if (vbr_test_vdev_init("net_vbr0", args) != 0 ||
+	    vbr_test_vdev_init("net_vbr1", args) != 0)
+		return -1;
+	if (port_by_name("net_vbr0", a) != 0 ||
+	    port_by_name("net_vbr1", b) != 0)
+		return -1;
+	return 0;
+}
+
 static int
 lsc_case(bool lsc)
 {
@@ -931,10 +944,7 @@ lsc_case(bool lsc)
 	uint16_t a, b;
 	uint32_t ev;
 
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	TEST_ASSERT_SUCCESS(pair_make("wire=pair:lsc", &a, &b), "pair");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,
 			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
 	conf.intr_conf.lsc = lsc;
@@ -1041,10 +1051,7 @@ test_lsc_event_after_restart(void)
 	struct rte_eth_link link;
 	uint16_t a, b;
 
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr0", "wire=pair:lsc"), "a");
-	TEST_ASSERT_SUCCESS(vbr_test_vdev_init("net_vbr1", "wire=pair:lsc"), "b");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &a), "port a");
-	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &b), "port b");
+	TEST_ASSERT_SUCCESS(pair_make("wire=pair:lsc", &a, &b), "pair");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,
 			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
 	TEST_ASSERT_SUCCESS(port_start_conf(a, &conf, 1, NB_RXD), "start a");
@@ -1070,12 +1077,48 @@ test_lsc_event_after_restart(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * speed_capa is the wire's speed whatever the link state: the same fixed
+ * 100G with the link set down as up (pair cables run at 100 Gb/s).
+ */
+static int
+test_speed_capa_link_down(void)
+{
+	const uint32_t capa = RTE_ETH_LINK_SPEED_FIXED |
+			      RTE_ETH_LINK_SPEED_100G;
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info info;
+	struct rte_eth_link link;
+	uint16_t a, b;
+
+	TEST_ASSERT_SUCCESS(pair_make("wire=pair:spd", &a, &b), "pair");
+	TEST_ASSERT_SUCCESS(port_start_conf(a, &conf, 1, NB_RXD), "start a");
+	TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_UP, &link), "up");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(a, &info), "info up");
+	TEST_ASSERT_EQUAL(info.speed_capa, capa, "speed_capa 0x%x, link up",
+			  info.speed_capa);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_down(a), "link down");
+	TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_DOWN, &link), "down");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(a, &info), "info down");
+	TEST_ASSERT_EQUAL(info.speed_capa, capa, "speed_capa 0x%x, link down",
+			  info.speed_capa);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_up(a), "link up");
+	TEST_ASSERT_SUCCESS(wait_link(a, RTE_ETH_LINK_UP, &link), "up again");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(a), "stop a");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_close(a), "close a");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit a");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_close(b), "close b");
+	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr1"), "uninit b");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite_lsc = {
 	.name = "vbr lsc",
 	.cases = {
 		TEST_CASE(test_lsc_events),
 		TEST_CASE(test_lsc_not_requested),
 		TEST_CASE(test_lsc_event_after_restart),
+		TEST_CASE(test_speed_capa_link_down),
 		TEST_CASES_END(),
 	},
 };
@@ -1156,7 +1199,7 @@ test_mtu_no_scatter(void)
 	TEST_ASSERT_SUCCESS(cross_exact(2000 + RTE_ETHER_HDR_LEN, 2),
 			    "frame at MTU 2000");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mtu(port1, RTE_ETHER_MTU), "back");
-	TEST_ASSERT_EQUAL(info.max_mtu, info.max_rx_pktlen - 22, "max_mtu");
+	TEST_ASSERT_EQUAL(info.max_mtu, info.max_rx_pktlen - 18, "max_mtu");
 	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, info.max_mtu + 1),
 			  -EINVAL, "MTU above max_mtu");
 	TEST_ASSERT_EQUAL(rte_eth_dev_set_mtu(port1, RTE_ETHER_MIN_MTU - 1),
@@ -2677,7 +2720,7 @@ test_tx_bad_frames(void)
 	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port0, &info), "info");
 	max_len = info.max_rx_pktlen;
 	max_segs = info.tx_desc_lim.nb_seg_max;
-	TEST_ASSERT_EQUAL(info.max_mtu, max_len - 22, "max_mtu");
+	TEST_ASSERT_EQUAL(info.max_mtu, max_len - 18, "max_mtu");
 	TEST_ASSERT(max_segs > 1 && max_segs == info.tx_desc_lim.nb_mtu_seg_max,
 		    "nb_seg_max %u", max_segs);
 	rte_eth_macaddr_get(port1, &dst);

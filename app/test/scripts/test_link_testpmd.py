@@ -9,8 +9,8 @@ unplugs port 0's end: both ports print their link state change event and
 show "Link status: down"; `set link-up port 0` brings both back. `show port
 info` gives the speed (100 Gbps) and the MTU. `port config mtu 1 1400`:
 1500-byte frames from port 0 are dropped by port 1, each counted in its
-rx_mtu_dropped xstat and in RX-errors; 1422-byte frames (MTU + an Ethernet
-header and two VLAN tags) pass. An MTU above the maximum is refused.
+rx_mtu_dropped xstat and in RX-errors; 1418-byte frames (MTU + an Ethernet
+header and one VLAN tag, a ConnectX's bound) pass, 1419-byte ones do not. An MTU above the maximum is refused.
 
 af_packet (root; skipped otherwise): a vbr port on a veth whose peer is in
 a namespace. link-down clears the interface's IFF_UP and the peer loses
@@ -138,11 +138,17 @@ def run_pair(pmd, c):
         c.check(s1.get("RX-packets") == 0 and s1.get("RX-errors") == sent,
                 f"port 1 RX-packets 0, RX-errors {s1.get('RX-errors')} == "
                 f"{sent}")
-        x0, x1, s0, s1 = burst(t, 1422)
+        x0, x1, s0, s1 = burst(t, 1418)
         c.check(s1.get("RX-packets", 0) > 0,
-                f"1422-byte frames received: {s1.get('RX-packets')}")
+                f"1418-byte frames received: {s1.get('RX-packets')}")
         c.check(x1.get("rx_mtu_dropped") == x0.get("rx_mtu_dropped"),
                 "none of them dropped for the MTU")
+        x0, x1, s0, s1 = burst(t, 1419)
+        drop = x1.get("rx_mtu_dropped", -1) - x0.get("rx_mtu_dropped", 0)
+        sent = s0.get("TX-packets", 0)
+        # (RX-packets may count 1418-byte frames still in flight)
+        c.check(sent > 0 and drop == sent,
+                f"1419-byte frames: rx_mtu_dropped +{drop} == {sent} sent")
         rc = t.quit()
         c.check(rc == 0, f"testpmd quit cleanly (rc {rc})")
     except (RuntimeError, subprocess.CalledProcessError) as e:

@@ -66,13 +66,13 @@ test_query_port_ex_fields(void)
 	TEST_ASSERT_EQUAL(a.std.phys_state, 5, "LinkUp");
 	TEST_ASSERT_EQUAL(a.std.link_layer, IBV_LINK_LAYER_ETHERNET, "");
 	TEST_ASSERT_EQUAL(a.eth_mtu, 1500, "the in-memory wire's default");
-	/* An Ethernet header and two VLAN tags below the largest frame. */
-	TEST_ASSERT_EQUAL(a.eth_max_mtu, SWV_MAX_FRAME - 22, "");
+	/* An Ethernet header and a VLAN tag below the largest frame. */
+	TEST_ASSERT_EQUAL(a.eth_max_mtu, SWV_MAX_FRAME - 18, "");
 	TEST_ASSERT_EQUAL(a.speed_mbps, 100000, "in-memory wire");
 	TEST_ASSERT_EQUAL(a.std.active_mtu, IBV_MTU_1024, "1500 - 96");
 	TEST_ASSERT_EQUAL(a.std.max_mtu, IBV_MTU_4096, "");
 	/* The MTU set shows; above the wire's largest: refused. */
-	TEST_ASSERT_EQUAL(swv_set_port_mtu(ctx, SWV_MAX_FRAME - 21), EINVAL,
+	TEST_ASSERT_EQUAL(swv_set_port_mtu(ctx, SWV_MAX_FRAME - 17), EINVAL,
 			  "");
 	TEST_ASSERT_EQUAL(swv_set_port_mtu(ctx, 0), EINVAL, "");
 	TEST_ASSERT_SUCCESS(swv_set_port_mtu(ctx, 1400), "");
@@ -102,7 +102,7 @@ test_query_port_ex_shm(void)
 	memset(&a, 0, sizeof(a));
 	a.comp_mask = SWV_QUERY_PORT_EX_ETH_MAX_MTU;
 	TEST_ASSERT_SUCCESS(swv_query_port_ex(ctx, 1, &a), "");
-	TEST_ASSERT_EQUAL(a.eth_max_mtu, 2048 - 22,
+	TEST_ASSERT_EQUAL(a.eth_max_mtu, 2048 - 18,
 			  "a 2048-byte slot");
 	TEST_ASSERT_EQUAL(swv_set_port_mtu(ctx, a.eth_max_mtu + 1), EINVAL,
 			  "");
@@ -203,17 +203,19 @@ test_link_loop(void)
 }
 
 /*
- * Receive side MTU: with MTU 1400, frames up to 1422 bytes (an Ethernet
- * header and two VLAN tags above it) are delivered, longer ones dropped and
- * counted in rx_mtu_dropped and rx_errors.
+ * Receive side MTU: with MTU 1400, frames up to 1418 bytes (an Ethernet
+ * header and one VLAN tag above it, as a ConnectX's port MTU) are delivered,
+ * longer ones (1422: two tags) dropped and counted in rx_mtu_dropped and
+ * rx_errors.
  */
 static int
 test_rx_mtu_drop(void)
 {
 	static uint8_t tbuf[4096], rbuf[4096];
-	static const uint32_t lens[] = { 1414, 1422, 1423, 1500, 60 };
-	static const bool kept[] = { true, true, false, false, true };
+	static const uint32_t lens[] = { 1414, 1418, 1419, 1422, 1500, 60 };
+	static const bool kept[] = { true, true, false, false, false, true };
 	struct swv_port_counters c0, c1;
+	struct swv_port_attr_ex pa;
 	struct tport a, b;
 	struct ibv_wc wc;
 	unsigned int i;
@@ -261,6 +263,25 @@ test_rx_mtu_drop(void)
 	TEST_ASSERT_EQUAL(wc.byte_len, 1500, "");
 	TEST_ASSERT_SUCCESS(swv_query_port_counters(b.d.ctx, &c1), "");
 	TEST_ASSERT_EQUAL(c1.rx_mtu_dropped, c0.rx_mtu_dropped, "");
+	/* An Rx MTU of its own: 1419 bytes dropped, the wire's MTU kept. */
+	TEST_ASSERT_SUCCESS(swv_set_port_rx_mtu(b.d.ctx, 1400), "");
+	memset(&pa, 0, sizeof(pa));
+	pa.comp_mask = SWV_QUERY_PORT_EX_ETH_MTU;
+	TEST_ASSERT_SUCCESS(swv_query_port_ex(b.d.ctx, 1, &pa), "");
+	TEST_ASSERT_EQUAL(pa.eth_mtu, 1500, "the wire's MTU stays");
+	t_frame(tbuf, 1419, b.d.mac, a.d.mac, 10);
+	TEST_ASSERT_SUCCESS(t_send(a.d.sqp, a.tmr, tbuf, 1419, 10), "");
+	T_WAIT(swv_query_port_counters(b.d.ctx, &c0) == 0 &&
+	       c0.rx_mtu_dropped == c1.rx_mtu_dropped + 1);
+	TEST_ASSERT_EQUAL(c0.rx_mtu_dropped, c1.rx_mtu_dropped + 1,
+			  "1419 bytes above Rx MTU 1400");
+	/* swv_set_port_mtu puts the drop back on the wire's MTU. */
+	TEST_ASSERT_SUCCESS(swv_set_port_mtu(b.d.ctx, 1500), "");
+	t_frame(tbuf, 1419, b.d.mac, a.d.mac, 11);
+	TEST_ASSERT_SUCCESS(t_send(a.d.sqp, a.tmr, tbuf, 1419, 11), "");
+	TEST_ASSERT_EQUAL(t_poll(b.d.rcq, &wc, 1, 2000), 1, "");
+	TEST_ASSERT_EQUAL(wc.byte_len, 1419, "");
+	TEST_ASSERT_EQUAL(swv_set_port_rx_mtu(NULL, 1400), EINVAL, "");
 	t_port_teardown(&b);
 	t_port_teardown(&a);
 	return TEST_SUCCESS;

@@ -285,7 +285,7 @@ shm_exact(struct tdev *tx, struct tdev *rx)
 	fl = t_flow_eth(rx->rqp, rx->mac, 0);
 	TEST_ASSERT_NOT_NULL(fl, "");
 	/* The largest MTU a slot carries (1500 drops the longer frames). */
-	TEST_ASSERT_SUCCESS(swv_set_port_mtu(rx->ctx, 2048 - 22), "");
+	TEST_ASSERT_SUCCESS(swv_set_port_mtu(rx->ctx, 2048 - 18), "");
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		uint32_t len = sizes[k], a = len / 2;
 		struct ibv_sge ss[2] = {
@@ -345,9 +345,9 @@ test_shm_exact_both_ways(void)
 		ret = shm_exact(&b, &a);
 	swv_query_port_counters(a.ctx, &ca);
 	swv_query_port_counters(b.ctx, &cb);
-	/* MTU: a frame with two VLAN tags fits the slot. */
-	TEST_ASSERT_SUCCESS(swv_set_port_mtu(a.ctx, T_SHM_SLOT - 22), "");
-	TEST_ASSERT_EQUAL(swv_set_port_mtu(a.ctx, T_SHM_SLOT - 21), EINVAL,
+	/* MTU: its largest frame (one VLAN tag) fills the slot. */
+	TEST_ASSERT_SUCCESS(swv_set_port_mtu(a.ctx, T_SHM_SLOT - 18), "");
+	TEST_ASSERT_EQUAL(swv_set_port_mtu(a.ctx, T_SHM_SLOT - 17), EINVAL,
 			  "");
 	t_teardown(&a);
 	t_teardown(&b);

@@ -202,8 +202,10 @@ vbr_port_rebind(struct vbr_priv *priv)
 }
 
 /**
- * mtu_set: the MTU of the port's wire (an af_packet interface's own MTU);
- * hardware ports keep their netdev's. Return 0 or -errno.
+ * mtu_set: the MTU of the port's wire (an af_packet interface's own MTU,
+ * a dev= port's netdev's, as mlx5 sets it); the receive drop follows it.
+ * The only place the driver changes an interface's MTU. Return 0 or
+ * -errno.
  */
 int
 vbr_port_set_mtu(struct vbr_priv *priv, uint16_t mtu)
@@ -261,22 +263,31 @@ vbr_port_query_mtu(struct vbr_priv *priv)
 }
 
 /**
- * dev_start: the wire takes the port's MTU (rte_eth_dev_configure() sets
- * it without an mtu_set call: rxmode.mtu, 1500 by default), so that its
- * Rx drops what is above it. Nothing when the wire has it already, or
- * cannot say. Return 0 or -errno.
+ * dev_start: the receive drop at the MTU the port reports. ethdev 22.11
+ * stores rxmode.mtu (1500 when not given) in dev->data->mtu at configure
+ * without an mtu_set call; the wire's own MTU (an interface's) is left as
+ * it is, as mlx5 leaves its netdev's, and swverbs drops above the port's
+ * MTU instead. A device that drops at its netdev's MTU only (ibverbs)
+ * keeps doing so. Return 0 or -errno.
  */
 int
 vbr_port_sync_mtu(struct vbr_priv *priv)
 {
 	struct vbr_glue_port_attr_ex pa;
+	uint16_t mtu = priv->dev->data->mtu;
+	int ret;
 
 	memset(&pa, 0, sizeof(pa));
 	pa.comp_mask = VBR_GLUE_PORT_EX_ETH_MTU;
-	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) != 0 ||
-	    pa.eth_mtu == priv->dev->data->mtu)
+	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) == 0 &&
+	    pa.eth_mtu < mtu)
+		VBR_LOG(NOTICE, "port %u: MTU %u above the interface's %u, "
+			"which bounds what the port receives; mtu_set changes "
+			"it", priv->dev->data->port_id, mtu, pa.eth_mtu);
+	ret = priv->glue->port_set_rx_mtu(priv->ctx, mtu);
+	if (ret == ENOSYS)
 		return 0;
-	return vbr_port_set_mtu(priv, priv->dev->data->mtu);
+	return -ret;
 }
 
 /* Undo a probe, whatever point it reached. */

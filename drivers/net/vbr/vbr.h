@@ -28,8 +28,11 @@
 #define VBR_MAX_VLAN_IDS 64
 /** Toeplitz key length. */
 #define VBR_RSS_KEY_LEN 40
-/** Frame overhead above the MTU: Ethernet header and two VLAN tags. */
-#define VBR_ETH_OVERHEAD (RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN)
+/**
+ * Frame overhead above the MTU: Ethernet header and one VLAN tag, no FCS,
+ * the longest frame a ConnectX (and swverbs) receives at an MTU.
+ */
+#define VBR_ETH_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 /** Descriptor limits advertised to applications. */
 #define VBR_MIN_DESC 64
 /** RSS hash types the hash QP can use (mapped by vbr_flow_rss_fields()). */

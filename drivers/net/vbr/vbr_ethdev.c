@@ -77,21 +77,27 @@ vbr_dev_configure(struct rte_eth_dev *dev)
 }
 
 /*
- * The link's rate in Mb/s from the extended port query: the device's own
- * figure where it gives one (swverbs: the wire's; ibverbs: the netdev's),
- * else the IB width times lane speed of the standard fields. 0: the link
- * is down. Return 0 or a positive errno.
+ * The port's rate in Mb/s from the extended port query, whatever the link
+ * state: the device's own figure where it gives one (swverbs: the wire's;
+ * ibverbs: the netdev's), else the IB width times lane speed of the
+ * standard fields. *up: whether the link is up. Return 0 or a positive
+ * errno.
  */
-static int vbr_link_speed(struct vbr_priv *priv, uint32_t *speed);
+static int vbr_port_rate(struct vbr_priv *priv, uint32_t *speed, bool *up);
 
-/* One fixed speed, the link's (none known: any). */
+/*
+ * One fixed speed, the wire's, with the link up or down (as mlx5 reports
+ * its link modes whatever the state); none known (the query fails, or the
+ * netdev gives no speed while its carrier is down): 0, "autonegotiated".
+ */
 static uint32_t
 vbr_speed_capa(struct vbr_priv *priv)
 {
 	uint32_t speed = 0;
 	uint32_t capa;
+	bool up;
 
-	if (vbr_link_speed(priv, &speed) != 0 || speed == 0)
+	if (vbr_port_rate(priv, &speed, &up) != 0 || speed == 0)
 		return RTE_ETH_LINK_SPEED_AUTONEG;
 	capa = rte_eth_speed_bitflag(speed, RTE_ETH_LINK_FULL_DUPLEX);
 	/* A rate with no bit of its own (e.g. 3000): say only "fixed". */
@@ -179,7 +185,7 @@ vbr_lanes(uint8_t active_width)
 }
 
 static int
-vbr_link_speed(struct vbr_priv *priv, uint32_t *speed)
+vbr_port_rate(struct vbr_priv *priv, uint32_t *speed, bool *up)
 {
 	struct vbr_glue_port_attr_ex pa;
 	int ret;
@@ -198,7 +204,8 @@ vbr_link_speed(struct vbr_priv *priv, uint32_t *speed)
 	}
 	if (ret != 0)
 		return ret;
-	*speed = pa.std.state == IBV_PORT_ACTIVE ? pa.speed_mbps : 0;
+	*speed = pa.speed_mbps;
+	*up = pa.std.state == IBV_PORT_ACTIVE;
 	return 0;
 }
 
@@ -211,16 +218,17 @@ vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete)
 		.link_autoneg = RTE_ETH_LINK_AUTONEG,
 	};
 	uint32_t speed = 0;
+	bool up = false;
 	int ret;
 
 	RTE_SET_USED(wait_to_complete);
-	ret = vbr_link_speed(priv, &speed);
+	ret = vbr_port_rate(priv, &speed, &up);
 	if (ret != 0) {
 		VBR_LOG(ERR, "port %u: query_port_ex: %s", dev->data->port_id,
 			strerror(ret));
 		return -ret;
 	}
-	if (speed != 0) {
+	if (up && speed != 0) {
 		link.link_status = RTE_ETH_LINK_UP;
 		link.link_speed = speed;
 		/* ethdev refuses a queue rate above it (vbr_tm.c) */

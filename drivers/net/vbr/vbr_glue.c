@@ -290,6 +290,15 @@ vbr_ibv_port_rebind(struct ibv_context *context, char *why, size_t len)
 	return 0;
 }
 
+/* A NIC drops at its port MTU, which follows the netdev's: none other. */
+static int
+vbr_ibv_port_set_rx_mtu(struct ibv_context *context, uint32_t mtu)
+{
+	(void)context;
+	(void)mtu;
+	return ENOSYS;
+}
+
 /* The netdev's MTU (SIOCSIFMTU), as the mlx5 PMD sets it. */
 static int
 vbr_ibv_port_set_mtu(struct ibv_context *context, uint32_t mtu, char *why,
@@ -519,6 +528,7 @@ const struct vbr_glue vbr_glue_ibv = {
 	.port_close = vbr_ibv_port_close,
 	.port_rebind = vbr_ibv_port_rebind,
 	.port_set_mtu = vbr_ibv_port_set_mtu,
+	.port_set_rx_mtu = vbr_ibv_port_set_rx_mtu,
 	.get_device_list = ibv_get_device_list,
 	.free_device_list = ibv_free_device_list,
 	.get_device_name = vbr_ibv_get_device_name,

@@ -145,6 +145,12 @@ struct vbr_glue {
 	/** Set the port's MTU (bytes above the Ethernet header). */
 	int (*port_set_mtu)(struct ibv_context *context, uint32_t mtu,
 			    char *why, size_t len);
+	/**
+	 * Drop received frames above an MTU other than the wire's (the one
+	 * the port reports), leaving the wire's own; 0: the wire's again.
+	 * ENOSYS: the device drops at its netdev's MTU only (ibverbs).
+	 */
+	int (*port_set_rx_mtu)(struct ibv_context *context, uint32_t mtu);
 	/* Verbs calls. */
 	struct ibv_device **(*get_device_list)(int *num_devices);
 	void (*free_device_list)(struct ibv_device **list);

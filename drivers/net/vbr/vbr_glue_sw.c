@@ -729,6 +729,12 @@ vbr_sw_port_set_mtu(struct ibv_context *context, uint32_t mtu, char *why,
 }
 
 static int
+vbr_sw_port_set_rx_mtu(struct ibv_context *context, uint32_t mtu)
+{
+	return swv_set_port_rx_mtu(context, mtu);
+}
+
+static int
 vbr_sw_query_port_counters(struct ibv_context *context,
 			   struct vbr_glue_port_counters *counters)
 {
@@ -814,6 +820,7 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.port_close = vbr_sw_port_close,
 	.port_rebind = vbr_sw_port_rebind,
 	.port_set_mtu = vbr_sw_port_set_mtu,
+	.port_set_rx_mtu = vbr_sw_port_set_rx_mtu,
 	.get_device_list = swv_get_device_list,
 	.free_device_list = swv_free_device_list,
 	.get_device_name = swv_get_device_name,
