@@ -749,6 +749,85 @@ test_change_inline(void)
 	return change("inline");
 }
 
+/* engine.c's test hook: called before the engine thread sets asleep. */
+extern void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced);
+
+/*
+ * The window between the engine thread's last pass and its asleep flag:
+ * 1 armed, 2 the thread waits in it (at_post read), 3 posted (released),
+ * 4 the thread's next sleep (after read). Driven by the test thread.
+ */
+static int race_state;
+static struct swv_engine_stats race_at_post, race_after;
+
+static void
+race_hook(struct swv_engine *eng, bool paced)
+{
+	int st = __atomic_load_n(&race_state, __ATOMIC_ACQUIRE);
+	unsigned int i;
+
+	if (eng != swv_engine_default())
+		return;
+	if (st == 1 && !paced) {
+		swv_engine_get_stats(eng, &race_at_post);
+		__atomic_store_n(&race_state, 2, __ATOMIC_RELEASE);
+		for (i = 0; i < 20000 && __atomic_load_n(&race_state,
+		     __ATOMIC_ACQUIRE) == 2; i++)
+			usleep(100);
+	} else if (st == 3) {
+		swv_engine_get_stats(eng, &race_after);
+		__atomic_store_n(&race_state, 4, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * A frame posted in the window before the engine thread's deep sleep (its
+ * post rings no doorbell) that the last look parks on the wheel: the
+ * thread must sleep until its departure, not a deep sleep (100 ms, with
+ * nothing to wake it). 100 kbit/s, a 1000-byte bucket, 1000-byte frames:
+ * the second is due 80 ms after the first. Checked without a clock: the
+ * thread's next sleep after the post is a paced one (no deep sleep ended
+ * in between), and the frame arrives.
+ */
+static int
+test_park_before_sleep(void)
+{
+	struct swv_qp_pace_stats st;
+	uint32_t total = 1;
+	uint64_t t_end;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, "thread", 1, 4, 2);
+	if (ret != TEST_SUCCESS)
+		return ret;
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 100, 1000), "100 kbit/s");
+	TEST_ASSERT(tq_run(&t, &total, 1000, 4000), "the first frame");
+	swv_engine_sleep_hook = race_hook;
+	__atomic_store_n(&race_state, 1, __ATOMIC_RELEASE);
+	t_end = t_now_ms() + 4000;
+	while (__atomic_load_n(&race_state, __ATOMIC_ACQUIRE) != 2 &&
+	       t_now_ms() < t_end)
+		usleep(100);
+	TEST_ASSERT_EQUAL(race_state, 2, "the engine thread never slept");
+	TEST_ASSERT_SUCCESS(tq_post(&t, 0, 1000), "the second frame");
+	__atomic_store_n(&race_state, 3, __ATOMIC_RELEASE);
+	total = 2;
+	TEST_ASSERT(tq_run(&t, &total, 1000, 4000), "the second frame");
+	while (__atomic_load_n(&race_state, __ATOMIC_ACQUIRE) != 4 &&
+	       t_now_ms() < t_end)
+		usleep(100);
+	swv_engine_sleep_hook = NULL;
+	TEST_ASSERT_EQUAL(race_state, 4, "no sleep after the post");
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(t.qp[0], &st), "");
+	TEST_ASSERT(st.waits >= 1, "the second frame waited on the wheel");
+	TEST_ASSERT_EQUAL(race_after.deep_sleeps - race_after.pace_sleeps,
+			  race_at_post.deep_sleeps - race_at_post.pace_sleeps,
+			  "a deep sleep with a QP parked: the frame left late");
+	tq_teardown(&t);
+	return TEST_SUCCESS;
+}
+
 /*
  * 1,024 paced QPs on one device, 100 kbit/s each with a 250-byte bucket:
  * 4 frames of 200 bytes each, so that each QP waits 3 times (16 ms a
@@ -797,6 +876,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_change_thread),
 		TEST_CASE(test_change_inline),
 		TEST_CASE(test_change_waiting),
+		TEST_CASE(test_park_before_sleep),
 		TEST_CASE(test_many_qps),
 		TEST_CASES_END(),
 	},
