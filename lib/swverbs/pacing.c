@@ -254,13 +254,24 @@ vt_after(const struct swv_pace *p, int64_t ns, uint64_t frac)
 	return p->v_ns > ns || (p->v_ns == ns && p->v_frac > frac);
 }
 
-/* Take a parked QP off its wheel (the wheel lock held). */
+/*
+ * Take a parked QP off its wheel (the wheel lock held). A slot left empty
+ * loses its bit, or swv_pace_next() would wake the engine for it.
+ */
 static inline void
 wheel_del(struct swv_wheel *w, struct swv_qp *qp)
 {
+	struct cds_list_head *prev = qp->pace.wnode.prev;
+	uint64_t s;
+
 	cds_list_del(&qp->pace.wnode);
 	qp->pace_parked = false;
 	SWV_STORE(&w->n, w->n - 1);
+	if (cds_list_empty(prev)) {
+		/* prev is then the slot's head (the list's only node) */
+		s = (uint64_t)(prev - w->slot);
+		w->bits[s / 64] &= ~(1ull << (s % 64));
+	}
 }
 
 void

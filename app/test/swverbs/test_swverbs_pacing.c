@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "swv_priv.h"
 #include "swv_test_util.h"
 
 static int
@@ -749,6 +750,65 @@ test_change_inline(void)
 	return change("inline");
 }
 
+/* Each slot of dev's wheel has its bit set exactly when QPs wait in it. */
+static int
+wheel_consistent(struct swv_device *dev, const char *when)
+{
+	struct swv_wheel *w = dev->wheel;
+	unsigned int s;
+	bool bit;
+
+	TEST_ASSERT_NOT_NULL(w, "a wheel");
+	for (s = 0; s < SWV_WHEEL_SLOTS; s++) {
+		bit = (w->bits[s / 64] >> (s % 64)) & 1;
+		TEST_ASSERT_EQUAL(bit, !cds_list_empty(&w->slot[s]),
+				  "%s: slot %u's bit %d, its list %s", when, s,
+				  bit, bit ? "empty" : "not empty");
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * A QP taken off the wheel by a change (pace_apply) or a reset
+ * (swv_pace_reset) clears its slot's bit when it leaves the slot empty.
+ * Service model: nothing but this thread's passes touches the wheel, so
+ * the wheel is checked right after the one pass that applies the change.
+ */
+static int
+test_wheel_del_bit(void)
+{
+	uint32_t total[2] = { 1, 1 };
+	struct swv_device *dev;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, "service", 2, 4, 8);
+	if (ret != TEST_SUCCESS)
+		return ret;
+	dev = to_swv_qp(t.qp[0])->dev;
+	/* second frames due 8 s and 0.8 s after the first */
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 1, 1000), "1 kbit/s");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 1, 10, 1000), "10 kbit/s");
+	TEST_ASSERT(tq_run(&t, total, 1000, 4000), "the first frames");
+	total[0] = total[1] = 2;
+	tq_run(&t, total, 1000, 50);
+	TEST_ASSERT(to_swv_qp(t.qp[0])->pace_parked &&
+		    to_swv_qp(t.qp[1])->pace_parked, "both wait");
+	TEST_ASSERT_SUCCESS(wheel_consistent(dev, "parked"), "");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 1, 0, 0), "removed");
+	swv_engine_run_once(t.eng);
+	TEST_ASSERT(!to_swv_qp(t.qp[1])->pace_parked, "the removal applied");
+	TEST_ASSERT_SUCCESS(wheel_consistent(dev, "removal"), "");
+	TEST_ASSERT_SUCCESS(t_qp_modify(t.qp[0], IBV_QPS_RESET, IBV_QP_STATE,
+					0), "reset");
+	TEST_ASSERT(!to_swv_qp(t.qp[0])->pace_parked, "the reset applied");
+	TEST_ASSERT_SUCCESS(wheel_consistent(dev, "reset"), "");
+	TEST_ASSERT_EQUAL(dev->wheel->n, 0, "an empty wheel");
+	TEST_ASSERT_EQUAL(swv_pace_next(dev), UINT64_MAX, "no departure");
+	tq_teardown(&t);
+	return TEST_SUCCESS;
+}
+
 /* engine.c's test hook: called before the engine thread sets asleep. */
 extern void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced);
 
@@ -877,6 +937,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_change_inline),
 		TEST_CASE(test_change_waiting),
 		TEST_CASE(test_park_before_sleep),
+		TEST_CASE(test_wheel_del_bit),
 		TEST_CASE(test_many_qps),
 		TEST_CASES_END(),
 	},
