@@ -50,6 +50,51 @@ rate_limit(struct ibv_qp *qp, uint32_t rate, uint32_t burst, uint16_t typ)
 	return ibv_modify_qp_rate_limit(qp, &a);
 }
 
+/* The threads of this process. */
+static unsigned int
+nthreads(void)
+{
+	unsigned int n = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A replaced limit is freed on the spot, after a grace period, never
+ * handed to liburcu's call_rcu thread (which could run it after the PMD
+ * .so is dlclosed): limits set, changed and removed start no thread. The
+ * suite's first case, before anything in the process used call_rcu().
+ */
+static int
+test_no_call_rcu(void)
+{
+	unsigned int n0, n1;
+	struct tdev d;
+
+	TEST_ASSERT_SUCCESS(t_setup(&d, "pcr", "loop"), "setup");
+	n0 = nthreads();
+	TEST_ASSERT(n0 > 0, "/proc/self/status");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 1000, 0, 0), "set");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 2000, 4096, 0), "changed");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 0, 0, 0), "removed");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 1000, 0, 0), "set again");
+	TEST_ASSERT_SUCCESS(t_qp_modify(d.sqp, IBV_QPS_RESET, IBV_QP_STATE, 0),
+			    "reset");
+	n1 = nthreads();
+	TEST_ASSERT_EQUAL(n1, n0, "%u threads, %u before the limits: a "
+			  "call_rcu thread", n1, n0);
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
 static int
 test_caps(void)
 {
@@ -928,6 +973,7 @@ test_many_qps(void)
 static const struct unit_test_suite suite = {
 	.name = "swverbs pacing",
 	.cases = {
+		TEST_CASE(test_no_call_rcu),
 		TEST_CASE(test_caps),
 		TEST_CASE(test_errnos),
 		TEST_CASE(test_conformance_thread),
