@@ -315,6 +315,14 @@ engine_give(struct swv_engine *eng)
 	__atomic_store_n(&eng->in_pass, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * A test hook, NULL but in tests: called by the engine thread just before
+ * it sets asleep for a deep sleep (paced false) or a sleep until a paced
+ * departure (paced true), so that a test can post in the window between
+ * its last pass and the flag, where a post rings no doorbell.
+ */
+void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced);
+
 /* The earliest departure of a paced QP on the engine's devices. */
 static uint64_t
 engine_pace_next(struct swv_engine *eng)
@@ -353,6 +361,8 @@ engine_pace_wait(struct swv_engine *eng)
 		ns = SWV_DEEP_SLEEP_NS;	/* link checks */
 	if (ns > SWV_SLEEP_MAX_NS && engine_tx_pending(eng))
 		ns = SWV_SLEEP_MAX_NS;	/* room that comes without a wakeup */
+	if (swv_engine_sleep_hook != NULL)
+		swv_engine_sleep_hook(eng, true);
 	SWV_STORE(&eng->asleep, 1);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (SWV_LOAD_ACQ(&eng->stop) ||
@@ -360,6 +370,19 @@ engine_pace_wait(struct swv_engine *eng)
 		SWV_STORE(&eng->asleep, 0);	/* a post raced with the flag */
 		return true;
 	}
+	/*
+	 * That pass may have parked a QP posted before the flag (it sends
+	 * nothing, and its post rang no doorbell): sleep no later than its
+	 * departure.
+	 */
+	next = engine_pace_next(eng);
+	now = swv_now_ns();
+	if (next <= now + SWV_PACE_SPIN_NS) {
+		SWV_STORE(&eng->asleep, 0);
+		return true;
+	}
+	if (ns > next - now - SWV_PACE_EARLY_NS)
+		ns = next - now - SWV_PACE_EARLY_NS;
 	rcu_quiescent_state();
 	SWV_STORE(&eng->pace_sleeps, eng->pace_sleeps + 1);
 	engine_sleep(eng, ns, true);
@@ -413,13 +436,20 @@ engine_main(void *arg)
 		 * look once more (a post may have raced with the flag), then
 		 * sleep until the doorbell, a wire's fd or the next link check.
 		 */
+		if (swv_engine_sleep_hook != NULL)
+			swv_engine_sleep_hook(eng, false);
 		SWV_STORE(&eng->asleep, 1);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		if (SWV_LOAD_ACQ(&eng->stop))
 			break;
 		now = swv_now_coarse_ns();
 		work = engine_work(eng, now);
-		if (work > 0) {
+		/*
+		 * A pass that parked a QP (a post before the flag, which rang
+		 * no doorbell) sends nothing: then sleep until its departure
+		 * (engine_pace_wait()), not for the deep sleep's length.
+		 */
+		if (work > 0 || engine_pace_next(eng) != UINT64_MAX) {
 			SWV_STORE(&eng->asleep, 0);
 			idle = 0;
 			sleep_ns = SWV_SLEEP_MIN_NS;

@@ -9,8 +9,8 @@
  * kbit/s within packet_pacing_caps, or 0 for no limit; max_burst_sz and
  * typical_pkt_sz only with a rate (0: the defaults); comp_mask 0; the QP a
  * RAW_PACKET QP with a send queue, in RTS. A new limit is published as an
- * immutable struct swv_pace_cfg (RCU pointer, the old one freed with
- * call_rcu()) and announced by bumping the QP's pace_gen; the engine picks
+ * immutable struct swv_pace_cfg (RCU pointer, the old one freed after
+ * synchronize_rcu()) and announced by bumping the QP's pace_gen; the engine picks
  * it up at its next look at the QP, keeping the bucket's level, so a
  * change on a running QP loses and reorders nothing: frames wait in the
  * send queue, never dropped for pacing.
@@ -49,12 +49,6 @@ swv_pace_check(const struct swv_qp *qp, uint32_t rate, uint32_t burst,
 	if (typical > SWV_MAX_FRAME)
 		return EINVAL;
 	return 0;
-}
-
-static void
-pace_cfg_free(struct rcu_head *head)
-{
-	free(caa_container_of(head, struct swv_pace_cfg, rcu));
 }
 
 /* The wheel of dev, made with its first limit (swv_lock held). */
@@ -109,8 +103,18 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 	old = qp->pace_cfg;
 	rcu_assign_pointer(qp->pace_cfg, cfg);
 	SWV_STORE_REL(&qp->pace_gen, qp->pace_gen + 1);
-	if (old != NULL)
-		call_rcu(&old->rcu, pace_cfg_free);
+	/*
+	 * The old limit goes after a grace period waited for here, not with
+	 * call_rcu(): liburcu's call_rcu thread could run a callback after
+	 * the PMD .so that carries swverbs is dlclosed. Every caller is on
+	 * the control path with swv_lock held (rate_limit, modify_qp, the
+	 * reset and destroy of a QP, which wait for grace periods already),
+	 * never in a pass; and limits change rarely.
+	 */
+	if (old != NULL) {
+		synchronize_rcu();
+		free(old);
+	}
 	/* A sleeping engine thread looks now: a waiting QP may go. */
 	swv_doorbell(qp->dev->eng);
 	return 0;
@@ -252,13 +256,24 @@ vt_after(const struct swv_pace *p, int64_t ns, uint64_t frac)
 	return p->v_ns > ns || (p->v_ns == ns && p->v_frac > frac);
 }
 
-/* Take a parked QP off its wheel (the wheel lock held). */
+/*
+ * Take a parked QP off its wheel (the wheel lock held). A slot left empty
+ * loses its bit, or swv_pace_next() would wake the engine for it.
+ */
 static inline void
 wheel_del(struct swv_wheel *w, struct swv_qp *qp)
 {
+	struct cds_list_head *prev = qp->pace.wnode.prev;
+	uint64_t s;
+
 	cds_list_del(&qp->pace.wnode);
 	qp->pace_parked = false;
 	SWV_STORE(&w->n, w->n - 1);
+	if (cds_list_empty(prev)) {
+		/* prev is then the slot's head (the list's only node) */
+		s = (uint64_t)(prev - w->slot);
+		w->bits[s / 64] &= ~(1ull << (s % 64));
+	}
 }
 
 void

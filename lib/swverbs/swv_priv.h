@@ -621,7 +621,7 @@ to_swv_ind_table(struct ibv_rwq_ind_table *t)
  */
 /*
  * Pacing (pacing.c). A paced QP's limit as set: immutable once published
- * (RCU pointer in swv_qp, freed with call_rcu()).
+ * (RCU pointer in swv_qp, freed after synchronize_rcu()).
  */
 struct swv_pace_cfg {
 	uint32_t rate;		/**< kbit/s, > 0 */

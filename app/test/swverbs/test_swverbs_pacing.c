@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "swv_priv.h"
 #include "swv_test_util.h"
 
 static int
@@ -47,6 +48,51 @@ rate_limit(struct ibv_qp *qp, uint32_t rate, uint32_t burst, uint16_t typ)
 	a.typical_pkt_sz = typ;
 	/* verbs.h's inline call, through the context's verbs ops */
 	return ibv_modify_qp_rate_limit(qp, &a);
+}
+
+/* The threads of this process. */
+static unsigned int
+nthreads(void)
+{
+	unsigned int n = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "Threads: %u", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+/*
+ * A replaced limit is freed on the spot, after a grace period, never
+ * handed to liburcu's call_rcu thread (which could run it after the PMD
+ * .so is dlclosed): limits set, changed and removed start no thread. The
+ * suite's first case, before anything in the process used call_rcu().
+ */
+static int
+test_no_call_rcu(void)
+{
+	unsigned int n0, n1;
+	struct tdev d;
+
+	TEST_ASSERT_SUCCESS(t_setup(&d, "pcr", "loop"), "setup");
+	n0 = nthreads();
+	TEST_ASSERT(n0 > 0, "/proc/self/status");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 1000, 0, 0), "set");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 2000, 4096, 0), "changed");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 0, 0, 0), "removed");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 1000, 0, 0), "set again");
+	TEST_ASSERT_SUCCESS(t_qp_modify(d.sqp, IBV_QPS_RESET, IBV_QP_STATE, 0),
+			    "reset");
+	n1 = nthreads();
+	TEST_ASSERT_EQUAL(n1, n0, "%u threads, %u before the limits: a "
+			  "call_rcu thread", n1, n0);
+	t_teardown(&d);
+	return TEST_SUCCESS;
 }
 
 static int
@@ -749,6 +795,144 @@ test_change_inline(void)
 	return change("inline");
 }
 
+/* Each slot of dev's wheel has its bit set exactly when QPs wait in it. */
+static int
+wheel_consistent(struct swv_device *dev, const char *when)
+{
+	struct swv_wheel *w = dev->wheel;
+	unsigned int s;
+	bool bit;
+
+	TEST_ASSERT_NOT_NULL(w, "a wheel");
+	for (s = 0; s < SWV_WHEEL_SLOTS; s++) {
+		bit = (w->bits[s / 64] >> (s % 64)) & 1;
+		TEST_ASSERT_EQUAL(bit, !cds_list_empty(&w->slot[s]),
+				  "%s: slot %u's bit %d, its list %s", when, s,
+				  bit, bit ? "empty" : "not empty");
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * A QP taken off the wheel by a change (pace_apply) or a reset
+ * (swv_pace_reset) clears its slot's bit when it leaves the slot empty.
+ * Service model: nothing but this thread's passes touches the wheel, so
+ * the wheel is checked right after the one pass that applies the change.
+ */
+static int
+test_wheel_del_bit(void)
+{
+	uint32_t total[2] = { 1, 1 };
+	struct swv_device *dev;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, "service", 2, 4, 8);
+	if (ret != TEST_SUCCESS)
+		return ret;
+	dev = to_swv_qp(t.qp[0])->dev;
+	/* second frames due 8 s and 0.8 s after the first */
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 1, 1000), "1 kbit/s");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 1, 10, 1000), "10 kbit/s");
+	TEST_ASSERT(tq_run(&t, total, 1000, 4000), "the first frames");
+	total[0] = total[1] = 2;
+	tq_run(&t, total, 1000, 50);
+	TEST_ASSERT(to_swv_qp(t.qp[0])->pace_parked &&
+		    to_swv_qp(t.qp[1])->pace_parked, "both wait");
+	TEST_ASSERT_SUCCESS(wheel_consistent(dev, "parked"), "");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 1, 0, 0), "removed");
+	swv_engine_run_once(t.eng);
+	TEST_ASSERT(!to_swv_qp(t.qp[1])->pace_parked, "the removal applied");
+	TEST_ASSERT_SUCCESS(wheel_consistent(dev, "removal"), "");
+	TEST_ASSERT_SUCCESS(t_qp_modify(t.qp[0], IBV_QPS_RESET, IBV_QP_STATE,
+					0), "reset");
+	TEST_ASSERT(!to_swv_qp(t.qp[0])->pace_parked, "the reset applied");
+	TEST_ASSERT_SUCCESS(wheel_consistent(dev, "reset"), "");
+	TEST_ASSERT_EQUAL(dev->wheel->n, 0, "an empty wheel");
+	TEST_ASSERT_EQUAL(swv_pace_next(dev), UINT64_MAX, "no departure");
+	tq_teardown(&t);
+	return TEST_SUCCESS;
+}
+
+/* engine.c's test hook: called before the engine thread sets asleep. */
+extern void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced);
+
+/*
+ * The window between the engine thread's last pass and its asleep flag:
+ * 1 armed, 2 the thread waits in it (at_post read), 3 posted (released),
+ * 4 the thread's next sleep (after read). Driven by the test thread.
+ */
+static int race_state;
+static struct swv_engine_stats race_at_post, race_after;
+
+static void
+race_hook(struct swv_engine *eng, bool paced)
+{
+	int st = __atomic_load_n(&race_state, __ATOMIC_ACQUIRE);
+	unsigned int i;
+
+	if (eng != swv_engine_default())
+		return;
+	if (st == 1 && !paced) {
+		swv_engine_get_stats(eng, &race_at_post);
+		__atomic_store_n(&race_state, 2, __ATOMIC_RELEASE);
+		for (i = 0; i < 20000 && __atomic_load_n(&race_state,
+		     __ATOMIC_ACQUIRE) == 2; i++)
+			usleep(100);
+	} else if (st == 3) {
+		swv_engine_get_stats(eng, &race_after);
+		__atomic_store_n(&race_state, 4, __ATOMIC_RELEASE);
+	}
+}
+
+/*
+ * A frame posted in the window before the engine thread's deep sleep (its
+ * post rings no doorbell) that the last look parks on the wheel: the
+ * thread must sleep until its departure, not a deep sleep (100 ms, with
+ * nothing to wake it). 100 kbit/s, a 1000-byte bucket, 1000-byte frames:
+ * the second is due 80 ms after the first. Checked without a clock: the
+ * thread's next sleep after the post is a paced one (no deep sleep ended
+ * in between), and the frame arrives.
+ */
+static int
+test_park_before_sleep(void)
+{
+	struct swv_qp_pace_stats st;
+	uint32_t total = 1;
+	uint64_t t_end;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, "thread", 1, 4, 2);
+	if (ret != TEST_SUCCESS)
+		return ret;
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 100, 1000), "100 kbit/s");
+	TEST_ASSERT(tq_run(&t, &total, 1000, 4000), "the first frame");
+	swv_engine_sleep_hook = race_hook;
+	__atomic_store_n(&race_state, 1, __ATOMIC_RELEASE);
+	t_end = t_now_ms() + 4000;
+	while (__atomic_load_n(&race_state, __ATOMIC_ACQUIRE) != 2 &&
+	       t_now_ms() < t_end)
+		usleep(100);
+	TEST_ASSERT_EQUAL(race_state, 2, "the engine thread never slept");
+	TEST_ASSERT_SUCCESS(tq_post(&t, 0, 1000), "the second frame");
+	__atomic_store_n(&race_state, 3, __ATOMIC_RELEASE);
+	total = 2;
+	TEST_ASSERT(tq_run(&t, &total, 1000, 4000), "the second frame");
+	while (__atomic_load_n(&race_state, __ATOMIC_ACQUIRE) != 4 &&
+	       t_now_ms() < t_end)
+		usleep(100);
+	swv_engine_sleep_hook = NULL;
+	TEST_ASSERT_EQUAL(race_state, 4, "no sleep after the post");
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(t.qp[0], &st), "");
+	TEST_ASSERT(st.waits >= 1, "the second frame waited on the wheel");
+	TEST_ASSERT_EQUAL(race_after.deep_sleeps - race_after.pace_sleeps,
+			  race_at_post.deep_sleeps - race_at_post.pace_sleeps,
+			  "a deep sleep with a QP parked: the frame left late");
+	tq_teardown(&t);
+	return TEST_SUCCESS;
+}
+
 /*
  * 1,024 paced QPs on one device, 100 kbit/s each with a 250-byte bucket:
  * 4 frames of 200 bytes each, so that each QP waits 3 times (16 ms a
@@ -789,6 +973,7 @@ test_many_qps(void)
 static const struct unit_test_suite suite = {
 	.name = "swverbs pacing",
 	.cases = {
+		TEST_CASE(test_no_call_rcu),
 		TEST_CASE(test_caps),
 		TEST_CASE(test_errnos),
 		TEST_CASE(test_conformance_thread),
@@ -797,6 +982,8 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_change_thread),
 		TEST_CASE(test_change_inline),
 		TEST_CASE(test_change_waiting),
+		TEST_CASE(test_park_before_sleep),
+		TEST_CASE(test_wheel_del_bit),
 		TEST_CASE(test_many_qps),
 		TEST_CASES_END(),
 	},
