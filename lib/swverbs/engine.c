@@ -321,7 +321,7 @@ engine_give(struct swv_engine *eng)
  * departure (paced true), so that a test can post in the window between
  * its last pass and the flag, where a post rings no doorbell.
  */
-void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced);
+void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced) = NULL;
 
 /* The earliest departure of a paced QP on the engine's devices. */
 static uint64_t

@@ -627,7 +627,6 @@ struct swv_pace_cfg {
 	uint32_t rate;		/**< kbit/s, > 0 */
 	uint32_t burst;		/**< bucket depth, bytes (resolved) */
 	uint32_t typical;	/**< typical frame, bytes (resolved) */
-	struct rcu_head rcu;
 };
 
 /*
@@ -1430,6 +1429,13 @@ unsigned int swv_rq_flush(struct swv_pending *p, struct swv_rq *rq);
  * SWV_PACE_RATE_MAX. A device's (pace_max) is fixed when it is created.
  */
 uint32_t swv_pace_rate_max(uint32_t mbps);
+
+/**
+ * A test hook (engine.c), NULL outside tests: the engine thread calls it
+ * just before it sets asleep, for a deep sleep (paced false) or a sleep
+ * until a paced departure (paced true).
+ */
+extern void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced);
 /**
  * Check a limit for qp (rate 0: none; burst, typical 0: the defaults).
  * Return: 0 or EINVAL.

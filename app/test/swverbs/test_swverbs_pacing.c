@@ -854,9 +854,6 @@ test_wheel_del_bit(void)
 	return TEST_SUCCESS;
 }
 
-/* engine.c's test hook: called before the engine thread sets asleep. */
-extern void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced);
-
 /*
  * The window between the engine thread's last pass and its asleep flag:
  * 1 armed, 2 the thread waits in it (at_post read), 3 posted (released),
