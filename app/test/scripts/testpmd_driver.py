@@ -20,6 +20,11 @@ PROMPT = "testpmd> "
 # What may follow a command's prompt: nothing, or event lines testpmd
 # prints on its own (an LSC or removal event raised while it was idle).
 ASYNC_AFTER_PROMPT = re.compile(r"(\s*Port \d+: [^\n]* event\s*)*")
+# An event line as testpmd prints it from its interrupt thread ("\nPort 0:
+# link state change event\n"), which may land inside the prompt it is
+# printing on the main thread ("test" event "pmd> "): taken out before the
+# prompt is looked for (t.out keeps it).
+EVENT_LINE = re.compile(r"\nPort \d+: [^\n]*? event\n")
 SKIP = 77
 
 
@@ -167,7 +172,7 @@ class TestPmd:
         self.proc.stdin.flush()
 
         def done():
-            tail = self.out[start:]
+            tail = EVENT_LINE.sub("", self.out[start:])
             # the echo of the command, its output, then a fresh prompt,
             # after which testpmd may print asynchronous event lines
             # ("Port 0: link state change event") with no new prompt
@@ -178,7 +183,7 @@ class TestPmd:
         if not self._wait(done, timeout):
             raise RuntimeError(f"no prompt after '{line}':\n" +
                                self.out[start:][-3000:])
-        tail = self.out[start:]
+        tail = EVENT_LINE.sub("", self.out[start:])
         tail = tail[tail.find(line) + len(line):]
         return tail[:tail.rfind(PROMPT)]
 
