@@ -76,6 +76,7 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 	     uint32_t typical)
 {
 	struct swv_pace_cfg *cfg = NULL, *old;
+	uint32_t frame;
 	uint64_t depth;
 	int ret;
 
@@ -86,13 +87,21 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 		cfg = calloc(1, sizeof(*cfg));
 		if (cfg == NULL)
 			return ENOMEM;
-		if (typical == 0)
+		/*
+		 * The default packet is the port MTU; the frame that carries
+		 * it has an Ethernet header more: the default bucket takes two
+		 * such frames (or two of the packet size given).
+		 */
+		frame = typical;
+		if (typical == 0) {
 			typical = swv_dev_mtu(qp->dev);
+			frame = typical + SWV_ETH_HLEN;
+		}
 		if (burst == 0) {
 			depth = (uint64_t)rate * SWV_PACE_BURST_NS /
 				SWV_PACE_NS_KBPS;
-			if (depth < 2ull * typical)
-				depth = 2ull * typical;
+			if (depth < 2ull * frame)
+				depth = 2ull * frame;
 			burst = depth > UINT32_MAX ? UINT32_MAX :
 				(uint32_t)depth;
 		}
@@ -246,6 +255,31 @@ vt_sub(struct swv_pace *p, uint64_t bytes, uint32_t rate)
 	} else {
 		p->v_frac += rate - rem;
 		p->v_ns--;
+	}
+}
+
+/*
+ * Keep the bucket's bytes (or its debt) across a rate change, remainder
+ * and all: the level (t - v) x rate, in ns x kbit/s (bytes x 8e6), is
+ * the same at the new rate. |t - v| is at most a bucket's or a frame's
+ * time, so the product fits.
+ */
+static inline void
+vt_rescale(struct swv_pace *p, int64_t now, uint32_t old, uint32_t rate)
+{
+	int64_t l = (now - p->v_ns) * (int64_t)old - (int64_t)p->v_frac;
+	uint64_t m, q, r;
+
+	if (l >= 0) {
+		m = (uint64_t)l;
+		q = m / rate;
+		r = m % rate;
+		p->v_ns = now - (int64_t)q - (r != 0);
+		p->v_frac = r != 0 ? rate - r : 0;
+	} else {
+		m = (uint64_t)-l;
+		p->v_ns = now + (int64_t)(m / rate);
+		p->v_frac = m % rate;
 	}
 }
 
@@ -415,7 +449,7 @@ pace_apply(struct swv_qp *qp, uint32_t gen)
 	struct swv_pace *p = &qp->pace;
 	struct swv_pace_cfg *cfg = rcu_dereference(qp->pace_cfg);
 	uint32_t old = qp->pace_rate;
-	int64_t now, lo_ns, d;
+	int64_t now, lo_ns;
 	uint64_t lo_frac;
 
 	qp->pace_seen = gen;
@@ -441,11 +475,8 @@ pace_apply(struct swv_qp *qp, uint32_t gen)
 			p->v_ns = lo_ns;
 			p->v_frac = lo_frac;
 		}
-		d = now - p->v_ns;
-		d = d * (int64_t)old / (int64_t)cfg->rate;
+		vt_rescale(p, now, old, cfg->rate);
 		vt_before(now, cfg->burst, cfg->rate, &lo_ns, &lo_frac);
-		p->v_ns = now - d;
-		p->v_frac = 0;
 		if (!vt_after(p, lo_ns, lo_frac)) {
 			p->v_ns = lo_ns;
 			p->v_frac = lo_frac;

@@ -1171,13 +1171,15 @@ to_swv_ctx(struct ibv_context *ctx)
  */
 void swv_vctx_init(struct verbs_context *vctx);
 
+#define SWV_ETH_HLEN 14		/**< an Ethernet header, no tag */
+
 /*
  * A frame's bytes above the MTU: an Ethernet header and one VLAN tag, no
  * FCS (a ConnectX's port MTU is the MTU + 22 with the FCS). Rx drops what
  * is longer; the wires' largest MTU leaves this much to their largest
  * frame, so that at the largest MTU that frame still comes in.
  */
-#define SWV_MTU_OVERHEAD (14 + 4)
+#define SWV_MTU_OVERHEAD (SWV_ETH_HLEN + 4)
 
 struct swv_device {
 	struct ibv_device ibv_dev;

@@ -206,7 +206,10 @@ errnos(bool strict)
 			    "qp_rate_limit_max");
 	LIMIT_IS(qp, 100000000, 12500000, 1500);	/* 1 ms, the MTU */
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 1000, 0, 0), "1 Mbit/s");
-	LIMIT_IS(qp, 1000, 3000, 1500);	/* two typical frames */
+	/* two frames of the default packet: the MTU plus the header */
+	LIMIT_IS(qp, 1000, 3028, 1500);
+	TEST_ASSERT_SUCCESS(rate_limit(qp, 1000, 0, 256), "");
+	LIMIT_IS(qp, 1000, 512, 256);	/* two packets of the size given */
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 5000, 65536, 256), "");
 	LIMIT_IS(qp, 5000, 65536, 256);
 	TEST_ASSERT_SUCCESS(rate_limit(qp, 0, 0, 0), "removed");
@@ -231,7 +234,7 @@ errnos(bool strict)
 	TEST_ASSERT_EQUAL(qp->state, IBV_QPS_RTR, "refused: no transition");
 	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTS, st_rl, 20000),
 			    "RTR -> RTS at 20 Mbit/s");
-	LIMIT_IS(qp, 20000, 3000, 1500);	/* the defaults */
+	LIMIT_IS(qp, 20000, 3028, 1500);	/* the defaults */
 	TEST_ASSERT_SUCCESS(t_qp_modify(qp, IBV_QPS_RTS, st_rl, 0),
 			    "RTS -> RTS: removed");
 	LIMIT_IS(qp, 0, 0, 0);
