@@ -310,6 +310,49 @@ test_qp_set_in_err(void)
 	return TEST_SUCCESS;
 }
 
+/* The test's hook in vbr_tm_txq_ready(): one control-path set, once. */
+static void (**ready_hook)(struct vbr_txq *txq);
+static bool hook_armed;
+
+static void
+set_in_recovery(struct vbr_txq *txq)
+{
+	if (!hook_armed)
+		return;
+	hook_armed = false;
+	/* the QP is in RTS already: this limit goes on it at once */
+	if (set_limit(txq->port_id, txq->queue_id, 80000, 0, 0) != 0)
+		printf("set in the recovery failed\n");
+}
+
+/*
+ * A limit set by the control path while the datapath's recovery puts the
+ * older one on the QP: the newer one ends on the QP (the recovery reads
+ * the wanted limit again after its call).
+ */
+static int
+test_qp_set_racing_recovery(void)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct vbr_txq *txq = rte_eth_devices[port0].data->tx_queues[0];
+	uint64_t rec = txq->recoveries;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 40000, 0, 0), "40M");
+	TEST_ASSERT_SUCCESS(txq->priv->glue->modify_qp(txq->qp, &attr,
+						       IBV_QP_STATE), "ERR");
+	hook_armed = true;
+	*ready_hook = set_in_recovery;
+	ret = cross();
+	*ready_hook = NULL;
+	TEST_ASSERT_SUCCESS(ret, "through the recovery");
+	TEST_ASSERT(!hook_armed, "the set ran inside the recovery");
+	TEST_ASSERT_EQUAL(txq->recoveries, rec + 1, "recovered");
+	QP_LIMIT_IS(80000, "the newer limit after the recovery");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "removed");
+	return TEST_SUCCESS;
+}
+
 /* A leaf's profile on the QP: 12500124 bytes/s is 100000 kbit/s. */
 static int
 test_qp_tm_leaf(void)
@@ -379,6 +422,7 @@ static struct unit_test_suite suite_qp = {
 		TEST_CASE(test_qp_start_stop),
 		TEST_CASE(test_qp_recovery),
 		TEST_CASE(test_qp_set_in_err),
+		TEST_CASE(test_qp_set_racing_recovery),
 		TEST_CASE(test_qp_tm_leaf),
 		TEST_CASES_END(),
 	},
@@ -422,8 +466,10 @@ main(int argc, char **argv)
 		"rte_pmd_vbr_set_queue_rate_limit");
 	get_limit = (__typeof__(get_limit))dlsym(pmd,
 		"rte_pmd_vbr_get_queue_rate_limit");
-	if (set_limit == NULL || get_limit == NULL) {
-		printf("rte_pmd_vbr_*_queue_rate_limit not exported\n");
+	ready_hook = (__typeof__(ready_hook))dlsym(pmd, "vbr_tm_ready_hook");
+	if (set_limit == NULL || get_limit == NULL || ready_hook == NULL) {
+		printf("rte_pmd_vbr_*_queue_rate_limit or vbr_tm_ready_hook "
+		       "not exported\n");
 		return 1;
 	}
 	mp = vbr_test_pool("vbr_tm", NB_MBUF);

@@ -87,8 +87,11 @@ def rate_refused(c, t, line, why):
 
 def control(pmd):
     c = tp.Checker()
+    # The pool holds more than the rings: txonly frees sent frames only in
+    # its next Tx burst, which it makes only with mbufs to send; a second
+    # start after a stop with every mbuf in a ring would send nothing.
     t = tp.start_pair("tm", pmd, ["--forward-mode=txonly", "--txq=2",
-                                  "--rxq=2", "--total-num-mbufs=8192"])
+                                  "--rxq=2", "--total-num-mbufs=16384"])
     try:
         t.wait_prompt()
         cap = paced_caps(t, 0)
@@ -264,6 +267,27 @@ def control(pmd):
         c.check("Pkts scheduled from node: 0" in st and
                 "Bytes scheduled from node: 0" in st,
                 "leaf stats cleared")
+        # a port stats reset does not touch the leaf's stats: they go on
+        # from what they had
+        t.cmd("start")
+        time.sleep(1)
+        t.cmd("stop")
+        st = t.cmd("show port tm node stats 0 1 0")
+        m = re.search(r"Pkts scheduled from node: (\d+)", st)
+        n1 = int(m.group(1)) if m else None
+        t.cmd("clear port stats 0")
+        t.cmd("start")
+        time.sleep(1)
+        t.cmd("stop")
+        st = t.cmd("show port tm node stats 0 1 0")
+        xs = t.cmd("show port xstats 0")
+        m = re.search(r"Pkts scheduled from node: (\d+)", st)
+        n2 = xstat(xs, "tx_q1_packets")
+        c.check(n1 is not None and n1 > 0 and n2 is not None and n2 > 0 and
+                m is not None and int(m.group(1)) == n1 + n2,
+                f"leaf 1 stats over a port stats reset: "
+                f"{m and m.group(1)} == {n1} before + {n2} after")
+        t.cmd("show port tm node stats 0 1 1")  # read and clear
         refused(c, t, "show port tm node stats 0 100 0", "node id",
                 "root node has no stats")
 

@@ -207,6 +207,12 @@ int vbr_set_queue_rate_limit(struct rte_eth_dev *dev, uint16_t queue_idx,
 			     uint32_t tx_rate);
 int vbr_tm_ops_get(struct rte_eth_dev *dev, void *arg);
 int vbr_tm_txq_ready(struct vbr_txq *txq);
+void vbr_tm_stats_reset(struct vbr_priv *priv);
+/*
+ * Test hook: called by vbr_tm_txq_ready() between reading the queue's
+ * wanted limit and putting it on the QP (NULL: none).
+ */
+extern void (*vbr_tm_ready_hook)(struct vbr_txq *txq);
 uint32_t vbr_tm_link_speed(const struct vbr_priv *priv, uint32_t speed);
 void vbr_tm_release(struct vbr_priv *priv);
 

@@ -692,6 +692,7 @@ vbr_stats_reset(struct rte_eth_dev *dev)
 	struct vbr_priv *priv = dev->data->dev_private;
 	uint16_t i;
 
+	vbr_tm_stats_reset(priv);	/* before the Tx queues' counters go */
 	for (i = 0; i < dev->data->nb_rx_queues; i++) {
 		struct vbr_rxq *rxq = dev->data->rx_queues[i];
 

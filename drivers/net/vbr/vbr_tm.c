@@ -74,7 +74,8 @@ struct vbr_tm_queue {
 	unsigned int leaf:1;		/**< the leaf node of the queue exists */
 	struct vbr_tm_profile *profile;	/**< leaf's shaper, NULL: none */
 	uint64_t stats_mask;		/**< leaf's RTE_TM_STATS_* */
-	uint64_t pkts_base;		/**< opackets at the last stats clear */
+	uint64_t pkts_base;		/**< opackets at the last stats clear,
+					   less what port resets took */
 	uint64_t bytes_base;		/**< obytes at the last stats clear */
 };
 
@@ -160,8 +161,9 @@ vbr_tm_release(struct vbr_priv *priv)
 	rte_free(tm);
 }
 
+/* The wanted limit, and in *snp the sequence it was read at. */
 static struct vbr_tm_rate
-vbr_tm_want(struct vbr_tm_queue *q)
+vbr_tm_want_sn(struct vbr_tm_queue *q, uint32_t *snp)
 {
 	struct vbr_tm_rate r;
 	uint32_t sn;
@@ -170,7 +172,16 @@ vbr_tm_want(struct vbr_tm_queue *q)
 		sn = rte_seqlock_read_begin(&q->lock);
 		r = q->want;
 	} while (rte_seqlock_read_retry(&q->lock, sn));
+	*snp = sn;
 	return r;
+}
+
+static struct vbr_tm_rate
+vbr_tm_want(struct vbr_tm_queue *q)
+{
+	uint32_t sn;
+
+	return vbr_tm_want_sn(q, &sn);
 }
 
 static void
@@ -207,18 +218,60 @@ vbr_tm_qp_set(struct vbr_txq *txq, const struct vbr_tm_rate *r)
  * removed while the queue was stopped must not stay on the QP. Return 0 or
  * -errno.
  */
+void (*vbr_tm_ready_hook)(struct vbr_txq *txq);
+
 int
 vbr_tm_txq_ready(struct vbr_txq *txq)
 {
 	struct vbr_priv *priv = txq->priv;
 	struct vbr_tm *tm = __atomic_load_n(&priv->tm, __ATOMIC_ACQUIRE);
+	struct vbr_tm_queue *q;
 	struct vbr_tm_rate r;
+	uint32_t sn;
+	int ret;
 
 	if (tm == NULL || txq->queue_id >= tm->nb_queues ||
 	    !vbr_tm_paces(priv))
 		return 0;
-	r = vbr_tm_want(&tm->q[txq->queue_id]);
-	return vbr_tm_qp_set(txq, &r);
+	q = &tm->q[txq->queue_id];
+	/*
+	 * A recovery runs on the datapath while the control path may set a
+	 * new limit: one set between the read and the QP call below reaches
+	 * the QP first (it is in RTS already), then this call would put the
+	 * older limit over it. Read again after the call: a newer wanted
+	 * limit goes on the QP too, so the last one wins.
+	 */
+	do {
+		r = vbr_tm_want_sn(q, &sn);
+		if (unlikely(vbr_tm_ready_hook != NULL))
+			vbr_tm_ready_hook(txq);
+		ret = vbr_tm_qp_set(txq, &r);
+	} while (rte_seqlock_read_retry(&q->lock, sn));
+	return ret;
+}
+
+void
+vbr_tm_stats_reset(struct vbr_priv *priv)
+{
+	struct rte_eth_dev *dev = priv->dev;
+	struct vbr_tm *tm = priv->tm;
+	struct vbr_txq *txq;
+	uint16_t i;
+
+	/*
+	 * A port stats reset zeroes the queue counters the leaves count
+	 * from; the leaves' own stats go on: their base moves by what the
+	 * reset takes away (modulo 2^64, as the reads subtract).
+	 */
+	if (tm == NULL)
+		return;
+	for (i = 0; i < tm->nb_queues && i < dev->data->nb_tx_queues; i++) {
+		txq = dev->data->tx_queues[i];
+		if (txq == NULL)
+			continue;
+		tm->q[i].pkts_base -= txq->opackets;
+		tm->q[i].bytes_base -= txq->obytes;
+	}
 }
 
 /*
@@ -1090,11 +1143,6 @@ vbr_tm_node_stats_read(struct rte_eth_dev *dev, uint32_t node_id,
 	if (txq != NULL) {
 		pkts = __atomic_load_n(&txq->opackets, __ATOMIC_RELAXED);
 		bytes = __atomic_load_n(&txq->obytes, __ATOMIC_RELAXED);
-	}
-	/* A port stats reset zeroes the queue's counters: count from 0. */
-	if (pkts < q->pkts_base || bytes < q->bytes_base) {
-		q->pkts_base = 0;
-		q->bytes_base = 0;
 	}
 	if (stats != NULL) {
 		memset(stats, 0, sizeof(*stats));
