@@ -101,12 +101,12 @@ struct swv_wqe {
 /** A compact slot: struct ibv_sge's layout, flags in length's top bits. */
 struct swv_wqe16 {
 	uint64_t addr;
-	uint32_t len;		/**< SWV_W16_* flags | length (< 2^29) */
+	uint32_t len;		/**< SWV_W16_* flags | length (< 2^28) */
 	uint32_t lkey;
 };
 
 #define SWV_W16_SIG (1u << 31)	/**< signaled */
-#define SWV_W16_XLEN (1u << 30)	/**< length >= 2^29: in the ring's xlen[] */
+#define SWV_W16_XLEN (1u << 30)	/**< length >= 2^28: in the ring's xlen[] */
 #define SWV_W16_NOSGE (1u << 29) /**< num_sge 0 */
 #define SWV_W16_CSUM (1u << 28)	/**< SWV_WQE_IP_CSUM */
 #define SWV_W16_LEN_MASK (SWV_W16_CSUM - 1)
