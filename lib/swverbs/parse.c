@@ -397,47 +397,18 @@ csum_add(struct csum_acc *a, const uint8_t *p, uint32_t n)
 	a->odd ^= n & 1;
 }
 
+static void
+csum_piece(void *arg, const uint8_t *p, uint32_t n)
+{
+	csum_add(arg, p, n);
+}
+
 /* Add bytes [off, off + n) of the frame in iov. */
 static void
 csum_add_iov(struct csum_acc *a, const struct iovec *iov, int iovcnt,
 	     uint32_t off, uint32_t n)
 {
-	int i;
-
-	for (i = 0; i < iovcnt && n > 0; i++) {
-		uint32_t l = (uint32_t)iov[i].iov_len, k;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		k = l - off < n ? l - off : n;
-		csum_add(a, (const uint8_t *)iov[i].iov_base + off, k);
-		n -= k;
-		off = 0;
-	}
-}
-
-/* Copy bytes [off, off + n) of the frame in iov to dst (they exist). */
-static void
-iov_read(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
-	 uint32_t n)
-{
-	int i;
-
-	for (i = 0; i < iovcnt && n > 0; i++) {
-		uint32_t l = (uint32_t)iov[i].iov_len, k;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		k = l - off < n ? l - off : n;
-		memcpy(dst, (const uint8_t *)iov[i].iov_base + off, k);
-		dst += k;
-		n -= k;
-		off = 0;
-	}
+	swv_iov_each(iov, iovcnt, off, n, csum_piece, a);
 }
 
 /* The pseudo header's sum: addresses (alen bytes each), protocol, length. */
@@ -471,7 +442,7 @@ swv_rx_csum_ok(const struct swv_pkt *pkt, const struct iovec *iov,
 	    (o->proto != IPPROTO_TCP && o->proto != IPPROTO_UDP) ||
 	    len < l3 + 20)
 		return false;
-	iov_read(ip, iov, iovcnt, l3, 20);
+	swv_iov_copy(ip, iov, iovcnt, l3, 20);
 	ihl = (ip[0] & 0xf) * 4u;
 	tot = ((uint32_t)ip[2] << 8) | ip[3];
 	if ((ip[6] & 0x3f) != 0 || ip[7] != 0)	/* MF, or an offset */
@@ -479,13 +450,13 @@ swv_rx_csum_ok(const struct swv_pkt *pkt, const struct iovec *iov,
 	min = o->proto == IPPROTO_TCP ? 20 : 8;
 	if (tot < ihl + min || len < l3 + tot)
 		return false;
-	iov_read(ip, iov, iovcnt, l3, ihl);
+	swv_iov_copy(ip, iov, iovcnt, l3, ihl);
 	csum_add(&a, ip, ihl);
 	if (csum_fold(a.sum) != 0xffff)
 		return false;
 	l4len = tot - ihl;
 	if (o->proto == IPPROTO_UDP) {
-		iov_read(l4, iov, iovcnt, l3 + ihl, 8);
+		swv_iov_copy(l4, iov, iovcnt, l3 + ihl, 8);
 		if (l4[6] == 0 && l4[7] == 0)
 			return true;	/* sent without a checksum */
 	}
@@ -509,7 +480,7 @@ swv_tx_csum_fill(const struct iovec *iov, int iovcnt, uint32_t len,
 	if (len < 14)
 		return 0;
 	copy = len < SWV_CSUM_HDR_MAX ? len : SWV_CSUM_HDR_MAX;
-	iov_read(hdr, iov, iovcnt, 0, copy);
+	swv_iov_copy(hdr, iov, iovcnt, 0, copy);
 	type = ld16(hdr + 12);
 	l3 = 14;
 	for (i = 0; i < 2 && is_vlan(type) && copy >= l3 + 4; i++) {

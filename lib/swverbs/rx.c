@@ -14,31 +14,8 @@
 
 #include "swv_engine.h"
 
-/* Copy @len bytes of the frame, from byte @off, to @dst. */
-static inline void
-iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
-	 uint32_t len)
-{
-	int i;
-
-	for (i = 0; i < iovcnt && len > 0; i++) {
-		uint32_t l = (uint32_t)iov[i].iov_len;
-		uint32_t n;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		n = l - off < len ? l - off : len;
-		memcpy(dst, (const uint8_t *)iov[i].iov_base + off, n);
-		dst += n;
-		len -= n;
-		off = 0;
-	}
-}
-
 /*
- * iov_copy() of the frame as a VLAN-stripping WQ writes it: @skip (0, or
+ * swv_iov_copy() of the frame as a VLAN-stripping WQ writes it: @skip (0, or
  * the 4 bytes of a tag) bytes at offset 12 left out.
  */
 static inline void
@@ -48,13 +25,13 @@ iov_copy_strip(uint8_t *dst, const struct iovec *iov, int iovcnt,
 	if (skip != 0 && off < 12) {
 		uint32_t k = 12 - off < len ? 12 - off : len;
 
-		iov_copy(dst, iov, iovcnt, off, k);
+		swv_iov_copy(dst, iov, iovcnt, off, k);
 		dst += k;
 		off += k;
 		len -= k;
 	}
 	if (len > 0)
-		iov_copy(dst, iov, iovcnt, off + skip, len);
+		swv_iov_copy(dst, iov, iovcnt, off + skip, len);
 }
 
 /*
@@ -228,7 +205,7 @@ rx_parse(struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
 		/* Parse in place: the frame outlives this call. */
 		hdr = iov[0].iov_base;
 	} else {
-		iov_copy(hbuf, iov, iovcnt, 0, hlen);
+		swv_iov_copy(hbuf, iov, iovcnt, 0, hlen);
 		hdr = hbuf;
 	}
 	swv_parse(pkt, hdr, hlen);

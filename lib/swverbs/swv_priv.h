@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Inline RCU read side (rcu_dereference() is a call otherwise). */
 #ifndef _LGPL_SOURCE
@@ -807,6 +808,47 @@ union swv_key {
 	struct swv_flow_key k;
 	uint64_t w[SWV_KEY_WORDS];
 };
+
+/**
+ * Call fn(arg, p, n) on the pieces of bytes [off, off + len) of a frame
+ * held in iov, in order (the bytes exist: the caller checked the length).
+ */
+static inline __attribute__((always_inline)) void
+swv_iov_each(const struct iovec *iov, int iovcnt, uint32_t off, uint32_t len,
+	     void (*fn)(void *arg, const uint8_t *p, uint32_t n), void *arg)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && len > 0; i++) {
+		uint32_t l = (uint32_t)iov[i].iov_len, k;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		k = l - off < len ? l - off : len;
+		fn(arg, (const uint8_t *)iov[i].iov_base + off, k);
+		len -= k;
+		off = 0;
+	}
+}
+
+static inline __attribute__((always_inline)) void
+swv_iov_copy_piece(void *arg, const uint8_t *p, uint32_t n)
+{
+	uint8_t **dst = arg;
+
+	memcpy(*dst, p, n);
+	*dst += n;
+}
+
+/** Copy bytes [off, off + len) of the frame in iov to dst. */
+static inline void
+swv_iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
+	     uint32_t len)
+{
+	swv_iov_each(iov, iovcnt, off, len, swv_iov_copy_piece, &dst);
+}
 
 /** What the parser learns from the first bytes of a frame. */
 struct swv_pkt {
