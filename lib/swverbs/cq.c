@@ -16,7 +16,7 @@
 #define SWV_CQ_PREFETCH 32
 
 #define SWV_WC_EX_SUPPORTED (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM | \
-			     IBV_WC_EX_WITH_FLOW_TAG | \
+			     IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_CVLAN | \
 			     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
 
 static inline const struct swv_cqe *
@@ -53,6 +53,15 @@ cq_avail(struct swv_cq *cq, uint32_t want)
 	return avail;
 }
 
+/* At most n CQEs that are there. */
+static inline unsigned int
+cq_avail_min(struct swv_cq *cq, unsigned int n)
+{
+	uint32_t avail = cq_avail(cq, n);
+
+	return n > avail ? avail : n;
+}
+
 int
 swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
@@ -87,6 +96,7 @@ swv_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 		wc[i].opcode = (enum ibv_wc_opcode)e->opcode;
 		wc[i].byte_len = e->byte_len;
 		wc[i].qp_num = e->qp_num;
+		wc[i].wc_flags = e->wc_flags;
 	}
 	/* Nothing read: the engine's line of tail stays as it is. */
 	if (n > 0) {
@@ -134,6 +144,51 @@ swv_poll_cq_burst(struct ibv_cq_ex *ibcq, unsigned int n, uint64_t *wr_id,
 	}
 	/* Hand the slots back, once for the burst. */
 	SWV_STORE_REL(&cq->tail, tail + n);
+	cq->npub++;
+	return n;
+}
+
+unsigned int
+swv_poll_cq_burst_ol(struct ibv_cq_ex *ibcq, unsigned int n, uint64_t *wr_id,
+		     uint32_t *byte_len, uint8_t *status, uint32_t *flow_tag,
+		     uint8_t *wc_flags, uint16_t *cvlan, uint64_t *ts)
+{
+	struct swv_cq *cq = to_swv_cq_ex(ibcq);
+	unsigned int i;
+
+	if (SWV_UNLIKELY(cq->compact)) {
+		/* No room for them: not checked, nothing stripped. */
+		n = swv_poll_cq_burst(ibcq, n, wr_id, byte_len, status,
+				      flow_tag);
+		for (i = 0; i < n; i++) {
+			if (wc_flags != NULL)
+				wc_flags[i] = 0;
+			if (cvlan != NULL)
+				cvlan[i] = 0;
+			if (ts != NULL)
+				ts[i] = 0;
+		}
+		return n;
+	}
+	n = cq_avail_min(cq, n);
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const struct swv_cqe *e = cqe_full(cq, cq->tail + i);
+
+		wr_id[i] = e->wr_id;
+		status[i] = e->status;
+		byte_len[i] = e->byte_len;
+		if (flow_tag != NULL)
+			flow_tag[i] = e->flow_tag;
+		if (wc_flags != NULL)
+			wc_flags[i] = e->wc_flags;
+		if (cvlan != NULL)
+			cvlan[i] = e->cvlan;
+		if (ts != NULL)
+			ts[i] = e->ts;
+	}
+	SWV_STORE_REL(&cq->tail, cq->tail + n);
 	cq->npub++;
 	return n;
 }
@@ -262,11 +317,23 @@ cq_read_qp_num(struct ibv_cq_ex *ibcq)
 	return cur_cqe(ibcq)->qp_num;
 }
 
+/* IBV_WC_IP_CSUM_OK, in full CQEs only; never immediate data. */
 static unsigned int
 cq_read_wc_flags(struct ibv_cq_ex *ibcq)
 {
-	(void)ibcq;
-	return 0;	/* no checksum offload, no immediate data */
+	if (SWV_LIKELY(to_swv_cq_ex(ibcq)->compact))
+		return 0;
+	return cur_cqe(ibcq)->wc_flags;
+}
+
+/* The TCI a WQ with IBV_WQ_FLAGS_CVLAN_STRIPPING took off, or 0. */
+static uint16_t
+cq_read_cvlan(struct ibv_cq_ex *ibcq)
+{
+	/* A CQ that asked for the VLAN has full CQEs. */
+	if (SWV_UNLIKELY(to_swv_cq_ex(ibcq)->compact))
+		return 0;
+	return cur_cqe(ibcq)->cvlan;
 }
 
 static uint32_t
@@ -304,8 +371,12 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
 		goto err_nomem;
 	cq->wc_flags = wc_flags;
 	cq->want_ts = (wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) != 0;
-	/* Full CQEs only where the timestamp is asked for. */
-	cq->compact = !cq->want_ts;
+	/*
+	 * Full CQEs only where the timestamp or the VLAN is asked for; they
+	 * carry the checksum status too.
+	 */
+	cq->compact = !cq->want_ts && !(wc_flags & IBV_WC_EX_WITH_CVLAN);
+	cq->want_ol = !cq->compact;
 	cq->shift = cq->compact ? 4 : 5;
 	/* Line-aligned: the prefetches ahead fetch each line once. */
 	cq->cqes = swv_zalloc_aligned((size_t)size << cq->shift);
@@ -326,6 +397,7 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
 	cq->ibv_cq.read_wc_flags = cq_read_wc_flags;
 	cq->ibv_cq.read_flow_tag = cq_read_flow_tag;
 	cq->ibv_cq.read_completion_ts = cq_read_completion_ts;
+	cq->ibv_cq.read_cvlan = cq_read_cvlan;
 
 	pthread_mutex_lock(&swv_lock);
 	if (dev->ncq >= SWV_MAX_CQ) {

@@ -661,8 +661,10 @@ swv_query_device_ex(struct ibv_context *context,
 	a->phys_port_cnt = 1;
 	a->max_pkeys = 1;
 	a->atomic_cap = IBV_ATOMIC_NONE;
-	attr->device_cap_flags_ex = IBV_DEVICE_MANAGED_FLOW_STEERING;
-	a->device_cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING;
+	attr->device_cap_flags_ex = IBV_DEVICE_MANAGED_FLOW_STEERING |
+				    IBV_DEVICE_RAW_IP_CSUM;
+	a->device_cap_flags = IBV_DEVICE_MANAGED_FLOW_STEERING |
+			      IBV_DEVICE_RAW_IP_CSUM;
 	attr->completion_timestamp_mask = UINT64_MAX;
 	attr->hca_core_clock = 1000000;	/* kHz: one tick per nanosecond */
 	attr->rss_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
@@ -676,11 +678,28 @@ swv_query_device_ex(struct ibv_context *context,
 		IBV_RX_HASH_DST_PORT_UDP;
 	attr->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
 	attr->max_wq_type_rq = SWV_MAX_WQ;
-	attr->raw_packet_caps = 0;	/* no VLAN strip, FCS, csum offload */
+	/* A ConnectX's: VLAN strip, Rx checksum status; no FCS scatter. */
+	attr->raw_packet_caps = IBV_RAW_PACKET_CAP_CVLAN_STRIPPING |
+				IBV_RAW_PACKET_CAP_IP_CSUM;
 	attr->packet_pacing_caps.qp_rate_limit_min = SWV_PACE_RATE_MIN;
 	attr->packet_pacing_caps.qp_rate_limit_max = dev->pace_max;
 	attr->packet_pacing_caps.supported_qpts = 1u << IBV_QPT_RAW_PACKET;
 	attr->phys_port_cnt_ex = 1;
+	return 0;
+}
+
+int
+swv_query_rt_values_ex(struct ibv_context *context,
+		       struct ibv_values_ex *values)
+{
+	if (context == NULL || values == NULL ||
+	    (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK) != 0)
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK) {
+		/* Completion timestamps' clock: one tick a nanosecond. */
+		values->raw_clock.tv_sec = 0;
+		values->raw_clock.tv_nsec = (long)swv_now_ns();
+	}
 	return 0;
 }
 

@@ -308,6 +308,8 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 	uint16_t type;
 	uint8_t cv;
 
+	pkt->l3off = 0;
+	pkt->l4off = 0;
 	/* The presence words: everything else is junk unless they say. */
 	k->w[SWV_KW_OUTER_L3] = 0;
 	k->w[SWV_KW_TUN] = 0;
@@ -330,6 +332,8 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 		return;
 	}
 	k->k.outer.cvlan = cv;
+	pkt->l3off = (uint16_t)off;
+	pkt->l4off = (uint16_t)l4off;
 	if (SWV_UNLIKELY(l4off == 0))
 		return;
 	if (k->k.outer.l4 == IPPROTO_UDP) {
@@ -341,4 +345,218 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 				k->k.outer.proto == IPPROTO_ESP)) {
 		parse_tunnel(k, buf, l4off, len);
 	}
+}
+
+/*
+ * Internet checksums (RFC 1071) over a frame in iovecs. Sums are taken of
+ * native-order words, which gives the right bytes when stored natively;
+ * a piece that starts at an odd offset of the summed stream adds its sum
+ * byte-swapped.
+ */
+struct csum_acc {
+	uint64_t sum;
+	uint32_t odd;	/* bytes summed so far, odd */
+};
+
+static inline uint16_t
+csum_fold(uint64_t s)
+{
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffffffffu) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)s;
+}
+
+/* Sum of n bytes starting at an even offset of their stream. */
+static uint16_t
+csum_bytes(const uint8_t *p, uint32_t n)
+{
+	uint64_t s = 0;
+	uint8_t last[2] = { 0, 0 };
+
+	for (; n >= 8; p += 8, n -= 8)
+		s += (uint64_t)ld32(p) + ld32(p + 4);
+	for (; n >= 2; p += 2, n -= 2)
+		s += ld16(p);
+	if (n == 1) {
+		last[0] = p[0];
+		s += ld16(last);
+	}
+	return csum_fold(s);
+}
+
+static inline void
+csum_add(struct csum_acc *a, const uint8_t *p, uint32_t n)
+{
+	uint16_t s = csum_bytes(p, n);
+
+	if (a->odd)
+		s = (uint16_t)((s << 8) | (s >> 8));
+	a->sum += s;
+	a->odd ^= n & 1;
+}
+
+static void
+csum_piece(void *arg, const uint8_t *p, uint32_t n)
+{
+	csum_add(arg, p, n);
+}
+
+/* Add bytes [off, off + n) of the frame in iov. */
+static void
+csum_add_iov(struct csum_acc *a, const struct iovec *iov, int iovcnt,
+	     uint32_t off, uint32_t n)
+{
+	swv_iov_each(iov, iovcnt, off, n, csum_piece, a);
+}
+
+/* The pseudo header's sum: addresses (alen bytes each), protocol, length. */
+static void
+csum_pseudo(struct csum_acc *a, const uint8_t *src, const uint8_t *dst,
+	    uint32_t alen, uint8_t proto, uint32_t l4len)
+{
+	uint8_t tail[8] = { 0 };
+
+	csum_add(a, src, alen);
+	csum_add(a, dst, alen);
+	tail[0] = (uint8_t)(l4len >> 24);
+	tail[1] = (uint8_t)(l4len >> 16);
+	tail[2] = (uint8_t)(l4len >> 8);
+	tail[3] = (uint8_t)l4len;
+	tail[7] = proto;
+	csum_add(a, tail, 8);
+}
+
+bool
+swv_rx_csum_ok(const struct swv_pkt *pkt, const struct iovec *iov,
+	       int iovcnt, uint32_t len)
+{
+	const struct swv_hdr_key *o = &pkt->key.k.outer;
+	uint32_t l3 = pkt->l3off, ihl, tot, l4len, min;
+	struct csum_acc a = { 0, 0 };
+	uint8_t ip[60], l4[8];
+
+	/* What a ConnectX calls IP_CSUM_OK: IPv4, TCP or UDP, no fragment. */
+	if (o->l3 != 4 || pkt->l4off == 0 ||
+	    (o->proto != IPPROTO_TCP && o->proto != IPPROTO_UDP) ||
+	    len < l3 + 20)
+		return false;
+	swv_iov_copy(ip, iov, iovcnt, l3, 20);
+	ihl = (ip[0] & 0xf) * 4u;
+	tot = ((uint32_t)ip[2] << 8) | ip[3];
+	if ((ip[6] & 0x3f) != 0 || ip[7] != 0)	/* MF, or an offset */
+		return false;
+	min = o->proto == IPPROTO_TCP ? 20 : 8;
+	if (tot < ihl + min || len < l3 + tot)
+		return false;
+	swv_iov_copy(ip, iov, iovcnt, l3, ihl);
+	csum_add(&a, ip, ihl);
+	if (csum_fold(a.sum) != 0xffff)
+		return false;
+	l4len = tot - ihl;
+	if (o->proto == IPPROTO_UDP) {
+		swv_iov_copy(l4, iov, iovcnt, l3 + ihl, 8);
+		if (l4[6] == 0 && l4[7] == 0)
+			return true;	/* sent without a checksum */
+	}
+	a.sum = 0;
+	a.odd = 0;
+	csum_pseudo(&a, ip + 12, ip + 16, 4, o->proto, l4len);
+	csum_add_iov(&a, iov, iovcnt, l3 + ihl, l4len);
+	return csum_fold(a.sum) == 0xffff;
+}
+
+int
+swv_tx_csum_fill(const struct iovec *iov, int iovcnt, uint32_t len,
+		 uint8_t *hdr, struct iovec *out)
+{
+	uint32_t l3, l4 = 0, l4len = 0, copy, coff = 0, ihl = 0, i;
+	struct csum_acc a = { 0, 0 };
+	uint16_t type, sum;
+	uint8_t proto = 0;
+	int n, k;
+
+	if (len < 14)
+		return 0;
+	copy = len < SWV_CSUM_HDR_MAX ? len : SWV_CSUM_HDR_MAX;
+	swv_iov_copy(hdr, iov, iovcnt, 0, copy);
+	type = ld16(hdr + 12);
+	l3 = 14;
+	for (i = 0; i < 2 && is_vlan(type) && copy >= l3 + 4; i++) {
+		type = ld16(hdr + l3 + 2);
+		l3 += 4;
+	}
+	if (type == htons(0x0800) && copy >= l3 + 20 &&
+	    (hdr[l3] >> 4) == 4) {
+		uint32_t tot = ((uint32_t)hdr[l3 + 2] << 8) | hdr[l3 + 3];
+
+		ihl = (hdr[l3] & 0xf) * 4u;
+		if (ihl < 20 || copy < l3 + ihl || tot < ihl ||
+		    len < l3 + tot)
+			return 0;
+		hdr[l3 + 10] = 0;
+		hdr[l3 + 11] = 0;
+		csum_add(&a, hdr + l3, ihl);
+		sum = (uint16_t)~csum_fold(a.sum);
+		memcpy(hdr + l3 + 10, &sum, 2);
+		copy = l3 + ihl;	/* the header, at least */
+		if ((hdr[l3 + 6] & 0x3f) == 0 && hdr[l3 + 7] == 0) {
+			proto = hdr[l3 + 9];
+			l4 = l3 + ihl;
+			l4len = tot - ihl;
+		}
+	} else if (type == htons(0x86dd) && copy >= l3 + 40 &&
+		   (hdr[l3] >> 4) == 6) {
+		proto = hdr[l3 + 6];
+		l4 = l3 + 40;
+		l4len = ((uint32_t)hdr[l3 + 4] << 8) | hdr[l3 + 5];
+		if (len < l4 + l4len)
+			return 0;
+		copy = 0;
+	} else {
+		return 0;
+	}
+	if (proto == IPPROTO_TCP && l4len >= 20)
+		coff = 16;
+	else if (proto == IPPROTO_UDP && l4len >= 8)
+		coff = 6;
+	if (coff != 0 && l4 + coff + 2 <= SWV_CSUM_HDR_MAX) {
+		hdr[l4 + coff] = 0;
+		hdr[l4 + coff + 1] = 0;
+		a.sum = 0;
+		a.odd = 0;
+		if (ihl != 0)
+			csum_pseudo(&a, hdr + l3 + 12, hdr + l3 + 16, 4, proto,
+				    l4len);
+		else
+			csum_pseudo(&a, hdr + l3 + 8, hdr + l3 + 24, 16, proto,
+				    l4len);
+		copy = l4 + coff + 2;
+		csum_add(&a, hdr + l4, coff + 2);
+		csum_add_iov(&a, iov, iovcnt, copy, l4len - coff - 2);
+		sum = (uint16_t)~csum_fold(a.sum);
+		if (proto == IPPROTO_UDP && sum == 0)
+			sum = 0xffff;	/* 0 says "no checksum" */
+		memcpy(hdr + l4 + coff, &sum, 2);
+	}
+	if (copy == 0)
+		return 0;	/* IPv6 with nothing to fill */
+	/* The copy in front, then the frame from where it ends. */
+	out[0].iov_base = hdr;
+	out[0].iov_len = copy;
+	n = 1;
+	for (k = 0; k < iovcnt; k++) {
+		uint32_t l = (uint32_t)iov[k].iov_len;
+
+		if (copy >= l) {
+			copy -= l;
+			continue;
+		}
+		out[n].iov_base = (uint8_t *)iov[k].iov_base + copy;
+		out[n].iov_len = l - copy;
+		copy = 0;
+		n++;
+	}
+	return n;
 }

@@ -41,8 +41,10 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 		}
 		swv_ring_put(r, head, wr->wr_id, wr->sg_list, wr->num_sge,
-			 (qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
-			 ? SWV_WQE_SIGNALED : 0);
+			 ((qp->sig_all || (wr->send_flags & IBV_SEND_SIGNALED))
+			  ? SWV_WQE_SIGNALED : 0) |
+			 ((wr->send_flags & IBV_SEND_IP_CSUM) ?
+			  SWV_WQE_IP_CSUM : 0));
 		head++;
 	}
 	SWV_STORE_REL(&r->head, head);

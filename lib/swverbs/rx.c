@@ -9,30 +9,50 @@
  * then delivered in arrival order. Engine thread only.
  */
 
+#include <arpa/inet.h>
 #include <string.h>
 
 #include "swv_engine.h"
 
-/* Copy @len bytes of the frame, from byte @off, to @dst. */
+/*
+ * swv_iov_copy() of the frame as a VLAN-stripping WQ writes it: @skip (0, or
+ * the 4 bytes of a tag) bytes at offset 12 left out.
+ */
 static inline void
-iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
-	 uint32_t len)
+iov_copy_strip(uint8_t *dst, const struct iovec *iov, int iovcnt,
+	       uint32_t off, uint32_t len, uint32_t skip)
 {
-	int i;
+	if (skip != 0 && off < 12) {
+		uint32_t k = 12 - off < len ? 12 - off : len;
 
-	for (i = 0; i < iovcnt && len > 0; i++) {
-		uint32_t l = (uint32_t)iov[i].iov_len;
-		uint32_t n;
+		swv_iov_copy(dst, iov, iovcnt, off, k);
+		dst += k;
+		off += k;
+		len -= k;
+	}
+	if (len > 0)
+		swv_iov_copy(dst, iov, iovcnt, off + skip, len);
+}
 
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		n = l - off < len ? l - off : len;
-		memcpy(dst, (const uint8_t *)iov[i].iov_base + off, n);
-		dst += n;
-		len -= n;
-		off = 0;
+/*
+ * The receive offloads of a frame for a CQ of full CQEs: the checksum
+ * status, and the C-VLAN tag a stripping WQ takes off (its 4 bytes go to
+ * *skip). Steering has matched the tag already.
+ */
+static void
+rx_offloads(const struct swv_rq *rq, const struct swv_pkt *pkt,
+	    const struct iovec *iov, int iovcnt, uint32_t len,
+	    struct swv_cqe_ol *ol, uint32_t *skip)
+{
+	const struct swv_hdr_key *o = &pkt->key.k.outer;
+
+	ol->wc_flags = swv_rx_csum_ok(pkt, iov, iovcnt, len) ?
+		       IBV_WC_IP_CSUM_OK : 0;
+	ol->cvlan = 0;
+	*skip = 0;
+	if (SWV_LOAD(&rq->strip) && o->cvlan && len >= 18) {
+		ol->cvlan = ntohs(o->vlan_tag);
+		*skip = 4;
 	}
 }
 
@@ -79,7 +99,8 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 	const struct ibv_sge *sge;
 	struct ibv_sge one;
 	struct swv_rq *rq;
-	uint32_t i, tail, left, off, total, nsge, flags;
+	uint32_t i, tail, left, off, total, nsge, flags, skip = 0;
+	struct swv_cqe_ol ol = { 0, 0 };
 	uint64_t wr_id;
 
 	if (qp->is_hash) {
@@ -127,32 +148,35 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 		total += sge[i].length;
 	}
 	wr_id = swv_wqe_wr_id(&rq->ring, tail);
-	if (SWV_UNLIKELY(total < len)) {
+	if (SWV_UNLIKELY(rq->cq->want_ol))
+		rx_offloads(rq, pkt, iov, iovcnt, len, &ol, &skip);
+	if (SWV_UNLIKELY(total < len - skip)) {
 		rx_count(dev, len, &dev->acc.rx_errors, count);
 		rq_take(p, rq);
 		rq_complete(p, rq, wr_id, IBV_WC_LOC_LEN_ERR, 0, 0);
 		return;
 	}
 	/* Scatter. */
-	if (SWV_LIKELY(iovcnt == 1 && sge[0].length >= len)) {
+	if (SWV_LIKELY(iovcnt == 1 && sge[0].length >= len && skip == 0)) {
 		memcpy((uint8_t *)(uintptr_t)sge[0].addr, iov[0].iov_base,
 		       len);
 	} else {
-		left = len;
+		left = len - skip;
 		off = 0;
 		for (i = 0; left > 0; i++) {
 			uint32_t n = sge[i].length < left ?
 				     sge[i].length : left;
 
-			iov_copy((uint8_t *)(uintptr_t)sge[i].addr, iov,
-				 iovcnt, off, n);
+			iov_copy_strip((uint8_t *)(uintptr_t)sge[i].addr, iov,
+				       iovcnt, off, n, skip);
 			off += n;
 			left -= n;
 		}
 	}
 	rx_count(dev, len, &dev->acc.rx_delivered, count);
 	rq_take(p, rq);
-	rq_complete(p, rq, wr_id, IBV_WC_SUCCESS, len, tag);
+	swv_cq_write_ol(p, rq->cq, wr_id, IBV_WC_SUCCESS, true, len - skip,
+			rq->num, tag, rq->cq->want_ol ? &ol : NULL);
 }
 
 /* A copy of the frame for each SNIFFER rule's QP. */
@@ -181,7 +205,7 @@ rx_parse(struct swv_pkt *pkt, const struct iovec *iov, int iovcnt,
 		/* Parse in place: the frame outlives this call. */
 		hdr = iov[0].iov_base;
 	} else {
-		iov_copy(hbuf, iov, iovcnt, 0, hlen);
+		swv_iov_copy(hbuf, iov, iovcnt, 0, hlen);
 		hdr = hbuf;
 	}
 	swv_parse(pkt, hdr, hlen);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Inline RCU read side (rcu_dereference() is a call otherwise). */
 #ifndef _LGPL_SOURCE
@@ -91,23 +92,25 @@ extern pthread_mutex_t swv_lock;
 struct swv_wqe {
 	uint64_t wr_id;
 	uint32_t num_sge;
-	uint32_t flags;		/**< SWV_WQE_SIGNALED */
+	uint32_t flags;		/**< SWV_WQE_* */
 	struct ibv_sge sge[];
 };
 
 #define SWV_WQE_SIGNALED 1u
+#define SWV_WQE_IP_CSUM 2u	/**< IBV_SEND_IP_CSUM: fill the checksums */
 
 /** A compact slot: struct ibv_sge's layout, flags in length's top bits. */
 struct swv_wqe16 {
 	uint64_t addr;
-	uint32_t len;		/**< SWV_W16_* flags | length (< 2^29) */
+	uint32_t len;		/**< SWV_W16_* flags | length (< 2^28) */
 	uint32_t lkey;
 };
 
 #define SWV_W16_SIG (1u << 31)	/**< signaled */
-#define SWV_W16_XLEN (1u << 30)	/**< length >= 2^29: in the ring's xlen[] */
+#define SWV_W16_XLEN (1u << 30)	/**< length >= 2^28: in the ring's xlen[] */
 #define SWV_W16_NOSGE (1u << 29) /**< num_sge 0 */
-#define SWV_W16_LEN_MASK (SWV_W16_NOSGE - 1)
+#define SWV_W16_CSUM (1u << 28)	/**< SWV_WQE_IP_CSUM */
+#define SWV_W16_LEN_MASK (SWV_W16_CSUM - 1)
 
 _Static_assert(sizeof(struct swv_wqe16) == sizeof(struct ibv_sge) &&
 	       offsetof(struct swv_wqe16, lkey) ==
@@ -216,7 +219,8 @@ swv_wqe_read(const struct swv_wq_ring *r, uint32_t idx, struct ibv_sge *one,
 		const struct swv_wqe16 *c = swv_ring_slot16(r, idx);
 		uint32_t len = c->len;
 
-		*flags = (len & SWV_W16_SIG) ? SWV_WQE_SIGNALED : 0;
+		*flags = ((len & SWV_W16_SIG) ? SWV_WQE_SIGNALED : 0) |
+			 ((len & SWV_W16_CSUM) ? SWV_WQE_IP_CSUM : 0);
 		*sge = one;
 		one->addr = c->addr;
 		one->lkey = c->lkey;
@@ -260,12 +264,14 @@ int swv_ring_post_recv(struct swv_wq_ring *r, struct ibv_recv_wr *wr,
 struct swv_cqe {
 	uint64_t wr_id;
 	uint64_t ts;		/**< ns, CLOCK_MONOTONIC */
-	uint32_t byte_len;
+	uint16_t byte_len;	/**< at most SWV_MAX_FRAME */
+	uint16_t cvlan;		/**< stripped C-VLAN TCI, host order */
 	uint32_t qp_num;
 	uint32_t flow_tag;
 	uint8_t status;		/**< enum ibv_wc_status */
 	uint8_t opcode;		/**< enum ibv_wc_opcode */
-	uint16_t rsvd;
+	uint8_t wc_flags;	/**< enum ibv_wc_flags (IBV_WC_IP_CSUM_OK) */
+	uint8_t rsvd;
 };
 
 struct swv_cqe16 {
@@ -280,8 +286,9 @@ struct swv_cqe16 {
 #define SWV_CQI_LEN_MASK 0x7fffu
 #define SWV_CQI_RECV (1ull << 63)
 
-_Static_assert(SWV_MAX_FRAME <= SWV_CQI_LEN_MASK,
-	       "a frame length must fit a compact CQE");
+_Static_assert(SWV_MAX_FRAME <= SWV_CQI_LEN_MASK &&
+	       SWV_MAX_FRAME <= UINT16_MAX,
+	       "a frame length must fit a compact and a full CQE");
 _Static_assert(sizeof(struct swv_cqe) == 32 && sizeof(struct swv_cqe16) == 16,
 	       "cq_alloc() sizes CQEs by a shift");
 
@@ -366,6 +373,12 @@ struct swv_cq {
 	bool compact;		/**< struct swv_cqe16 entries */
 	uint64_t wc_flags;	/**< IBV_WC_EX_WITH_* asked for */
 	bool want_ts;
+	/**
+	 * Receives on this CQ get their checksums checked (IBV_WC_IP_CSUM_OK)
+	 * and a stripped C-VLAN TCI: full CQEs only, the compact ones have
+	 * no room for them.
+	 */
+	bool want_ol;
 	uint8_t *cqes;		/**< struct swv_cqe or swv_cqe16 */
 	unsigned int refs;	/**< QPs and WQs using it (swv_lock) */
 	struct swv_device *idev;	/**< inline device, or NULL */
@@ -456,14 +469,22 @@ swv_cq_ts(struct swv_pending *p)
 	return p->ts;
 }
 
+/** What a full CQE of a receive says beyond the compact one's fields. */
+struct swv_cqe_ol {
+	uint16_t cvlan;		/**< stripped TCI, host order */
+	uint8_t wc_flags;	/**< IBV_WC_IP_CSUM_OK */
+};
+
 /**
  * Write one CQE in the CQ's format (engine only; the caller checked
- * swv_cq_room()). A receive (@recv) has a flow tag; a send's is 0.
+ * swv_cq_room()). A receive (@recv) has a flow tag; a send's is 0. @ol:
+ * a receive's checksum status and stripped VLAN (NULL: none), written
+ * only to full CQEs (cq->want_ol).
  */
 static inline void
-swv_cq_write(struct swv_pending *p, struct swv_cq *cq, uint64_t wr_id,
-	     enum ibv_wc_status status, bool recv, uint32_t len, uint32_t qpn,
-	     uint32_t tag)
+swv_cq_write_ol(struct swv_pending *p, struct swv_cq *cq, uint64_t wr_id,
+		enum ibv_wc_status status, bool recv, uint32_t len,
+		uint32_t qpn, uint32_t tag, const struct swv_cqe_ol *ol)
 {
 	uint32_t i = cq->ehead & cq->mask;
 
@@ -477,14 +498,25 @@ swv_cq_write(struct swv_pending *p, struct swv_cq *cq, uint64_t wr_id,
 
 		c->wr_id = wr_id;
 		c->ts = cq->want_ts ? swv_cq_ts(p) : 0;
-		c->byte_len = len;
+		c->byte_len = (uint16_t)len;
+		c->cvlan = ol != NULL ? ol->cvlan : 0;
 		c->qp_num = qpn;
 		c->flow_tag = tag;
 		c->status = (uint8_t)status;
 		c->opcode = recv ? IBV_WC_RECV : IBV_WC_SEND;
+		c->wc_flags = ol != NULL ? ol->wc_flags : 0;
 		c->rsvd = 0;
 	}
 	swv_cq_commit(p, cq);
+}
+
+/** swv_cq_write_ol() with nothing beyond the compact fields. */
+static inline void
+swv_cq_write(struct swv_pending *p, struct swv_cq *cq, uint64_t wr_id,
+	     enum ibv_wc_status status, bool recv, uint32_t len, uint32_t qpn,
+	     uint32_t tag)
+{
+	swv_cq_write_ol(p, cq, wr_id, status, recv, len, qpn, tag, NULL);
 }
 
 /** WQEs the engine may take from a ring. */
@@ -527,6 +559,8 @@ struct swv_rq {
 	struct ibv_pd *pd;
 	uint32_t num;		/**< qp_num or wq_num, for CQEs */
 	uint32_t state;		/**< enum swv_rq_state, atomic */
+	/** IBV_WQ_FLAGS_CVLAN_STRIPPING (a WQ's; atomic, engine reads). */
+	uint32_t strip;
 	/** Called by the engine on an SGE protection error. */
 	void (*to_err)(struct swv_rq *rq);
 };
@@ -775,13 +809,81 @@ union swv_key {
 	uint64_t w[SWV_KEY_WORDS];
 };
 
+/**
+ * Call fn(arg, p, n) on the pieces of bytes [off, off + len) of a frame
+ * held in iov, in order (the bytes exist: the caller checked the length).
+ */
+static inline __attribute__((always_inline)) void
+swv_iov_each(const struct iovec *iov, int iovcnt, uint32_t off, uint32_t len,
+	     void (*fn)(void *arg, const uint8_t *p, uint32_t n), void *arg)
+{
+	int i;
+
+	for (i = 0; i < iovcnt && len > 0; i++) {
+		uint32_t l = (uint32_t)iov[i].iov_len, k;
+
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		k = l - off < len ? l - off : len;
+		fn(arg, (const uint8_t *)iov[i].iov_base + off, k);
+		len -= k;
+		off = 0;
+	}
+}
+
+static inline __attribute__((always_inline)) void
+swv_iov_copy_piece(void *arg, const uint8_t *p, uint32_t n)
+{
+	uint8_t **dst = arg;
+
+	memcpy(*dst, p, n);
+	*dst += n;
+}
+
+/** Copy bytes [off, off + len) of the frame in iov to dst. */
+static inline void
+swv_iov_copy(uint8_t *dst, const struct iovec *iov, int iovcnt, uint32_t off,
+	     uint32_t len)
+{
+	swv_iov_each(iov, iovcnt, off, len, swv_iov_copy_piece, &dst);
+}
+
 /** What the parser learns from the first bytes of a frame. */
 struct swv_pkt {
 	union swv_key key;
+	/**
+	 * Offsets of the outer L3 and L4 headers (0: none), for the
+	 * checksum check of a CQ that asks for it (swv_rx_csum_ok()): the
+	 * one parse finds them, the sums are taken only where wanted.
+	 */
+	uint16_t l3off;
+	uint16_t l4off;
 };
 
 /** Parse a frame's first bytes into its key (parse.c). */
 void swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len);
+/**
+ * Whether a parsed frame (the frame's bytes in iov) is an IPv4 frame whose
+ * header checksum and TCP or UDP checksum are right, what a ConnectX
+ * reports as IBV_WC_IP_CSUM_OK (parse.c). IPv6, other protocols and
+ * fragments are not checked: false.
+ */
+bool swv_rx_csum_ok(const struct swv_pkt *pkt, const struct iovec *iov,
+		    int iovcnt, uint32_t len);
+/**
+ * IBV_SEND_IP_CSUM on a frame of len bytes in iov (parse.c): the IPv4
+ * header checksum and the TCP or UDP checksum (IPv4 or IPv6) computed,
+ * written into a copy of the headers in hdr[SWV_CSUM_HDR_MAX]; *out
+ * (room for iovcnt + 1 entries) gets the frame with the copy in front.
+ * Return: the entries of *out, or 0 when the frame has no header it
+ * can fill (short, not IP, a fragment, another protocol): it is sent as
+ * it is.
+ */
+#define SWV_CSUM_HDR_MAX 160
+int swv_tx_csum_fill(const struct iovec *iov, int iovcnt, uint32_t len,
+		     uint8_t *hdr, struct iovec *out);
 
 /*
  * Counters objects (counters.c). A counted rule adds each frame it wins to

@@ -15,6 +15,10 @@
 /* WQE slots ahead of the one being written that a post prefetches. */
 #define SWV_POST_PREFETCH 8
 
+_Static_assert(SWV_SEND_BURST_SIGNALED == SWV_WQE_SIGNALED &&
+	       SWV_SEND_BURST_IP_CSUM == SWV_WQE_IP_CSUM,
+	       "a burst's flags are WQE flags");
+
 /** Room for one more WQE, re-reading the engine's tail only when full. */
 static inline bool
 swv_ring_has_room(struct swv_wq_ring *r, uint32_t head)
@@ -36,7 +40,8 @@ swv_ring_put(struct swv_wq_ring *r, uint32_t head, uint64_t wr_id,
 		SWV_PREFETCH_W(swv_wqe_line(r, head + SWV_POST_PREFETCH));
 	if (SWV_LIKELY(r->compact)) {
 		struct swv_wqe16 *c = swv_ring_slot16(r, head);
-		uint32_t len = (flags & SWV_WQE_SIGNALED) ? SWV_W16_SIG : 0;
+		uint32_t len = ((flags & SWV_WQE_SIGNALED) ? SWV_W16_SIG : 0) |
+			       ((flags & SWV_WQE_IP_CSUM) ? SWV_W16_CSUM : 0);
 
 		r->wrid[head & r->mask] = wr_id;
 		if (SWV_UNLIKELY(num_sge == 0)) {
@@ -81,8 +86,10 @@ swv_ring_put_burst(struct swv_wq_ring *r, unsigned int n,
 
 		if (SWV_UNLIKELY(!swv_ring_has_room(r, head)))
 			break;
-		if (signaled != NULL && signaled[i] != 0)
-			flags = SWV_WQE_SIGNALED;
+		/* SWV_SEND_BURST_*: the same bits as SWV_WQE_*. */
+		if (signaled != NULL)
+			flags |= signaled[i] & (SWV_WQE_SIGNALED |
+						SWV_WQE_IP_CSUM);
 		swv_ring_put(r, head, wr_id[i], &sge[i], 1, flags);
 		head++;
 	}

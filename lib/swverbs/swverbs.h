@@ -244,7 +244,10 @@ int swv_close_device(struct ibv_context *context);
  * completion timestamp (hca_core_clock in kHz; timestamps count nanoseconds
  * of CLOCK_MONOTONIC), the profile (vendor_part_id, fw_ver), packet pacing
  * (packet_pacing_caps: rates of 1 kbit/s to 100 Gbit/s, in kbit/s, on
- * RAW_PACKET QPs; see swv_modify_qp_rate_limit()).
+ * RAW_PACKET QPs; see swv_modify_qp_rate_limit()), and the offloads a
+ * ConnectX has: raw_packet_caps IBV_RAW_PACKET_CAP_CVLAN_STRIPPING and
+ * IBV_RAW_PACKET_CAP_IP_CSUM (IBV_WC_IP_CSUM_OK on receive), and
+ * IBV_DEVICE_RAW_IP_CSUM in device_cap_flags_ex (IBV_SEND_IP_CSUM).
  * Return: 0, EINVAL (input comp_mask not 0).
  */
 int swv_query_device_ex(struct ibv_context *context,
@@ -450,8 +453,18 @@ struct ibv_cq *swv_create_cq(struct ibv_context *context, int cqe,
 			     int comp_vector);
 /**
  * Extended CQ. wc_flags may hold IBV_WC_EX_WITH_BYTE_LEN,
- * IBV_WC_EX_WITH_QP_NUM, IBV_WC_EX_WITH_FLOW_TAG,
+ * IBV_WC_EX_WITH_QP_NUM, IBV_WC_EX_WITH_FLOW_TAG, IBV_WC_EX_WITH_CVLAN,
  * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; others give EOPNOTSUPP.
+ *
+ * A CQ created with IBV_WC_EX_WITH_CVLAN or
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP has 32-byte CQEs; any other has
+ * 16-byte ones, with no room for the receive offloads: only on the first
+ * kind does ibv_wc_read_wc_flags() say IBV_WC_IP_CSUM_OK and
+ * ibv_wc_read_cvlan() give a stripped tag. IBV_WC_IP_CSUM_OK is what a
+ * ConnectX sets: an IPv4 frame (not a fragment) whose header checksum and
+ * TCP or UDP checksum are right (a UDP checksum of 0: none, right). Its
+ * absence says "bad, or not checked": IPv6, other protocols, fragments,
+ * 16-byte CQEs.
  */
 struct ibv_cq_ex *swv_create_cq_ex(struct ibv_context *context,
 				   struct ibv_cq_init_attr_ex *attr);
@@ -542,9 +555,22 @@ int swv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
 /** Return: 0, EBUSY (flows still attached). */
 int swv_destroy_qp(struct ibv_qp *qp);
 
-/** IBV_WQT_RQ only. Created in IBV_WQS_RESET; ready after modify to RDY. */
+/**
+ * IBV_WQT_RQ only. Created in IBV_WQS_RESET; ready after modify to RDY.
+ * create_flags (comp_mask IBV_WQ_INIT_ATTR_FLAGS) may hold
+ * IBV_WQ_FLAGS_CVLAN_STRIPPING: the first 802.1Q tag of a received frame
+ * is taken off as the frame is written to the buffer, its TCI goes to the
+ * CQE (ibv_wc_read_cvlan()); steering has matched the tag already. Other
+ * flags: EOPNOTSUPP.
+ */
 struct ibv_wq *swv_create_wq(struct ibv_context *context,
 			     struct ibv_wq_init_attr *attr);
+/**
+ * attr_mask IBV_WQ_ATTR_STATE, IBV_WQ_ATTR_CURR_STATE, IBV_WQ_ATTR_FLAGS
+ * (flags_mask IBV_WQ_FLAGS_CVLAN_STRIPPING, in any state; the next frame
+ * sees it). Return: 0, EINVAL (unknown bits, a bad state move),
+ * EOPNOTSUPP (another flag).
+ */
 int swv_modify_wq(struct ibv_wq *wq, struct ibv_wq_attr *attr);
 /** Return: 0, EBUSY (an indirection table still holds it). */
 int swv_destroy_wq(struct ibv_wq *wq);
@@ -818,6 +844,30 @@ unsigned int swv_poll_cq_burst(struct ibv_cq_ex *cq, unsigned int n,
 			       uint8_t *status, uint32_t *flow_tag);
 
 /**
+ * swv_poll_cq_burst(), and for each completion what
+ * ibv_wc_read_wc_flags() (@wc_flags, the low 8 bits),
+ * ibv_wc_read_cvlan() (@cvlan) and ibv_wc_read_completion_ts() (@ts)
+ * would say; each of the three NULL: not read. A CQ of 16-byte CQEs
+ * gives 0 for them.
+ * Return: as swv_poll_cq_burst().
+ */
+unsigned int swv_poll_cq_burst_ol(struct ibv_cq_ex *cq, unsigned int n,
+				  uint64_t *wr_id, uint32_t *byte_len,
+				  uint8_t *status, uint32_t *flow_tag,
+				  uint8_t *wc_flags, uint16_t *cvlan,
+				  uint64_t *ts);
+
+/**
+ * Like ibv_query_rt_values_ex(): comp_mask IBV_VALUES_MASK_RAW_CLOCK
+ * gives the device clock now in raw_clock.tv_nsec (tv_sec 0), in the
+ * units of completion timestamps (hca_core_clock kHz).
+ * verbs.h's ibv_query_rt_values_ex() reaches it on a swverbs context.
+ * Return: 0, EINVAL (NULL, unknown comp_mask bits).
+ */
+int swv_query_rt_values_ex(struct ibv_context *context,
+			   struct ibv_values_ex *values);
+
+/**
  * Post @n receives of one SGE each (sge[i], wr_id[i]) to a receive WQ, in
  * order, and publish them at once.
  * Return: the receives posted; fewer than @n when the ring is full (errno
@@ -827,9 +877,14 @@ unsigned int swv_post_wq_recv_burst(struct ibv_wq *wq, unsigned int n,
 				    const uint64_t *wr_id,
 				    const struct ibv_sge *sge);
 
+/** Bits of swv_post_send_burst()'s signaled[i]. */
+#define SWV_SEND_BURST_SIGNALED 1u	/**< as IBV_SEND_SIGNALED */
+#define SWV_SEND_BURST_IP_CSUM 2u	/**< as IBV_SEND_IP_CSUM */
+
 /**
- * Post @n sends of one SGE each (sge[i], wr_id[i]; signaled[i] != 0 asks
- * for a completion) to a RAW_PACKET QP, in order, and publish them at once;
+ * Post @n sends of one SGE each (sge[i], wr_id[i]; signaled[i] the
+ * SWV_SEND_BURST_* flags of each) to a RAW_PACKET QP, in order, and publish
+ * them at once;
  * on the inline engine the device's send queues then go to the wire, as
  * after ibv_post_send().
  * Return: the sends posted; 0 with errno EINVAL when the QP is not in RTS

@@ -76,6 +76,26 @@ sq_gather(const struct ibv_sge *sge, uint32_t nsge, struct ibv_pd *pd,
 	return len == 0 ? IBV_WC_LOC_LEN_ERR : IBV_WC_SUCCESS;
 }
 
+/*
+ * IBV_SEND_IP_CSUM: the frame's iovecs (n at iov) become its headers with
+ * their checksums filled, in @hdr, then the rest of the frame; the
+ * application's buffer is not written, as a NIC computes on its copy. A
+ * frame with nothing to fill (not IP, short, a bad header) goes as it is.
+ * Return: the iovecs the frame has now.
+ */
+static uint32_t
+sq_csum(struct iovec *iov, uint32_t n, uint32_t len, uint8_t *hdr)
+{
+	struct iovec out[SWV_MAX_SGE + 1];
+	int k;
+
+	k = swv_tx_csum_fill(iov, (int)n, len, hdr, out);
+	if (k <= 0)
+		return n;
+	memcpy(iov, out, sizeof(out[0]) * (uint32_t)k);
+	return (uint32_t)k;
+}
+
 /* The WQEs come from the application's core: fetch the first ones. */
 static inline void
 sq_prefetch(struct swv_qp *qp, uint32_t tail, uint32_t avail)
@@ -153,6 +173,8 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 	struct iovec iov[SWV_TX_BURST_IOV];
 	uint8_t bad[SWV_TX_BURST];
 	uint8_t sigk[SWV_TX_BURST];	/* the signaled frames, ascending */
+	/* headers of IBV_SEND_IP_CSUM frames, checksums filled */
+	uint8_t csum_hdr[SWV_TX_BURST][SWV_CSUM_HDR_MAX];
 	const struct ibv_sge *sge;
 	struct ibv_sge one;
 	uint32_t nsge, flags;
@@ -181,7 +203,7 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 		nsig = 0;
 		gbytes = 0;
 		while (n + nb < avail && nb < SWV_TX_BURST && ncqe < room &&
-		       niov + SWV_MAX_SGE <= SWV_TX_BURST_IOV) {
+		       niov + SWV_MAX_SGE + 1 <= SWV_TX_BURST_IOV) {
 			if (n + nb + SWV_PF_WQE < avail &&
 			    swv_wqe_new_line(r, tail + nb + SWV_PF_WQE))
 				__builtin_prefetch(swv_wqe_line(r, tail + nb +
@@ -193,6 +215,9 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 			st = sq_gather(sge, nsge, pd, &iov[niov], &len);
 			if (SWV_UNLIKELY(st != IBV_WC_SUCCESS))
 				break;
+			if (SWV_UNLIKELY(flags & SWV_WQE_IP_CSUM))
+				nsge = sq_csum(&iov[niov], nsge, len,
+					       csum_hdr[nb]);
 			fr[nb].iov = &iov[niov];
 			fr[nb].iovcnt = (int)nsge;
 			fr[nb].len = len;

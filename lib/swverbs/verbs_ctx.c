@@ -99,4 +99,5 @@ swv_vctx_init(struct verbs_context *v)
 	v->attach_counters_point_flow = swv_attach_counters_point_flow;
 	v->read_counters = swv_read_counters;
 	v->modify_qp_rate_limit = swv_modify_qp_rate_limit;
+	v->query_rt_values = swv_query_rt_values_ex;
 }

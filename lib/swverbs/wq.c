@@ -70,7 +70,8 @@ swv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
 	if (attr->wq_type != IBV_WQT_RQ ||
 	    (attr->comp_mask & ~(uint32_t)IBV_WQ_INIT_ATTR_FLAGS) != 0 ||
 	    ((attr->comp_mask & IBV_WQ_INIT_ATTR_FLAGS) &&
-	     attr->create_flags != 0)) {
+	     (attr->create_flags &
+	      ~(uint32_t)IBV_WQ_FLAGS_CVLAN_STRIPPING) != 0)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -88,6 +89,8 @@ swv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
 	wq->rq.cq = to_swv_cq(attr->cq);
 	wq->rq.pd = attr->pd;
 	wq->rq.state = SWV_RQ_OFF;
+	wq->rq.strip = (attr->comp_mask & IBV_WQ_INIT_ATTR_FLAGS) &&
+		       (attr->create_flags & IBV_WQ_FLAGS_CVLAN_STRIPPING);
 	wq->rq.to_err = wq_to_err;
 	wq->ibv_wq.context = context;
 	wq->ibv_wq.wq_context = attr->wq_context;
@@ -141,8 +144,13 @@ swv_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 					   IBV_WQ_ATTR_CURR_STATE |
 					   IBV_WQ_ATTR_FLAGS)) != 0)
 		return EINVAL;
-	if ((attr->attr_mask & IBV_WQ_ATTR_FLAGS) && attr->flags_mask != 0)
+	if ((attr->attr_mask & IBV_WQ_ATTR_FLAGS) &&
+	    (attr->flags_mask & ~(uint32_t)IBV_WQ_FLAGS_CVLAN_STRIPPING) != 0)
 		return EOPNOTSUPP;
+	if ((attr->attr_mask & IBV_WQ_ATTR_FLAGS) &&
+	    (attr->flags_mask & IBV_WQ_FLAGS_CVLAN_STRIPPING))
+		SWV_STORE(&wq->rq.strip,
+			  (attr->flags & IBV_WQ_FLAGS_CVLAN_STRIPPING) != 0);
 	if (!(attr->attr_mask & IBV_WQ_ATTR_STATE))
 		return 0;
 	pthread_mutex_lock(&swv_lock);

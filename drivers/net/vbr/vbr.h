@@ -189,6 +189,11 @@ int vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 void vbr_rx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
 int vbr_rxq_check_mtu(struct rte_eth_dev *dev, uint16_t mtu);
 int vbr_rxq_adjust_mtu(struct rte_eth_dev *dev);
+/* Rx offloads: what the device reports, VLAN strip, the device clock. */
+uint64_t vbr_rx_offload_capa(const struct vbr_priv *priv);
+uint64_t vbr_rx_queue_offload_capa(const struct vbr_priv *priv);
+int vbr_rxq_vlan_strip_set(struct rte_eth_dev *dev);
+int vbr_read_clock(struct rte_eth_dev *dev, uint64_t *clock);
 
 /* vbr_rss.c (the queue sets are declared in vbr_flow.h) */
 uint16_t vbr_rss_reta_size(const struct vbr_priv *priv);
@@ -201,6 +206,8 @@ void vbr_tx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
 int vbr_txq_start(struct vbr_txq *txq);
 void vbr_txq_stop(struct vbr_txq *txq);
 uint32_t vbr_max_frame(struct vbr_priv *priv);
+/* Tx offloads the device reports. */
+uint64_t vbr_tx_offload_capa(const struct vbr_priv *priv);
 
 /* vbr_tm.c */
 int vbr_set_queue_rate_limit(struct rte_eth_dev *dev, uint16_t queue_idx,

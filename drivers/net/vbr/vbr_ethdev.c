@@ -64,7 +64,13 @@ static int
 vbr_vlan_offload_set(struct rte_eth_dev *dev, int mask)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
+	int ret;
 
+	if (mask & RTE_ETH_VLAN_STRIP_MASK) {
+		ret = vbr_rxq_vlan_strip_set(dev);
+		if (ret != 0)
+			return ret;
+	}
 	if (!(mask & RTE_ETH_VLAN_FILTER_MASK))
 		return 0;
 	return vbr_steer_sync(priv);
@@ -140,8 +146,9 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->max_mac_addrs = VBR_MAX_MAC_ADDRS;
 	info->rx_offload_capa = RTE_ETH_RX_OFFLOAD_SCATTER |
 				RTE_ETH_RX_OFFLOAD_VLAN_FILTER;
-	info->tx_offload_capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS |
-				RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	info->rx_offload_capa |= vbr_rx_offload_capa(priv);
+	info->rx_queue_offload_capa = vbr_rx_queue_offload_capa(priv);
+	info->tx_offload_capa = vbr_tx_offload_capa(priv);
 	info->flow_type_rss_offloads = VBR_RSS_OFFLOADS;
 	info->hash_key_size = VBR_RSS_KEY_LEN;
 	info->reta_size = vbr_rss_reta_size(priv);
@@ -818,4 +825,5 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.rss_hash_conf_get = vbr_steer_rss_hash_conf_get,
 	.set_queue_rate_limit = vbr_set_queue_rate_limit,
 	.tm_ops_get = vbr_tm_ops_get,
+	.read_clock = vbr_read_clock,
 };

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -472,6 +473,46 @@ vbr_ibv_poll_cq_burst(struct ibv_cq_ex *cq, unsigned int n, uint64_t *wr_id,
 }
 
 static unsigned int
+vbr_ibv_poll_cq_burst_ol(struct ibv_cq_ex *cq, unsigned int n,
+			 uint64_t *wr_id, uint32_t *byte_len, uint8_t *status,
+			 uint32_t *flow_tag, uint8_t *wc_flags,
+			 uint16_t *cvlan, uint64_t *ts)
+{
+	struct ibv_poll_cq_attr attr = { .comp_mask = 0 };
+	unsigned int k = 0;
+	bool ok;
+
+	if (n == 0 || ibv_start_poll(cq, &attr) != 0)
+		return 0;
+	for (;;) {
+		ok = cq->status == IBV_WC_SUCCESS;
+		wr_id[k] = cq->wr_id;
+		status[k] = (uint8_t)cq->status;
+		byte_len[k] = ok ? ibv_wc_read_byte_len(cq) : 0;
+		if (flow_tag != NULL)
+			flow_tag[k] = ok ? ibv_wc_read_flow_tag(cq) : 0;
+		if (wc_flags != NULL)
+			wc_flags[k] = ok ? (uint8_t)ibv_wc_read_wc_flags(cq) :
+				      0;
+		if (cvlan != NULL)
+			cvlan[k] = ok ? ibv_wc_read_cvlan(cq) : 0;
+		if (ts != NULL)
+			ts[k] = ok ? ibv_wc_read_completion_ts(cq) : 0;
+		if (++k == n || ibv_next_poll(cq) != 0)
+			break;
+	}
+	ibv_end_poll(cq);
+	return k;
+}
+
+static int
+vbr_ibv_query_rt_values_ex(struct ibv_context *context,
+			   struct ibv_values_ex *values)
+{
+	return ibv_query_rt_values_ex(context, values);
+}
+
+static unsigned int
 vbr_ibv_post_wq_recv_burst(struct ibv_wq *wq, unsigned int n,
 			   const uint64_t *wr_id, const struct ibv_sge *sge)
 {
@@ -509,8 +550,11 @@ vbr_ibv_post_send_burst(struct ibv_qp *qp, unsigned int n,
 			wrs[i].sg_list = (struct ibv_sge *)&sge[done + i];
 			wrs[i].num_sge = 1;
 			wrs[i].opcode = IBV_WR_SEND;
-			wrs[i].send_flags = signaled[done + i] ?
-					    IBV_SEND_SIGNALED : 0;
+			wrs[i].send_flags =
+				((signaled[done + i] & VBR_GLUE_SEND_SIGNALED) ?
+				 IBV_SEND_SIGNALED : 0) |
+				((signaled[done + i] & VBR_GLUE_SEND_IP_CSUM) ?
+				 IBV_SEND_IP_CSUM : 0);
 			wrs[i].next = i + 1 < k ? &wrs[i + 1] : NULL;
 		}
 		if (ibv_post_send(qp, wrs, &bad) != 0)
@@ -566,4 +610,6 @@ const struct vbr_glue vbr_glue_ibv = {
 	.post_send_burst = vbr_ibv_post_send_burst,
 	.query_port_ex = vbr_ibv_query_port_ex,
 	.port_set_link = vbr_ibv_port_set_link,
+	.poll_cq_burst_ol = vbr_ibv_poll_cq_burst_ol,
+	.query_rt_values_ex = vbr_ibv_query_rt_values_ex,
 };

@@ -235,10 +235,10 @@ struct vbr_glue {
 					   const uint64_t *wr_id,
 					   const struct ibv_sge *sge);
 	/**
-	 * Post n one-SGE sends (wr_id[i], sge[i]; signaled[i] != 0: with a
-	 * completion) to a QP, in order. Return: the sends posted, the first
-	 * ones; fewer than n when the QP refused the next one: not in RTS
-	 * (ERR included), or the ring full.
+	 * Post n one-SGE sends (wr_id[i], sge[i]; signaled[i] the
+	 * VBR_GLUE_SEND_* flags of each) to a QP, in order. Return: the
+	 * sends posted, the first ones; fewer than n when the QP refused the
+	 * next one: not in RTS (ERR included), or the ring full.
 	 */
 	unsigned int (*post_send_burst)(struct ibv_qp *qp, unsigned int n,
 					const uint64_t *wr_id,
@@ -261,7 +261,29 @@ struct vbr_glue {
 	 */
 	int (*port_set_link)(struct ibv_context *context, int up, char *why,
 			     size_t len);
+	/*
+	 * Offloads (a datapath burst and the device clock).
+	 */
+	/**
+	 * poll_cq_burst(), and per completion the low 8 bits of
+	 * ibv_wc_read_wc_flags() (wc_flags: IBV_WC_IP_CSUM_OK),
+	 * ibv_wc_read_cvlan() (cvlan; only for a CQ created with
+	 * IBV_WC_EX_WITH_CVLAN) and ibv_wc_read_completion_ts() (ts; only
+	 * with IBV_WC_EX_WITH_COMPLETION_TIMESTAMP); each NULL: not read.
+	 */
+	unsigned int (*poll_cq_burst_ol)(struct ibv_cq_ex *cq, unsigned int n,
+					 uint64_t *wr_id, uint32_t *byte_len,
+					 uint8_t *status, uint32_t *flow_tag,
+					 uint8_t *wc_flags, uint16_t *cvlan,
+					 uint64_t *ts);
+	/** ibv_query_rt_values_ex(): 0 or a positive errno. */
+	int (*query_rt_values_ex)(struct ibv_context *context,
+				  struct ibv_values_ex *values);
 };
+
+/* Bits of post_send_burst()'s signaled[i]. */
+#define VBR_GLUE_SEND_SIGNALED	1u	/**< IBV_SEND_SIGNALED */
+#define VBR_GLUE_SEND_IP_CSUM	2u	/**< IBV_SEND_IP_CSUM */
 
 /**
  * Open the device called name through a table's device list into *ctx.

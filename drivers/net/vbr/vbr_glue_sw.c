@@ -858,7 +858,13 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.post_send_burst = swv_post_send_burst,
 	.query_port_ex = vbr_sw_query_port_ex,
 	.port_set_link = vbr_sw_port_set_link,
+	.poll_cq_burst_ol = swv_poll_cq_burst_ol,
+	.query_rt_values_ex = swv_query_rt_values_ex,
 };
+
+_Static_assert(VBR_GLUE_SEND_SIGNALED == SWV_SEND_BURST_SIGNALED &&
+	       VBR_GLUE_SEND_IP_CSUM == SWV_SEND_BURST_IP_CSUM,
+	       "post_send_burst() flags are swverbs' burst flags");
 
 /* Loaded once; handles stay open for the life of the process. */
 static const struct vbr_glue *vbr_glue_ibv_table;

@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 
 #include "vbr.h"
 #include "vbr_utils.h"
@@ -211,6 +213,165 @@ vbr_rxq_check_mtu(struct rte_eth_dev *dev, uint16_t mtu)
 	return 0;
 }
 
+/* Rx checksum offloads: one verbs capability for the three. */
+#define VBR_RX_OL_CSUM (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | \
+			RTE_ETH_RX_OFFLOAD_UDP_CKSUM | \
+			RTE_ETH_RX_OFFLOAD_TCP_CKSUM)
+
+/*
+ * Rx offloads the device reports (query_device_ex): checksum status
+ * (IBV_RAW_PACKET_CAP_IP_CSUM: IBV_WC_IP_CSUM_OK in completions), VLAN
+ * strip (IBV_RAW_PACKET_CAP_CVLAN_STRIPPING), timestamps (a device clock,
+ * hca_core_clock, with completion timestamps and ibv_query_rt_values_ex).
+ */
+uint64_t
+vbr_rx_offload_capa(const struct vbr_priv *priv)
+{
+	const struct ibv_device_attr_ex *a = &priv->attr;
+	uint64_t capa = 0;
+
+	if (a->raw_packet_caps & IBV_RAW_PACKET_CAP_IP_CSUM)
+		capa |= VBR_RX_OL_CSUM;
+	if (a->raw_packet_caps & IBV_RAW_PACKET_CAP_CVLAN_STRIPPING)
+		capa |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+	if (a->hca_core_clock != 0 && a->completion_timestamp_mask != 0 &&
+	    priv->glue->query_rt_values_ex != NULL)
+		capa |= RTE_ETH_RX_OFFLOAD_TIMESTAMP;
+	return capa;
+}
+
+/* Per queue: VLAN strip is a WQ's flag. */
+uint64_t
+vbr_rx_queue_offload_capa(const struct vbr_priv *priv)
+{
+	return vbr_rx_offload_capa(priv) & RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+}
+
+/*
+ * The port's VLAN strip setting (vlan_offload_set) onto each queue's WQ
+ * (IBV_WQ_ATTR_FLAGS, at once, started or not). A queue whose CQ was made
+ * without the VLAN (set up with strip off) is set up again while the port
+ * is stopped; started, that is refused: stop the port first.
+ */
+int
+vbr_rxq_vlan_strip_set(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	bool on = (dev->data->dev_conf.rxmode.offloads &
+		   RTE_ETH_RX_OFFLOAD_VLAN_STRIP) != 0;
+	uint16_t i;
+	int ret;
+
+	if (on && !(vbr_rx_offload_capa(priv) & RTE_ETH_RX_OFFLOAD_VLAN_STRIP))
+		return -ENOTSUP;
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+		struct ibv_wq_attr mod = {
+			.attr_mask = IBV_WQ_ATTR_FLAGS,
+			.flags = on ? IBV_WQ_FLAGS_CVLAN_STRIPPING : 0,
+			.flags_mask = IBV_WQ_FLAGS_CVLAN_STRIPPING,
+		};
+		struct rte_eth_rxconf conf = { 0 };
+
+		if (rxq == NULL)
+			continue;
+		if (!on && !(rxq->offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP))
+			continue;
+		if (on && !rxq->ol_cvlan) {
+			if (priv->started) {
+				VBR_LOG(ERR, "port %u rxq %u: set up without "
+					"VLAN strip: stop the port to turn it "
+					"on", dev->data->port_id, i);
+				return -EBUSY;
+			}
+			conf.offloads = rxq->offloads |
+					RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+			ret = vbr_rx_queue_setup(dev, i, rxq->desc,
+						 rxq->socket, &conf, rxq->mp);
+			if (ret != 0)
+				return ret;
+			continue;
+		}
+		ret = priv->glue->modify_wq(rxq->wq, &mod);
+		if (ret != 0) {
+			VBR_LOG(ERR, "port %u rxq %u: modify_wq (VLAN strip "
+				"%s): %s", dev->data->port_id, i,
+				on ? "on" : "off", strerror(ret));
+			return -ret;
+		}
+		if (on)
+			rxq->offloads |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+		else
+			rxq->offloads &= ~RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+	}
+	return 0;
+}
+
+/*
+ * read_clock: the device clock now (ibv_query_rt_values_ex), in the
+ * nanoseconds of the timestamp dynamic field the Rx burst fills.
+ */
+int
+vbr_read_clock(struct rte_eth_dev *dev, uint64_t *clock)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct ibv_values_ex v = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	int ret;
+
+	if (!(vbr_rx_offload_capa(priv) & RTE_ETH_RX_OFFLOAD_TIMESTAMP))
+		return -ENOTSUP;
+	ret = priv->glue->query_rt_values_ex(priv->ctx, &v);
+	if (ret != 0)
+		return -ret;
+	*clock = vbr_ticks_to_ns((uint64_t)v.raw_clock.tv_sec * 1000000000u +
+				 (uint64_t)v.raw_clock.tv_nsec,
+				 (uint32_t)priv->attr.hca_core_clock);
+	return 0;
+}
+
+/*
+ * The queue's offloads: the CQ's completion fields and the WQ's flag they
+ * need, and what the burst reads (rxq->ol). 0 or a negative errno.
+ */
+static int
+vbr_rxq_offloads(struct vbr_rxq *rxq, uint64_t offloads,
+		 struct ibv_cq_init_attr_ex *cq_attr,
+		 struct ibv_wq_init_attr *wq_attr)
+{
+	struct vbr_priv *priv = rxq->priv;
+
+	if (offloads & VBR_RX_OL_CSUM) {
+		rxq->ol_csum = 1;
+		/* swverbs: only CQEs with room for the VLAN carry it. */
+		cq_attr->wc_flags |= IBV_WC_EX_WITH_CVLAN;
+	}
+	if (offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP) {
+		rxq->ol_cvlan = 1;
+		cq_attr->wc_flags |= IBV_WC_EX_WITH_CVLAN;
+		wq_attr->comp_mask |= IBV_WQ_INIT_ATTR_FLAGS;
+		wq_attr->create_flags |= IBV_WQ_FLAGS_CVLAN_STRIPPING;
+	}
+	if (offloads & RTE_ETH_RX_OFFLOAD_TIMESTAMP) {
+		int ret = rte_mbuf_dyn_rx_timestamp_register(&rxq->ts_off,
+							     &rxq->ts_flag);
+
+		if (ret != 0) {
+			VBR_LOG(ERR, "port %u rxq %u: timestamp dynamic "
+				"field: %s", rxq->port_id, rxq->queue_id,
+				rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+		rxq->ol_ts = 1;
+		rxq->ts_khz = (uint32_t)priv->attr.hca_core_clock;
+		cq_attr->wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	}
+	/* The CQ asked for the VLAN: it gives it, stripped or not. */
+	rxq->ol_cvlan = (cq_attr->wc_flags & IBV_WC_EX_WITH_CVLAN) != 0;
+	rxq->ol = rxq->ol_csum | rxq->ol_cvlan | rxq->ol_ts;
+	rxq->poll_ol = priv->glue->poll_cq_burst_ol;
+	return 0;
+}
+
 int
 vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 		   unsigned int socket, const struct rte_eth_rxconf *conf,
@@ -220,7 +381,7 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	uint64_t offloads = conf->offloads | dev->data->dev_conf.rxmode.offloads;
 	struct ibv_cq_init_attr_ex cq_attr = {
 		.cqe = desc,
-		/* No Rx timestamp offload: no completion timestamps. */
+		/* More with offloads: vbr_rxq_offloads(). */
 		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_FLOW_TAG,
 	};
 	struct ibv_wq_init_attr wq_attr = { .wq_type = IBV_WQT_RQ };
@@ -273,6 +434,9 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 		ret = -ENOMEM;
 		goto error;
 	}
+	ret = vbr_rxq_offloads(rxq, offloads, &cq_attr, &wq_attr);
+	if (ret != 0)
+		goto error;
 	rxq->cq = priv->glue->create_cq_ex(priv->ctx, &cq_attr);
 	if (rxq->cq == NULL) {
 		ret = -errno;

@@ -14,6 +14,7 @@
 #include <rte_branch_prediction.h>
 #include <rte_errno.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 #include <rte_prefetch.h>
 
@@ -416,6 +417,38 @@ struct vbr_rx_cqes {
 	uint8_t status[VBR_RX_CHUNK];	/**< enum ibv_wc_status */
 };
 
+/* What poll_cq_burst_ol() adds, for a queue with offloads. */
+struct vbr_rx_ol {
+	uint64_t ts[VBR_RX_CHUNK];	/**< completion timestamp */
+	uint16_t cvlan[VBR_RX_CHUNK];	/**< stripped TCI */
+	uint8_t wc_flags[VBR_RX_CHUNK];	/**< IBV_WC_IP_CSUM_OK */
+};
+
+/*
+ * The offload results of completion i for its mbuf. Verbs has one bit for
+ * checksums: IBV_WC_IP_CSUM_OK (IPv4 header and TCP/UDP checksum right)
+ * is IP and L4 GOOD; without it a frame is bad or was not checked (IPv6,
+ * another protocol, a fragment), which verbs does not tell apart: UNKNOWN
+ * (0), never BAD. A TCI of 0 is "nothing stripped" (verbs has no flag).
+ */
+static __rte_always_inline void
+vbr_rx_ol_apply(const struct vbr_rxq *rxq, const struct vbr_rx_ol *ol,
+		unsigned int i, struct rte_mbuf *m)
+{
+	if (rxq->ol_csum && (ol->wc_flags[i] & IBV_WC_IP_CSUM_OK))
+		m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD |
+			       RTE_MBUF_F_RX_L4_CKSUM_GOOD;
+	if (rxq->ol_cvlan && ol->cvlan[i] != 0) {
+		m->ol_flags |= RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED;
+		m->vlan_tci = ol->cvlan[i];
+	}
+	if (rxq->ol_ts) {
+		*RTE_MBUF_DYNFIELD(m, rxq->ts_off, rte_mbuf_timestamp_t *) =
+			vbr_ticks_to_ns(ol->ts[i], rxq->ts_khz);
+		m->ol_flags |= rxq->ts_flag;
+	}
+}
+
 /*
  * Hand out the frames of completions [0, k) of c into pkts (tg not NULL:
  * c->tag was read, and each frame's tag goes to tg[] next to it); put the
@@ -424,10 +457,10 @@ struct vbr_rx_cqes {
  * take: the common case. Return: the frames handed out;
  * their bytes go to *bytes, the slots to repost to *nrep.
  */
-static inline uint16_t
+static __rte_always_inline uint16_t
 vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqes *c, unsigned int k,
 	     uint32_t *tg, struct rte_mbuf **pkts, uint32_t *rep,
-	     unsigned int *nrep, uint64_t *bytes)
+	     unsigned int *nrep, uint64_t *bytes, const struct vbr_rx_ol *ol)
 {
 	struct rte_mbuf *fresh[VBR_RX_CHUNK];
 	unsigned int i, j, want = 0, r = 0;
@@ -449,6 +482,8 @@ vbr_rx_chunk(struct vbr_rxq *rxq, const struct vbr_rx_cqes *c, unsigned int k,
 				goto repost;
 			}
 			ret = vbr_rx_swap(rxq, slot, len, fresh[j++], &pkts[n]);
+			if (ol != NULL)
+				vbr_rx_ol_apply(rxq, ol, i, pkts[n]);
 			if (unlikely(tg != NULL))
 				tg[n] = c->tag[i];
 			n++;
@@ -474,6 +509,8 @@ repost:
 		else
 			ret = vbr_rx_chain(rxq, slot, c->len[i], &pkts[n]);
 		if (ret == 0 || ret == -2) {
+			if (ol != NULL)
+				vbr_rx_ol_apply(rxq, ol, i, pkts[n]);
 			if (unlikely(tg != NULL))
 				tg[n] = c->tag[i];
 			*bytes += c->len[i];
@@ -530,6 +567,7 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
 	struct vbr_rxq *rxq = q;
 	struct vbr_rx_cqes c;
+	struct vbr_rx_ol ol;
 	uint32_t rep[VBR_RX_CHUNK];
 	uint32_t tg[VBR_RX_CHUNK];
 	uint64_t bytes = 0;
@@ -552,15 +590,28 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 		unsigned int k, i, r;
 		uint16_t got;
 
-		k = rxq->poll(rxq->cq, want, c.wr_id, c.len, c.status,
-			      unlikely(tags) ? c.tag : NULL);
+		if (unlikely(rxq->ol))
+			k = rxq->poll_ol(rxq->cq, want, c.wr_id, c.len,
+					 c.status, unlikely(tags) ? c.tag : NULL,
+					 ol.wc_flags,
+					 rxq->ol_cvlan ? ol.cvlan : NULL,
+					 rxq->ol_ts ? ol.ts : NULL);
+		else
+			k = rxq->poll(rxq->cq, want, c.wr_id, c.len, c.status,
+				      unlikely(tags) ? c.tag : NULL);
 		if (k == 0)
 			break;
 		for (i = 0; i < k; i++)
 			rte_prefetch0_write(rxq->elts[(uint32_t)c.wr_id[i] *
 						      rxq->segs]);
-		got = vbr_rx_chunk(rxq, &c, k, unlikely(tags) ? tg : NULL,
-				   pkts + n, rep, &r, &bytes);
+		if (unlikely(rxq->ol))
+			got = vbr_rx_chunk(rxq, &c, k,
+					   unlikely(tags) ? tg : NULL,
+					   pkts + n, rep, &r, &bytes, &ol);
+		else
+			got = vbr_rx_chunk(rxq, &c, k,
+					   unlikely(tags) ? tg : NULL,
+					   pkts + n, rep, &r, &bytes, NULL);
 		vbr_rx_repost(rxq, rep, r);
 		if (unlikely(tags))
 			got = vbr_rx_actions(rxq, pkts + n, tg, got, &bytes);
@@ -617,15 +668,22 @@ vbr_txq_in_error(const struct vbr_txq *txq)
 #define VBR_TX_OL_INFO (RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IPV6 | \
 			RTE_MBUF_F_TX_OUTER_IPV4 | RTE_MBUF_F_TX_OUTER_IPV6)
 
+/* What a queue with the checksum offloads takes on top (no SCTP). */
+#define VBR_TX_OL_CSUM_OK (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_TCP_CKSUM | \
+			   RTE_MBUF_F_TX_UDP_CKSUM)
+
 /*
  * tx_pkt_prepare: the leading packets vbr_tx_burst() would post, the others
  * refused with rte_errno EINVAL (empty, longer than max_frame, more
- * segments than the queue takes) or ENOTSUP (an offload it does not do).
+ * segments than the queue takes) or ENOTSUP (an offload it does not do:
+ * any but the checksums of a queue with them, SCTP's never). The device
+ * finds the headers itself: l2_len and l3_len are not needed.
  */
 uint16_t
 vbr_tx_prepare(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 {
 	const struct vbr_txq *txq = q;
+	uint64_t ok = VBR_TX_OL_INFO | (txq->csum ? VBR_TX_OL_CSUM_OK : 0);
 	uint16_t n;
 
 	for (n = 0; n < nb_pkts; n++) {
@@ -636,8 +694,9 @@ vbr_tx_prepare(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 			rte_errno = EINVAL;
 			break;
 		}
-		if (m->ol_flags & (RTE_MBUF_F_TX_OFFLOAD_MASK &
-				   ~VBR_TX_OL_INFO)) {
+		if ((m->ol_flags & RTE_MBUF_F_TX_OFFLOAD_MASK & ~ok) ||
+		    (m->ol_flags & RTE_MBUF_F_TX_L4_MASK) ==
+		    RTE_MBUF_F_TX_SCTP_CKSUM) {
 			rte_errno = ENOTSUP;
 			break;
 		}
@@ -652,7 +711,7 @@ vbr_tx_prepare(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 struct vbr_tx_ents {
 	uint64_t wr_id[VBR_TX_CHUNK];	/**< free-running ring index */
 	struct ibv_sge sge[VBR_TX_CHUNK]; /**< one-segment packets' SGE */
-	uint8_t sig[VBR_TX_CHUNK];	/**< signaled */
+	uint8_t sig[VBR_TX_CHUNK];	/**< VBR_GLUE_SEND_* */
 	uint8_t multi[VBR_TX_CHUNK];	/**< a chain: txq->wrs[idx] */
 };
 
@@ -681,8 +740,11 @@ vbr_tx_post(struct vbr_txq *txq, const struct vbr_tx_ents *e, unsigned int k)
 			head = &txq->wrs[e->wr_id[j] & txq->mask];
 			while (r < k && e->multi[r]) {
 				wr = &txq->wrs[e->wr_id[r] & txq->mask];
-				wr->send_flags = e->sig[r] ?
-						 IBV_SEND_SIGNALED : 0;
+				wr->send_flags =
+					((e->sig[r] & VBR_GLUE_SEND_SIGNALED) ?
+					 IBV_SEND_SIGNALED : 0) |
+					((e->sig[r] & VBR_GLUE_SEND_IP_CSUM) ?
+					 IBV_SEND_IP_CSUM : 0);
 				wr->next = r + 1 < k && e->multi[r + 1] ?
 					   &txq->wrs[e->wr_id[r + 1] &
 						     txq->mask] : NULL;
@@ -700,11 +762,13 @@ vbr_tx_post(struct vbr_txq *txq, const struct vbr_tx_ents *e, unsigned int k)
 /*
  * Prepare up to want packets into ring slots and post them. Return: the
  * packets taken (posted, or dropped and counted); *stop set when the
- * ring is full or a post was refused.
+ * ring is full or a post was refused. csum: the queue has the checksum
+ * offloads (a constant of each call: the burst without them does not
+ * look at the flags).
  */
-static inline uint16_t
+static __rte_always_inline uint16_t
 vbr_tx_chunk(struct vbr_txq *txq, struct rte_mbuf **pkts, uint16_t want,
-	     bool *stop)
+	     bool *stop, const bool csum)
 {
 	struct vbr_tx_ents e;
 	uint64_t bytes = 0;
@@ -767,8 +831,10 @@ checked:
 			goto drop;
 		e.wr_id[k] = txq->head;
 		e.sig[k] = 0;
+		if (csum && (m->ol_flags & VBR_TX_OL_CSUM))
+			e.sig[k] = VBR_GLUE_SEND_IP_CSUM;
 		if (++txq->since_signal >= txq->signal_interval) {
-			e.sig[k] = 1;
+			e.sig[k] |= VBR_GLUE_SEND_SIGNALED;
 			txq->since_signal = 0;
 		}
 		txq->elts[idx] = m;
@@ -785,8 +851,8 @@ drop:
 		return n;
 	/* A nearly full ring must be able to drain: signal its last WQE. */
 	if (txq->desc - (txq->head - txq->tail) < txq->signal_interval &&
-	    !e.sig[k - 1]) {
-		e.sig[k - 1] = 1;
+	    !(e.sig[k - 1] & VBR_GLUE_SEND_SIGNALED)) {
+		e.sig[k - 1] |= VBR_GLUE_SEND_SIGNALED;
 		txq->since_signal = 0;
 	}
 	posted = vbr_tx_post(txq, &e, k);
@@ -827,8 +893,16 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	vbr_txq_complete(txq);
 	if (unlikely(txq->err_pending))
 		vbr_txq_recover(txq, txq->head);
+	if (unlikely(txq->csum)) {
+		while (n < nb_pkts && !stop)
+			n += vbr_tx_chunk(txq, pkts + n,
+					  RTE_MIN(nb_pkts - n, VBR_TX_CHUNK),
+					  &stop, true);
+		return n;
+	}
 	while (n < nb_pkts && !stop)
 		n += vbr_tx_chunk(txq, pkts + n,
-				  RTE_MIN(nb_pkts - n, VBR_TX_CHUNK), &stop);
+				  RTE_MIN(nb_pkts - n, VBR_TX_CHUNK), &stop,
+				  false);
 	return n;
 }

@@ -108,6 +108,20 @@ struct vbr_rxq {
 	uint64_t ibytes;		/**< bytes received */
 	uint64_t ierrors;		/**< error completions */
 	uint64_t rx_nombuf;		/**< replenish failures */
+	/* Offloads (vbr_rxq.c); ol 0: the burst reads none of this. */
+	uint8_t ol;			/**< any of the three below */
+	uint8_t ol_csum;		/**< IPV4/UDP/TCP_CKSUM */
+	uint8_t ol_cvlan;		/**< its CQ gives the stripped VLAN */
+	uint8_t ol_ts;			/**< TIMESTAMP */
+	int ts_off;			/**< timestamp dynamic field */
+	uint64_t ts_flag;		/**< its ol_flags bit */
+	uint32_t ts_khz;		/**< device clock (hca_core_clock) */
+	/** The glue's poll_cq_burst_ol. */
+	unsigned int (*poll_ol)(struct ibv_cq_ex *cq, unsigned int n,
+				uint64_t *wr_id, uint32_t *byte_len,
+				uint8_t *status, uint32_t *flow_tag,
+				uint8_t *wc_flags, uint16_t *cvlan,
+				uint64_t *ts);
 };
 
 /**
@@ -150,7 +164,20 @@ struct vbr_txq {
 	uint32_t err_wr_id;		/**< its WQE (ring index) */
 	uint64_t log_tsc;		/**< last recovery message */
 	uint32_t log_quiet;		/**< recoveries not logged since */
+	uint8_t csum;			/**< IPV4/UDP/TCP_CKSUM offloads */
 };
+
+/** Tx mbuf flags that ask for IBV_SEND_IP_CSUM. */
+#define VBR_TX_OL_CSUM (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK)
+
+/** A device timestamp of the clock of khz kHz in nanoseconds. */
+static inline uint64_t
+vbr_ticks_to_ns(uint64_t ticks, uint32_t khz)
+{
+	if (likely(khz == 1000000) || khz == 0)
+		return ticks;
+	return ticks / khz * 1000000 + ticks % khz * 1000000 / khz;
+}
 
 /** The word of the entry of tag (the tag was made: its page exists). */
 static inline uint64_t

@@ -108,6 +108,28 @@ vbr_tx_queue_release(struct rte_eth_dev *dev, uint16_t idx)
 	dev->data->tx_queues[idx] = NULL;
 }
 
+/* Tx checksum offloads: IBV_SEND_IP_CSUM fills the three. */
+#define VBR_TX_OFFLOAD_CSUM (RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | \
+			     RTE_ETH_TX_OFFLOAD_UDP_CKSUM | \
+			     RTE_ETH_TX_OFFLOAD_TCP_CKSUM)
+
+/*
+ * Tx offloads the device reports: multi-segment and fast free always
+ * (the driver's own), the checksums with IBV_DEVICE_RAW_IP_CSUM (one send
+ * flag, IBV_SEND_IP_CSUM, fills the IPv4 header's and TCP's or UDP's as
+ * on mlx5). Standard verbs has no VLAN insert flag: never offered.
+ */
+uint64_t
+vbr_tx_offload_capa(const struct vbr_priv *priv)
+{
+	uint64_t capa = RTE_ETH_TX_OFFLOAD_MULTI_SEGS |
+			RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+
+	if (priv->attr.device_cap_flags_ex & IBV_DEVICE_RAW_IP_CSUM)
+		capa |= VBR_TX_OFFLOAD_CSUM;
+	return capa;
+}
+
 int
 vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 		   unsigned int socket, const struct rte_eth_txconf *conf)
@@ -140,6 +162,7 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 				       priv->attr.orig_attr.max_sge);
 	txq->max_frame = vbr_max_frame(priv);
 	txq->fast_free = !!(offloads & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE);
+	txq->csum = !!(offloads & VBR_TX_OFFLOAD_CSUM);
 	txq->signal_interval = RTE_MIN(VBR_TX_SIGNAL_INTERVAL,
 				       RTE_MAX(desc / 4, 1));
 	txq->port_id = dev->data->port_id;
@@ -284,6 +307,8 @@ vbr_txq_rebuild_wr(struct vbr_txq *txq, uint32_t i)
 	wr->sg_list = sge;
 	wr->num_sge = s;
 	wr->opcode = IBV_WR_SEND;
+	if (txq->csum && (txq->elts[idx]->ol_flags & VBR_TX_OL_CSUM))
+		wr->send_flags = IBV_SEND_IP_CSUM;
 }
 
 /* Post the WQEs of ring slots [tail, head) again, in order. */
