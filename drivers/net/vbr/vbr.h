@@ -145,6 +145,14 @@ extern const struct eth_dev_ops vbr_dev_ops;
 void vbr_dev_release_queues(struct rte_eth_dev *dev);
 int vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete);
 
+/* vbr_stats.c */
+int vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats);
+int vbr_stats_reset(struct rte_eth_dev *dev);
+int vbr_xstats_get_names(struct rte_eth_dev *dev,
+			 struct rte_eth_xstat_name *names, unsigned int size);
+int vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
+		   unsigned int size);
+
 /* vbr_steer.c (rules: vbr_steer.h) */
 int vbr_steer_probe(struct vbr_priv *priv);
 int vbr_steer_start(struct vbr_priv *priv);
