@@ -94,6 +94,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 			 swv_ring_avail(&rq->ring) == 0 ||
 			 swv_cq_room(rq->cq) <= rq->cq->reserved)) {
 		rx_count(dev, len, &dev->acc.rx_out_of_buffer, count);
+		swv_qp_count(&qp->hw.rx_out_of_buffer, 1);
 		return;
 	}
 	tail = rq->ring.ctail;
@@ -119,6 +120,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 				 NULL)) {
 			wr_id = swv_wqe_wr_id(&rq->ring, tail);
 			rx_count(dev, len, &dev->acc.rx_errors, count);
+			swv_qp_count(&qp->hw.rx_errors, 1);
 			rq_take(p, rq);
 			rq_complete(p, rq, wr_id, IBV_WC_LOC_PROT_ERR, 0, 0);
 			rq->to_err(rq);
@@ -129,6 +131,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 	wr_id = swv_wqe_wr_id(&rq->ring, tail);
 	if (SWV_UNLIKELY(total < len)) {
 		rx_count(dev, len, &dev->acc.rx_errors, count);
+		swv_qp_count(&qp->hw.rx_errors, 1);
 		rq_take(p, rq);
 		rq_complete(p, rq, wr_id, IBV_WC_LOC_LEN_ERR, 0, 0);
 		return;
@@ -151,6 +154,8 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 		}
 	}
 	rx_count(dev, len, &dev->acc.rx_delivered, count);
+	swv_qp_count(&qp->hw.rx_frames, 1);
+	swv_qp_count(&qp->hw.rx_bytes, len);
 	rq_take(p, rq);
 	rq_complete(p, rq, wr_id, IBV_WC_SUCCESS, len, tag);
 }

@@ -234,6 +234,7 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 				s += sig;
 				if (SWV_UNLIKELY(nbad > 0 && bad[k])) {
 					dev->acc.tx_errors++;
+					swv_qp_count(&qp->hw.tx_errors, 1);
 					sq_complete(qp,
 						    swv_wqe_wr_id(r, tail + k),
 						    IBV_WC_GENERAL_ERR, 0);
@@ -249,6 +250,8 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 		if (sent > 0) {
 			dev->acc.tx_frames += sent - nbad;
 			dev->acc.tx_bytes += bytes;
+			swv_qp_count(&qp->hw.tx_frames, sent - nbad);
+			swv_qp_count(&qp->hw.tx_bytes, bytes);
 			swv_dev_dirty(dev);
 			tail += sent;
 			n += sent;
@@ -258,6 +261,7 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 		if (SWV_UNLIKELY(st != IBV_WC_SUCCESS)) {
 			/* A local error moves the QP to ERR. */
 			dev->acc.tx_errors++;
+			swv_qp_count(&qp->hw.tx_errors, 1);
 			swv_dev_dirty(dev);
 			sq_complete(qp, swv_wqe_wr_id(r, tail), st, 0);
 			qp_to_err(qp);
