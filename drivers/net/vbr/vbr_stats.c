@@ -7,12 +7,16 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ethdev_driver.h>
 
 #include "vbr.h"
 #include "vbr_utils.h"
+
+/* Most QP counters of a port that xstats and telemetry show. */
+#define VBR_STATS_QP_CNT_MAX 32
 
 /*
  * Device port counters, the drops that no queue sees. imissed is
@@ -53,6 +57,29 @@ static const struct vbr_xstat vbr_xstats[] = {
 	{ "rx_mtu_dropped",
 	  offsetof(struct vbr_glue_port_counters, mtu_dropped),
 	  VBR_GLUE_CNT_MTU_DROPPED },
+	/*
+	 * The identity's totals: rx_wire_frames = rx_delivered +
+	 * rx_out_of_buffer + rx_no_match + rx_error_completions +
+	 * rx_flow_dropped (runts and rx_mtu_dropped are in the errors).
+	 */
+	{ "rx_wire_frames",
+	  offsetof(struct vbr_glue_port_counters, rx_frames),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "rx_wire_bytes",
+	  offsetof(struct vbr_glue_port_counters, rx_bytes),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "rx_delivered",
+	  offsetof(struct vbr_glue_port_counters, rx_delivered),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "tx_wire_frames",
+	  offsetof(struct vbr_glue_port_counters, tx_frames),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "tx_wire_bytes",
+	  offsetof(struct vbr_glue_port_counters, tx_bytes),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "tx_error_completions",
+	  offsetof(struct vbr_glue_port_counters, tx_errors),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
 };
 
 /* Read the device counters; all zero when the device has none. */
@@ -127,14 +154,112 @@ static const struct vbr_txq_xstat vbr_txq_xstats[] = {
  */
 #define VBR_XSTATS_STEER 2
 
-/* Number of xstats: device counters, steering, then the Tx queue ones. */
+/*
+ * QP counter xstats, last: qp_cnt<cntn>_<value> for each counter of the
+ * port's device (rdma statistic qp, bound with the /vbr/ telemetry
+ * commands), each value as the device names it; from the last reset of a
+ * counter of that number that still counts at least as much (a counter
+ * freed and made again under its number starts from 0).
+ */
+struct vbr_qp_cnt_base {
+	uint32_t cntn;
+	uint32_t nvals;
+	uint64_t val[VBR_GLUE_QP_CNT_MAX];
+};
+
+/** The port's QP counters (free() them), *n of them; NULL when none. */
+static struct vbr_glue_qp_counter *
+vbr_qp_counters(struct vbr_priv *priv, unsigned int *n)
+{
+	struct vbr_glue_qp_counter *c;
+
+	*n = 0;
+	c = calloc(VBR_STATS_QP_CNT_MAX, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	if (priv->glue->counter_list(priv->ctx, 1, c, VBR_STATS_QP_CNT_MAX,
+				     n) != 0 || *n == 0) {
+		free(c);
+		*n = 0;
+		return NULL;
+	}
+	*n = RTE_MIN(*n, (unsigned int)VBR_STATS_QP_CNT_MAX);
+	return c;
+}
+
+/* Counter c's value k since the last reset. */
+static uint64_t
+vbr_qp_cnt_value(const struct vbr_priv *priv,
+		 const struct vbr_glue_qp_counter *c, unsigned int k)
+{
+	uint64_t v = c->val[k].value;
+	unsigned int i;
+
+	for (i = 0; i < priv->nb_qp_cnt_base; i++) {
+		const struct vbr_qp_cnt_base *b = &priv->qp_cnt_base[i];
+
+		if (b->cntn == c->cntn && k < b->nvals && v >= b->val[k])
+			return v - b->val[k];
+	}
+	return v;
+}
+
+/* Take the QP counters' values as the new base. */
+static void
+vbr_qp_cnt_reset(struct vbr_priv *priv)
+{
+	struct vbr_glue_qp_counter *c;
+	struct vbr_qp_cnt_base *b = NULL;
+	unsigned int n, i, k;
+
+	c = vbr_qp_counters(priv, &n);
+	if (n > 0)
+		b = calloc(n, sizeof(*b));
+	for (i = 0; b != NULL && i < n; i++) {
+		b[i].cntn = c[i].cntn;
+		b[i].nvals = c[i].nvals;
+		for (k = 0; k < c[i].nvals; k++)
+			b[i].val[k] = c[i].val[k].value;
+	}
+	free(priv->qp_cnt_base);
+	priv->qp_cnt_base = b;
+	priv->nb_qp_cnt_base = b != NULL ? n : 0;
+	free(c);
+}
+
+void
+vbr_stats_release(struct vbr_priv *priv)
+{
+	free(priv->qp_cnt_base);
+	priv->qp_cnt_base = NULL;
+	priv->nb_qp_cnt_base = 0;
+}
+
+/* Values of the QP counters c[0 .. n - 1]. */
+static unsigned int
+vbr_qp_cnt_nvals(const struct vbr_glue_qp_counter *c, unsigned int n)
+{
+	unsigned int i, v = 0;
+
+	for (i = 0; i < n; i++)
+		v += c[i].nvals;
+	return v;
+}
+
+/*
+ * Number of xstats: device counters, steering, the Tx queue ones, then
+ * the QP counters' (*qc, *nqc: free *qc).
+ */
 static unsigned int
 vbr_xstats_count(struct rte_eth_dev *dev, struct vbr_glue_port_counters *c,
-		 unsigned int *n_dev)
+		 unsigned int *n_dev, struct vbr_glue_qp_counter **qc,
+		 unsigned int *nqc)
 {
 	*n_dev = vbr_xstats_dev_count(dev->data->dev_private, c);
+	*qc = vbr_qp_counters(dev->data->dev_private, nqc);
 	return *n_dev + VBR_XSTATS_STEER +
-	       dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
+	       dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats) +
+	       vbr_qp_cnt_nvals(*qc, *nqc);
 }
 
 int
@@ -230,6 +355,7 @@ vbr_stats_reset(struct rte_eth_dev *dev)
 		txq->recoveries = 0;
 	}
 	vbr_dev_counters(priv, &priv->cnt_base);
+	vbr_qp_cnt_reset(priv);
 	priv->vlan_drop_base = vbr_steer_vlan_dropped(priv);
 	priv->handoff_freed_base = vbr_mtr_handoff_freed(priv);
 	return 0;
@@ -240,23 +366,32 @@ vbr_xstats_get_names(struct rte_eth_dev *dev,
 		     struct rte_eth_xstat_name *names, unsigned int size)
 {
 	struct vbr_glue_port_counters c;
-	unsigned int n_dev, n = vbr_xstats_count(dev, &c, &n_dev), i;
+	struct vbr_glue_qp_counter *qc;
+	unsigned int n_dev, nqc, n, n_txq, i, j, k;
 
-	if (names == NULL || size < n)
+	n = vbr_xstats_count(dev, &c, &n_dev, &qc, &nqc);
+	if (names == NULL || size < n) {
+		free(qc);
 		return n;
+	}
 	for (i = 0; i < n_dev; i++)
 		snprintf(names[i].name, sizeof(names[i].name), "%s",
 			 vbr_xstat_nth(&c, i)->name);
 	snprintf(names[i].name, sizeof(names[i].name), "rx_vlan_filtered");
 	i++;
 	snprintf(names[i].name, sizeof(names[i].name), "rx_mtr_handoff_freed");
-	for (i++; i < n; i++) {
-		unsigned int k = i - n_dev - VBR_XSTATS_STEER;
-
+	n_txq = dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
+	for (i++; i < n_dev + VBR_XSTATS_STEER + n_txq; i++) {
+		k = i - n_dev - VBR_XSTATS_STEER;
 		snprintf(names[i].name, sizeof(names[i].name), "tx_q%u_%s",
 			 k / (unsigned int)RTE_DIM(vbr_txq_xstats),
 			 vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].name);
 	}
+	for (j = 0; j < nqc; j++)
+		for (k = 0; k < qc[j].nvals; k++, i++)
+			snprintf(names[i].name, sizeof(names[i].name),
+				 "qp_cnt%u_%s", qc[j].cntn, qc[j].val[k].name);
+	free(qc);
 	return n;
 }
 
@@ -266,10 +401,14 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_glue_port_counters c;
-	unsigned int n_dev, n = vbr_xstats_count(dev, &c, &n_dev), i;
+	struct vbr_glue_qp_counter *qc;
+	unsigned int n_dev, nqc, n, n_txq, i, j, k;
 
-	if (xstats == NULL || size < n)
+	n = vbr_xstats_count(dev, &c, &n_dev, &qc, &nqc);
+	if (xstats == NULL || size < n) {
+		free(qc);
 		return n;
+	}
 	for (i = 0; i < n_dev; i++) {
 		size_t off = vbr_xstat_nth(&c, i)->offset;
 
@@ -283,14 +422,21 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	xstats[i].id = i;
 	xstats[i].value = vbr_mtr_handoff_freed(priv) -
 			  priv->handoff_freed_base;
-	for (i++; i < n; i++) {
-		unsigned int k = i - n_dev - VBR_XSTATS_STEER;
-		const struct vbr_txq *txq =
-			dev->data->tx_queues[k / RTE_DIM(vbr_txq_xstats)];
+	n_txq = dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
+	for (i++; i < n_dev + VBR_XSTATS_STEER + n_txq; i++) {
+		const struct vbr_txq *txq;
 
+		k = i - n_dev - VBR_XSTATS_STEER;
+		txq = dev->data->tx_queues[k / RTE_DIM(vbr_txq_xstats)];
 		xstats[i].id = i;
 		xstats[i].value = txq == NULL ? 0 : vbr_counter(txq,
 			vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].offset);
 	}
+	for (j = 0; j < nqc; j++)
+		for (k = 0; k < qc[j].nvals; k++, i++) {
+			xstats[i].id = i;
+			xstats[i].value = vbr_qp_cnt_value(priv, &qc[j], k);
+		}
+	free(qc);
 	return n;
 }
