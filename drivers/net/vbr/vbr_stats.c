@@ -5,12 +5,15 @@
  * (imissed, ierrors and the xstats below), all from the last reset.
  */
 
+#include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <ethdev_driver.h>
+#include <rte_telemetry.h>
 
 #include "vbr.h"
 #include "vbr_utils.h"
@@ -439,4 +442,501 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 		}
 	free(qc);
 	return n;
+}
+
+/*
+ * Telemetry under /vbr/, registered once per process (at load), for
+ * dpdk-telemetry.py and a vbr-stat tool that speaks "rdma statistic":
+ *
+ *   /vbr/ports				{<port>: "<ifname>/<port>"} of the
+ *					  vbr ports
+ *   /vbr/port,<port>			{ifname, port, ethdev_port, name,
+ *					  backend}
+ *   /vbr/port_counters,<port>		{ifname, port, <counter>: value...}
+ *   /vbr/qp_mode,<port>		{ifname, port, mode, criteria}
+ *   /vbr/qp_counters,<port>		{ifname, port, mode, criteria,
+ *					  cntn: [...]}
+ *   /vbr/qp_counter,<port>,<cntn>	{ifname, port, cntn, mode, criteria,
+ *					  qp_type, pid, comm, <value>: n...,
+ *					  lqpn: [...]}
+ *   /vbr/qps,<port>			{ifname, port, txq_lqpn: [by queue],
+ *					  hash_lqpn: [...]}
+ *   /vbr/qp_set_auto,<port>,<crit>	crit: off, type, pid, type,pid
+ *   /vbr/qp_bind,<port>,<lqpn>[,<cntn>]	{ifname, port, cntn, lqpn}
+ *   /vbr/qp_unbind,<port>,<cntn>[,<lqpn>]	all of cntn's QPs without lqpn
+ *
+ * <port> is the ethdev port id; ifname and port are the verbs device and
+ * its port number, as rdma's "link DEV/PORT". A request that fails answers
+ * {error: <errno name>, errno: <n>, message: <strerror>, what}, for a
+ * tool's "Failed to ..." lines. Values are the device's, never reset.
+ * (22.11's telemetry nests one level only: an array in a dict, no dict in
+ * an array; hence one request per port and per counter.)
+ */
+
+#define VBR_TEL_PREFIX "/vbr/"
+
+/* The vbr port named by the first field of params, or NULL. */
+static struct rte_eth_dev *
+vbr_tel_dev(const char *params, const char **rest)
+{
+	struct rte_eth_dev *dev;
+	unsigned long v;
+	char *end;
+
+	if (params == NULL || *params < '0' || *params > '9')
+		return NULL;
+	errno = 0;
+	v = strtoul(params, &end, 10);
+	if (errno != 0 || (*end != '\0' && *end != ',') ||
+	    v >= RTE_MAX_ETHPORTS || !rte_eth_dev_is_valid_port((uint16_t)v))
+		return NULL;
+	dev = &rte_eth_devices[v];
+	if (dev->dev_ops != &vbr_dev_ops || dev->data->dev_private == NULL)
+		return NULL;
+	*rest = *end == ',' ? end + 1 : end;
+	return dev;
+}
+
+/* Parse a u32 field of rest: 0 and *v, or -1. */
+static int
+vbr_tel_u32(const char **rest, uint32_t *v)
+{
+	unsigned long x;
+	char *end;
+
+	if (**rest < '0' || **rest > '9')
+		return -1;
+	errno = 0;
+	x = strtoul(*rest, &end, 10);
+	if (errno != 0 || x > UINT32_MAX || (*end != '\0' && *end != ','))
+		return -1;
+	*v = (uint32_t)x;
+	*rest = *end == ',' ? end + 1 : end;
+	return 0;
+}
+
+/* An error reply: the errno's name and text, what failed. */
+static int
+vbr_tel_error(struct rte_tel_data *d, int err, const char *what)
+{
+	const char *name = strerrorname_np(err);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "error", name != NULL ? name : "?");
+	rte_tel_data_add_dict_int(d, "errno", err);
+	rte_tel_data_add_dict_string(d, "message", strerror(err));
+	rte_tel_data_add_dict_string(d, "what", what);
+	return 0;
+}
+
+static const char *
+vbr_tel_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case VBR_GLUE_COUNTER_MODE_AUTO:
+		return "auto";
+	case VBR_GLUE_COUNTER_MODE_MANUAL:
+		return "manual";
+	default:
+		return "none";
+	}
+}
+
+/* rdma's criteria names: "type", "pid", "type,pid"; "" for none. */
+static const char *
+vbr_tel_crit_name(uint32_t mask)
+{
+	static const char *const names[] = { "", "type", "pid", "type,pid" };
+
+	return names[mask & 3];
+}
+
+static const char *
+vbr_tel_qp_type(uint32_t t)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	case IBV_QPT_RAW_PACKET:
+		return "RAW_PACKET";
+	case IBV_QPT_XRC_SEND:
+		return "XRC_INI";
+	case IBV_QPT_XRC_RECV:
+		return "XRC_TGT";
+	default:
+		return "UNKNOWN";
+	}
+}
+
+/* Start a port's reply: the dict with ifname and port. */
+static void
+vbr_tel_head(struct rte_tel_data *d, const struct vbr_priv *priv)
+{
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "ifname", priv->ibdev_name);
+	rte_tel_data_add_dict_int(d, "port", 1);
+}
+
+static int
+vbr_tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char key[8], link[80];
+	uint16_t id;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_dict(d);
+	RTE_ETH_FOREACH_DEV(id) {
+		struct rte_eth_dev *dev = &rte_eth_devices[id];
+		const struct vbr_priv *priv = dev->data->dev_private;
+
+		if (dev->dev_ops != &vbr_dev_ops || priv == NULL)
+			continue;
+		snprintf(key, sizeof(key), "%u", id);
+		snprintf(link, sizeof(link), "%s/1", priv->ibdev_name);
+		rte_tel_data_add_dict_string(d, key, link);
+	}
+	return 0;
+}
+
+static int
+vbr_tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	priv = dev->data->dev_private;
+	vbr_tel_head(d, priv);
+	rte_tel_data_add_dict_int(d, "ethdev_port", dev->data->port_id);
+	rte_tel_data_add_dict_string(d, "name", dev->data->name);
+	rte_tel_data_add_dict_string(d, "backend", priv->glue->name);
+	return 0;
+}
+
+static int
+vbr_tel_port_counters(const char *cmd, const char *params,
+		      struct rte_tel_data *d)
+{
+	struct vbr_glue_port_counters c;
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+	unsigned int k;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	priv = dev->data->dev_private;
+	ret = priv->glue->query_port_counters(priv->ctx, &c);
+	if (ret != 0)
+		return vbr_tel_error(d, ret, "query_port_counters");
+	vbr_tel_head(d, priv);
+	for (k = 0; k < RTE_DIM(vbr_xstats); k++)
+		if ((c.valid & vbr_xstats[k].bit) != 0)
+			rte_tel_data_add_dict_u64(d, vbr_xstats[k].name,
+				vbr_counter(&c, vbr_xstats[k].offset));
+	return 0;
+}
+
+static int
+vbr_tel_mode_head(struct rte_tel_data *d, struct vbr_priv *priv)
+{
+	uint32_t mode, mask;
+	int ret;
+
+	ret = priv->glue->counter_get_mode(priv->ctx, 1, &mode, &mask);
+	if (ret != 0)
+		return vbr_tel_error(d, ret, "get counter mode");
+	vbr_tel_head(d, priv);
+	rte_tel_data_add_dict_string(d, "mode", vbr_tel_mode_name(mode));
+	rte_tel_data_add_dict_string(d, "criteria", vbr_tel_crit_name(mask));
+	return 0;
+}
+
+static int
+vbr_tel_qp_mode(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	const char *rest;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	return vbr_tel_mode_head(d, dev->data->dev_private);
+}
+
+static int
+vbr_tel_qp_counters(const char *cmd, const char *params,
+		    struct rte_tel_data *d)
+{
+	struct vbr_glue_qp_counter *qc;
+	struct rte_eth_dev *dev;
+	struct rte_tel_data *a;
+	const char *rest;
+	unsigned int n, i;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	vbr_tel_mode_head(d, dev->data->dev_private);
+	a = rte_tel_data_alloc();
+	if (a == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	qc = vbr_qp_counters(dev->data->dev_private, &n);
+	for (i = 0; i < n; i++)
+		rte_tel_data_add_array_u64(a, qc[i].cntn);
+	free(qc);
+	rte_tel_data_add_dict_container(d, "cntn", a, 0);
+	return 0;
+}
+
+static int
+vbr_tel_qp_counter(const char *cmd, const char *params,
+		   struct rte_tel_data *d)
+{
+	const struct vbr_glue_qp_counter *c = NULL;
+	struct vbr_glue_qp_counter *qc;
+	struct rte_eth_dev *dev;
+	struct rte_tel_data *a;
+	const char *rest;
+	unsigned int n, i;
+	uint32_t cntn;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || vbr_tel_u32(&rest, &cntn) != 0 || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>,<cntn>");
+	qc = vbr_qp_counters(dev->data->dev_private, &n);
+	for (i = 0; i < n; i++)
+		if (qc[i].cntn == cntn)
+			c = &qc[i];
+	if (c == NULL) {
+		free(qc);
+		return vbr_tel_error(d, ENOENT, "no such counter");
+	}
+	a = rte_tel_data_alloc();
+	if (a == NULL) {
+		free(qc);
+		return -ENOMEM;
+	}
+	vbr_tel_head(d, dev->data->dev_private);
+	rte_tel_data_add_dict_u64(d, "cntn", c->cntn);
+	rte_tel_data_add_dict_string(d, "mode", vbr_tel_mode_name(c->mode));
+	rte_tel_data_add_dict_string(d, "criteria",
+				     vbr_tel_crit_name(c->mask));
+	rte_tel_data_add_dict_string(d, "qp_type", vbr_tel_qp_type(c->qp_type));
+	rte_tel_data_add_dict_int(d, "pid", c->pid);
+	rte_tel_data_add_dict_string(d, "comm", c->comm);
+	for (i = 0; i < c->nvals; i++)
+		rte_tel_data_add_dict_u64(d, c->val[i].name, c->val[i].value);
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (i = 0; i < RTE_MIN(c->nqps, (uint32_t)VBR_GLUE_QP_CNT_QPS); i++)
+		rte_tel_data_add_array_u64(a, c->lqpn[i]);
+	rte_tel_data_add_dict_container(d, "lqpn", a, 0);
+	free(qc);
+	return 0;
+}
+
+static int
+vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint32_t qpn[RTE_TEL_MAX_ARRAY_ENTRIES];
+	struct rte_tel_data *tx, *hash;
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+	unsigned int n, i;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	priv = dev->data->dev_private;
+	tx = rte_tel_data_alloc();
+	hash = rte_tel_data_alloc();
+	if (tx == NULL || hash == NULL) {
+		rte_tel_data_free(tx);
+		rte_tel_data_free(hash);
+		return -ENOMEM;
+	}
+	vbr_tel_head(d, priv);
+	rte_tel_data_start_array(tx, RTE_TEL_U64_VAL);
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		const struct vbr_txq *txq = dev->data->tx_queues[i];
+
+		rte_tel_data_add_array_u64(tx, txq != NULL && txq->qp != NULL ?
+					   txq->qp->qp_num : 0);
+	}
+	rte_tel_data_start_array(hash, RTE_TEL_U64_VAL);
+	pthread_mutex_lock(&priv->flow_lock);
+	n = vbr_rss_qpns(priv, qpn, RTE_DIM(qpn));
+	pthread_mutex_unlock(&priv->flow_lock);
+	for (i = 0; i < RTE_MIN(n, (unsigned int)RTE_DIM(qpn)); i++)
+		rte_tel_data_add_array_u64(hash, qpn[i]);
+	rte_tel_data_add_dict_container(d, "txq_lqpn", tx, 0);
+	rte_tel_data_add_dict_container(d, "hash_lqpn", hash, 0);
+	return 0;
+}
+
+static int
+vbr_tel_qp_set_auto(const char *cmd, const char *params,
+		    struct rte_tel_data *d)
+{
+	static const char *const crit[] = { "off", "type", "pid", "type,pid" };
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+	uint32_t mask;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL)
+		return vbr_tel_error(d, EINVAL,
+				     "usage: <port>,{off|type|pid|type,pid}");
+	if (strcmp(rest, "pid,type") == 0)
+		rest = "type,pid";
+	for (mask = 0; mask < RTE_DIM(crit); mask++)
+		if (strcmp(rest, crit[mask]) == 0)
+			break;
+	if (mask == RTE_DIM(crit))
+		return vbr_tel_error(d, EINVAL,
+				     "usage: <port>,{off|type|pid|type,pid}");
+	priv = dev->data->dev_private;
+	ret = priv->glue->counter_set_auto_mode(priv->ctx, 1, mask);
+	if (ret != 0)
+		return vbr_tel_error(d, ret, ret == EBUSY ?
+			"Modifying auto mode is not allowed when there is a bound QP" :
+			"set auto mode");
+	return vbr_tel_mode_head(d, priv);
+}
+
+static int
+vbr_tel_qp_bind(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+	uint32_t lqpn, cntn = 0;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || vbr_tel_u32(&rest, &lqpn) != 0 ||
+	    (*rest != '\0' && (vbr_tel_u32(&rest, &cntn) != 0 ||
+			       *rest != '\0' || cntn == 0)))
+		return vbr_tel_error(d, EINVAL, "usage: <port>,<lqpn>[,<cntn>]");
+	priv = dev->data->dev_private;
+	ret = priv->glue->counter_bind_qp(priv->ctx, 1, lqpn, &cntn);
+	if (ret != 0)
+		return vbr_tel_error(d, ret, "bind");
+	vbr_tel_head(d, priv);
+	rte_tel_data_add_dict_u64(d, "cntn", cntn);
+	rte_tel_data_add_dict_u64(d, "lqpn", lqpn);
+	return 0;
+}
+
+static int
+vbr_tel_qp_unbind(const char *cmd, const char *params,
+		  struct rte_tel_data *d)
+{
+	struct vbr_glue_qp_counter *qc;
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	struct rte_tel_data *a;
+	const char *rest;
+	uint32_t cntn, lqpn, todo[VBR_GLUE_QP_CNT_QPS];
+	unsigned int n, i, nt = 0;
+	bool one = false;
+	int ret = 0;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || vbr_tel_u32(&rest, &cntn) != 0)
+		return vbr_tel_error(d, EINVAL,
+				     "usage: <port>,<cntn>[,<lqpn>]");
+	if (*rest != '\0') {
+		if (vbr_tel_u32(&rest, &lqpn) != 0 || *rest != '\0')
+			return vbr_tel_error(d, EINVAL,
+					     "usage: <port>,<cntn>[,<lqpn>]");
+		one = true;
+	}
+	priv = dev->data->dev_private;
+	if (one) {
+		todo[nt++] = lqpn;
+	} else {
+		/* All QPs of the counter, as rdma does without lqpn. */
+		qc = vbr_qp_counters(priv, &n);
+		for (i = 0; i < n; i++)
+			if (qc[i].cntn == cntn)
+				for (nt = 0; nt < RTE_MIN(qc[i].nqps,
+					(uint32_t)VBR_GLUE_QP_CNT_QPS); nt++)
+					todo[nt] = qc[i].lqpn[nt];
+		free(qc);
+		if (nt == 0)
+			return vbr_tel_error(d, ENOENT, "no such counter");
+	}
+	a = rte_tel_data_alloc();
+	if (a == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (i = 0; i < nt && ret == 0; i++) {
+		ret = priv->glue->counter_unbind_qp(priv->ctx, 1, todo[i],
+						    cntn);
+		if (ret == 0)
+			rte_tel_data_add_array_u64(a, todo[i]);
+	}
+	if (ret != 0) {
+		rte_tel_data_free(a);
+		return vbr_tel_error(d, ret, "unbind");
+	}
+	vbr_tel_head(d, priv);
+	rte_tel_data_add_dict_u64(d, "cntn", cntn);
+	rte_tel_data_add_dict_container(d, "lqpn", a, 0);
+	return 0;
+}
+
+RTE_INIT(vbr_telemetry_init)
+{
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "ports", vbr_tel_ports,
+		"The vbr ports: ethdev port id to verbs DEV/PORT. No parameters");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "port", vbr_tel_port,
+		"A vbr port: verbs device, ethdev name, backend. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "port_counters",
+		vbr_tel_port_counters,
+		"A port's device counters. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_mode", vbr_tel_qp_mode,
+		"A port's QP counter mode. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_counters",
+		vbr_tel_qp_counters,
+		"A port's QP counter mode and counters. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_counter",
+		vbr_tel_qp_counter,
+		"A QP counter. Parameters: int port_id, int cntn");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qps", vbr_tel_qps,
+		"A port's QP numbers (Tx queues, hash QPs). Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_set_auto",
+		vbr_tel_qp_set_auto,
+		"Set QP counter auto mode. Parameters: int port_id, off|type|pid|type,pid");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_bind", vbr_tel_qp_bind,
+		"Bind a QP to a new or given counter. "
+		"Parameters: int port_id, int lqpn[, int cntn]");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_unbind",
+		vbr_tel_qp_unbind,
+		"Unbind one or all QPs of a counter. "
+		"Parameters: int port_id, int cntn[, int lqpn]");
 }
