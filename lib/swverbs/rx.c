@@ -121,6 +121,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 			wr_id = swv_wqe_wr_id(&rq->ring, tail);
 			rx_count(dev, len, &dev->acc.rx_errors, count);
 			swv_qp_count(&qp->hw.rx_errors, 1);
+			swv_mr_access_error(&sge[i]);
 			rq_take(p, rq);
 			rq_complete(p, rq, wr_id, IBV_WC_LOC_PROT_ERR, 0, 0);
 			rq->to_err(rq);

@@ -423,3 +423,55 @@ swv_query_qp_stats(struct ibv_qp *ibqp, struct swv_qp_stats *stats,
 	pthread_mutex_unlock(&swv_lock);
 	return 0;
 }
+
+/*
+ * MR counters. The kernel's "rdma statistic show mr" shows an MR's
+ * driver counters by mrn (mlx5: its ODP page faults); swverbs pins
+ * nothing and faults nothing, and says what it can: the MR's size, and the
+ * work requests it refused.
+ */
+void
+swv_mr_access_error(const struct ibv_sge *sge)
+{
+	struct swv_mr *mr;
+
+	mr = rcu_dereference(swv_mr_table[sge->lkey &
+					   ((1u << SWV_MR_BITS) - 1)]);
+	if (mr != NULL && mr->ibv_mr.lkey == sge->lkey)
+		swv_qp_count(&mr->access_errors, 1);
+}
+
+int
+swv_query_mr_stats(struct ibv_context *context, struct swv_mr_stats *st,
+		   unsigned int max)
+{
+	struct swv_device *dev;
+	const struct swv_mr *mr;
+	unsigned int n = 0;
+	uint32_t slot;
+
+	if (context == NULL || (st == NULL && max > 0)) {
+		errno = EINVAL;
+		return -1;
+	}
+	dev = swv_ctx_dev(context);
+	pthread_mutex_lock(&swv_lock);
+	for (slot = 1; slot <= SWV_MAX_MR; slot++) {
+		mr = swv_mr_table[slot];
+		if (mr == NULL || swv_ctx_dev(mr->ibv_mr.context) != dev)
+			continue;
+		if (n < max) {
+			struct swv_mr_stats *m = &st[n];
+
+			m->mrn = slot;
+			m->lkey = mr->ibv_mr.lkey;
+			m->length = mr->end - mr->start;
+			m->pages = ((mr->end + 4095) >> 12) - (mr->start >> 12);
+			m->access = mr->access;
+			m->access_errors = SWV_LOAD(&mr->access_errors);
+		}
+		n++;
+	}
+	pthread_mutex_unlock(&swv_lock);
+	return (int)n;
+}

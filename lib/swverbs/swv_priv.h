@@ -539,6 +539,7 @@ struct swv_mr {
 	uintptr_t start;
 	uintptr_t end;		/**< one past the last byte */
 	int access;
+	uint64_t access_errors;	/**< SGEs with its lkey refused (engine) */
 };
 
 static inline struct swv_mr *
@@ -1498,6 +1499,11 @@ swv_qp_count(uint64_t *count, uint64_t n)
 void swv_stat_qp_created(struct swv_qp *qp);
 /** Unbind a QP that goes (any mode), freeing its counter if last. */
 void swv_stat_qp_destroyed(struct swv_qp *qp);
+/**
+ * Count a refused SGE on the live MR its lkey names, if any (engine,
+ * error path: out of the MR, or no local write).
+ */
+void swv_mr_access_error(const struct ibv_sge *sge);
 
 /* qp.c */
 int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,

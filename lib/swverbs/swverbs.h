@@ -967,6 +967,27 @@ int swv_counter_query(struct ibv_context *context, uint32_t cntn,
 int swv_query_qp_stats(struct ibv_qp *qp, struct swv_qp_stats *stats,
 		       uint32_t *cntn, int *pid);
 
+/** An MR as "rdma statistic show mr" sees it (swv_query_mr_stats()). */
+struct swv_mr_stats {
+	uint32_t mrn;		/**< its number: the lkey's table slot */
+	uint32_t lkey;
+	uint64_t length;	/**< bytes */
+	uint64_t pages;		/**< 4 KiB pages the range touches */
+	int access;		/**< IBV_ACCESS_* it was registered with */
+	/**
+	 * Work requests that named its lkey and were refused: an SGE out of
+	 * its range, or a receive into an MR without local write.
+	 */
+	uint64_t access_errors;
+};
+
+/**
+ * The MRs of @context's device, by ascending mrn, into st[0 .. max - 1].
+ * Return: how many there are (may exceed @max), or -1 (errno EINVAL).
+ */
+int swv_query_mr_stats(struct ibv_context *context, struct swv_mr_stats *st,
+		       unsigned int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,8 +64,10 @@ sq_gather(const struct ibv_sge *sge, uint32_t nsge, struct ibv_pd *pd,
 	uint32_t i, len = 0;
 
 	for (i = 0; i < nsge; i++) {
-		if (SWV_UNLIKELY(swv_sge_check(&sge[i], pd, false) == NULL))
+		if (SWV_UNLIKELY(swv_sge_check(&sge[i], pd, false) == NULL)) {
+			swv_mr_access_error(&sge[i]);
 			return IBV_WC_LOC_PROT_ERR;
+		}
 		if (SWV_UNLIKELY(sge[i].length > SWV_MAX_FRAME - len))
 			return IBV_WC_LOC_LEN_ERR;
 		iov[i].iov_base = (void *)(uintptr_t)sge[i].addr;

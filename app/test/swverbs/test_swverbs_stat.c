@@ -342,6 +342,67 @@ test_counts_pair(void)
 	return TEST_SUCCESS;
 }
 
+/* The MR of st[0 .. n - 1] numbered after lkey's slot, or NULL. */
+static const struct swv_mr_stats *
+mr_find(const struct swv_mr_stats *st, int n, uint32_t lkey)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (st[i].lkey == lkey)
+			return &st[i];
+	return NULL;
+}
+
+static int
+test_mr_stats(void)
+{
+	static uint8_t tbuf[3 * 4096], rbuf[4096];
+	struct swv_device_attr attr = {
+		.flags = SWV_DEVICE_PROFILE_MLX5, .engine = NULL,
+	};
+	const struct swv_mr_stats *m;
+	struct swv_mr_stats st[8];
+	struct swv_qp_stats qs;
+	struct ibv_wc wc;
+	struct tport a;
+	uint32_t x;
+	int n;
+
+	TEST_ASSERT_SUCCESS(t_port_setup(&a, "st-mr", "loop", &attr, tbuf + 100,
+					 2 * 4096, rbuf, sizeof(rbuf), true),
+			    "");
+	TEST_ASSERT_EQUAL(swv_query_mr_stats(NULL, st, 8), -1, "");
+	TEST_ASSERT_EQUAL(errno, EINVAL, "");
+	n = swv_query_mr_stats(a.d.ctx, st, 8);
+	TEST_ASSERT_EQUAL(n, 2, "the device's two MRs");
+	TEST_ASSERT(st[0].mrn < st[1].mrn, "by mrn");
+	m = mr_find(st, n, a.tmr->lkey);
+	TEST_ASSERT_NOT_NULL(m, "");
+	TEST_ASSERT_EQUAL(m->mrn, a.tmr->lkey & 0xffff, "");
+	TEST_ASSERT_EQUAL(m->length, 2 * 4096, "");
+	TEST_ASSERT_EQUAL(m->pages, 3, "unaligned: three pages");
+	TEST_ASSERT_EQUAL(m->access_errors, 0, "");
+	TEST_ASSERT_SUCCESS(swv_counter_bind_qp_alloc(a.d.ctx, qpn(a.d.sqp),
+						      &x), "");
+	/* A send whose SGE runs past the MR: refused, counted on both. */
+	t_frame(tbuf + 100, 64, a.d.mac, a.d.mac, 1);
+	TEST_ASSERT_SUCCESS(t_send(a.d.sqp, a.tmr, tbuf + 100 + 2 * 4096 - 32,
+				   64, 1), "");
+	TEST_ASSERT_EQUAL(t_poll(a.d.scq, &wc, 1, 2000), 1, "");
+	TEST_ASSERT_EQUAL(wc.status, IBV_WC_LOC_PROT_ERR, "");
+	n = swv_query_mr_stats(a.d.ctx, st, 8);
+	TEST_ASSERT_EQUAL(mr_find(st, n, a.tmr->lkey)->access_errors, 1, "");
+	TEST_ASSERT_EQUAL(mr_find(st, n, a.rmr->lkey)->access_errors, 0, "");
+	TEST_ASSERT_EQUAL(cnt_get(a.d.ctx, x, ST(tx_errors)), 1, "");
+	TEST_ASSERT_SUCCESS(swv_query_qp_stats(a.d.sqp, &qs, NULL, NULL), "");
+	TEST_ASSERT_EQUAL(qs.tx_errors, 1, "");
+	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(a.d.ctx, qpn(a.d.sqp), x),
+			    "");
+	t_port_teardown(&a);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs QP counters",
 	.cases = {
@@ -350,6 +411,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_auto_pid),
 		TEST_CASE(test_auto_type_pid),
 		TEST_CASE(test_counts_pair),
+		TEST_CASE(test_mr_stats),
 		TEST_CASES_END(),
 	},
 };
