@@ -17,7 +17,8 @@ errors (errno name and text): unknown lqpn/cntn (ENOENT), already bound,
 bind or unbind in auto mode (EINVAL), auto mode with a bound QP (EBUSY),
 bad parameters (EINVAL); unbind of all of a counter's QPs frees it; auto
 mode by type binds the hash QPs made at the next port start (not the Tx QP,
-which lives from queue setup), with testpmd's pid and name.
+which lives from queue setup), with testpmd's pid and name. /vbr/mrs and
+/vbr/mr show the MRs the PMD registered (mrlen, pages, access_errors).
 """
 
 import json
@@ -105,6 +106,19 @@ def run(pmd, c):
                 len(q1["hash_lqpn"]) >= 1, f"/vbr/qps: {q0} {q1}")
         tx0, h0 = q0["txq_lqpn"][0], q0["hash_lqpn"]
         h1 = q1["hash_lqpn"]
+
+        # MRs: the PMD registers its mempool's memory
+        mrs = tel("/vbr/mrs,0")
+        c.check(len(mrs.get("mrn", [])) >= 1, f"/vbr/mrs,0: {mrs}")
+        if mrs.get("mrn"):
+            mr = tel(f"/vbr/mr,0,{mrs['mrn'][0]}")
+            c.check(mr.get("mrn") == mrs["mrn"][0] and
+                    mr.get("mrlen", 0) > 0 and
+                    (not SW or (mr.get("pages", 0) >= 1 and
+                                mr.get("access_errors") == 0)),
+                    f"/vbr/mr,0,{mrs['mrn'][0]}: {mr}")
+        c.check(is_error(tel("/vbr/mr,0,999999"), "ENOENT"),
+                "an unknown MR: ENOENT")
 
         # errors
         c.check(is_error(tel("/vbr/qp_bind,0,999999"), "ENOENT"),

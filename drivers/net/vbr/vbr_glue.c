@@ -392,6 +392,13 @@ vbr_ibv_counter_list(struct ibv_context *context, uint8_t port,
 				   c, max, n);
 }
 
+static int
+vbr_ibv_mr_list(struct ibv_context *context, struct vbr_glue_mr *m,
+		unsigned int max, unsigned int *n)
+{
+	return vbr_nl_mr_list(ibv_get_device_name(context->device), m, max, n);
+}
+
 static struct ibv_cq_ex *
 vbr_ibv_create_cq_ex(struct ibv_context *context,
 		     struct ibv_cq_init_attr_ex *attr)
@@ -614,4 +621,5 @@ const struct vbr_glue vbr_glue_ibv = {
 	.counter_bind_qp = vbr_ibv_counter_bind_qp,
 	.counter_unbind_qp = vbr_ibv_counter_unbind_qp,
 	.counter_list = vbr_ibv_counter_list,
+	.mr_list = vbr_ibv_mr_list,
 };

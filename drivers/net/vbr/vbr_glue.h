@@ -98,6 +98,22 @@ struct vbr_glue_port_counters {
 /** Most QPs of a counter that counter_query lists. */
 #define VBR_GLUE_QP_CNT_QPS 64
 
+/** A counter's value, by the device's name for it. */
+struct vbr_glue_val {
+	char name[32];
+	uint64_t value;
+};
+
+/** Most values an MR reports. */
+#define VBR_GLUE_MR_VALS 8
+
+/** An MR as "rdma statistic show mr" sees it. */
+struct vbr_glue_mr {
+	uint32_t mrn;
+	uint32_t nvals;
+	struct vbr_glue_val val[VBR_GLUE_MR_VALS];
+};
+
 /** A QP counter: who it is for, and its values by name. */
 struct vbr_glue_qp_counter {
 	uint32_t cntn;
@@ -109,10 +125,7 @@ struct vbr_glue_qp_counter {
 	uint32_t nqps;		/**< QPs bound (lqpn[] holds the first ones) */
 	uint32_t lqpn[VBR_GLUE_QP_CNT_QPS];
 	uint32_t nvals;
-	struct {
-		char name[32];	/**< the device's name of the value */
-		uint64_t value;
-	} val[VBR_GLUE_QP_CNT_MAX];
+	struct vbr_glue_val val[VBR_GLUE_QP_CNT_MAX];
 };
 
 /*
@@ -325,6 +338,12 @@ struct vbr_glue {
 	int (*counter_list)(struct ibv_context *context, uint8_t port,
 			    struct vbr_glue_qp_counter *c, unsigned int max,
 			    unsigned int *n);
+	/**
+	 * The device's MRs (rdma statistic show mr), ascending by mrn, into
+	 * m[0 .. max - 1]; their number in *@n (may exceed @max).
+	 */
+	int (*mr_list)(struct ibv_context *context, struct vbr_glue_mr *m,
+		       unsigned int max, unsigned int *n);
 };
 
 /**

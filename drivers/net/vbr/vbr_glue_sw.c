@@ -879,6 +879,38 @@ vbr_sw_counter_list(struct ibv_context *context, uint8_t port,
 	return 0;
 }
 
+static int
+vbr_sw_mr_list(struct ibv_context *context, struct vbr_glue_mr *m,
+	       unsigned int max, unsigned int *n)
+{
+	struct swv_mr_stats st[64];
+	unsigned int i;
+	int nm;
+
+	if (n == NULL)
+		return EINVAL;
+	nm = swv_query_mr_stats(context, st, RTE_DIM(st));
+	if (nm < 0)
+		return errno;
+	for (i = 0; i < RTE_MIN((unsigned int)nm, max) &&
+		    i < RTE_DIM(st); i++) {
+		struct vbr_glue_mr *g = &m[i];
+
+		memset(g, 0, sizeof(*g));
+		g->mrn = st[i].mrn;
+		snprintf(g->val[0].name, sizeof(g->val[0].name), "mrlen");
+		g->val[0].value = st[i].length;
+		snprintf(g->val[1].name, sizeof(g->val[1].name), "pages");
+		g->val[1].value = st[i].pages;
+		snprintf(g->val[2].name, sizeof(g->val[2].name),
+			 "access_errors");
+		g->val[2].value = st[i].access_errors;
+		g->nvals = 3;
+	}
+	*n = (unsigned int)nm;
+	return 0;
+}
+
 /* The glue's bits are swverbs' (both follow the seed's order). */
 static_assert(VBR_GLUE_PORT_EX_STD_MASK == SWV_QUERY_PORT_EX_STD_MASK &&
 	      VBR_GLUE_PORT_EX_ETH_MTU == SWV_QUERY_PORT_EX_ETH_MTU &&
@@ -981,6 +1013,7 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.counter_bind_qp = vbr_sw_counter_bind_qp,
 	.counter_unbind_qp = vbr_sw_counter_unbind_qp,
 	.counter_list = vbr_sw_counter_list,
+	.mr_list = vbr_sw_mr_list,
 };
 
 /* Loaded once; handles stay open for the life of the process. */

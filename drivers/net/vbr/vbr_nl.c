@@ -12,6 +12,8 @@
  *   unbind		STAT_DEL  STAT_RES=QP STAT_COUNTER_ID RES_LQPN
  *   mode		STAT_GET  STAT_RES=QP; the reply has STAT_MODE and,
  *			in auto mode, STAT_AUTO_MODE_MASK
+ *   MRs		STAT_GET  dump, STAT_RES=MR: RES_MR of RES_MR_ENTRY
+ *			{RES_MRN, RES_MRLEN, STAT_HWCOUNTERS}
  *   counters		STAT_GET  dump, STAT_RES=QP: one message a counter
  *			(STAT_COUNTER_ID, STAT_MODE, RES_TYPE / RES_PID by
  *			its criteria, RES_QP of RES_QP_ENTRY{RES_LQPN},
@@ -144,10 +146,13 @@ dev_find_cb(const struct nlmsghdr *nlh, void *arg)
 	return MNL_CB_OK;
 }
 
-/* Start a request on device @name, port @port: its index first. */
+/*
+ * Start a request of statistics resource @res on device @name, port @port
+ * (0: none): the device's index first.
+ */
 static int
 nl_dev_req(struct vbr_nl_req *r, const char *name, uint8_t port, int cmd,
-	   uint16_t flags)
+	   uint16_t flags, uint32_t res)
 {
 	struct dev_find f = { .name = name, .index = 0, .found = false };
 	int ret;
@@ -160,9 +165,9 @@ nl_dev_req(struct vbr_nl_req *r, const char *name, uint8_t port, int cmd,
 		return ENODEV;
 	nl_start(r, cmd, flags);
 	mnl_attr_put_u32(r->nlh, RDMA_NLDEV_ATTR_DEV_INDEX, f.index);
-	mnl_attr_put_u32(r->nlh, RDMA_NLDEV_ATTR_PORT_INDEX, port);
-	mnl_attr_put_u32(r->nlh, RDMA_NLDEV_ATTR_STAT_RES,
-			 RDMA_NLDEV_ATTR_RES_QP);
+	if (port != 0)
+		mnl_attr_put_u32(r->nlh, RDMA_NLDEV_ATTR_PORT_INDEX, port);
+	mnl_attr_put_u32(r->nlh, RDMA_NLDEV_ATTR_STAT_RES, res);
 	return 0;
 }
 
@@ -180,7 +185,8 @@ vbr_nl_set_auto_mode(const char *name, uint8_t port, uint32_t mask)
 	struct vbr_nl_req r;
 	int ret;
 
-	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_SET, 0);
+	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_SET, 0,
+			 RDMA_NLDEV_ATTR_RES_QP);
 	if (ret != 0)
 		return ret;
 	mnl_attr_put_u32(r.nlh, RDMA_NLDEV_ATTR_STAT_MODE,
@@ -218,7 +224,8 @@ vbr_nl_get_mode(const char *name, uint8_t port, uint32_t *mode,
 	struct vbr_nl_req r;
 	int ret;
 
-	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_GET, 0);
+	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_GET, 0,
+			 RDMA_NLDEV_ATTR_RES_QP);
 	if (ret == 0)
 		ret = nl_talk(&r, mode_cb, &m);
 	if (ret == 0) {
@@ -235,7 +242,8 @@ vbr_nl_bind_qp(const char *name, uint8_t port, uint32_t lqpn, uint32_t *cntn)
 	struct vbr_nl_req r;
 	int ret;
 
-	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_SET, 0);
+	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_SET, 0,
+			 RDMA_NLDEV_ATTR_RES_QP);
 	if (ret != 0)
 		return ret;
 	mnl_attr_put_u32(r.nlh, RDMA_NLDEV_ATTR_STAT_MODE,
@@ -256,12 +264,39 @@ vbr_nl_unbind_qp(const char *name, uint8_t port, uint32_t lqpn,
 	struct vbr_nl_req r;
 	int ret;
 
-	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_DEL, 0);
+	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_DEL, 0,
+			 RDMA_NLDEV_ATTR_RES_QP);
 	if (ret != 0)
 		return ret;
 	mnl_attr_put_u32(r.nlh, RDMA_NLDEV_ATTR_STAT_COUNTER_ID, cntn);
 	mnl_attr_put_u32(r.nlh, RDMA_NLDEV_ATTR_RES_LQPN, lqpn);
 	return nl_talk(&r, nl_ignore_cb, NULL);
+}
+
+/* The {name, value} entries of a STAT_HWCOUNTERS nest into val[]. */
+static uint32_t
+nl_hwcounters(const struct nlattr *nest, struct vbr_glue_val *val,
+	      uint32_t max)
+{
+	const struct nlattr *pos, *t2[RDMA_NLDEV_ATTR_MAX];
+	uint32_t n = 0;
+
+	if (nest == NULL)
+		return 0;
+	mnl_attr_for_each_nested(pos, nest) {
+		nl_parse_nested(pos, t2);
+		if (t2[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME] == NULL ||
+		    t2[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE] == NULL ||
+		    n == max)
+			continue;
+		snprintf(val[n].name, sizeof(val[n].name), "%s",
+			 mnl_attr_get_str(
+				t2[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME]));
+		val[n].value = mnl_attr_get_u64(
+			t2[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE]);
+		n++;
+	}
+	return n;
 }
 
 struct list_get {
@@ -300,23 +335,8 @@ list_fill(struct vbr_glue_qp_counter *g, const struct nlattr **tb)
 					t2[RDMA_NLDEV_ATTR_RES_LQPN]);
 			g->nqps++;
 		}
-	if (tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS] != NULL)
-		mnl_attr_for_each_nested(pos,
-					 tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS]) {
-			nl_parse_nested(pos, t2);
-			if (t2[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME] ==
-			    NULL ||
-			    t2[RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE] ==
-			    NULL || g->nvals == VBR_GLUE_QP_CNT_MAX)
-				continue;
-			snprintf(g->val[g->nvals].name,
-				 sizeof(g->val[g->nvals].name), "%s",
-				 mnl_attr_get_str(t2[
-				 RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME]));
-			g->val[g->nvals].value = mnl_attr_get_u64(t2[
-				RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE]);
-			g->nvals++;
-		}
+	g->nvals = nl_hwcounters(tb[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS], g->val,
+				 VBR_GLUE_QP_CNT_MAX);
 }
 
 static int
@@ -343,9 +363,71 @@ vbr_nl_counter_list(const char *name, uint8_t port,
 	struct vbr_nl_req r;
 	int ret;
 
-	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_GET, NLM_F_DUMP);
+	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_GET, NLM_F_DUMP,
+			 RDMA_NLDEV_ATTR_RES_QP);
 	if (ret == 0)
 		ret = nl_talk(&r, list_cb, &l);
+	if (ret == 0)
+		*n = l.n;
+	return ret;
+}
+
+struct mr_get {
+	struct vbr_glue_mr *m;
+	unsigned int max, n;
+};
+
+/* A dump message: a RES_MR nest of RES_MR_ENTRY nests. */
+static int
+mr_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX], *t2[RDMA_NLDEV_ATTR_MAX];
+	const struct nlattr *pos;
+	struct mr_get *l = arg;
+
+	nl_parse(nlh, tb);
+	if (tb[RDMA_NLDEV_ATTR_RES_MR] == NULL)
+		return MNL_CB_OK;
+	mnl_attr_for_each_nested(pos, tb[RDMA_NLDEV_ATTR_RES_MR]) {
+		struct vbr_glue_mr *g;
+
+		nl_parse_nested(pos, t2);
+		if (t2[RDMA_NLDEV_ATTR_RES_MRN] == NULL)
+			continue;
+		if (l->n < l->max) {
+			g = &l->m[l->n];
+			memset(g, 0, sizeof(*g));
+			g->mrn = mnl_attr_get_u32(t2[RDMA_NLDEV_ATTR_RES_MRN]);
+			if (t2[RDMA_NLDEV_ATTR_RES_MRLEN] != NULL) {
+				snprintf(g->val[0].name, sizeof(g->val[0].name),
+					 "mrlen");
+				g->val[0].value = mnl_attr_get_u64(
+					t2[RDMA_NLDEV_ATTR_RES_MRLEN]);
+				g->nvals = 1;
+			}
+			g->nvals += nl_hwcounters(
+				t2[RDMA_NLDEV_ATTR_STAT_HWCOUNTERS],
+				&g->val[g->nvals],
+				VBR_GLUE_MR_VALS - g->nvals);
+		}
+		l->n++;
+	}
+	return MNL_CB_OK;
+}
+
+int
+vbr_nl_mr_list(const char *name, struct vbr_glue_mr *m, unsigned int max,
+	       unsigned int *n)
+{
+	struct mr_get l = { .m = m, .max = max, .n = 0 };
+	struct vbr_nl_req r;
+	int ret;
+
+	ret = nl_dev_req(&r, name, 0, RDMA_NLDEV_CMD_STAT_GET, NLM_F_DUMP,
+			 RDMA_NLDEV_ATTR_RES_MR);
+	if (ret != 0)
+		return ret;
+	ret = nl_talk(&r, mr_cb, &l);
 	if (ret == 0)
 		*n = l.n;
 	return ret;

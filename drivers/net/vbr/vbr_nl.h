@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+struct vbr_glue_mr;
 struct vbr_glue_qp_counter;
 
 int vbr_nl_set_auto_mode(const char *name, uint8_t port, uint32_t mask);
@@ -23,5 +24,9 @@ int vbr_nl_unbind_qp(const char *name, uint8_t port, uint32_t lqpn,
 int vbr_nl_counter_list(const char *name, uint8_t port,
 			struct vbr_glue_qp_counter *c, unsigned int max,
 			unsigned int *n);
+
+/** The device's MRs with their counters (STAT_GET dump, STAT_RES=MR). */
+int vbr_nl_mr_list(const char *name, struct vbr_glue_mr *m, unsigned int max,
+		   unsigned int *n);
 
 #endif /* VBR_NL_H */

@@ -461,6 +461,8 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
  *					  lqpn: [...]}
  *   /vbr/qps,<port>			{ifname, port, txq_lqpn: [by queue],
  *					  hash_lqpn: [...]}
+ *   /vbr/mrs,<port>			{ifname, port, mrn: [...]}
+ *   /vbr/mr,<port>,<mrn>		{ifname, port, mrn, <value>: n...}
  *   /vbr/qp_set_auto,<port>,<crit>	crit: off, type, pid, type,pid
  *   /vbr/qp_bind,<port>,<lqpn>[,<cntn>]	{ifname, port, cntn, lqpn}
  *   /vbr/qp_unbind,<port>,<cntn>[,<lqpn>]	all of cntn's QPs without lqpn
@@ -910,6 +912,93 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 	return 0;
 }
 
+/* Most MRs /vbr/mrs lists. */
+#define VBR_STATS_MR_MAX 256
+
+/* The port's device's MRs (free() them), *n of them. */
+static struct vbr_glue_mr *
+vbr_tel_mrs_get(struct vbr_priv *priv, unsigned int *n, int *err)
+{
+	struct vbr_glue_mr *m;
+
+	*n = 0;
+	m = calloc(VBR_STATS_MR_MAX, sizeof(*m));
+	if (m == NULL) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	*err = priv->glue->mr_list(priv->ctx, m, VBR_STATS_MR_MAX, n);
+	*n = RTE_MIN(*n, (unsigned int)VBR_STATS_MR_MAX);
+	return m;
+}
+
+static int
+vbr_tel_mrs(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	struct rte_tel_data *a;
+	struct vbr_glue_mr *m;
+	const char *rest;
+	unsigned int n, i;
+	int err;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	m = vbr_tel_mrs_get(dev->data->dev_private, &n, &err);
+	if (err != 0) {
+		free(m);
+		return vbr_tel_error(d, err, "list MRs");
+	}
+	a = rte_tel_data_alloc();
+	if (a == NULL) {
+		free(m);
+		return -ENOMEM;
+	}
+	vbr_tel_head(d, dev->data->dev_private);
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (i = 0; i < n; i++)
+		rte_tel_data_add_array_u64(a, m[i].mrn);
+	rte_tel_data_add_dict_container(d, "mrn", a, 0);
+	free(m);
+	return 0;
+}
+
+static int
+vbr_tel_mr(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	struct vbr_glue_mr *m;
+	const char *rest;
+	unsigned int n, i, k;
+	uint32_t mrn;
+	int err;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || vbr_tel_u32(&rest, &mrn) != 0 || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>,<mrn>");
+	m = vbr_tel_mrs_get(dev->data->dev_private, &n, &err);
+	if (err != 0) {
+		free(m);
+		return vbr_tel_error(d, err, "list MRs");
+	}
+	for (i = 0; i < n && m[i].mrn != mrn; i++)
+		;
+	if (i == n) {
+		free(m);
+		return vbr_tel_error(d, ENOENT, "no such MR");
+	}
+	vbr_tel_head(d, dev->data->dev_private);
+	rte_tel_data_add_dict_u64(d, "mrn", mrn);
+	for (k = 0; k < m[i].nvals; k++)
+		rte_tel_data_add_dict_u64(d, m[i].val[k].name,
+					  m[i].val[k].value);
+	free(m);
+	return 0;
+}
+
 RTE_INIT(vbr_telemetry_init)
 {
 	rte_telemetry_register_cmd(VBR_TEL_PREFIX "ports", vbr_tel_ports,
@@ -929,6 +1018,10 @@ RTE_INIT(vbr_telemetry_init)
 		"A QP counter. Parameters: int port_id, int cntn");
 	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qps", vbr_tel_qps,
 		"A port's QP numbers (Tx queues, hash QPs). Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "mrs", vbr_tel_mrs,
+		"A port's device's MR numbers. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "mr", vbr_tel_mr,
+		"An MR's counters. Parameters: int port_id, int mrn");
 	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_set_auto",
 		vbr_tel_qp_set_auto,
 		"Set QP counter auto mode. Parameters: int port_id, off|type|pid|type,pid");
