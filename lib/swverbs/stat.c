@@ -232,41 +232,46 @@ swv_counter_get_mode(struct ibv_context *context, uint32_t *mode,
 	return 0;
 }
 
+/*
+ * What rdma_counter_bind_qpn() and _alloc() check first (swv_lock): not in
+ * auto mode, the QP lqpn exists, and is not bound. 0 and *qpp, or EINVAL,
+ * ENOENT.
+ */
+static int
+bind_check(struct swv_device *dev, uint32_t lqpn, struct swv_qp **qpp)
+{
+	if (dev->cnt_mode == SWV_COUNTER_MODE_AUTO)
+		return EINVAL;
+	*qpp = qp_find(dev, lqpn);
+	if (*qpp == NULL)
+		return ENOENT;
+	return (*qpp)->counter != NULL ? EINVAL : 0;
+}
+
 int
 swv_counter_bind_qp_alloc(struct ibv_context *context, uint32_t lqpn,
 			  uint32_t *cntn)
 {
+	struct swv_qp *qp = NULL;
 	struct swv_device *dev;
 	struct swv_counter *c;
-	struct swv_qp *qp;
-	int ret = 0;
+	int ret;
 
 	if (context == NULL || cntn == NULL)
 		return EINVAL;
 	dev = swv_ctx_dev(context);
 	pthread_mutex_lock(&swv_lock);
-	if (dev->cnt_mode == SWV_COUNTER_MODE_AUTO) {
-		ret = EINVAL;
-		goto out;
+	ret = bind_check(dev, lqpn, &qp);
+	if (ret == 0) {
+		c = counter_new(dev, qp, SWV_COUNTER_MODE_MANUAL);
+		if (c == NULL) {
+			ret = ENOMEM;
+		} else {
+			dev->cnt_mode = SWV_COUNTER_MODE_MANUAL;
+			dev->cnt_mask = 0;
+			*cntn = c->cntn;
+		}
 	}
-	qp = qp_find(dev, lqpn);
-	if (qp == NULL) {
-		ret = ENOENT;
-		goto out;
-	}
-	if (qp->counter != NULL) {
-		ret = EINVAL;
-		goto out;
-	}
-	c = counter_new(dev, qp, SWV_COUNTER_MODE_MANUAL);
-	if (c == NULL) {
-		ret = ENOMEM;
-		goto out;
-	}
-	dev->cnt_mode = SWV_COUNTER_MODE_MANUAL;
-	dev->cnt_mask = 0;
-	*cntn = c->cntn;
-out:
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
 }
@@ -275,28 +280,22 @@ int
 swv_counter_bind_qp(struct ibv_context *context, uint32_t lqpn,
 		    uint32_t cntn)
 {
+	struct swv_qp *qp = NULL;
 	struct swv_device *dev;
 	struct swv_counter *c;
-	struct swv_qp *qp;
-	int ret = 0;
+	int ret;
 
 	if (context == NULL)
 		return EINVAL;
 	dev = swv_ctx_dev(context);
 	pthread_mutex_lock(&swv_lock);
-	if (dev->cnt_mode == SWV_COUNTER_MODE_AUTO) {
-		ret = EINVAL;
-		goto out;
-	}
-	qp = qp_find(dev, lqpn);
+	ret = bind_check(dev, lqpn, &qp);
 	c = counter_find(dev, cntn);
-	if (qp == NULL || c == NULL)
+	/* The kernel looks the counter up before it sees the QP bound. */
+	if (qp != NULL && c == NULL)
 		ret = ENOENT;
-	else if (qp->counter != NULL)
-		ret = EINVAL;
-	else
+	if (ret == 0)
 		counter_bind(c, qp);
-out:
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
 }

@@ -61,6 +61,8 @@ test_errnos(void)
 			  EINVAL, "already bound");
 	TEST_ASSERT_EQUAL(swv_counter_bind_qp(d.ctx, qpn(d.sqp), 1), EINVAL,
 			  "already bound");
+	TEST_ASSERT_EQUAL(swv_counter_bind_qp(d.ctx, qpn(d.sqp), 9), ENOENT,
+			  "bound, to an unknown cntn: the counter first");
 	TEST_ASSERT_EQUAL(swv_counter_set_auto_mode(d.ctx,
 						    SWV_COUNTER_MASK_QP_TYPE),
 			  EBUSY, "auto on with a counter");
