@@ -690,7 +690,8 @@ struct swv_qp {
 	bool pace_parked;		/**< on the wheel (wheel lock) */
 	/**
 	 * The QP's own counts since creation (stat.c): engine-written
-	 * (relaxed), on the line the Rx and Tx paths read the QP's state on.
+	 * (relaxed). The Tx counts share the line of the pacing fields the
+	 * drain reads; Rx writes this line too (one more, engine-private).
 	 */
 	struct swv_qp_stats hw;
 	struct ibv_qp_cap cap;
