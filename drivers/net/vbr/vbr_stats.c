@@ -784,9 +784,12 @@ vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 					   txq->qp->qp_num : 0);
 	}
 	rte_tel_data_start_array(hash, RTE_TEL_U64_VAL);
-	pthread_mutex_lock(&priv->flow_lock);
-	n = vbr_rss_qpns(priv, qpn, RTE_DIM(qpn));
-	pthread_mutex_unlock(&priv->flow_lock);
+	n = 0;
+	if (priv->flow_lock_init) {
+		pthread_mutex_lock(&priv->flow_lock);
+		n = vbr_rss_qpns(priv, qpn, RTE_DIM(qpn));
+		pthread_mutex_unlock(&priv->flow_lock);
+	}
 	for (i = 0; i < RTE_MIN(n, (unsigned int)RTE_DIM(qpn)); i++)
 		rte_tel_data_add_array_u64(hash, qpn[i]);
 	rte_tel_data_add_dict_container(d, "txq_lqpn", tx, 0);
