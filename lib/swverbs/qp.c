@@ -243,6 +243,7 @@ create_raw_qp(struct ibv_context *context, struct ibv_pd *pd,
 	if (qp->has_rq)
 		qp->rq.cq->refs++;
 	cds_list_add_tail_rcu(&qp->node, &qp->dev->qps);
+	swv_stat_qp_created(qp);
 	pthread_mutex_unlock(&swv_lock);
 	return &qp->ibv_qp;
 err:
@@ -362,6 +363,7 @@ create_hash_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 	}
 	qp->ind->refs++;
 	cds_list_add_tail(&qp->node, &qp->dev->hqps);
+	swv_stat_qp_created(qp);
 	pthread_mutex_unlock(&swv_lock);
 	return &qp->ibv_qp;
 }
@@ -573,6 +575,7 @@ swv_destroy_qp(struct ibv_qp *ibqp)
 		if (qp->has_rq)
 			qp->rq.cq->refs--;
 	}
+	swv_stat_qp_destroyed(qp);
 	qp->dev->nqp--;
 	to_swv_pd(ibqp->pd)->refs--;
 	to_swv_ctx(ibqp->context)->objs--;

@@ -115,6 +115,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 			 swv_ring_avail(&rq->ring) == 0 ||
 			 swv_cq_room(rq->cq) <= rq->cq->reserved)) {
 		rx_count(dev, len, &dev->acc.rx_out_of_buffer, count);
+		swv_qp_count(&qp->hw.rx_out_of_buffer, 1);
 		return;
 	}
 	tail = rq->ring.ctail;
@@ -140,6 +141,8 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 				 NULL)) {
 			wr_id = swv_wqe_wr_id(&rq->ring, tail);
 			rx_count(dev, len, &dev->acc.rx_errors, count);
+			swv_qp_count(&qp->hw.rx_errors, 1);
+			swv_mr_access_error(&sge[i]);
 			rq_take(p, rq);
 			rq_complete(p, rq, wr_id, IBV_WC_LOC_PROT_ERR, 0, 0);
 			rq->to_err(rq);
@@ -152,6 +155,7 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 		rx_offloads(rq, pkt, iov, iovcnt, len, &ol, &skip);
 	if (SWV_UNLIKELY(total < len - skip)) {
 		rx_count(dev, len, &dev->acc.rx_errors, count);
+		swv_qp_count(&qp->hw.rx_errors, 1);
 		rq_take(p, rq);
 		rq_complete(p, rq, wr_id, IBV_WC_LOC_LEN_ERR, 0, 0);
 		return;
@@ -174,6 +178,8 @@ rx_deliver(struct swv_device *dev, struct swv_qp *qp,
 		}
 	}
 	rx_count(dev, len, &dev->acc.rx_delivered, count);
+	swv_qp_count(&qp->hw.rx_frames, 1);
+	swv_qp_count(&qp->hw.rx_bytes, len);
 	rq_take(p, rq);
 	swv_cq_write_ol(p, rq->cq, wr_id, IBV_WC_SUCCESS, true, len - skip,
 			rq->num, tag, rq->cq->want_ol ? &ol : NULL);

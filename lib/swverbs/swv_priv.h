@@ -573,6 +573,7 @@ struct swv_mr {
 	uintptr_t start;
 	uintptr_t end;		/**< one past the last byte */
 	int access;
+	uint64_t access_errors;	/**< SGEs with its lkey refused (engine) */
 };
 
 static inline struct swv_mr *
@@ -721,6 +722,12 @@ struct swv_qp {
 	uint32_t pace_seen;
 	uint32_t pace_rate;
 	bool pace_parked;		/**< on the wheel (wheel lock) */
+	/**
+	 * The QP's own counts since creation (stat.c): engine-written
+	 * (relaxed). The Tx counts share the line of the pacing fields the
+	 * drain reads; Rx writes this line too (one more, engine-private).
+	 */
+	struct swv_qp_stats hw;
 	struct ibv_qp_cap cap;
 	/* raw */
 	struct swv_wq_ring sq;
@@ -733,6 +740,11 @@ struct swv_qp {
 	unsigned int flows;		/**< flows attached (swv_lock) */
 	struct swv_pace_cfg *pace_cfg;	/**< RCU pointer, NULL: no limit */
 	struct swv_pace pace;		/**< the bucket (engine) */
+	/* QP counters (stat.c, swv_lock) */
+	struct swv_counter *counter;	/**< bound to, or NULL */
+	struct swv_qp_stats cnt_base;	/**< hw at the bind */
+	int pid;			/**< creating thread's id */
+	char comm[16];			/**< its name */
 };
 
 static inline struct swv_qp *
@@ -1359,6 +1371,10 @@ struct swv_device {
 	bool inl_pull;			/**< the wire has frames to pull */
 	struct swv_device *inl_peer;	/**< pair peer (RCU pointer) or NULL */
 	struct swv_wheel *wheel;	/**< pacing.c: made with the first limit */
+	/* QP counters (stat.c, swv_lock): zero is mode none, no counter. */
+	struct swv_counter *counters;	/**< by ascending cntn */
+	uint32_t cnt_mode;		/**< SWV_COUNTER_MODE_* */
+	uint32_t cnt_mask;		/**< auto criteria */
 };
 
 /*
@@ -1575,6 +1591,24 @@ void swv_pace_refund(struct swv_qp *qp, const struct swv_frame *fr,
 		     unsigned int n);
 void swv_pace_advance(struct swv_device *dev);
 uint64_t swv_pace_next(struct swv_device *dev);
+
+/* Add n to one of a QP's own counts (engine; read by stat.c, relaxed). */
+static inline void
+swv_qp_count(uint64_t *count, uint64_t n)
+{
+	SWV_STORE(count, *count + n);
+}
+
+/* stat.c (swv_lock held) */
+/** Note a new QP's creator; bind it to its counter in auto mode. */
+void swv_stat_qp_created(struct swv_qp *qp);
+/** Unbind a QP that goes (any mode), freeing its counter if last. */
+void swv_stat_qp_destroyed(struct swv_qp *qp);
+/**
+ * Count a refused SGE on the live MR its lkey names, if any (engine,
+ * error path: out of the MR, or no local write).
+ */
+void swv_mr_access_error(const struct ibv_sge *sge);
 
 /* qp.c */
 int swv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,

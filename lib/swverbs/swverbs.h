@@ -903,6 +903,146 @@ unsigned int swv_post_send_burst(struct ibv_qp *qp, unsigned int n,
  */
 int swv_set_engine_cpu(int cpu);
 
+/*
+ * QP counters (stat.c), with the semantics of the kernel's RDMA counters
+ * (drivers/infiniband/core/counters.c) that iproute2's "rdma statistic qp"
+ * drives. A counter (cntn) holds the counts of the QPs bound to it (lqpn,
+ * the qp_num) while they were bound: a QP's counts from before its bind do
+ * not show, and a QP unbound keeps what it counted in the counter. The last
+ * unbind frees the counter. Counters are per device (one port, port 1).
+ * Per port mode: none (no counter), manual (counters made by bind), auto
+ * (each new QP is bound, at its creation, to the counter of QPs of its type
+ * and/or pid, one made for it if none matches). Control path, any thread;
+ * the counts are read whole (relaxed loads of engine-written values).
+ */
+
+/** Counter modes (the values of the kernel's enum rdma_nl_counter_mode). */
+#define SWV_COUNTER_MODE_NONE	0
+#define SWV_COUNTER_MODE_AUTO	1
+#define SWV_COUNTER_MODE_MANUAL	2
+
+/** Auto mode criteria (the kernel's enum rdma_nl_counter_mask). */
+#define SWV_COUNTER_MASK_QP_TYPE	(1u << 0)
+#define SWV_COUNTER_MASK_PID		(1u << 1)
+#define SWV_COUNTER_MASK_ALL \
+	(SWV_COUNTER_MASK_QP_TYPE | SWV_COUNTER_MASK_PID)
+
+/**
+ * What a QP counts. Rx: a frame steered to a hash QP counts on that QP
+ * (not on the WQ its hash picked); one steered to a RAW_PACKET QP's own
+ * receive queue on that QP; SNIFFER copies count on the QP that took them.
+ * Tx: the RAW_PACKET QP that sent.
+ */
+struct swv_qp_stats {
+	uint64_t rx_frames;	   /**< completed into a posted buffer */
+	uint64_t rx_bytes;	   /**< bytes of those frames */
+	uint64_t rx_out_of_buffer; /**< no WQE posted (or CQ full): dropped */
+	uint64_t rx_errors;	   /**< completed with an error status */
+	uint64_t tx_frames;	   /**< handed to the wire */
+	uint64_t tx_bytes;	   /**< bytes of those frames */
+	uint64_t tx_errors;	   /**< send WQEs completed with an error */
+};
+
+/** A counter as swv_counter_query() reports it. */
+struct swv_counter_attr {
+	uint32_t cntn;
+	uint32_t mode;		/**< SWV_COUNTER_MODE_AUTO or _MANUAL */
+	uint32_t mask;		/**< auto: the criteria it was made under */
+	enum ibv_qp_type qp_type; /**< of the QP it was made for */
+	int pid;		/**< thread id that created that QP */
+	char comm[16];		/**< that thread's name */
+	uint32_t nqps;		/**< QPs bound now */
+	struct swv_qp_stats stats; /**< the counts */
+};
+
+/**
+ * Turn auto mode on with criteria @mask (SWV_COUNTER_MASK_*), or off (@mask
+ * 0: the mode becomes manual while counters exist, else none). Setting the
+ * mode it has is a success.
+ * Return: 0; EINVAL (@context NULL, unknown bits in @mask); EBUSY (turning
+ * auto mode on, or changing its criteria, while counters exist: the kernel's
+ * "Modifying auto mode is not allowed when there is a bound QP").
+ */
+int swv_counter_set_auto_mode(struct ibv_context *context, uint32_t mask);
+
+/** The port's mode and auto criteria. Return: 0, EINVAL. */
+int swv_counter_get_mode(struct ibv_context *context, uint32_t *mode,
+			 uint32_t *mask);
+
+/**
+ * Make a counter and bind QP @lqpn to it; its number in *@cntn. The mode
+ * becomes manual.
+ * Return: 0; EINVAL (@context or @cntn NULL, auto mode on, the QP already
+ * bound); ENOENT (no QP @lqpn on the device); ENOMEM.
+ */
+int swv_counter_bind_qp_alloc(struct ibv_context *context, uint32_t lqpn,
+			      uint32_t *cntn);
+
+/**
+ * Bind QP @lqpn to existing counter @cntn.
+ * Return: 0; EINVAL (auto mode on, the QP already bound); ENOENT (no QP
+ * @lqpn, no counter @cntn).
+ */
+int swv_counter_bind_qp(struct ibv_context *context, uint32_t lqpn,
+			uint32_t cntn);
+
+/**
+ * Unbind QP @lqpn from counter @cntn; the counter keeps the QP's counts;
+ * the last QP's unbind frees the counter (and, in manual mode, with the
+ * last counter the mode becomes none).
+ * Return: 0; ENOENT (no QP @lqpn); EINVAL (the QP not bound to @cntn, or
+ * the mode not manual: auto mode's bindings are undone by turning it off
+ * first).
+ */
+int swv_counter_unbind_qp(struct ibv_context *context, uint32_t lqpn,
+			  uint32_t cntn);
+
+/**
+ * The device's counter numbers, ascending, into cntn[0 .. max - 1].
+ * Return: how many counters there are (may exceed @max), or -1 (errno
+ * EINVAL).
+ */
+int swv_counter_list(struct ibv_context *context, uint32_t *cntn,
+		     unsigned int max);
+
+/**
+ * Counter @cntn: its attributes in *@attr, the numbers of its QPs
+ * ascending in lqpn[0 .. max - 1].
+ * Return: the number of QPs bound (may exceed @max), or -1 with errno
+ * EINVAL or ENOENT (no counter @cntn).
+ */
+int swv_counter_query(struct ibv_context *context, uint32_t cntn,
+		      struct swv_counter_attr *attr, uint32_t *lqpn,
+		      unsigned int max);
+
+/**
+ * A QP's own counts since its creation, its counter in *@cntn (0: not
+ * bound), its creator's thread id in *@pid. Return: 0, EINVAL.
+ */
+int swv_query_qp_stats(struct ibv_qp *qp, struct swv_qp_stats *stats,
+		       uint32_t *cntn, int *pid);
+
+/** An MR as "rdma statistic show mr" sees it (swv_query_mr_stats()). */
+struct swv_mr_stats {
+	uint32_t mrn;		/**< its number: the lkey's table slot */
+	uint32_t lkey;
+	uint64_t length;	/**< bytes */
+	uint64_t pages;		/**< 4 KiB pages the range touches */
+	int access;		/**< IBV_ACCESS_* it was registered with */
+	/**
+	 * Work requests that named its lkey and were refused: an SGE out of
+	 * its range, or a receive into an MR without local write.
+	 */
+	uint64_t access_errors;
+};
+
+/**
+ * The MRs of @context's device, by ascending mrn, into st[0 .. max - 1].
+ * Return: how many there are (may exceed @max), or -1 (errno EINVAL).
+ */
+int swv_query_mr_stats(struct ibv_context *context, struct swv_mr_stats *st,
+		       unsigned int max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,8 +64,10 @@ sq_gather(const struct ibv_sge *sge, uint32_t nsge, struct ibv_pd *pd,
 	uint32_t i, len = 0;
 
 	for (i = 0; i < nsge; i++) {
-		if (SWV_UNLIKELY(swv_sge_check(&sge[i], pd, false) == NULL))
+		if (SWV_UNLIKELY(swv_sge_check(&sge[i], pd, false) == NULL)) {
+			swv_mr_access_error(&sge[i]);
 			return IBV_WC_LOC_PROT_ERR;
+		}
 		if (SWV_UNLIKELY(sge[i].length > SWV_MAX_FRAME - len))
 			return IBV_WC_LOC_LEN_ERR;
 		iov[i].iov_base = (void *)(uintptr_t)sge[i].addr;
@@ -259,6 +261,7 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 				s += sig;
 				if (SWV_UNLIKELY(nbad > 0 && bad[k])) {
 					dev->acc.tx_errors++;
+					swv_qp_count(&qp->hw.tx_errors, 1);
 					sq_complete(qp,
 						    swv_wqe_wr_id(r, tail + k),
 						    IBV_WC_GENERAL_ERR, 0);
@@ -274,6 +277,8 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 		if (sent > 0) {
 			dev->acc.tx_frames += sent - nbad;
 			dev->acc.tx_bytes += bytes;
+			swv_qp_count(&qp->hw.tx_frames, sent - nbad);
+			swv_qp_count(&qp->hw.tx_bytes, bytes);
 			swv_dev_dirty(dev);
 			tail += sent;
 			n += sent;
@@ -283,6 +288,7 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 		if (SWV_UNLIKELY(st != IBV_WC_SUCCESS)) {
 			/* A local error moves the QP to ERR. */
 			dev->acc.tx_errors++;
+			swv_qp_count(&qp->hw.tx_errors, 1);
 			swv_dev_dirty(dev);
 			sq_complete(qp, swv_wqe_wr_id(r, tail), st, 0);
 			qp_to_err(qp);

@@ -299,6 +299,7 @@ vbr_release(struct vbr_priv *priv)
 
 	vbr_intr_uninstall(priv);
 	vbr_tm_release(priv);
+	vbr_stats_release(priv);
 	vbr_flow_release(priv);
 	vbr_mr_release(priv);
 	if (priv->pd != NULL) {

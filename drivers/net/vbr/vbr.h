@@ -62,6 +62,7 @@ struct vbr_mtr_port;	/* vbr_mtr.c */
 struct vbr_mtr;		/* vbr_mtr.c */
 struct vbr_tags;	/* vbr_steer.c */
 struct vbr_tm;		/* vbr_tm.c */
+struct vbr_qp_cnt_base;	/* vbr_stats.c */
 
 /**
  * What the device accepts, found by trying at probe (vbr_steer_probe()):
@@ -129,6 +130,8 @@ struct vbr_priv {
 	SLIST_HEAD(, vbr_mr_retired) mr_retired; /**< old tables */
 	/* Stats. */
 	struct vbr_glue_port_counters cnt_base; /**< at the last reset */
+	struct vbr_qp_cnt_base *qp_cnt_base; /**< QP counters then */
+	unsigned int nb_qp_cnt_base;	/**< entries of qp_cnt_base */
 	/* Tx rate limits and rte_tm (vbr_tm.c). */
 	struct vbr_tm *tm;		/**< made on first use (atomic) */
 };
@@ -144,6 +147,15 @@ int vbr_port_sync_mtu(struct vbr_priv *priv);
 extern const struct eth_dev_ops vbr_dev_ops;
 void vbr_dev_release_queues(struct rte_eth_dev *dev);
 int vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete);
+
+/* vbr_stats.c */
+int vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats);
+int vbr_stats_reset(struct rte_eth_dev *dev);
+int vbr_xstats_get_names(struct rte_eth_dev *dev,
+			 struct rte_eth_xstat_name *names, unsigned int size);
+int vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
+		   unsigned int size);
+void vbr_stats_release(struct vbr_priv *priv);
 
 /* vbr_steer.c (rules: vbr_steer.h) */
 int vbr_steer_probe(struct vbr_priv *priv);

@@ -229,5 +229,7 @@ void vbr_rss_stop(struct vbr_priv *priv);
 void vbr_rss_release(struct vbr_priv *priv);
 void vbr_rss_dump(FILE *file, const struct vbr_rss *rss);
 unsigned int vbr_rss_nb_sets(const struct vbr_priv *priv, unsigned int *qps);
+unsigned int vbr_rss_qpns(const struct vbr_priv *priv, uint32_t *qpn,
+			  unsigned int max);
 
 #endif /* VBR_FLOW_H */

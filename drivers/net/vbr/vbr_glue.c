@@ -23,6 +23,7 @@
 #include <infiniband/verbs.h>
 
 #include "vbr_glue.h"
+#include "vbr_nl.h"
 
 /* The table the PMD looks up with dlsym(VBR_GLUE_IBV_SYMBOL), at the end. */
 extern const struct vbr_glue vbr_glue_ibv;
@@ -350,6 +351,55 @@ vbr_ibv_query_port_counters(struct ibv_context *context,
 	return ret;
 }
 
+/* QP counters through RDMA netlink (vbr_nl.c). */
+static int
+vbr_ibv_counter_set_auto_mode(struct ibv_context *context, uint8_t port,
+			      uint32_t mask)
+{
+	return vbr_nl_set_auto_mode(ibv_get_device_name(context->device),
+				    port, mask);
+}
+
+static int
+vbr_ibv_counter_get_mode(struct ibv_context *context, uint8_t port,
+			 uint32_t *mode, uint32_t *mask)
+{
+	return vbr_nl_get_mode(ibv_get_device_name(context->device), port,
+			       mode, mask);
+}
+
+static int
+vbr_ibv_counter_bind_qp(struct ibv_context *context, uint8_t port,
+			uint32_t lqpn, uint32_t *cntn)
+{
+	return vbr_nl_bind_qp(ibv_get_device_name(context->device), port,
+			      lqpn, cntn);
+}
+
+static int
+vbr_ibv_counter_unbind_qp(struct ibv_context *context, uint8_t port,
+			  uint32_t lqpn, uint32_t cntn)
+{
+	return vbr_nl_unbind_qp(ibv_get_device_name(context->device), port,
+				lqpn, cntn);
+}
+
+static int
+vbr_ibv_counter_list(struct ibv_context *context, uint8_t port,
+		     struct vbr_glue_qp_counter *c, unsigned int max,
+		     unsigned int *n)
+{
+	return vbr_nl_counter_list(ibv_get_device_name(context->device), port,
+				   c, max, n);
+}
+
+static int
+vbr_ibv_mr_list(struct ibv_context *context, struct vbr_glue_mr *m,
+		unsigned int max, unsigned int *n)
+{
+	return vbr_nl_mr_list(ibv_get_device_name(context->device), m, max, n);
+}
+
 static struct ibv_cq_ex *
 vbr_ibv_create_cq_ex(struct ibv_context *context,
 		     struct ibv_cq_init_attr_ex *attr)
@@ -612,4 +662,10 @@ const struct vbr_glue vbr_glue_ibv = {
 	.port_set_link = vbr_ibv_port_set_link,
 	.poll_cq_burst_ol = vbr_ibv_poll_cq_burst_ol,
 	.query_rt_values_ex = vbr_ibv_query_rt_values_ex,
+	.counter_set_auto_mode = vbr_ibv_counter_set_auto_mode,
+	.counter_get_mode = vbr_ibv_counter_get_mode,
+	.counter_bind_qp = vbr_ibv_counter_bind_qp,
+	.counter_unbind_qp = vbr_ibv_counter_unbind_qp,
+	.counter_list = vbr_ibv_counter_list,
+	.mr_list = vbr_ibv_mr_list,
 };

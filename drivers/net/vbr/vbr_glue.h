@@ -63,6 +63,13 @@ struct vbr_glue_port_counters {
 	uint64_t wire_errors;	/**< frames the wire could not hand over */
 	uint32_t valid;		/**< VBR_GLUE_CNT_* the device counts */
 	uint64_t mtu_dropped;	/**< received frames above the MTU */
+	/* The identity's other terms (VBR_GLUE_CNT_WIRE_TOTALS). */
+	uint64_t rx_frames;	/**< frames the wire delivered to the port */
+	uint64_t rx_bytes;	/**< bytes of those frames */
+	uint64_t rx_delivered;	/**< frames completed into a posted buffer */
+	uint64_t tx_frames;	/**< frames handed to the wire */
+	uint64_t tx_bytes;	/**< bytes of those frames */
+	uint64_t tx_errors;	/**< send WQEs completed with an error */
 };
 
 /* Bits of vbr_glue_port_counters.valid. */
@@ -74,6 +81,52 @@ struct vbr_glue_port_counters {
 #define VBR_GLUE_CNT_TX_LINK_DOWN	(1u << 5)
 #define VBR_GLUE_CNT_WIRE_DROPPED	(1u << 6)
 #define VBR_GLUE_CNT_MTU_DROPPED	(1u << 7)
+#define VBR_GLUE_CNT_WIRE_TOTALS	(1u << 8)
+
+/*
+ * QP counters (rdma statistic qp): the kernel's counter modes and auto
+ * criteria (enum rdma_nl_counter_mode / _mask, which swverbs' equal).
+ */
+#define VBR_GLUE_COUNTER_MODE_NONE	0
+#define VBR_GLUE_COUNTER_MODE_AUTO	1
+#define VBR_GLUE_COUNTER_MODE_MANUAL	2
+#define VBR_GLUE_COUNTER_MASK_QP_TYPE	(1u << 0)
+#define VBR_GLUE_COUNTER_MASK_PID	(1u << 1)
+
+/** Most values a QP counter reports (mlx5 has about 30). */
+#define VBR_GLUE_QP_CNT_MAX 48
+/** Most QPs of a counter that counter_query lists. */
+#define VBR_GLUE_QP_CNT_QPS 64
+
+/** A counter's value, by the device's name for it. */
+struct vbr_glue_val {
+	char name[32];
+	uint64_t value;
+};
+
+/** Most values an MR reports. */
+#define VBR_GLUE_MR_VALS 8
+
+/** An MR as "rdma statistic show mr" sees it. */
+struct vbr_glue_mr {
+	uint32_t mrn;
+	uint32_t nvals;
+	struct vbr_glue_val val[VBR_GLUE_MR_VALS];
+};
+
+/** A QP counter: who it is for, and its values by name. */
+struct vbr_glue_qp_counter {
+	uint32_t cntn;
+	uint32_t mode;		/**< VBR_GLUE_COUNTER_MODE_* */
+	uint32_t mask;		/**< auto: criteria it was made under */
+	uint32_t qp_type;	/**< enum ibv_qp_type of its QP of origin */
+	int32_t pid;		/**< of that QP's creator; -1: unknown */
+	char comm[16];		/**< that task's name; "" unknown */
+	uint32_t nqps;		/**< QPs bound (lqpn[] holds the first ones) */
+	uint32_t lqpn[VBR_GLUE_QP_CNT_QPS];
+	uint32_t nvals;
+	struct vbr_glue_val val[VBR_GLUE_QP_CNT_MAX];
+};
 
 /*
  * query_port_ex (seed 002; rdma-core has no such call): comp_mask selects
@@ -279,6 +332,36 @@ struct vbr_glue {
 	/** ibv_query_rt_values_ex(): 0 or a positive errno. */
 	int (*query_rt_values_ex)(struct ibv_context *context,
 				  struct ibv_values_ex *values);
+	/*
+	 * QP counters (rdma statistic qp) of port @port, with the kernel's
+	 * errnos (positive): swverbs' swv_counter_*(); ibverbs: RDMA netlink
+	 * RDMA_NLDEV_CMD_STAT_* (vbr_nl.c).
+	 */
+	/** Auto mode on with criteria @mask, or off (@mask 0). */
+	int (*counter_set_auto_mode)(struct ibv_context *context,
+				     uint8_t port, uint32_t mask);
+	/** The port's mode and auto criteria. */
+	int (*counter_get_mode)(struct ibv_context *context, uint8_t port,
+				uint32_t *mode, uint32_t *mask);
+	/** Bind QP @lqpn to counter *@cntn, or to a new one (*@cntn 0). */
+	int (*counter_bind_qp)(struct ibv_context *context, uint8_t port,
+			       uint32_t lqpn, uint32_t *cntn);
+	/** Unbind QP @lqpn from counter @cntn. */
+	int (*counter_unbind_qp)(struct ibv_context *context, uint8_t port,
+				 uint32_t lqpn, uint32_t cntn);
+	/**
+	 * The port's counters, ascending by cntn, into c[0 .. max - 1];
+	 * their number in *@n (may exceed @max).
+	 */
+	int (*counter_list)(struct ibv_context *context, uint8_t port,
+			    struct vbr_glue_qp_counter *c, unsigned int max,
+			    unsigned int *n);
+	/**
+	 * The device's MRs (rdma statistic show mr), ascending by mrn, into
+	 * m[0 .. max - 1]; their number in *@n (may exceed @max).
+	 */
+	int (*mr_list)(struct ibv_context *context, struct vbr_glue_mr *m,
+		       unsigned int max, unsigned int *n);
 };
 
 /* Bits of post_send_burst()'s signaled[i]. */

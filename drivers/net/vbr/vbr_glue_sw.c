@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -754,10 +755,159 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 	counters->wire_dropped = c.rx_wire_dropped;
 	counters->wire_errors = c.rx_wire_errors;
 	counters->mtu_dropped = c.rx_mtu_dropped;
+	counters->rx_frames = c.rx_frames;
+	counters->rx_bytes = c.rx_bytes;
+	counters->rx_delivered = c.rx_delivered;
+	counters->tx_frames = c.tx_frames;
+	counters->tx_bytes = c.tx_bytes;
+	counters->tx_errors = c.tx_errors;
 	counters->valid = VBR_GLUE_CNT_OUT_OF_BUFFER | VBR_GLUE_CNT_NO_MATCH |
 			  VBR_GLUE_CNT_RX_ERRORS | VBR_GLUE_CNT_DROPPED |
 			  VBR_GLUE_CNT_RUNTS | VBR_GLUE_CNT_TX_LINK_DOWN |
-			  VBR_GLUE_CNT_WIRE_DROPPED | VBR_GLUE_CNT_MTU_DROPPED;
+			  VBR_GLUE_CNT_WIRE_DROPPED | VBR_GLUE_CNT_MTU_DROPPED |
+			  VBR_GLUE_CNT_WIRE_TOTALS;
+	return 0;
+}
+
+/* QP counters: swverbs has one port, its modes and masks are the glue's. */
+static_assert(VBR_GLUE_COUNTER_MODE_AUTO == SWV_COUNTER_MODE_AUTO &&
+	      VBR_GLUE_COUNTER_MODE_MANUAL == SWV_COUNTER_MODE_MANUAL &&
+	      VBR_GLUE_COUNTER_MASK_QP_TYPE == SWV_COUNTER_MASK_QP_TYPE &&
+	      VBR_GLUE_COUNTER_MASK_PID == SWV_COUNTER_MASK_PID,
+	      "counter modes differ");
+
+static int
+vbr_sw_counter_set_auto_mode(struct ibv_context *context, uint8_t port,
+			     uint32_t mask)
+{
+	if (port != 1)
+		return EINVAL;
+	return swv_counter_set_auto_mode(context, mask);
+}
+
+static int
+vbr_sw_counter_get_mode(struct ibv_context *context, uint8_t port,
+			uint32_t *mode, uint32_t *mask)
+{
+	if (port != 1)
+		return EINVAL;
+	return swv_counter_get_mode(context, mode, mask);
+}
+
+static int
+vbr_sw_counter_bind_qp(struct ibv_context *context, uint8_t port,
+		       uint32_t lqpn, uint32_t *cntn)
+{
+	if (port != 1 || cntn == NULL)
+		return EINVAL;
+	if (*cntn == 0)
+		return swv_counter_bind_qp_alloc(context, lqpn, cntn);
+	return swv_counter_bind_qp(context, lqpn, *cntn);
+}
+
+static int
+vbr_sw_counter_unbind_qp(struct ibv_context *context, uint8_t port,
+			 uint32_t lqpn, uint32_t cntn)
+{
+	if (port != 1)
+		return EINVAL;
+	return swv_counter_unbind_qp(context, lqpn, cntn);
+}
+
+/* swverbs' QP counts under their names (the kernel's out_of_buffer). */
+static const struct {
+	const char *name;
+	size_t offset;
+} vbr_sw_qp_vals[] = {
+	{ "rx_frames", offsetof(struct swv_qp_stats, rx_frames) },
+	{ "rx_bytes", offsetof(struct swv_qp_stats, rx_bytes) },
+	{ "out_of_buffer", offsetof(struct swv_qp_stats, rx_out_of_buffer) },
+	{ "rx_errors", offsetof(struct swv_qp_stats, rx_errors) },
+	{ "tx_frames", offsetof(struct swv_qp_stats, tx_frames) },
+	{ "tx_bytes", offsetof(struct swv_qp_stats, tx_bytes) },
+	{ "tx_errors", offsetof(struct swv_qp_stats, tx_errors) },
+};
+
+static int
+vbr_sw_counter_list(struct ibv_context *context, uint8_t port,
+		    struct vbr_glue_qp_counter *c, unsigned int max,
+		    unsigned int *n)
+{
+	uint32_t ids[256];
+	struct swv_counter_attr at;
+	unsigned int i, k, got = 0;
+	int nc, nq;
+
+	if (port != 1 || n == NULL)
+		return EINVAL;
+	nc = swv_counter_list(context, ids, RTE_DIM(ids));
+	if (nc < 0)
+		return errno;
+	for (i = 0; i < (unsigned int)nc && i < RTE_DIM(ids); i++) {
+		struct vbr_glue_qp_counter *g = &c[got];
+		uint32_t lq[VBR_GLUE_QP_CNT_QPS];
+
+		if (got >= max) {
+			got++;
+			continue;
+		}
+		nq = swv_counter_query(context, ids[i], &at, lq, RTE_DIM(lq));
+		if (nq < 0)
+			continue;	/* freed since the list */
+		memset(g, 0, sizeof(*g));
+		g->cntn = at.cntn;
+		g->mode = at.mode;
+		g->mask = at.mask;
+		g->qp_type = at.qp_type;
+		g->pid = at.pid;
+		memcpy(g->comm, at.comm, sizeof(g->comm));
+		g->nqps = (uint32_t)nq;
+		memcpy(g->lqpn, lq, RTE_MIN((unsigned int)nq,
+					   (unsigned int)RTE_DIM(lq)) *
+		       sizeof(lq[0]));
+		for (k = 0; k < RTE_DIM(vbr_sw_qp_vals); k++) {
+			snprintf(g->val[k].name, sizeof(g->val[k].name), "%s",
+				 vbr_sw_qp_vals[k].name);
+			g->val[k].value = *(const uint64_t *)
+				((const char *)&at.stats +
+				 vbr_sw_qp_vals[k].offset);
+		}
+		g->nvals = k;
+		got++;
+	}
+	*n = got;
+	return 0;
+}
+
+static int
+vbr_sw_mr_list(struct ibv_context *context, struct vbr_glue_mr *m,
+	       unsigned int max, unsigned int *n)
+{
+	struct swv_mr_stats st[64];
+	unsigned int i;
+	int nm;
+
+	if (n == NULL)
+		return EINVAL;
+	nm = swv_query_mr_stats(context, st, RTE_DIM(st));
+	if (nm < 0)
+		return errno;
+	for (i = 0; i < RTE_MIN((unsigned int)nm, max) &&
+		    i < RTE_DIM(st); i++) {
+		struct vbr_glue_mr *g = &m[i];
+
+		memset(g, 0, sizeof(*g));
+		g->mrn = st[i].mrn;
+		snprintf(g->val[0].name, sizeof(g->val[0].name), "mrlen");
+		g->val[0].value = st[i].length;
+		snprintf(g->val[1].name, sizeof(g->val[1].name), "pages");
+		g->val[1].value = st[i].pages;
+		snprintf(g->val[2].name, sizeof(g->val[2].name),
+			 "access_errors");
+		g->val[2].value = st[i].access_errors;
+		g->nvals = 3;
+	}
+	*n = (unsigned int)nm;
 	return 0;
 }
 
@@ -860,6 +1010,12 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.port_set_link = vbr_sw_port_set_link,
 	.poll_cq_burst_ol = swv_poll_cq_burst_ol,
 	.query_rt_values_ex = swv_query_rt_values_ex,
+	.counter_set_auto_mode = vbr_sw_counter_set_auto_mode,
+	.counter_get_mode = vbr_sw_counter_get_mode,
+	.counter_bind_qp = vbr_sw_counter_bind_qp,
+	.counter_unbind_qp = vbr_sw_counter_unbind_qp,
+	.counter_list = vbr_sw_counter_list,
+	.mr_list = vbr_sw_mr_list,
 };
 
 _Static_assert(VBR_GLUE_SEND_SIGNALED == SWV_SEND_BURST_SIGNALED &&

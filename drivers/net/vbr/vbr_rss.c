@@ -434,6 +434,27 @@ vbr_rss_stop(struct vbr_priv *priv)
 		vbr_rss_off(priv, rss, false);
 }
 
+/**
+ * The numbers of the port's hash QPs (flow_lock held) into qpn[0 .. max -
+ * 1]; return how many there are.
+ */
+unsigned int
+vbr_rss_qpns(const struct vbr_priv *priv, uint32_t *qpn, unsigned int max)
+{
+	const struct vbr_rss *rss;
+	unsigned int n = 0, pt;
+
+	LIST_FOREACH(rss, &priv->rss_objs, next)
+		for (pt = 0; pt < VBR_FLOW_PT_MAX; pt++) {
+			if (rss->qp[pt] == NULL)
+				continue;
+			if (n < max)
+				qpn[n] = rss->qp[pt]->qp_num;
+			n++;
+		}
+	return n;
+}
+
 /** At close, once every rule is gone: free the port's hash table. */
 void
 vbr_rss_release(struct vbr_priv *priv)

@@ -1,0 +1,269 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""QP counters, xstats and the /vbr/ telemetry against a live testpmd.
+
+usage: test_stat_telemetry.py PATH/librte_net_vbr.so
+
+testpmd on two vbr ports joined by a pair cable. Over its telemetry socket
+(/var/run/dpdk/<prefix>/dpdk_telemetry.v2, a small client of our own, and
+once through /usr/bin/dpdk-telemetry.py): /vbr/ports and /vbr/qps; bind
+port 0's Tx QP to a new counter and its hash QP to that counter, port 1's
+hash QPs to a counter; one burst each way (rxonly, tx_first): the counters' counts
+equal testpmd's TX/RX figures exactly, and so do the qp_cnt<N>_* xstats;
+the port counters hold the identity rx_wire_frames = rx_delivered +
+rx_out_of_buffer + rx_no_match + rx_error_completions + rx_flow_dropped;
+xstats reset zeroes the xstats, not the device's counters; every command's
+errors (errno name and text): unknown lqpn/cntn (ENOENT), already bound,
+bind or unbind in auto mode (EINVAL), auto mode with a bound QP (EBUSY),
+bad parameters (EINVAL); unbind of all of a counter's QPs frees it; auto
+mode by type binds the hash QPs made at the next port start (not the Tx QP,
+which lives from queue setup), with testpmd's pid and name. /vbr/mrs and
+/vbr/mr show the MRs the PMD registered (mrlen, pages, access_errors).
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import testpmd_driver as tp  # noqa: E402
+
+TELEMETRY_PY = "/usr/bin/dpdk-telemetry.py"
+# On a NIC (suite hw: VBR_TEST_DEV, VBR_TEST_DEV_PEER) through RDMA netlink;
+# the exact counts and their names are swverbs' only.
+SW = not os.environ.get("VBR_TEST_DEV")
+
+
+class Telemetry:
+    """A client of DPDK's telemetry v2 socket."""
+
+    def __init__(self, prefix):
+        path = f"/var/run/dpdk/{prefix}/dpdk_telemetry.v2"
+        if os.geteuid() != 0:
+            path = os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"),
+                                "dpdk", prefix, "dpdk_telemetry.v2")
+        self.path = path
+        end = time.monotonic() + 20
+        while not os.path.exists(path) and time.monotonic() < end:
+            time.sleep(0.1)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.connect(path)
+        self.info = json.loads(self.sock.recv(65536).decode())
+
+    def __call__(self, cmd):
+        self.sock.send(cmd.encode())
+        reply = json.loads(self.sock.recv(1 << 20).decode())
+        key = cmd.split(",", 1)[0]
+        return reply[key]
+
+    def close(self):
+        self.sock.close()
+
+
+def xstats(t, port):
+    out = t.cmd(f"show port xstats {port}")
+    return {k: int(v) for k, v in re.findall(r"(\w+):\s+(\d+)", out)}
+
+
+def is_error(r, name):
+    return isinstance(r, dict) and r.get("error") == name and \
+        r.get("errno") == getattr(__import__("errno"), name) and \
+        r.get("message") == os.strerror(r["errno"])
+
+
+def run(pmd, c):
+    t = tp.start_pair("stat", pmd, ["--total-num-mbufs=8192"])
+    tel = None
+    try:
+        t.wait_prompt()
+        tel = Telemetry(t.prefix)
+        dev0 = os.environ.get("VBR_TEST_DEV") or "net_vbr0"
+        dev1 = os.environ.get("VBR_TEST_DEV_PEER") or "net_vbr1"
+        ports = tel("/vbr/ports")
+        c.check(ports == {"0": f"{dev0}/1", "1": f"{dev1}/1"},
+                f"/vbr/ports: {ports}")
+        p1 = tel("/vbr/port,1")
+        c.check(p1 == {"ifname": dev1, "port": 1, "ethdev_port": 1,
+                       "name": "net_vbr1",
+                       "backend": "swverbs" if SW else "ibverbs"},
+                f"/vbr/port,1: {p1}")
+
+        # dpdk-telemetry.py itself reads the same endpoint
+        if os.path.exists(TELEMETRY_PY):
+            out = subprocess.run(
+                [TELEMETRY_PY, "-f", t.prefix], input="/vbr/qp_mode,0\n",
+                capture_output=True, text=True, timeout=30).stdout
+            c.check('"mode": "none"' in out and dev0 in out,
+                    f"dpdk-telemetry.py /vbr/qp_mode,0: {out[-300:]!r}")
+
+        q0 = tel("/vbr/qps,0")
+        q1 = tel("/vbr/qps,1")
+        c.check(len(q0["txq_lqpn"]) == 1 and q0["txq_lqpn"][0] > 0 and
+                len(q1["hash_lqpn"]) >= 1, f"/vbr/qps: {q0} {q1}")
+        tx0, h0 = q0["txq_lqpn"][0], q0["hash_lqpn"]
+        h1 = q1["hash_lqpn"]
+
+        # MRs: the PMD registers its mempool's memory
+        mrs = tel("/vbr/mrs,0")
+        c.check(len(mrs.get("mrn", [])) >= 1, f"/vbr/mrs,0: {mrs}")
+        if mrs.get("mrn"):
+            mr = tel(f"/vbr/mr,0,{mrs['mrn'][0]}")
+            c.check(mr.get("mrn") == mrs["mrn"][0] and
+                    mr.get("mrlen", 0) > 0 and
+                    (not SW or (mr.get("pages", 0) >= 1 and
+                                mr.get("access_errors") == 0)),
+                    f"/vbr/mr,0,{mrs['mrn'][0]}: {mr}")
+        c.check(is_error(tel("/vbr/mr,0,999999"), "ENOENT"),
+                "an unknown MR: ENOENT")
+
+        # errors
+        c.check(is_error(tel("/vbr/qp_bind,0,999999"), "ENOENT"),
+                "bind of an unknown lqpn: ENOENT")
+        c.check(is_error(tel(f"/vbr/qp_bind,0,{tx0},7"), "ENOENT"),
+                "bind to an unknown cntn: ENOENT")
+        c.check(is_error(tel("/vbr/qp_bind,0"), "EINVAL"),
+                "bind without lqpn: EINVAL")
+        c.check(is_error(tel("/vbr/qp_bind,9,1"), "EINVAL"),
+                "bind on a port that is not vbr's: EINVAL")
+        c.check(is_error(tel("/vbr/qp_counter,0,7"), "ENOENT"),
+                "an unknown counter: ENOENT")
+        c.check(is_error(tel("/vbr/qp_unbind,0,7"), "ENOENT"),
+                "unbind all of an unknown counter: ENOENT")
+        c.check(is_error(tel("/vbr/qp_set_auto,0,size"), "EINVAL"),
+                "unknown auto criteria: EINVAL")
+
+        r = tel(f"/vbr/qp_bind,0,{tx0}")
+        c0 = r.get("cntn", -1)
+        c.check((c0 == 1 or not SW) and r.get("lqpn") == tx0 and
+                r.get("ifname") == dev0, f"bind port 0 Tx QP: {r}")
+        # the kernel's alloc_and_bind() answers ENOMEM here (vbr.rst)
+        c.check(is_error(tel(f"/vbr/qp_bind,0,{tx0}"),
+                         "EINVAL" if SW else "ENOMEM"),
+                "bind of a bound QP: EINVAL")
+        c.check(is_error(tel(f"/vbr/qp_bind,0,{tx0},{c0}"), "EINVAL"),
+                "bind of a bound QP to its counter: EINVAL")
+        r = tel(f"/vbr/qp_bind,0,{h0[0]},{c0}")
+        c.check(r.get("cntn") == c0 and r.get("lqpn") == h0[0],
+                f"bind port 0 hash QP to the existing counter: {r}")
+        r = tel(f"/vbr/qp_bind,1,{h1[0]}")
+        c1 = r.get("cntn")
+        c.check(c1 == 1 or (not SW and c1 is not None),
+                f"bind port 1 hash QP: {r}")
+        for q in h1[1:]:
+            r = tel(f"/vbr/qp_bind,1,{q},{c1}")
+            c.check(r.get("cntn") == c1, f"bind hash QP {q} to {c1}: {r}")
+        m = tel("/vbr/qp_mode,1")
+        c.check(m.get("mode") == "manual" and m.get("criteria") == "",
+                f"port 1 mode manual: {m}")
+        r = tel("/vbr/qp_set_auto,1,type")
+        c.check(is_error(r, "EBUSY") and "bound QP" in r.get("what", ""),
+                f"auto mode with a bound QP: EBUSY: {r}")
+
+        # one burst each way, nothing forwarded back; the exact counts are
+        # swverbs' (a NIC's counters have its own names)
+        t.cmd("set fwd rxonly")
+        t.cmd("set burst 16")
+        t.cmd("clear port stats all")
+        t.cmd("start tx_first")
+        s1 = tp.wait_rx(t, 1, 16)
+        s0 = tp.wait_rx(t, 0, 16)
+        t.cmd("stop")
+        s0 = tp.port_stats(t.cmd("show port stats 0"), 0)
+        s1 = tp.port_stats(t.cmd("show port stats 1"), 1)
+        c.check(s0["TX-packets"] == 16 and s1["RX-packets"] == 16,
+                f"16 frames each way: {s0} {s1}")
+        if SW:
+            k0 = tel(f"/vbr/qp_counter,0,{c0}")
+            k1 = tel(f"/vbr/qp_counter,1,{c1}")
+            c.check(k0.get("tx_frames") == s0["TX-packets"] and
+                    k0.get("tx_bytes") == s0["TX-bytes"] and
+                    k0.get("rx_frames") == s0["RX-packets"] == 16 and
+                    sorted(k0.get("lqpn", [])) == sorted([tx0, h0[0]]) and
+                    k0.get("qp_type") == "RAW_PACKET" and
+                    k0.get("mode") == "manual",
+                    f"port 0 counter = its Tx: {k0}")
+            c.check(k1.get("rx_frames") == s1["RX-packets"] and
+                    k1.get("rx_bytes") == s1["RX-bytes"] and
+                    k1.get("out_of_buffer") == 0 and
+                    sorted(k1.get("lqpn", [])) == sorted(h1),
+                    f"port 1 counter = its Rx: {k1}")
+            x0 = xstats(t, 0)
+            c.check(x0.get("qp_cnt1_tx_frames") == 16 and
+                    x0.get("qp_cnt1_tx_bytes") == s0["TX-bytes"],
+                    f"xstats qp_cnt1_tx_*: {x0}")
+            ex = tel("/ethdev/xstats,1")
+            c.check(ex.get(f"qp_cnt{c1}_rx_frames") == 16,
+                    f"/ethdev/xstats,1 qp_cnt{c1}_rx_frames: {ex}")
+            pc = tel("/vbr/port_counters,1")
+            c.check(pc.get("rx_wire_frames") == pc.get("rx_delivered", -1) +
+                    pc.get("rx_out_of_buffer", -1) + pc.get("rx_no_match", -1) +
+                    pc.get("rx_error_completions", -1) +
+                    pc.get("rx_flow_dropped", -1) and
+                    pc.get("rx_delivered") >= 16 and pc.get("ifname") == dev1,
+                    f"port counters identity: {pc}")
+
+            # xstats reset is a baseline: the device counter stays
+            t.cmd("clear port xstats 0")
+            x0 = xstats(t, 0)
+            c.check(x0.get("qp_cnt1_tx_frames") == 0,
+                    f"xstats reset: qp_cnt1_tx_frames 0: {x0}")
+            c.check(tel("/vbr/qp_counter,0,1").get("tx_frames") == 16,
+                    "the device's counter is not reset")
+
+        # unbind: one QP, then all of a counter's
+        r = tel(f"/vbr/qp_unbind,0,{c0},{tx0}")
+        c.check(r.get("lqpn") == [tx0], f"unbind one: {r}")
+        k0 = tel(f"/vbr/qp_counter,0,{c0}")
+        c.check((not SW or k0.get("tx_frames") == 16) and
+                k0.get("lqpn") == [h0[0]],
+                f"the counter keeps the unbound QP's counts: {k0}")
+        c.check(is_error(tel(f"/vbr/qp_unbind,1,{c1 + 1},{h1[0]}"),
+                         "EINVAL"), "unbind from another counter: EINVAL")
+        r = tel(f"/vbr/qp_unbind,1,{c1}")
+        c.check(r.get("cntn") == c1 and len(r.get("lqpn", [])) >= 1,
+                f"unbind all: {r}")
+        c.check(is_error(tel(f"/vbr/qp_counter,1,{c1}"), "ENOENT") and
+                tel("/vbr/qp_counters,1").get("cntn") == [] and
+                tel("/vbr/qp_mode,1").get("mode") == "none",
+                "the last unbind frees the counter; the mode is none")
+
+        # auto mode by type on port 0, once its counter is gone
+        tel(f"/vbr/qp_unbind,0,{c0}")
+        r = tel("/vbr/qp_set_auto,0,type")
+        c.check(r.get("mode") == "auto" and r.get("criteria") == "type",
+                f"auto type on: {r}")
+        t.cmd("port stop 0")
+        t.cmd("port start 0")
+        cs = tel("/vbr/qp_counters,0")
+        qn = tel("/vbr/qps,0")
+        txn, h0 = qn["txq_lqpn"], qn["hash_lqpn"]
+        k = tel(f"/vbr/qp_counter,0,{cs['cntn'][0]}") if cs.get(
+            "cntn") else {}
+        c.check(cs.get("mode") == "auto" and len(cs.get("cntn", [])) == 1 and
+                len(h0) >= 1 and sorted(k.get("lqpn", [])) == sorted(h0) and
+                k.get("pid") == t.proc.pid and k.get("mode") == "auto" and
+                k.get("criteria") == "type" and
+                k.get("comm") == "dpdk-testpmd",
+                f"auto mode bound the hash QPs {h0} made at port start "
+                f"(not the Tx QP {txn}, made before): {cs} {k}")
+        c.check(is_error(tel(f"/vbr/qp_bind,0,{txn[0]}"), "EINVAL"),
+                "bind in auto mode: EINVAL")
+        c.check(is_error(tel(f"/vbr/qp_unbind,0,{cs['cntn'][0]},{txn[0]}"),
+                         "EINVAL"), "unbind in auto mode: EINVAL")
+        r = tel("/vbr/qp_set_auto,0,off")
+        c.check(r.get("mode") == "manual", f"auto off with a counter: {r}")
+        c.check(t.quit() == 0, "testpmd exits cleanly")
+    finally:
+        if tel is not None:
+            tel.close()
+        t.kill()
+    return c.failed == 0
+
+
+if __name__ == "__main__":
+    sys.exit(tp.main(lambda pmd: 0 if run(pmd, tp.Checker()) else 1,
+                     __doc__))

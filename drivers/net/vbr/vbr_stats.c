@@ -1,0 +1,1039 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+
+/*
+ * Stats and xstats: the queues' own counts, the device's port counters
+ * (imissed, ierrors and the xstats below), all from the last reset.
+ */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ethdev_driver.h>
+#include <rte_telemetry.h>
+
+#include "vbr.h"
+#include "vbr_utils.h"
+
+/* Most QP counters of a port that xstats and telemetry show. */
+#define VBR_STATS_QP_CNT_MAX 32
+
+/*
+ * Device port counters, the drops that no queue sees. imissed is
+ * out_of_buffer; the xstats below show each of them. All count from the
+ * last stats or xstats reset (cnt_base).
+ */
+struct vbr_xstat {
+	const char *name;	/* xstat name */
+	size_t offset;		/* in struct vbr_glue_port_counters */
+	uint32_t bit;		/* VBR_GLUE_CNT_*: the device counts it */
+};
+
+static const struct vbr_xstat vbr_xstats[] = {
+	{ "rx_out_of_buffer",
+	  offsetof(struct vbr_glue_port_counters, out_of_buffer),
+	  VBR_GLUE_CNT_OUT_OF_BUFFER },
+	{ "rx_no_match",
+	  offsetof(struct vbr_glue_port_counters, no_match),
+	  VBR_GLUE_CNT_NO_MATCH },
+	{ "rx_error_completions",
+	  offsetof(struct vbr_glue_port_counters, rx_errors),
+	  VBR_GLUE_CNT_RX_ERRORS },
+	{ "rx_flow_dropped",
+	  offsetof(struct vbr_glue_port_counters, dropped),
+	  VBR_GLUE_CNT_DROPPED },
+	{ "rx_runt_frames",
+	  offsetof(struct vbr_glue_port_counters, runts),
+	  VBR_GLUE_CNT_RUNTS },
+	{ "tx_link_down_drops",
+	  offsetof(struct vbr_glue_port_counters, tx_link_down),
+	  VBR_GLUE_CNT_TX_LINK_DOWN },
+	{ "rx_wire_dropped",
+	  offsetof(struct vbr_glue_port_counters, wire_dropped),
+	  VBR_GLUE_CNT_WIRE_DROPPED },
+	{ "rx_wire_errors",
+	  offsetof(struct vbr_glue_port_counters, wire_errors),
+	  VBR_GLUE_CNT_WIRE_DROPPED },
+	{ "rx_mtu_dropped",
+	  offsetof(struct vbr_glue_port_counters, mtu_dropped),
+	  VBR_GLUE_CNT_MTU_DROPPED },
+	/*
+	 * The identity's totals: rx_wire_frames = rx_delivered +
+	 * rx_out_of_buffer + rx_no_match + rx_error_completions +
+	 * rx_flow_dropped (runts and rx_mtu_dropped are in the errors).
+	 */
+	{ "rx_wire_frames",
+	  offsetof(struct vbr_glue_port_counters, rx_frames),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "rx_wire_bytes",
+	  offsetof(struct vbr_glue_port_counters, rx_bytes),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "rx_delivered",
+	  offsetof(struct vbr_glue_port_counters, rx_delivered),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "tx_wire_frames",
+	  offsetof(struct vbr_glue_port_counters, tx_frames),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "tx_wire_bytes",
+	  offsetof(struct vbr_glue_port_counters, tx_bytes),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+	{ "tx_error_completions",
+	  offsetof(struct vbr_glue_port_counters, tx_errors),
+	  VBR_GLUE_CNT_WIRE_TOTALS },
+};
+
+/* Read the device counters; all zero when the device has none. */
+static int
+vbr_dev_counters(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
+{
+	int ret;
+
+	ret = priv->glue->query_port_counters(priv->ctx, c);
+	if (ret != 0)
+		memset(c, 0, sizeof(*c));
+	return ret;
+}
+
+/* The uint64_t counter at offset in a struct of counters. */
+static uint64_t
+vbr_counter(const void *base, size_t offset)
+{
+	return *(const uint64_t *)((const char *)base + offset);
+}
+
+/*
+ * Device counters shown as xstats: those the device says it counts (the
+ * glue's valid bits; swverbs has them all, the ibverbs glue out_of_buffer
+ * only); none when the device has no counters.
+ */
+static unsigned int
+vbr_xstats_dev_count(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
+{
+	unsigned int k, n = 0;
+
+	if (vbr_dev_counters(priv, c) != 0)
+		return 0;
+	for (k = 0; k < RTE_DIM(vbr_xstats); k++)
+		n += (c->valid & vbr_xstats[k].bit) != 0;
+	return n;
+}
+
+/* The i-th device xstat among those the device counts. */
+static const struct vbr_xstat *
+vbr_xstat_nth(const struct vbr_glue_port_counters *c, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < RTE_DIM(vbr_xstats); k++)
+		if ((c->valid & vbr_xstats[k].bit) != 0 && i-- == 0)
+			break;
+	RTE_VERIFY(k < RTE_DIM(vbr_xstats));
+	return &vbr_xstats[k];
+}
+
+/*
+ * Per Tx queue xstats, after the device ones: tx_q<N>_<name>, counted by
+ * the queue since the last stats or xstats reset.
+ */
+struct vbr_txq_xstat {
+	const char *name;	/* after "tx_q<N>_" */
+	size_t offset;		/* in struct vbr_txq */
+};
+
+static const struct vbr_txq_xstat vbr_txq_xstats[] = {
+	{ "bad_frames", offsetof(struct vbr_txq, bad_frames) },
+	{ "wqe_errors", offsetof(struct vbr_txq, wqe_errors) },
+	{ "recoveries", offsetof(struct vbr_txq, recoveries) },
+};
+
+/*
+ * Steering xstats, after the device ones: frames the VLAN filter dropped
+ * (its drop rules bind one counters object, vbr_steer.c), and frames a
+ * meter policy had handed to another Rx queue that were freed there
+ * undelivered (the queue released, the port stopped: vbr_mtr.c).
+ */
+#define VBR_XSTATS_STEER 2
+
+/*
+ * QP counter xstats, last: qp_cnt<cntn>_<value> for each counter of the
+ * port's device (rdma statistic qp, bound with the /vbr/ telemetry
+ * commands), each value as the device names it; from the last reset of a
+ * counter of that number that still counts at least as much (a counter
+ * freed and made again under its number starts from 0).
+ */
+struct vbr_qp_cnt_base {
+	uint32_t cntn;
+	uint32_t nvals;
+	uint64_t val[VBR_GLUE_QP_CNT_MAX];
+};
+
+/** The port's QP counters (free() them), *n of them; NULL when none. */
+static struct vbr_glue_qp_counter *
+vbr_qp_counters(struct vbr_priv *priv, unsigned int *n)
+{
+	struct vbr_glue_qp_counter *c;
+
+	*n = 0;
+	c = calloc(VBR_STATS_QP_CNT_MAX, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	if (priv->glue->counter_list(priv->ctx, 1, c, VBR_STATS_QP_CNT_MAX,
+				     n) != 0 || *n == 0) {
+		free(c);
+		*n = 0;
+		return NULL;
+	}
+	*n = RTE_MIN(*n, (unsigned int)VBR_STATS_QP_CNT_MAX);
+	return c;
+}
+
+/* Counter c's value k since the last reset. */
+static uint64_t
+vbr_qp_cnt_value(const struct vbr_priv *priv,
+		 const struct vbr_glue_qp_counter *c, unsigned int k)
+{
+	uint64_t v = c->val[k].value;
+	unsigned int i;
+
+	for (i = 0; i < priv->nb_qp_cnt_base; i++) {
+		const struct vbr_qp_cnt_base *b = &priv->qp_cnt_base[i];
+
+		if (b->cntn == c->cntn && k < b->nvals && v >= b->val[k])
+			return v - b->val[k];
+	}
+	return v;
+}
+
+/* Take the QP counters' values as the new base. */
+static void
+vbr_qp_cnt_reset(struct vbr_priv *priv)
+{
+	struct vbr_glue_qp_counter *c;
+	struct vbr_qp_cnt_base *b = NULL;
+	unsigned int n, i, k;
+
+	c = vbr_qp_counters(priv, &n);
+	if (n > 0)
+		b = calloc(n, sizeof(*b));
+	for (i = 0; b != NULL && i < n; i++) {
+		b[i].cntn = c[i].cntn;
+		b[i].nvals = c[i].nvals;
+		for (k = 0; k < c[i].nvals; k++)
+			b[i].val[k] = c[i].val[k].value;
+	}
+	free(priv->qp_cnt_base);
+	priv->qp_cnt_base = b;
+	priv->nb_qp_cnt_base = b != NULL ? n : 0;
+	free(c);
+}
+
+void
+vbr_stats_release(struct vbr_priv *priv)
+{
+	free(priv->qp_cnt_base);
+	priv->qp_cnt_base = NULL;
+	priv->nb_qp_cnt_base = 0;
+}
+
+/* Values of the QP counters c[0 .. n - 1]. */
+static unsigned int
+vbr_qp_cnt_nvals(const struct vbr_glue_qp_counter *c, unsigned int n)
+{
+	unsigned int i, v = 0;
+
+	for (i = 0; i < n; i++)
+		v += c[i].nvals;
+	return v;
+}
+
+/*
+ * Number of xstats: device counters, steering, the Tx queue ones, then
+ * the QP counters' (*qc, *nqc: free *qc).
+ */
+static unsigned int
+vbr_xstats_count(struct rte_eth_dev *dev, struct vbr_glue_port_counters *c,
+		 unsigned int *n_dev, struct vbr_glue_qp_counter **qc,
+		 unsigned int *nqc)
+{
+	*n_dev = vbr_xstats_dev_count(dev->data->dev_private, c);
+	*qc = vbr_qp_counters(dev->data->dev_private, nqc);
+	return *n_dev + VBR_XSTATS_STEER +
+	       dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats) +
+	       vbr_qp_cnt_nvals(*qc, *nqc);
+}
+
+int
+vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_glue_port_counters c;
+	uint64_t down;
+	uint16_t i;
+
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		const struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		if (rxq == NULL)
+			continue;
+		stats->ipackets += rxq->ipackets;
+		stats->ibytes += rxq->ibytes;
+		stats->ierrors += rxq->ierrors;
+		stats->rx_nombuf += rxq->rx_nombuf;
+		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+			stats->q_ipackets[i] = rxq->ipackets;
+			stats->q_ibytes[i] = rxq->ibytes;
+			stats->q_errors[i] = rxq->ierrors;
+		}
+	}
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		const struct vbr_txq *txq = dev->data->tx_queues[i];
+
+		if (txq == NULL)
+			continue;
+		stats->opackets += txq->opackets;
+		stats->obytes += txq->obytes;
+		stats->oerrors += txq->oerrors;
+		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+			stats->q_opackets[i] = txq->opackets;
+			stats->q_obytes[i] = txq->obytes;
+		}
+	}
+	vbr_dev_counters(priv, &c);
+	/*
+	 * Missed: no buffer posted, or (kernel wires) the kernel's ring full
+	 * before the device took the frame.
+	 */
+	stats->imissed = c.out_of_buffer - priv->cnt_base.out_of_buffer +
+			 c.wire_dropped - priv->cnt_base.wire_dropped;
+	/*
+	 * Runts, frames above the MTU, and frames the wire could not hand
+	 * over: errors of the port's MAC (a frame's length), before any
+	 * queue; imissed is for frames lost for want of room.
+	 */
+	stats->ierrors += c.runts - priv->cnt_base.runts +
+			  c.mtu_dropped - priv->cnt_base.mtu_dropped +
+			  c.wire_errors - priv->cnt_base.wire_errors;
+	/*
+	 * Frames the queues sent into a link that was down: dropped by the
+	 * device, not sent (the per-queue figures cannot tell them apart).
+	 */
+	down = c.tx_link_down - priv->cnt_base.tx_link_down;
+	down = RTE_MIN(down, stats->opackets);
+	stats->opackets -= down;
+	stats->oerrors += down;
+	down = c.tx_link_down_bytes - priv->cnt_base.tx_link_down_bytes;
+	stats->obytes -= RTE_MIN(down, stats->obytes);
+	return 0;
+}
+
+int
+vbr_stats_reset(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint16_t i;
+
+	vbr_tm_stats_reset(priv);	/* before the Tx queues' counters go */
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		if (rxq == NULL)
+			continue;
+		rxq->ipackets = 0;
+		rxq->ibytes = 0;
+		rxq->ierrors = 0;
+		rxq->rx_nombuf = 0;
+	}
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		struct vbr_txq *txq = dev->data->tx_queues[i];
+
+		if (txq == NULL)
+			continue;
+		txq->opackets = 0;
+		txq->obytes = 0;
+		txq->oerrors = 0;
+		txq->bad_frames = 0;
+		txq->wqe_errors = 0;
+		txq->recoveries = 0;
+	}
+	vbr_dev_counters(priv, &priv->cnt_base);
+	vbr_qp_cnt_reset(priv);
+	priv->vlan_drop_base = vbr_steer_vlan_dropped(priv);
+	priv->handoff_freed_base = vbr_mtr_handoff_freed(priv);
+	return 0;
+}
+
+int
+vbr_xstats_get_names(struct rte_eth_dev *dev,
+		     struct rte_eth_xstat_name *names, unsigned int size)
+{
+	struct vbr_glue_port_counters c;
+	struct vbr_glue_qp_counter *qc;
+	unsigned int n_dev, nqc, n, n_txq, i, j, k;
+
+	n = vbr_xstats_count(dev, &c, &n_dev, &qc, &nqc);
+	if (names == NULL || size < n) {
+		free(qc);
+		return n;
+	}
+	for (i = 0; i < n_dev; i++)
+		snprintf(names[i].name, sizeof(names[i].name), "%s",
+			 vbr_xstat_nth(&c, i)->name);
+	snprintf(names[i].name, sizeof(names[i].name), "rx_vlan_filtered");
+	i++;
+	snprintf(names[i].name, sizeof(names[i].name), "rx_mtr_handoff_freed");
+	n_txq = dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
+	for (i++; i < n_dev + VBR_XSTATS_STEER + n_txq; i++) {
+		k = i - n_dev - VBR_XSTATS_STEER;
+		snprintf(names[i].name, sizeof(names[i].name), "tx_q%u_%s",
+			 k / (unsigned int)RTE_DIM(vbr_txq_xstats),
+			 vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].name);
+	}
+	for (j = 0; j < nqc; j++)
+		for (k = 0; k < qc[j].nvals; k++, i++)
+			snprintf(names[i].name, sizeof(names[i].name),
+				 "qp_cnt%u_%s", qc[j].cntn, qc[j].val[k].name);
+	free(qc);
+	return n;
+}
+
+int
+vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
+	       unsigned int size)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_glue_port_counters c;
+	struct vbr_glue_qp_counter *qc;
+	unsigned int n_dev, nqc, n, n_txq, i, j, k;
+
+	n = vbr_xstats_count(dev, &c, &n_dev, &qc, &nqc);
+	if (xstats == NULL || size < n) {
+		free(qc);
+		return n;
+	}
+	for (i = 0; i < n_dev; i++) {
+		size_t off = vbr_xstat_nth(&c, i)->offset;
+
+		xstats[i].id = i;
+		xstats[i].value = vbr_counter(&c, off) -
+				  vbr_counter(&priv->cnt_base, off);
+	}
+	xstats[i].id = i;
+	xstats[i].value = vbr_steer_vlan_dropped(priv) - priv->vlan_drop_base;
+	i++;
+	xstats[i].id = i;
+	xstats[i].value = vbr_mtr_handoff_freed(priv) -
+			  priv->handoff_freed_base;
+	n_txq = dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
+	for (i++; i < n_dev + VBR_XSTATS_STEER + n_txq; i++) {
+		const struct vbr_txq *txq;
+
+		k = i - n_dev - VBR_XSTATS_STEER;
+		txq = dev->data->tx_queues[k / RTE_DIM(vbr_txq_xstats)];
+		xstats[i].id = i;
+		xstats[i].value = txq == NULL ? 0 : vbr_counter(txq,
+			vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].offset);
+	}
+	for (j = 0; j < nqc; j++)
+		for (k = 0; k < qc[j].nvals; k++, i++) {
+			xstats[i].id = i;
+			xstats[i].value = vbr_qp_cnt_value(priv, &qc[j], k);
+		}
+	free(qc);
+	return n;
+}
+
+/*
+ * Telemetry under /vbr/, registered once per process (at load), for
+ * dpdk-telemetry.py and a vbr-stat tool that speaks "rdma statistic":
+ *
+ *   /vbr/ports				{<port>: "<ifname>/<port>"} of the
+ *					  vbr ports
+ *   /vbr/port,<port>			{ifname, port, ethdev_port, name,
+ *					  backend}
+ *   /vbr/port_counters,<port>		{ifname, port, <counter>: value...}
+ *   /vbr/qp_mode,<port>		{ifname, port, mode, criteria}
+ *   /vbr/qp_counters,<port>		{ifname, port, mode, criteria,
+ *					  cntn: [...]}
+ *   /vbr/qp_counter,<port>,<cntn>	{ifname, port, cntn, mode, criteria,
+ *					  qp_type, pid, comm, <value>: n...,
+ *					  lqpn: [...]}
+ *   /vbr/qps,<port>			{ifname, port, txq_lqpn: [by queue],
+ *					  hash_lqpn: [...]}
+ *   /vbr/mrs,<port>			{ifname, port, mrn: [...]}
+ *   /vbr/mr,<port>,<mrn>		{ifname, port, mrn, <value>: n...}
+ *   /vbr/qp_set_auto,<port>,<crit>	crit: off, type, pid, type,pid
+ *   /vbr/qp_bind,<port>,<lqpn>[,<cntn>]	{ifname, port, cntn, lqpn}
+ *   /vbr/qp_unbind,<port>,<cntn>[,<lqpn>]	all of cntn's QPs without lqpn
+ *
+ * <port> is the ethdev port id; ifname and port are the verbs device and
+ * its port number, as rdma's "link DEV/PORT". A request that fails answers
+ * {error: <errno name>, errno: <n>, message: <strerror>, what}, for a
+ * tool's "Failed to ..." lines. Values are the device's, never reset.
+ * (22.11's telemetry nests one level only: an array in a dict, no dict in
+ * an array; hence one request per port and per counter.)
+ */
+
+#define VBR_TEL_PREFIX "/vbr/"
+
+/* The vbr port named by the first field of params, or NULL. */
+static struct rte_eth_dev *
+vbr_tel_dev(const char *params, const char **rest)
+{
+	struct rte_eth_dev *dev;
+	unsigned long v;
+	char *end;
+
+	if (params == NULL || *params < '0' || *params > '9')
+		return NULL;
+	errno = 0;
+	v = strtoul(params, &end, 10);
+	if (errno != 0 || (*end != '\0' && *end != ',') ||
+	    v >= RTE_MAX_ETHPORTS || !rte_eth_dev_is_valid_port((uint16_t)v))
+		return NULL;
+	dev = &rte_eth_devices[v];
+	if (dev->dev_ops != &vbr_dev_ops || dev->data->dev_private == NULL)
+		return NULL;
+	*rest = *end == ',' ? end + 1 : end;
+	return dev;
+}
+
+/* Parse a u32 field of rest: 0 and *v, or -1. */
+static int
+vbr_tel_u32(const char **rest, uint32_t *v)
+{
+	unsigned long x;
+	char *end;
+
+	if (**rest < '0' || **rest > '9')
+		return -1;
+	errno = 0;
+	x = strtoul(*rest, &end, 10);
+	if (errno != 0 || x > UINT32_MAX || (*end != '\0' && *end != ','))
+		return -1;
+	*v = (uint32_t)x;
+	*rest = *end == ',' ? end + 1 : end;
+	return 0;
+}
+
+/* An error reply: the errno's name and text, what failed. */
+static int
+vbr_tel_error(struct rte_tel_data *d, int err, const char *what)
+{
+	const char *name = strerrorname_np(err);
+
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "error", name != NULL ? name : "?");
+	rte_tel_data_add_dict_int(d, "errno", err);
+	rte_tel_data_add_dict_string(d, "message", strerror(err));
+	rte_tel_data_add_dict_string(d, "what", what);
+	return 0;
+}
+
+static const char *
+vbr_tel_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case VBR_GLUE_COUNTER_MODE_AUTO:
+		return "auto";
+	case VBR_GLUE_COUNTER_MODE_MANUAL:
+		return "manual";
+	default:
+		return "none";
+	}
+}
+
+/* rdma's criteria names: "type", "pid", "type,pid"; "" for none. */
+static const char *
+vbr_tel_crit_name(uint32_t mask)
+{
+	static const char *const names[] = { "", "type", "pid", "type,pid" };
+
+	return names[mask & 3];
+}
+
+static const char *
+vbr_tel_qp_type(uint32_t t)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return "RC";
+	case IBV_QPT_UC:
+		return "UC";
+	case IBV_QPT_UD:
+		return "UD";
+	case IBV_QPT_RAW_PACKET:
+		return "RAW_PACKET";
+	case IBV_QPT_XRC_SEND:
+		return "XRC_INI";
+	case IBV_QPT_XRC_RECV:
+		return "XRC_TGT";
+	default:
+		return "UNKNOWN";
+	}
+}
+
+/* Start a port's reply: the dict with ifname and port. */
+static void
+vbr_tel_head(struct rte_tel_data *d, const struct vbr_priv *priv)
+{
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "ifname", priv->ibdev_name);
+	rte_tel_data_add_dict_int(d, "port", 1);
+}
+
+static int
+vbr_tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	char key[8], link[80];
+	uint16_t id;
+
+	RTE_SET_USED(cmd);
+	RTE_SET_USED(params);
+	rte_tel_data_start_dict(d);
+	RTE_ETH_FOREACH_DEV(id) {
+		struct rte_eth_dev *dev = &rte_eth_devices[id];
+		const struct vbr_priv *priv = dev->data->dev_private;
+
+		if (dev->dev_ops != &vbr_dev_ops || priv == NULL)
+			continue;
+		snprintf(key, sizeof(key), "%u", id);
+		snprintf(link, sizeof(link), "%s/1", priv->ibdev_name);
+		rte_tel_data_add_dict_string(d, key, link);
+	}
+	return 0;
+}
+
+static int
+vbr_tel_port(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	priv = dev->data->dev_private;
+	vbr_tel_head(d, priv);
+	rte_tel_data_add_dict_int(d, "ethdev_port", dev->data->port_id);
+	rte_tel_data_add_dict_string(d, "name", dev->data->name);
+	rte_tel_data_add_dict_string(d, "backend", priv->glue->name);
+	return 0;
+}
+
+static int
+vbr_tel_port_counters(const char *cmd, const char *params,
+		      struct rte_tel_data *d)
+{
+	struct vbr_glue_port_counters c;
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+	unsigned int k;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	priv = dev->data->dev_private;
+	ret = priv->glue->query_port_counters(priv->ctx, &c);
+	if (ret != 0)
+		return vbr_tel_error(d, ret, "query_port_counters");
+	vbr_tel_head(d, priv);
+	for (k = 0; k < RTE_DIM(vbr_xstats); k++)
+		if ((c.valid & vbr_xstats[k].bit) != 0)
+			rte_tel_data_add_dict_u64(d, vbr_xstats[k].name,
+				vbr_counter(&c, vbr_xstats[k].offset));
+	return 0;
+}
+
+static int
+vbr_tel_mode_head(struct rte_tel_data *d, struct vbr_priv *priv)
+{
+	uint32_t mode, mask;
+	int ret;
+
+	ret = priv->glue->counter_get_mode(priv->ctx, 1, &mode, &mask);
+	if (ret != 0)
+		return vbr_tel_error(d, ret, "get counter mode");
+	vbr_tel_head(d, priv);
+	rte_tel_data_add_dict_string(d, "mode", vbr_tel_mode_name(mode));
+	rte_tel_data_add_dict_string(d, "criteria", vbr_tel_crit_name(mask));
+	return 0;
+}
+
+static int
+vbr_tel_qp_mode(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	const char *rest;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	return vbr_tel_mode_head(d, dev->data->dev_private);
+}
+
+static int
+vbr_tel_qp_counters(const char *cmd, const char *params,
+		    struct rte_tel_data *d)
+{
+	struct vbr_glue_qp_counter *qc;
+	struct rte_eth_dev *dev;
+	struct rte_tel_data *a;
+	const char *rest;
+	unsigned int n, i;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	vbr_tel_mode_head(d, dev->data->dev_private);
+	a = rte_tel_data_alloc();
+	if (a == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	qc = vbr_qp_counters(dev->data->dev_private, &n);
+	for (i = 0; i < n; i++)
+		rte_tel_data_add_array_u64(a, qc[i].cntn);
+	free(qc);
+	rte_tel_data_add_dict_container(d, "cntn", a, 0);
+	return 0;
+}
+
+static int
+vbr_tel_qp_counter(const char *cmd, const char *params,
+		   struct rte_tel_data *d)
+{
+	const struct vbr_glue_qp_counter *c = NULL;
+	struct vbr_glue_qp_counter *qc;
+	struct rte_eth_dev *dev;
+	struct rte_tel_data *a;
+	const char *rest;
+	unsigned int n, i;
+	uint32_t cntn;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || vbr_tel_u32(&rest, &cntn) != 0 || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>,<cntn>");
+	qc = vbr_qp_counters(dev->data->dev_private, &n);
+	for (i = 0; i < n; i++)
+		if (qc[i].cntn == cntn)
+			c = &qc[i];
+	if (c == NULL) {
+		free(qc);
+		return vbr_tel_error(d, ENOENT, "no such counter");
+	}
+	a = rte_tel_data_alloc();
+	if (a == NULL) {
+		free(qc);
+		return -ENOMEM;
+	}
+	vbr_tel_head(d, dev->data->dev_private);
+	rte_tel_data_add_dict_u64(d, "cntn", c->cntn);
+	rte_tel_data_add_dict_string(d, "mode", vbr_tel_mode_name(c->mode));
+	rte_tel_data_add_dict_string(d, "criteria",
+				     vbr_tel_crit_name(c->mask));
+	rte_tel_data_add_dict_string(d, "qp_type", vbr_tel_qp_type(c->qp_type));
+	rte_tel_data_add_dict_int(d, "pid", c->pid);
+	rte_tel_data_add_dict_string(d, "comm", c->comm);
+	for (i = 0; i < c->nvals; i++)
+		rte_tel_data_add_dict_u64(d, c->val[i].name, c->val[i].value);
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (i = 0; i < RTE_MIN(c->nqps, (uint32_t)VBR_GLUE_QP_CNT_QPS); i++)
+		rte_tel_data_add_array_u64(a, c->lqpn[i]);
+	rte_tel_data_add_dict_container(d, "lqpn", a, 0);
+	free(qc);
+	return 0;
+}
+
+static int
+vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint32_t qpn[RTE_TEL_MAX_ARRAY_ENTRIES];
+	struct rte_tel_data *tx, *hash;
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+	unsigned int n, i;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	priv = dev->data->dev_private;
+	tx = rte_tel_data_alloc();
+	hash = rte_tel_data_alloc();
+	if (tx == NULL || hash == NULL) {
+		rte_tel_data_free(tx);
+		rte_tel_data_free(hash);
+		return -ENOMEM;
+	}
+	vbr_tel_head(d, priv);
+	rte_tel_data_start_array(tx, RTE_TEL_U64_VAL);
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		const struct vbr_txq *txq = dev->data->tx_queues[i];
+
+		rte_tel_data_add_array_u64(tx, txq != NULL && txq->qp != NULL ?
+					   txq->qp->qp_num : 0);
+	}
+	rte_tel_data_start_array(hash, RTE_TEL_U64_VAL);
+	n = 0;
+	if (priv->flow_lock_init) {
+		pthread_mutex_lock(&priv->flow_lock);
+		n = vbr_rss_qpns(priv, qpn, RTE_DIM(qpn));
+		pthread_mutex_unlock(&priv->flow_lock);
+	}
+	for (i = 0; i < RTE_MIN(n, (unsigned int)RTE_DIM(qpn)); i++)
+		rte_tel_data_add_array_u64(hash, qpn[i]);
+	rte_tel_data_add_dict_container(d, "txq_lqpn", tx, 0);
+	rte_tel_data_add_dict_container(d, "hash_lqpn", hash, 0);
+	return 0;
+}
+
+static int
+vbr_tel_qp_set_auto(const char *cmd, const char *params,
+		    struct rte_tel_data *d)
+{
+	static const char *const crit[] = { "off", "type", "pid", "type,pid" };
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+	uint32_t mask;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL)
+		return vbr_tel_error(d, EINVAL,
+				     "usage: <port>,{off|type|pid|type,pid}");
+	if (strcmp(rest, "pid,type") == 0)
+		rest = "type,pid";
+	for (mask = 0; mask < RTE_DIM(crit); mask++)
+		if (strcmp(rest, crit[mask]) == 0)
+			break;
+	if (mask == RTE_DIM(crit))
+		return vbr_tel_error(d, EINVAL,
+				     "usage: <port>,{off|type|pid|type,pid}");
+	priv = dev->data->dev_private;
+	ret = priv->glue->counter_set_auto_mode(priv->ctx, 1, mask);
+	if (ret != 0)
+		return vbr_tel_error(d, ret, ret == EBUSY ?
+			"Modifying auto mode is not allowed when there is a bound QP" :
+			"set auto mode");
+	return vbr_tel_mode_head(d, priv);
+}
+
+static int
+vbr_tel_qp_bind(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	const char *rest;
+	uint32_t lqpn, cntn = 0;
+	int ret;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || vbr_tel_u32(&rest, &lqpn) != 0 ||
+	    (*rest != '\0' && (vbr_tel_u32(&rest, &cntn) != 0 ||
+			       *rest != '\0' || cntn == 0)))
+		return vbr_tel_error(d, EINVAL, "usage: <port>,<lqpn>[,<cntn>]");
+	priv = dev->data->dev_private;
+	ret = priv->glue->counter_bind_qp(priv->ctx, 1, lqpn, &cntn);
+	if (ret != 0)
+		return vbr_tel_error(d, ret, "bind");
+	vbr_tel_head(d, priv);
+	rte_tel_data_add_dict_u64(d, "cntn", cntn);
+	rte_tel_data_add_dict_u64(d, "lqpn", lqpn);
+	return 0;
+}
+
+static int
+vbr_tel_qp_unbind(const char *cmd, const char *params,
+		  struct rte_tel_data *d)
+{
+	struct vbr_glue_qp_counter *qc;
+	struct rte_eth_dev *dev;
+	struct vbr_priv *priv;
+	struct rte_tel_data *a;
+	const char *rest;
+	uint32_t cntn, lqpn, todo[VBR_GLUE_QP_CNT_QPS];
+	unsigned int n, i, nt = 0;
+	bool one = false;
+	int ret = 0;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || vbr_tel_u32(&rest, &cntn) != 0)
+		return vbr_tel_error(d, EINVAL,
+				     "usage: <port>,<cntn>[,<lqpn>]");
+	if (*rest != '\0') {
+		if (vbr_tel_u32(&rest, &lqpn) != 0 || *rest != '\0')
+			return vbr_tel_error(d, EINVAL,
+					     "usage: <port>,<cntn>[,<lqpn>]");
+		one = true;
+	}
+	priv = dev->data->dev_private;
+	if (one) {
+		todo[nt++] = lqpn;
+	} else {
+		/* All QPs of the counter, as rdma does without lqpn. */
+		qc = vbr_qp_counters(priv, &n);
+		for (i = 0; i < n; i++)
+			if (qc[i].cntn == cntn)
+				for (nt = 0; nt < RTE_MIN(qc[i].nqps,
+					(uint32_t)VBR_GLUE_QP_CNT_QPS); nt++)
+					todo[nt] = qc[i].lqpn[nt];
+		free(qc);
+		if (nt == 0)
+			return vbr_tel_error(d, ENOENT, "no such counter");
+	}
+	a = rte_tel_data_alloc();
+	if (a == NULL)
+		return -ENOMEM;
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (i = 0; i < nt && ret == 0; i++) {
+		ret = priv->glue->counter_unbind_qp(priv->ctx, 1, todo[i],
+						    cntn);
+		if (ret == 0)
+			rte_tel_data_add_array_u64(a, todo[i]);
+	}
+	if (ret != 0) {
+		rte_tel_data_free(a);
+		return vbr_tel_error(d, ret, "unbind");
+	}
+	vbr_tel_head(d, priv);
+	rte_tel_data_add_dict_u64(d, "cntn", cntn);
+	rte_tel_data_add_dict_container(d, "lqpn", a, 0);
+	return 0;
+}
+
+/* Most MRs /vbr/mrs lists. */
+#define VBR_STATS_MR_MAX 256
+
+/* The port's device's MRs (free() them), *n of them. */
+static struct vbr_glue_mr *
+vbr_tel_mrs_get(struct vbr_priv *priv, unsigned int *n, int *err)
+{
+	struct vbr_glue_mr *m;
+
+	*n = 0;
+	m = calloc(VBR_STATS_MR_MAX, sizeof(*m));
+	if (m == NULL) {
+		*err = ENOMEM;
+		return NULL;
+	}
+	*err = priv->glue->mr_list(priv->ctx, m, VBR_STATS_MR_MAX, n);
+	*n = RTE_MIN(*n, (unsigned int)VBR_STATS_MR_MAX);
+	return m;
+}
+
+static int
+vbr_tel_mrs(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	struct rte_tel_data *a;
+	struct vbr_glue_mr *m;
+	const char *rest;
+	unsigned int n, i;
+	int err;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>");
+	m = vbr_tel_mrs_get(dev->data->dev_private, &n, &err);
+	if (err != 0) {
+		free(m);
+		return vbr_tel_error(d, err, "list MRs");
+	}
+	a = rte_tel_data_alloc();
+	if (a == NULL) {
+		free(m);
+		return -ENOMEM;
+	}
+	vbr_tel_head(d, dev->data->dev_private);
+	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	for (i = 0; i < n; i++)
+		rte_tel_data_add_array_u64(a, m[i].mrn);
+	rte_tel_data_add_dict_container(d, "mrn", a, 0);
+	free(m);
+	return 0;
+}
+
+static int
+vbr_tel_mr(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct rte_eth_dev *dev;
+	struct vbr_glue_mr *m;
+	const char *rest;
+	unsigned int n, i, k;
+	uint32_t mrn;
+	int err;
+
+	RTE_SET_USED(cmd);
+	dev = vbr_tel_dev(params, &rest);
+	if (dev == NULL || vbr_tel_u32(&rest, &mrn) != 0 || *rest != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: <port>,<mrn>");
+	m = vbr_tel_mrs_get(dev->data->dev_private, &n, &err);
+	if (err != 0) {
+		free(m);
+		return vbr_tel_error(d, err, "list MRs");
+	}
+	for (i = 0; i < n && m[i].mrn != mrn; i++)
+		;
+	if (i == n) {
+		free(m);
+		return vbr_tel_error(d, ENOENT, "no such MR");
+	}
+	vbr_tel_head(d, dev->data->dev_private);
+	rte_tel_data_add_dict_u64(d, "mrn", mrn);
+	for (k = 0; k < m[i].nvals; k++)
+		rte_tel_data_add_dict_u64(d, m[i].val[k].name,
+					  m[i].val[k].value);
+	free(m);
+	return 0;
+}
+
+RTE_INIT(vbr_telemetry_init)
+{
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "ports", vbr_tel_ports,
+		"The vbr ports: ethdev port id to verbs DEV/PORT. No parameters");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "port", vbr_tel_port,
+		"A vbr port: verbs device, ethdev name, backend. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "port_counters",
+		vbr_tel_port_counters,
+		"A port's device counters. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_mode", vbr_tel_qp_mode,
+		"A port's QP counter mode. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_counters",
+		vbr_tel_qp_counters,
+		"A port's QP counter mode and counters. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_counter",
+		vbr_tel_qp_counter,
+		"A QP counter. Parameters: int port_id, int cntn");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qps", vbr_tel_qps,
+		"A port's QP numbers (Tx queues, hash QPs). Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "mrs", vbr_tel_mrs,
+		"A port's device's MR numbers. Parameters: int port_id");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "mr", vbr_tel_mr,
+		"An MR's counters. Parameters: int port_id, int mrn");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_set_auto",
+		vbr_tel_qp_set_auto,
+		"Set QP counter auto mode. Parameters: int port_id, off|type|pid|type,pid");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_bind", vbr_tel_qp_bind,
+		"Bind a QP to a new or given counter. "
+		"Parameters: int port_id, int lqpn[, int cntn]");
+	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_unbind",
+		vbr_tel_qp_unbind,
+		"Unbind one or all QPs of a counter. "
+		"Parameters: int port_id, int cntn[, int lqpn]");
+}
