@@ -46,6 +46,7 @@
 #include <rte_mbuf.h>
 #include <rte_mtr.h>
 #include <rte_telemetry.h>
+#include <rte_tm.h>
 
 #include "tgw_config.h"
 
@@ -75,7 +76,7 @@ struct tgw_slot {
 	uint32_t mtr_id;	/**< 0: no meter */
 	uint32_t prof_id;
 	struct rte_flow *flow;
-	bool rate_pending;	/**< set once the egress link is up */
+	uint32_t shaper_id;	/**< rte_tm shaper profile, 0: unpaced */
 };
 
 /* What the view shows for a slot, refreshed once a second. */
@@ -118,6 +119,7 @@ static struct {
 	bool txq_used[TGW_MAX_QUEUES];
 	uint32_t next_prof_id;
 	uint32_t next_mtr_id;
+	uint32_t next_shaper_id;
 	unsigned int workers[RTE_MAX_LCORE];
 	unsigned int n_workers;
 	struct tgw_plan *plan[RTE_MAX_LCORE];	/**< per worker index */
@@ -136,6 +138,7 @@ static struct {
 	.out_port = 1,
 	.next_prof_id = 1,
 	.next_mtr_id = 1,
+	.next_shaper_id = 1,
 	.view_lock = PTHREAD_MUTEX_INITIALIZER,
 };
 
@@ -398,50 +401,124 @@ tgw_meter_destroy(struct tgw_slot *sl)
 }
 
 /*
- * ethdev refuses a rate while the link is down (a shm cable with no other
- * end yet, a NIC without carrier): such a rate waits for the link
- * (tgw_rates_pending()).
+ * Egress pacing through rte_tm: a root node and one leaf per paced Tx
+ * queue, each leaf a shaper (peak rate, peak size) that the PMD puts on the
+ * queue's QP. rte_tm rather than rte_eth_set_queue_rate_limit(): it takes
+ * byte/s rates and the bucket depth, and is refused neither while the link
+ * is down (a shm cable with no other end yet) nor for the bucket. Queue 0
+ * (unmatched traffic) is a leaf with no shaper, so the root always has a
+ * leaf and the hierarchy stays committed.
  */
-static int
-tgw_rate_set(struct tgw_slot *sl, uint32_t mbps)
-{
-	struct rte_eth_link link = { 0 };
-	int ret;
+#define TGW_TM_ROOT 1000
 
-	sl->rate_pending = false;
-	if (mbps != 0 && (rte_eth_link_get_nowait(g.out_port, &link) != 0 ||
-			  !link.link_status)) {
-		sl->rate_pending = true;
-		return 0;
-	}
-	ret = rte_eth_set_queue_rate_limit(g.out_port, sl->txq, mbps);
-	if (ret != 0)
-		fprintf(stderr, "tenant-gw: %s: Tx queue %u rate %" PRIu32
-			" Mbit/s: %s\n", sl->conf.name, sl->txq, mbps,
-			rte_strerror(-ret));
+static uint64_t
+tgw_burst_bytes(const struct tgw_tenant_conf *t)
+{
+	uint64_t b = (uint64_t)t->rate_mbps * 125000 / 1000 * 20; /* 20 ms */
+
+	if (t->burst_bytes != 0)
+		return t->burst_bytes;
+	return b < 2 * 1514 ? 2 * 1514 : b;
+}
+
+static int
+tgw_tm_fail(const char *what, const char *name, int ret,
+	    const struct rte_tm_error *err)
+{
+	fprintf(stderr, "tenant-gw: %s: %s: %s (%s)\n", name, what,
+		err->message ? err->message : "", rte_strerror(-ret));
 	return ret;
 }
 
-/* Rates that waited for the egress link: set them once it is up. */
-static void
-tgw_rates_pending(void)
+static int
+tgw_tm_leaf(uint16_t txq, uint32_t prof, const char *name)
 {
-	struct rte_eth_link link = { 0 };
-	unsigned int s;
+	struct rte_tm_node_params lp = {
+		.shaper_profile_id = prof,
+		.leaf = { .cman = RTE_TM_CMAN_TAIL_DROP,
+			  .wred = { .wred_profile_id =
+					RTE_TM_WRED_PROFILE_ID_NONE } },
+	};
+	struct rte_tm_error err = { 0 };
+	int ret;
 
-	if (rte_eth_link_get_nowait(g.out_port, &link) != 0 ||
-	    !link.link_status)
-		return;
-	for (s = 0; s < TGW_MAX_TENANTS; s++) {
-		struct tgw_slot *sl = &g.slots[s];
+	ret = rte_tm_node_add(g.out_port, txq, TGW_TM_ROOT, 0, 1, 1, &lp, &err);
+	return ret == 0 ? 0 : tgw_tm_fail("tm leaf", name, ret, &err);
+}
 
-		if (sl->used && sl->rate_pending &&
-		    tgw_rate_set(sl, sl->conf.rate_mbps) == 0 &&
-		    !sl->rate_pending)
-			fprintf(stderr, "tenant-gw: %s: egress link up, Tx "
-				"queue %u paced at %" PRIu32 " Mbit/s\n",
-				sl->conf.name, sl->txq, sl->conf.rate_mbps);
+static int
+tgw_tm_root(void)
+{
+	struct rte_tm_node_params np = {
+		.shaper_profile_id = RTE_TM_SHAPER_PROFILE_ID_NONE,
+		.nonleaf = { .n_sp_priorities = 1 },
+	};
+	struct rte_tm_error err = { 0 };
+	int ret;
+
+	ret = rte_tm_node_add(g.out_port, TGW_TM_ROOT, RTE_TM_NODE_ID_NULL, 0,
+			      1, 0, &np, &err);
+	if (ret != 0)
+		return tgw_tm_fail("tm root", "egress", ret, &err);
+	return tgw_tm_leaf(0, RTE_TM_SHAPER_PROFILE_ID_NONE, "(unmatched)");
+}
+
+static int
+tgw_tm_commit(void)
+{
+	struct rte_tm_error err = { 0 };
+	int ret = rte_tm_hierarchy_commit(g.out_port, 0, &err);
+
+	return ret == 0 ? 0 : tgw_tm_fail("tm commit", "egress", ret, &err);
+}
+
+static int
+tgw_shaper_add(const struct tgw_tenant_conf *t, uint32_t *id)
+{
+	struct rte_tm_shaper_params sp = {
+		.peak = { .rate = (uint64_t)t->rate_mbps * 125000,
+			  .size = tgw_burst_bytes(t) },
+	};
+	struct rte_tm_error err = { 0 };
+	int ret;
+
+	*id = g.next_shaper_id++;
+	ret = rte_tm_shaper_profile_add(g.out_port, *id, &sp, &err);
+	return ret == 0 ? 0 : tgw_tm_fail("tm shaper profile", t->name, ret, &err);
+}
+
+/* Pace slot SL's Tx queue as T says (rate 0: unpaced). */
+static int
+tgw_rate_set(struct tgw_slot *sl, const struct tgw_tenant_conf *t)
+{
+	struct rte_tm_error err = { 0 };
+	uint32_t prof = 0, old = sl->shaper_id;
+	int ret;
+
+	if (t->rate_mbps != 0 && tgw_shaper_add(t, &prof) != 0)
+		return -EINVAL;
+	if (old == 0 && prof != 0) {
+		ret = tgw_tm_leaf(sl->txq, prof, t->name);
+	} else if (old != 0 && prof != 0) {
+		ret = rte_tm_node_shaper_update(g.out_port, sl->txq, prof, &err);
+		if (ret != 0)
+			tgw_tm_fail("tm shaper update", t->name, ret, &err);
+	} else if (old != 0) {
+		ret = rte_tm_node_delete(g.out_port, sl->txq, &err);
+		if (ret != 0)
+			tgw_tm_fail("tm leaf delete", t->name, ret, &err);
+	} else {
+		ret = 0;
 	}
+	if (ret != 0) {
+		if (prof != 0)
+			rte_tm_shaper_profile_delete(g.out_port, prof, &err);
+		return ret;
+	}
+	if (old != 0)
+		rte_tm_shaper_profile_delete(g.out_port, old, &err);
+	sl->shaper_id = prof;
+	return 0;
 }
 
 /* The rule of slot S: its match, COUNT, METER, QUEUE or RSS. */
@@ -593,7 +670,7 @@ tgw_slot_prepare(const struct tgw_tenant_conf *t)
 		return -ENOSPC;
 	if (tgw_meter_create(sl) != 0)
 		goto fail;
-	if (tgw_rate_set(sl, t->rate_mbps) != 0) {
+	if (tgw_rate_set(sl, t) != 0) {
 		tgw_meter_destroy(sl);
 		goto fail;
 	}
@@ -617,8 +694,12 @@ tgw_slot_release(unsigned int s)
 			sl->conf.name, ferr.message ? ferr.message : "");
 	sl->flow = NULL;
 	tgw_meter_destroy(sl);
-	if (sl->conf.rate_mbps != 0)
-		rte_eth_set_queue_rate_limit(g.out_port, sl->txq, 0);
+	if (sl->shaper_id != 0) {
+		struct tgw_tenant_conf unpaced = sl->conf;
+
+		unpaced.rate_mbps = 0;
+		tgw_rate_set(sl, &unpaced);
+	}
 	tgw_free_queues(sl);
 	sl->used = false;
 }
@@ -684,10 +765,12 @@ tgw_update_kept(struct tgw_slot *sl, const struct tgw_tenant_conf *t)
 	struct rte_mtr_error err = { 0 };
 	uint32_t old_prof, new_prof;
 
-	if (t->rate_mbps != sl->conf.rate_mbps) {
-		if (tgw_rate_set(sl, t->rate_mbps) != 0)
+	if (t->rate_mbps != sl->conf.rate_mbps ||
+	    t->burst_bytes != sl->conf.burst_bytes) {
+		if (tgw_rate_set(sl, t) != 0)
 			return -EINVAL;
 		sl->conf.rate_mbps = t->rate_mbps;
+		sl->conf.burst_bytes = t->burst_bytes;
 	}
 	if (!tgw_meter_same(&t->meter, &sl->conf.meter)) {
 		old_prof = sl->prof_id;
@@ -936,7 +1019,7 @@ tgw_show(double t, bool summary)
 	pthread_mutex_unlock(&g.view_lock);
 }
 
-/* ---- telemetry: /tenant-gw/tenants, /tenant-gw/tenant,<name> ---- */
+/* ---- telemetry: /tenant_gw/tenants, /tenant_gw/tenant,<name> ---- */
 
 static int
 tgw_tm_tenants(const char *cmd __rte_unused, const char *params __rte_unused,
@@ -1244,22 +1327,27 @@ main(int argc, char **argv)
 		goto fail_ports;
 	}
 	g.slots[TGW_DEFAULT_SLOT].flow = def;
-	if (tgw_policy_create(g.in_port) != 0)
+	if (tgw_policy_create(g.in_port) != 0 || tgw_tm_root() != 0)
 		goto fail_ports;
 	for (i = 0; i < g.conf.n_tenants; i++) {
 		ret = tgw_slot_prepare(&g.conf.tenants[i]);
 		if (ret < 0 || tgw_slot_rule(ret) != 0)
 			goto fail_ports;
 	}
+	if (tgw_tm_commit() != 0)
+		goto fail_ports;
 	if (tgw_publish(false) != 0)
 		goto fail_ports;
 	signal(SIGINT, tgw_on_signal);
 	signal(SIGTERM, tgw_on_signal);
 	signal(SIGHUP, tgw_on_signal);
-	rte_telemetry_register_cmd("/tenant-gw/tenants", tgw_tm_tenants,
-				   "Tenant names. No parameters");
-	rte_telemetry_register_cmd("/tenant-gw/tenant", tgw_tm_tenant,
-				   "A tenant's counters. Parameters: tenant name");
+	/* telemetry command names take letters, digits, '_' and '/' only */
+	if (rte_telemetry_register_cmd("/tenant_gw/tenants", tgw_tm_tenants,
+				       "Tenant names. No parameters") != 0 ||
+	    rte_telemetry_register_cmd("/tenant_gw/tenant", tgw_tm_tenant,
+				       "A tenant's counters. Parameters: "
+				       "tenant name") != 0)
+		fprintf(stderr, "tenant-gw: telemetry commands not registered\n");
 	for (i = 0; i < g.n_workers; i++)
 		rte_eal_remote_launch(tgw_worker, (void *)(uintptr_t)i,
 				      g.workers[i]);
@@ -1278,7 +1366,6 @@ main(int argc, char **argv)
 			tgw_reload();
 		}
 		tgw_wait_ms(10);
-		tgw_rates_pending();
 		if (rte_get_tsc_cycles() < next)
 			continue;
 		next += rte_get_tsc_hz();

@@ -216,8 +216,8 @@ tgw_parse_tenant(struct tgw_parse *p, const char *path, json_t *o,
 		 struct tgw_tenant_conf *t)
 {
 	static const char *const keys[] = {
-		"name", "vlan", "prefix", "rx_queues", "rate_mbps", "meter",
-		NULL
+		"name", "vlan", "prefix", "rx_queues", "rate_mbps",
+		"burst_bytes", "meter", NULL
 	};
 	char where[192];
 	const char *s;
@@ -266,6 +266,10 @@ tgw_parse_tenant(struct tgw_parse *p, const char *path, json_t *o,
 				x, p->link_mbps);
 	}
 	t->rate_mbps = x;
+	if (tgw_get_int(p, path, o, "burst_bytes", 1514, UINT32_MAX, 0, &x,
+			false) != 0)
+		return -1;
+	t->burst_bytes = x;
 	v = json_object_get(o, "meter");
 	if (v != NULL) {
 		char mpath[80];

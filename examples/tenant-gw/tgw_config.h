@@ -41,6 +41,7 @@ struct tgw_tenant_conf {
 	uint8_t plen;		/**< prefix length */
 	uint16_t rx_queues;	/**< 1: QUEUE, more: RSS over them */
 	uint32_t rate_mbps;	/**< egress rate, 0: unpaced */
+	uint32_t burst_bytes;	/**< egress bucket, 0: 20 ms at the rate */
 	struct tgw_meter_conf meter;
 };
 

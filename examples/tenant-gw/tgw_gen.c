@@ -309,7 +309,10 @@ gen_send(struct rte_mempool *mp, uint16_t port, unsigned int fi, uint64_t now)
 
 	if (f->sent == f->packets)
 		return false;
-	if (f->next == 0)
+	/* a generator that fell behind (descheduled) does not catch up in a
+	 * burst: it goes on at its rate from now, so the trace stays smooth
+	 * (the expected colours come from the actual send times anyway) */
+	if (f->next == 0 || f->next + GEN_BURST * f->gap < (double)now)
 		f->next = now;
 	while (n < GEN_BURST && f->sent + n < f->packets &&
 	       f->next + n * f->gap <= (double)now) {
