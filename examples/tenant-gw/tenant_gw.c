@@ -820,10 +820,7 @@ tgw_reload(void)
 	}
 	/* make: new slots, polled before their rules exist */
 	for (i = 0; i < nc.n_tenants; i++) {
-		r = tgw_slot_of(nc.tenants[i].name);
-		if (r >= 0) {
-			if (tgw_update_kept(&g.slots[r], &nc.tenants[i]) != 0)
-				g.reload_errors++;
+		if (tgw_slot_of(nc.tenants[i].name) >= 0) {
 			kept++;
 			continue;
 		}
@@ -837,6 +834,14 @@ tgw_reload(void)
 	for (s = 0; s < TGW_MAX_TENANTS; s++)
 		if (fresh[s] && tgw_slot_rule(s) != 0)
 			goto undo;
+	/* the kept tenants' new rates and profiles, in place, once the new
+	 * rules exist (a failed reload above changed nothing running) */
+	for (i = 0; i < nc.n_tenants; i++) {
+		r = tgw_slot_of(nc.tenants[i].name);
+		if (r >= 0 && !fresh[r] &&
+		    tgw_update_kept(&g.slots[r], &nc.tenants[i]) != 0)
+			g.reload_errors++;
+	}
 	/* break: the old rules, then their queues */
 	for (s = 0; s < TGW_MAX_TENANTS; s++) {
 		struct rte_flow_error ferr = { 0 };
