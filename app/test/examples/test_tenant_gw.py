@@ -25,6 +25,7 @@ lower bound.
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -379,6 +380,9 @@ def main():
                     os.unlink(f"/dev/shm/swverbs-shm.{TAG}{suffix}")
                 except FileNotFoundError:
                     pass
+            for prefix in ("g", "t"):
+                shutil.rmtree(f"/var/run/dpdk/{TAG}{prefix}",
+                              ignore_errors=True)
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1
