@@ -66,8 +66,13 @@ struct gen_flow {
 	struct rte_meter_trtcm_profile tp;
 	struct rte_meter_trtcm tm;
 	uint64_t rcvd, rcvd_bytes, bytes_after_first;
+	uint64_t swapped;	/**< came back with the MACs swapped */
 	uint64_t first_tsc, last_tsc;
 };
+
+/* the addresses frames go out with */
+static const uint8_t gen_dst[RTE_ETHER_ADDR_LEN] = { 2, 0, 0, 0, 0, 1 };
+static const uint8_t gen_src[RTE_ETHER_ADDR_LEN] = { 2, 0, 0, 0, 0, 0x10 };
 
 static struct gen_flow flows[GEN_MAX_FLOWS];
 static unsigned int n_flows;
@@ -187,8 +192,8 @@ gen_frame(struct rte_mempool *mp, unsigned int fi, uint32_t seq)
 	}
 	memset(p, 0, len);
 	eh = (struct rte_ether_hdr *)p;
-	memcpy(eh->dst_addr.addr_bytes, "\x02\x00\x00\x00\x00\x01", 6);
-	memcpy(eh->src_addr.addr_bytes, "\x02\x00\x00\x00\x00\x10", 6);
+	memcpy(eh->dst_addr.addr_bytes, gen_dst, RTE_ETHER_ADDR_LEN);
+	memcpy(eh->src_addr.addr_bytes, gen_src, RTE_ETHER_ADDR_LEN);
 	p += sizeof(*eh);
 	if (f->match.vlan >= 0) {
 		struct rte_vlan_hdr *vh = (struct rte_vlan_hdr *)p;
@@ -210,7 +215,8 @@ gen_frame(struct rte_mempool *mp, unsigned int fi, uint32_t seq)
 		ip->src_addr[0] = 0xfd;
 		ip->src_addr[15] = 1 + seq % 16;
 		memcpy(ip->dst_addr, f->match.addr, 16);
-		ip->dst_addr[15] |= 1;
+		if (f->match.plen < 128)
+			ip->dst_addr[15] |= 1;
 		p += sizeof(*ip);
 	} else {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)p;
@@ -278,6 +284,9 @@ gen_receive(uint16_t port)
 			f->bytes_after_first += rte_pktmbuf_pkt_len(pkts[i]);
 		f->rcvd++;
 		f->rcvd_bytes += rte_pktmbuf_pkt_len(pkts[i]);
+		if (memcmp(p, gen_src, RTE_ETHER_ADDR_LEN) == 0 &&
+		    memcmp(p + RTE_ETHER_ADDR_LEN, gen_dst, RTE_ETHER_ADDR_LEN) == 0)
+			f->swapped++;
 		f->last_tsc = now;
 next:
 		rte_pktmbuf_free(pkts[i]);
@@ -350,11 +359,12 @@ gen_report(void)
 		       ", \"metered\": %s, \"expected_green\": %" PRIu64
 		       ", \"expected_yellow\": %" PRIu64
 		       ", \"expected_red\": %" PRIu64 ", \"received\": %" PRIu64
-		       ", \"received_bytes\": %" PRIu64 ", \"rx_mbps\": %.4f}\n",
+		       ", \"received_bytes\": %" PRIu64
+		       ", \"received_swapped\": %" PRIu64 ", \"rx_mbps\": %.4f}\n",
 		       f->name, f->sent, f->sent_bytes, f->mbps,
 		       f->metered ? "true" : "false", f->exp[RTE_COLOR_GREEN],
 		       f->exp[RTE_COLOR_YELLOW], f->exp[RTE_COLOR_RED], f->rcvd,
-		       f->rcvd_bytes,
+		       f->rcvd_bytes, f->swapped,
 		       span > 0 ? f->bytes_after_first * 8 / span / 1e6 : 0.0);
 	}
 	fflush(stdout);

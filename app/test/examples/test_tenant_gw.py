@@ -12,7 +12,8 @@ traffic  per-tenant counts exact against what the generator sent; the
          rte_meter gives for the generator's send trace; a paced tenant's
          egress rate against its configured rate; the JSON lines and the
          telemetry endpoints
-reload   SIGHUP make-before-break: an unchanged tenant keeps its counters
+reload   (--fwd macswap) SIGHUP make-before-break: an unchanged tenant
+         keeps its counters
          and loses no frame while others change, go and come; a bad
          file is refused and the running config stays
 
@@ -62,10 +63,10 @@ def eal(prefix, lcores, wire):
 
 
 class Gateway:
-    def __init__(self, conf, wire="shm"):
+    def __init__(self, conf, wire="shm", fwd="io"):
         self.prefix = "g"
         argv = [GW] + eal(self.prefix, "0-1", wire) + [
-            "--", "--config", conf, "--view", "json"]
+            "--", "--config", conf, "--view", "json", "--fwd", fwd]
         print("+ " + " ".join(argv), flush=True)
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
@@ -270,6 +271,7 @@ def test_traffic(tmp):
         check(g["received"] == r["tx_packets"],
               f"{name}: generator got {g['received']}, gateway sent "
               f"{r['tx_packets']}")
+        check(g["received_swapped"] == 0, f"{name}: --fwd io swapped MACs")
         if g["metered"]:
             check(r["green"] + r["yellow"] + r["red"] + r["rx_missed"] ==
                   r["packets"], f"{name}: colours do not add up: {r}")
@@ -330,7 +332,7 @@ RELOAD_B = """{
 
 def test_reload(tmp):
     conf = write(tmp, "reload.json", RELOAD_A)
-    gw = Gateway(conf)
+    gw = Gateway(conf, fwd="macswap")
     if not check(gw.wait_for("ready"), "gateway did not start"):
         gw.stop()
         return
@@ -359,6 +361,9 @@ def test_reload(tmp):
               f"{g['sent']}: its counter did not survive the reload")
         check(g["received"] == g["sent"], f"keep: {g['sent'] - g['received']}"
               " frames lost")
+        check(g["received_swapped"] == g["received"],
+              f"keep: --fwd macswap: {g['received_swapped']} of "
+              f"{g['received']} swapped")
         check(k["green"] + k["yellow"] == g["sent"], f"keep: meter {k}")
     c = s.get("change")
     check(c is not None and c["rate_limit_mbps"] == 8, f"change: {c}")
