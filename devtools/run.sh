@@ -9,6 +9,10 @@
 # Core layout: -l 0-1, main lcore 0, forwarding lcore 1, which also does the
 # swverbs devices' work (progress=inline, the default; no engine thread). Environment: VBR_BUILD_DIR (default build),
 # VBR_RUN_SECONDS (default 5).
+#
+# devtools/run.sh tenant-gw: the same set-up, then examples/tenant-gw's
+# gateway and generator (two processes joined by two shm wires) with the
+# sample config (examples/tenant-gw/run-demo.sh says what it checks).
 
 set -euo pipefail
 
@@ -16,6 +20,16 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BUILD_DIR=${VBR_BUILD_DIR:-build}
 SECS=${VBR_RUN_SECONDS:-5}
+
+case "${1:-}" in
+"") ;;
+tenant-gw)
+	bash devtools/setup.sh
+	exec bash examples/tenant-gw/run-demo.sh ;;
+*)
+	echo "usage: run.sh [tenant-gw]" >&2
+	exit 2 ;;
+esac
 
 bash devtools/setup.sh
 

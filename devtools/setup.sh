@@ -26,7 +26,8 @@ PACKAGES="dpdk dpdk-dev libdpdk-dev libibverbs-dev rdma-core meson ninja-build
 pkg-config gcc clang python3-pyelftools python3-scapy tcpdump tcpreplay
 iproute2 dpkg-dev liburcu-dev clang-format xz-utils
 libxdp-dev libbpf-dev libxdp1
-libmnl-dev"
+libmnl-dev
+libjansson-dev"
 
 # The driver-SDK headers, as paths inside DPDK's source tree.
 SDK_HEADERS="lib/eal/include/bus_driver.h lib/eal/include/dev_driver.h
