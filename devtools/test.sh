@@ -76,6 +76,7 @@ stale_pid() {
 		-e 's/^(vbe|vbf|vbl)([0-9]+)(ns|0)$/\2/p' \
 		-e 's/^dt([0-9]+)x[0-9]+(ns|0)$/\1/p' \
 		-e 's/^vbrpace([0-9]+)$/\1/p' \
+		-e 's/^swverbs-shm\.tgw[td]([0-9]+)[ab]$/\1/p' \
 		-e 's/^swverbs-shm\.t([0-9]+)-.*$/\1/p' \
 		-e 's/^swverbs-shm\.(tp|bench)([0-9]+)$/\2/p'
 }
