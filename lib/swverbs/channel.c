@@ -253,3 +253,18 @@ swv_ack_cq_events(struct ibv_cq *ibcq, unsigned int nevents)
 	pthread_cond_signal(&ibcq->cond);
 	pthread_mutex_unlock(&ibcq->mutex);
 }
+
+int
+swv_cq_peek(struct ibv_cq_ex *ibcq, uint32_t *pending,
+	    const volatile uint32_t **head, uint32_t *tail)
+{
+	struct swv_cq *cq;
+
+	if (ibcq == NULL || pending == NULL || head == NULL || tail == NULL)
+		return EINVAL;
+	cq = to_swv_cq_ex(ibcq);
+	*pending = SWV_LOAD_ACQ(&cq->head) - cq->tail;
+	*head = cq->idev != NULL ? NULL : &cq->head;
+	*tail = cq->tail;
+	return 0;
+}

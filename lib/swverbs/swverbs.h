@@ -495,6 +495,18 @@ int swv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 void swv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);
 
 /**
+ * What the CQ's consumer may know of it without polling: *pending, the
+ * CQEs the device made visible and the consumer did not poll yet; *head,
+ * the word the device writes when it makes CQEs visible (a power monitor
+ * waits on it; NULL for a device served inline: nothing writes it while
+ * its user sleeps) and *tail, the value at *head that means "nothing
+ * new". Only the thread polling the CQ may call it.
+ * Return: 0, EINVAL.
+ */
+int swv_cq_peek(struct ibv_cq_ex *cq, uint32_t *pending,
+		const volatile uint32_t **head, uint32_t *tail);
+
+/**
  * RAW_PACKET QPs only (others: EOPNOTSUPP). Created in IBV_QPS_RESET.
  * sq_sig_all = 0 gives selective signalling: only WQEs posted with
  * IBV_SEND_SIGNALED complete with a CQE on success; errors always do.

@@ -291,13 +291,22 @@ vbr_dev_start(struct rte_eth_dev *dev)
 	ret = vbr_steer_start(priv);
 	if (ret != 0)
 		goto error;
+	/* Queues with deferred start wait for their queue start. */
+	ret = vbr_rxq_start_all(dev);
+	if (ret == 0)
+		ret = vbr_rx_intr_start(dev);
+	if (ret != 0) {
+		vbr_steer_stop(priv);
+		goto error;
+	}
 	priv->started = 1;
 	/* ethdev copies the burst functions once this op returns. */
 	dev->tx_pkt_prepare = vbr_tx_prepare;
-	for (i = 0; i < dev->data->nb_rx_queues; i++)
-		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
 	for (i = 0; i < dev->data->nb_tx_queues; i++)
 		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
+	for (i = 0; i < dev->data->nb_tx_queues; i++)
+		if (((struct vbr_txq *)dev->data->tx_queues[i])->deferred)
+			vbr_tx_queue_stop(dev, i);
 	vbr_link_update(dev, 0);
 	return 0;
 error:
@@ -315,10 +324,11 @@ vbr_dev_stop(struct rte_eth_dev *dev)
 	if (!priv->started)
 		return 0;
 	priv->started = 0;
+	vbr_rx_intr_stop(dev);
 	vbr_steer_stop(priv);
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
 		if (dev->data->tx_queues[i] != NULL)
-			vbr_txq_stop(dev->data->tx_queues[i]);
+			vbr_tx_queue_stop(dev, i);
 		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
 	}
 	for (i = 0; i < dev->data->nb_rx_queues; i++)
@@ -780,6 +790,17 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	return n;
 }
 
+/* The device's firmware version, as query_device gave it at probe. */
+static int
+vbr_fw_version_get(struct rte_eth_dev *dev, char *fw_version, size_t size)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	int len;
+
+	len = snprintf(fw_version, size, "%s", priv->attr.orig_attr.fw_ver);
+	return (size_t)len + 1 > size ? len + 1 : 0;
+}
+
 const struct eth_dev_ops vbr_dev_ops = {
 	.dev_configure = vbr_dev_configure,
 	.dev_start = vbr_dev_start,
@@ -817,4 +838,16 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.rss_hash_conf_get = vbr_steer_rss_hash_conf_get,
 	.set_queue_rate_limit = vbr_set_queue_rate_limit,
 	.tm_ops_get = vbr_tm_ops_get,
+	.fw_version_get = vbr_fw_version_get,
+	.rx_queue_start = vbr_rx_queue_start,
+	.rx_queue_stop = vbr_rx_queue_stop,
+	.tx_queue_start = vbr_tx_queue_start,
+	.tx_queue_stop = vbr_tx_queue_stop,
+	.rxq_info_get = vbr_rxq_info_get,
+	.txq_info_get = vbr_txq_info_get,
+	.rx_burst_mode_get = vbr_rx_burst_mode_get,
+	.tx_burst_mode_get = vbr_tx_burst_mode_get,
+	.rx_queue_intr_enable = vbr_rx_queue_intr_enable,
+	.rx_queue_intr_disable = vbr_rx_queue_intr_disable,
+	.get_monitor_addr = vbr_get_monitor_addr,
 };

@@ -813,6 +813,12 @@ vbr_sw_port_set_link(struct ibv_context *context, int up, char *why,
 	return ret;
 }
 
+static int
+vbr_sw_cq_peek(struct ibv_cq_ex *cq, struct vbr_glue_cq_peek *peek)
+{
+	return swv_cq_peek(cq, &peek->pending, &peek->watch, &peek->idle);
+}
+
 static const struct vbr_glue vbr_glue_swverbs = {
 	.version = VBR_GLUE_VERSION,
 	.name = "swverbs",
@@ -858,6 +864,11 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.post_send_burst = swv_post_send_burst,
 	.query_port_ex = vbr_sw_query_port_ex,
 	.port_set_link = vbr_sw_port_set_link,
+	.create_comp_channel = swv_create_comp_channel,
+	.destroy_comp_channel = swv_destroy_comp_channel,
+	.get_cq_event = swv_get_cq_event,
+	.ack_cq_events = swv_ack_cq_events,
+	.cq_peek = vbr_sw_cq_peek,
 };
 
 /* Loaded once; handles stay open for the life of the process. */

@@ -108,6 +108,10 @@ struct vbr_rxq {
 	uint64_t ibytes;		/**< bytes received */
 	uint64_t ierrors;		/**< error completions */
 	uint64_t rx_nombuf;		/**< replenish failures */
+	/* Queue operations and Rx interrupts (vbr_rxq.c, vbr_intr.c). */
+	struct ibv_comp_channel *channel; /**< intr_conf.rxq, or NULL */
+	unsigned int stopped:1;		/**< WQ in RESET, no buffers posted */
+	unsigned int deferred:1;	/**< rx_deferred_start */
 };
 
 /**
@@ -150,6 +154,9 @@ struct vbr_txq {
 	uint32_t err_wr_id;		/**< its WQE (ring index) */
 	uint64_t log_tsc;		/**< last recovery message */
 	uint32_t log_quiet;		/**< recoveries not logged since */
+	/* Queue operations (vbr_txq.c). */
+	unsigned int deferred:1;	/**< tx_deferred_start */
+	uint64_t offloads;		/**< offloads of the setup */
 };
 
 /** The word of the entry of tag (the tag was made: its page exists). */
