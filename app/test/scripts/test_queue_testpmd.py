@@ -30,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import testpmd_driver as tp  # noqa: E402
+from test_link_testpmd import wait_for, xstats  # noqa: E402
 
 NB_DESC = 1024
 
@@ -50,11 +51,6 @@ def flush_tx(t):
         for q in (0, 1):
             t.cmd(f"port {port} txq {q} stop")
             t.cmd(f"port {port} txq {q} start")
-
-
-def xstats(t, port):
-    out = t.cmd(f"show port xstats {port}")
-    return {k: int(v) for k, v in re.findall(r"(\w+):\s+(\d+)", out)}
 
 
 def nic_stats(t, port):
@@ -151,15 +147,6 @@ def run_pair(pmd, c):
         c.check(False, str(e))
     finally:
         t.kill()
-
-
-def wait_for(pred, seconds=10):
-    end = time.monotonic() + seconds
-    while not pred():
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 def run_removal(pmd, script, c, rmv_interrupt):
