@@ -176,6 +176,12 @@ def run_removal(pmd, script, c, rmv_interrupt):
                                  t.out[mark:]) and
                         "Port 0 is closed" in t.out[mark:],
                         "testpmd closed and detached the removed port")
+                # then it starts forwarding again (on no port), printing
+                # from its alarm thread: let that end before a command
+                c.check(wait_for(lambda: "nb forwarding ports=0" in
+                                 t.out[mark:]),
+                        "testpmd restarted the forwarding without the port")
+                time.sleep(0.5)
                 out = t.cmd("show port info 0")
                 c.check("Invalid port 0" in out, f"port 0 gone: {out!r}")
             else:
