@@ -353,15 +353,25 @@ cq_read_completion_ts(struct ibv_cq_ex *ibcq)
 	return cur_cqe(ibcq)->ts;
 }
 
+/*
+ * A CQ with a completion channel; an inline device cannot have one: nothing
+ * would run the device while its user sleeps on the channel.
+ */
 static struct swv_cq *
-cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
+cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags,
+	 struct ibv_comp_channel *channel)
 {
 	struct swv_device *dev = swv_ctx_dev(context);
 	struct swv_cq *cq;
 	uint32_t size = 1;
 
-	if (cqe == 0 || cqe > SWV_MAX_CQE) {
+	if (cqe == 0 || cqe > SWV_MAX_CQE ||
+	    (channel != NULL && channel->context != context)) {
 		errno = EINVAL;
+		return NULL;
+	}
+	if (channel != NULL && swv_dev_inline(dev)) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	while (size < cqe)
@@ -411,6 +421,8 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags)
 	cq->idev = swv_dev_inline(dev) ? dev : NULL;
 	to_swv_ctx(context)->objs++;
 	pthread_mutex_unlock(&swv_lock);
+	if (channel != NULL)
+		swv_cq_channel_attach(cq, channel);
 	return cq;
 
 err_free:
@@ -430,11 +442,7 @@ swv_create_cq(struct ibv_context *context, int cqe, void *cq_context,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (channel != NULL) {
-		errno = EOPNOTSUPP;	/* no completion events */
-		return NULL;
-	}
-	cq = cq_alloc(context, (uint32_t)cqe, 0);
+	cq = cq_alloc(context, (uint32_t)cqe, 0, channel);
 	if (cq == NULL)
 		return NULL;
 	cq->ibv_cq.cq_context = cq_context;
@@ -451,7 +459,6 @@ swv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 		return NULL;
 	}
 	if ((attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) != 0 ||
-	    attr->channel != NULL ||
 	    (attr->wc_flags & ~(uint64_t)SWV_WC_EX_SUPPORTED) != 0) {
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -461,7 +468,7 @@ swv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	cq = cq_alloc(context, attr->cqe, attr->wc_flags);
+	cq = cq_alloc(context, attr->cqe, attr->wc_flags, attr->channel);
 	if (cq == NULL)
 		return NULL;
 	cq->ibv_cq.cq_context = attr->cq_context;
@@ -472,6 +479,7 @@ int
 swv_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct swv_cq *cq;
+	int ret;
 
 	if (ibcq == NULL)
 		return EINVAL;
@@ -481,6 +489,12 @@ swv_destroy_cq(struct ibv_cq *ibcq)
 		pthread_mutex_unlock(&swv_lock);
 		return EBUSY;
 	}
+	pthread_mutex_unlock(&swv_lock);
+	/* No QP or WQ left to complete on it: the engine is done with it. */
+	ret = swv_cq_channel_detach(cq);
+	if (ret != 0)
+		return ret;
+	pthread_mutex_lock(&swv_lock);
 	swv_ctx_dev(ibcq->context)->ncq--;
 	to_swv_ctx(ibcq->context)->objs--;
 	pthread_mutex_unlock(&swv_lock);

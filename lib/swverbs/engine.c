@@ -132,8 +132,11 @@ swv_publish(struct swv_pending *p)
 	}
 	for (i = 0; i < p->ncq; i++) {
 		struct swv_cq *cq = p->cq[i];
+		uint32_t from = cq->head;
 
 		SWV_STORE_REL(&cq->head, cq->ehead);
+		if (SWV_UNLIKELY(cq->channel != NULL))
+			swv_cq_notify(cq, from);
 		cq->dirty = false;
 		cq->epub++;
 	}

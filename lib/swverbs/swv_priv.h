@@ -382,6 +382,27 @@ struct swv_cq {
 	uint8_t *cqes;		/**< struct swv_cqe or swv_cqe16 */
 	unsigned int refs;	/**< QPs and WQs using it (swv_lock) */
 	struct swv_device *idev;	/**< inline device, or NULL */
+	/* completion events (channel.c) */
+	struct swv_comp_channel *channel;	/**< or NULL: no events */
+	uint32_t armed;		/**< SWV_ARM_*, atomic */
+	uint32_t ev_queued;	/**< events not read yet (channel lock) */
+	uint32_t ev_got;	/**< events read (channel lock) */
+	struct cds_list_head ev_node;	/**< in channel->fired (its lock) */
+};
+
+/* Arm states of a CQ (ibv_req_notify_cq()). */
+#define SWV_ARM_NONE	0u
+#define SWV_ARM_SOL	1u	/**< next error completion */
+#define SWV_ARM_NEXT	2u	/**< next completion */
+
+/*
+ * Completion channel: an eventfd in semaphore mode, one count per event,
+ * and the CQs whose events wait to be read, in order.
+ */
+struct swv_comp_channel {
+	struct ibv_comp_channel ibv_ch;	/**< handed to the application */
+	pthread_spinlock_t lock;	/**< fired, the CQs' ev_* */
+	struct cds_list_head fired;	/**< CQs with ev_queued > 0 */
 };
 
 static inline struct swv_cq *
@@ -1618,5 +1639,13 @@ int swv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 
 /* cq.c */
 int swv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+/* channel.c */
+/** Raise the armed CQ's event if the CQEs [from, head) qualify. */
+void swv_cq_notify(struct swv_cq *cq, uint32_t from);
+/** A CQ with a channel is created / destroyed. */
+void swv_cq_channel_attach(struct swv_cq *cq,
+			   struct ibv_comp_channel *channel);
+/** Return: 0, or EBUSY (events read and not acknowledged). */
+int swv_cq_channel_detach(struct swv_cq *cq);
 
 #endif /* SWV_PRIV_H */

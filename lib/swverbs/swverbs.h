@@ -468,8 +468,56 @@ struct ibv_cq *swv_create_cq(struct ibv_context *context, int cqe,
  */
 struct ibv_cq_ex *swv_create_cq_ex(struct ibv_context *context,
 				   struct ibv_cq_init_attr_ex *attr);
-/** Return: 0, EBUSY (a QP or WQ still uses the CQ). */
+/**
+ * Return: 0, EBUSY (a QP or WQ still uses the CQ, or events of its channel
+ * were read with swv_get_cq_event() and not acknowledged: where libibverbs
+ * waits for the acknowledgement, swverbs refuses). Events not read yet are
+ * dropped.
+ */
 int swv_destroy_cq(struct ibv_cq *cq);
+
+/*
+ * Completion events, as ibv_create_comp_channel(3), ibv_req_notify_cq(3),
+ * ibv_get_cq_event(3). A CQ created with a channel (swv_create_cq(),
+ * swv_create_cq_ex()'s attr->channel) raises one event per arm. A CQ of a
+ * device served inline (progress=inline) cannot have a channel
+ * (EOPNOTSUPP): nothing runs the device while its user sleeps.
+ */
+/**
+ * A channel; its fd is readable while an event waits and blocking unless
+ * made O_NONBLOCK by the user. NULL + errno: EINVAL, ENOMEM, EMFILE.
+ */
+struct ibv_comp_channel *swv_create_comp_channel(struct ibv_context *context);
+/** Return: 0, EINVAL, EBUSY (CQs still use the channel). */
+int swv_destroy_comp_channel(struct ibv_comp_channel *channel);
+/**
+ * Arm cq for one event: the next CQE (solicited_only 0) or the next CQE in
+ * error (solicited_only non-zero; raw Ethernet frames are never
+ * solicited). As on a ConnectX, a CQE already in the CQ and not polled
+ * raises the event at once. Also reached through ibv_req_notify_cq().
+ * Return: 0, EINVAL (no channel).
+ */
+int swv_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+/**
+ * Wait for the next event of channel (or EAGAIN on a non-blocking fd):
+ * *cq and *cq_context are the CQ it is for. Return: 0 or -1 (errno).
+ */
+int swv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
+		     void **cq_context);
+/** Acknowledge nevents events of cq read with swv_get_cq_event(). */
+void swv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents);
+
+/**
+ * What the CQ's consumer may know of it without polling: *pending, the
+ * CQEs the device made visible and the consumer did not poll yet; *head,
+ * the word the device writes when it makes CQEs visible (a power monitor
+ * waits on it; NULL for a device served inline: nothing writes it while
+ * its user sleeps) and *tail, the value at *head that means "nothing
+ * new". Only the thread polling the CQ may call it.
+ * Return: 0, EINVAL.
+ */
+int swv_cq_peek(struct ibv_cq_ex *cq, uint32_t *pending,
+		const volatile uint32_t **head, uint32_t *tail);
 
 /**
  * RAW_PACKET QPs only (others: EOPNOTSUPP). Created in IBV_QPS_RESET.

@@ -63,15 +63,6 @@ vctx_query_device_ex(struct ibv_context *context,
 	return 0;
 }
 
-/* No completion channels: a CQ is polled. */
-static int
-vctx_req_notify_cq(struct ibv_cq *cq, int solicited_only)
-{
-	(void)cq;
-	(void)solicited_only;
-	return EOPNOTSUPP;
-}
-
 void
 swv_vctx_init(struct verbs_context *v)
 {
@@ -82,7 +73,7 @@ swv_vctx_init(struct verbs_context *v)
 	c->ops.post_send = swv_post_send;
 	c->ops.post_recv = swv_post_recv;
 	c->ops.poll_cq = swv_poll_cq;
-	c->ops.req_notify_cq = vctx_req_notify_cq;
+	c->ops.req_notify_cq = swv_req_notify_cq;
 	v->query_port = vctx_query_port;
 	v->query_device_ex = vctx_query_device_ex;
 	v->create_cq_ex = swv_create_cq_ex;

@@ -188,9 +188,9 @@ test_verbs_h(void)
 	TEST_ASSERT_SUCCESS(ibv_read_counters(cnt, v, 2, 0), "");
 	TEST_ASSERT_EQUAL(v[0], NFRAMES, "packets counted");
 	TEST_ASSERT_EQUAL(v[1], (uint64_t)NFRAMES * FRAME_LEN, "bytes");
-	/* Completion channels are not offered: a CQ is polled. */
+	/* ibv_req_notify_cq() reaches swverbs: this CQ has no channel. */
 	TEST_ASSERT_EQUAL(ibv_req_notify_cq(ibv_cq_ex_to_cq(rcq), 0),
-			  EOPNOTSUPP, "");
+			  EINVAL, "");
 
 	TEST_ASSERT_SUCCESS(ibv_destroy_flow(fl), "");
 	TEST_ASSERT_SUCCESS(ibv_destroy_counters(cnt), "");

@@ -430,6 +430,9 @@ vbr_probe(struct rte_vdev_device *vdev)
 	dev->dev_ops = &vbr_dev_ops;
 	dev->rx_pkt_burst = vbr_rx_burst;
 	dev->tx_pkt_burst = vbr_tx_burst;
+	dev->rx_queue_count = vbr_rx_queue_count;
+	dev->rx_descriptor_status = vbr_rx_descriptor_status;
+	dev->tx_descriptor_status = vbr_tx_descriptor_status;
 	dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC | RTE_ETH_DEV_INTR_RMV |
 				RTE_ETH_DEV_FLOW_OPS_THREAD_SAFE |
 				RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS;

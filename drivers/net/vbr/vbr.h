@@ -206,6 +206,15 @@ uint64_t vbr_rx_offload_capa(const struct vbr_priv *priv);
 uint64_t vbr_rx_queue_offload_capa(const struct vbr_priv *priv);
 int vbr_rxq_vlan_strip_set(struct rte_eth_dev *dev);
 int vbr_read_clock(struct rte_eth_dev *dev, uint64_t *clock);
+int vbr_rx_queue_start(struct rte_eth_dev *dev, uint16_t idx);
+int vbr_rx_queue_stop(struct rte_eth_dev *dev, uint16_t idx);
+int vbr_rxq_start_all(struct rte_eth_dev *dev);
+void vbr_rxq_info_get(struct rte_eth_dev *dev, uint16_t idx,
+		      struct rte_eth_rxq_info *qinfo);
+int vbr_rx_burst_mode_get(struct rte_eth_dev *dev, uint16_t idx,
+			  struct rte_eth_burst_mode *mode);
+uint32_t vbr_rx_queue_count(void *rxq);
+int vbr_rx_descriptor_status(void *rxq, uint16_t offset);
 
 /* vbr_rss.c (the queue sets are declared in vbr_flow.h) */
 uint16_t vbr_rss_reta_size(const struct vbr_priv *priv);
@@ -215,6 +224,13 @@ int vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 		       unsigned int socket,
 		       const struct rte_eth_txconf *conf);
 void vbr_tx_queue_release(struct rte_eth_dev *dev, uint16_t idx);
+int vbr_tx_queue_start(struct rte_eth_dev *dev, uint16_t idx);
+int vbr_tx_queue_stop(struct rte_eth_dev *dev, uint16_t idx);
+void vbr_txq_info_get(struct rte_eth_dev *dev, uint16_t idx,
+		      struct rte_eth_txq_info *qinfo);
+int vbr_tx_burst_mode_get(struct rte_eth_dev *dev, uint16_t idx,
+			  struct rte_eth_burst_mode *mode);
+int vbr_tx_descriptor_status(void *txq, uint16_t offset);
 int vbr_txq_start(struct vbr_txq *txq);
 void vbr_txq_stop(struct vbr_txq *txq);
 uint32_t vbr_max_frame(struct vbr_priv *priv);
@@ -243,5 +259,12 @@ void vbr_mr_release(struct vbr_priv *priv);
 /* vbr_intr.c */
 int vbr_intr_install(struct vbr_priv *priv);
 void vbr_intr_uninstall(struct vbr_priv *priv);
+int vbr_rxq_intr_channel(struct vbr_rxq *rxq);
+void vbr_rxq_intr_ack(struct vbr_rxq *rxq);
+int vbr_rx_intr_start(struct rte_eth_dev *dev);
+void vbr_rx_intr_stop(struct rte_eth_dev *dev);
+int vbr_rx_queue_intr_enable(struct rte_eth_dev *dev, uint16_t idx);
+int vbr_rx_queue_intr_disable(struct rte_eth_dev *dev, uint16_t idx);
+int vbr_get_monitor_addr(void *rxq, struct rte_power_monitor_cond *pmc);
 
 #endif /* VBR_H */

@@ -299,13 +299,22 @@ vbr_dev_start(struct rte_eth_dev *dev)
 	ret = vbr_steer_start(priv);
 	if (ret != 0)
 		goto error;
+	/* Queues with deferred start wait for their queue start. */
+	ret = vbr_rxq_start_all(dev);
+	if (ret == 0)
+		ret = vbr_rx_intr_start(dev);
+	if (ret != 0) {
+		vbr_steer_stop(priv);
+		goto error;
+	}
 	priv->started = 1;
 	/* ethdev copies the burst functions once this op returns. */
 	dev->tx_pkt_prepare = vbr_tx_prepare;
-	for (i = 0; i < dev->data->nb_rx_queues; i++)
-		dev->data->rx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
 	for (i = 0; i < dev->data->nb_tx_queues; i++)
 		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STARTED;
+	for (i = 0; i < dev->data->nb_tx_queues; i++)
+		if (((struct vbr_txq *)dev->data->tx_queues[i])->deferred)
+			vbr_tx_queue_stop(dev, i);
 	vbr_link_update(dev, 0);
 	return 0;
 error:
@@ -323,10 +332,11 @@ vbr_dev_stop(struct rte_eth_dev *dev)
 	if (!priv->started)
 		return 0;
 	priv->started = 0;
+	vbr_rx_intr_stop(dev);
 	vbr_steer_stop(priv);
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
 		if (dev->data->tx_queues[i] != NULL)
-			vbr_txq_stop(dev->data->tx_queues[i]);
+			vbr_tx_queue_stop(dev, i);
 		dev->data->tx_queue_state[i] = RTE_ETH_QUEUE_STATE_STOPPED;
 	}
 	for (i = 0; i < dev->data->nb_rx_queues; i++)

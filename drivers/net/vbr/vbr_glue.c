@@ -614,6 +614,15 @@ vbr_ibv_post_send_burst(struct ibv_qp *qp, unsigned int n,
 	return done;
 }
 
+/* Standard verbs keep a CQ's ring to the provider. */
+static int
+vbr_ibv_cq_peek(struct ibv_cq_ex *cq, struct vbr_glue_cq_peek *peek)
+{
+	(void)cq;
+	(void)peek;
+	return ENOTSUP;
+}
+
 __attribute__((visibility("default")))
 const struct vbr_glue vbr_glue_ibv = {
 	.version = VBR_GLUE_VERSION,
@@ -668,4 +677,9 @@ const struct vbr_glue vbr_glue_ibv = {
 	.counter_unbind_qp = vbr_ibv_counter_unbind_qp,
 	.counter_list = vbr_ibv_counter_list,
 	.mr_list = vbr_ibv_mr_list,
+	.create_comp_channel = ibv_create_comp_channel,
+	.destroy_comp_channel = ibv_destroy_comp_channel,
+	.get_cq_event = ibv_get_cq_event,
+	.ack_cq_events = ibv_ack_cq_events,
+	.cq_peek = vbr_ibv_cq_peek,
 };

@@ -176,6 +176,14 @@ struct vbr_glue_port {
 	uint32_t max_frame;		/**< largest frame, no FCS, bytes */
 };
 
+/** What cq_peek() tells. */
+struct vbr_glue_cq_peek {
+	uint32_t pending;		/**< CQEs there, not polled yet */
+	/** The 32-bit word a new CQE changes, or NULL (none to watch). */
+	const volatile uint32_t *watch;
+	uint32_t idle;			/**< its value while nothing is new */
+};
+
 struct vbr_glue {
 	const char *version;	/**< VBR_GLUE_VERSION; stays first */
 	const char *name;	/**< "ibverbs" or "swverbs" */
@@ -362,6 +370,22 @@ struct vbr_glue {
 	 */
 	int (*mr_list)(struct ibv_context *context, struct vbr_glue_mr *m,
 		       unsigned int max, unsigned int *n);
+	/*
+	 * Completion events (ibv_create_comp_channel(3), ibv_get_cq_event(3);
+	 * arming is verbs.h's inline ibv_req_notify_cq()).
+	 */
+	struct ibv_comp_channel *(*create_comp_channel)(
+		struct ibv_context *context);
+	int (*destroy_comp_channel)(struct ibv_comp_channel *channel);
+	int (*get_cq_event)(struct ibv_comp_channel *channel,
+			    struct ibv_cq **cq, void **cq_context);
+	void (*ack_cq_events)(struct ibv_cq *cq, unsigned int nevents);
+	/**
+	 * The CQ seen by its poller without polling (struct
+	 * vbr_glue_cq_peek). 0, or ENOTSUP: the device does not show its
+	 * CQ's indexes (ibverbs without a direct-verbs provider).
+	 */
+	int (*cq_peek)(struct ibv_cq_ex *cq, struct vbr_glue_cq_peek *peek);
 };
 
 /* Bits of post_send_burst()'s signaled[i]. */

@@ -963,6 +963,12 @@ vbr_sw_port_set_link(struct ibv_context *context, int up, char *why,
 	return ret;
 }
 
+static int
+vbr_sw_cq_peek(struct ibv_cq_ex *cq, struct vbr_glue_cq_peek *peek)
+{
+	return swv_cq_peek(cq, &peek->pending, &peek->watch, &peek->idle);
+}
+
 static const struct vbr_glue vbr_glue_swverbs = {
 	.version = VBR_GLUE_VERSION,
 	.name = "swverbs",
@@ -1016,6 +1022,11 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.counter_unbind_qp = vbr_sw_counter_unbind_qp,
 	.counter_list = vbr_sw_counter_list,
 	.mr_list = vbr_sw_mr_list,
+	.create_comp_channel = swv_create_comp_channel,
+	.destroy_comp_channel = swv_destroy_comp_channel,
+	.get_cq_event = swv_get_cq_event,
+	.ack_cq_events = swv_ack_cq_events,
+	.cq_peek = vbr_sw_cq_peek,
 };
 
 _Static_assert(VBR_GLUE_SEND_SIGNALED == SWV_SEND_BURST_SIGNALED &&

@@ -1,6 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
+ * Rx interrupts (intr_conf.rxq): each Rx queue's CQ is created on a
+ * completion channel of its own, non-blocking. While the port runs,
+ * dev->intr_handle (an EXT handle, as mlx5's) carries the channels' fds as
+ * its efds, vector RTE_INTR_VEC_RXTX_OFFSET + q for queue q, so
+ * rte_eth_dev_rx_intr_ctl_q() adds them to an epoll set.
+ * rx_queue_intr_enable arms the CQ for one event: an unpolled CQE raises
+ * it at once, a later one when it arrives; rx_queue_intr_disable reads and
+ * acknowledges what the channel holds, so its fd is no longer readable.
+ * get_monitor_addr gives rte_power_monitor() the word the device writes
+ * when a CQE becomes visible (swverbs: the CQ's producer index) and the
+ * value that means nothing new.
+ *
  * Link-state and removal events: the verbs context's async fd is watched by
  * the EAL interrupt thread; port events update the link and, when the
  * application asked for it (intr_conf.lsc), raise RTE_ETH_EVENT_INTR_LSC.
@@ -123,4 +135,167 @@ vbr_intr_uninstall(struct vbr_priv *priv)
 	}
 	rte_intr_instance_free(priv->intr);
 	priv->intr = NULL;
+}
+
+/** The queue's completion channel, its fd non-blocking. */
+int
+vbr_rxq_intr_channel(struct vbr_rxq *rxq)
+{
+	const struct vbr_glue *glue = rxq->priv->glue;
+	int flags, ret;
+
+	rxq->channel = glue->create_comp_channel(rxq->priv->ctx);
+	if (rxq->channel == NULL) {
+		ret = -errno;
+		VBR_LOG(ERR, "port %u rxq %u: create_comp_channel: %s",
+			rxq->port_id, rxq->queue_id, strerror(errno));
+		return ret;
+	}
+	flags = fcntl(rxq->channel->fd, F_GETFL);
+	if (flags < 0 ||
+	    fcntl(rxq->channel->fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		ret = -errno;
+		VBR_LOG(ERR, "port %u rxq %u: completion channel fd %d: "
+			"cannot make it non-blocking: %s", rxq->port_id,
+			rxq->queue_id, rxq->channel->fd, strerror(errno));
+		glue->destroy_comp_channel(rxq->channel);
+		rxq->channel = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/** Read and acknowledge the events the queue's channel holds. */
+void
+vbr_rxq_intr_ack(struct vbr_rxq *rxq)
+{
+	const struct vbr_glue *glue = rxq->priv->glue;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	while (glue->get_cq_event(rxq->channel, &cq, &ctx) == 0)
+		glue->ack_cq_events(cq, 1);
+}
+
+/** dev_start with intr_conf.rxq: the port's handle with the channel fds. */
+int
+vbr_rx_intr_start(struct rte_eth_dev *dev)
+{
+	struct rte_intr_handle *h;
+	uint16_t n = dev->data->nb_rx_queues, i;
+	int ret;
+
+	if (!dev->data->dev_conf.intr_conf.rxq)
+		return 0;
+	vbr_rx_intr_stop(dev);
+	for (i = 0; i < n; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		if (rxq == NULL || rxq->channel == NULL) {
+			VBR_LOG(ERR, "port %u: rxq %u was set up without "
+				"intr_conf.rxq: set it up again",
+				dev->data->port_id, i);
+			return -EINVAL;
+		}
+	}
+	if (n > RTE_MAX_RXTX_INTR_VEC_ID) {
+		VBR_LOG(ERR, "port %u: %u Rx queues: Rx interrupts for %u at "
+			"most", dev->data->port_id, n,
+			RTE_MAX_RXTX_INTR_VEC_ID);
+		return -EINVAL;
+	}
+	h = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+	if (h == NULL)
+		return -ENOMEM;
+	ret = rte_intr_type_set(h, RTE_INTR_HANDLE_EXT);
+	if (ret == 0)
+		ret = rte_intr_vec_list_alloc(h, "vbr_intr_vec", n);
+	for (i = 0; ret == 0 && i < n; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		ret = rte_intr_vec_list_index_set(h, i,
+						  RTE_INTR_VEC_RXTX_OFFSET + i);
+		if (ret == 0)
+			ret = rte_intr_efds_index_set(h, i,
+						      rxq->channel->fd);
+	}
+	if (ret == 0)
+		ret = rte_intr_nb_efd_set(h, n);
+	if (ret == 0)
+		ret = rte_intr_max_intr_set(h, n + 1);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u: Rx interrupt handle: %s",
+			dev->data->port_id, rte_strerror(rte_errno));
+		rte_intr_vec_list_free(h);
+		rte_intr_instance_free(h);
+		return -rte_errno;
+	}
+	dev->intr_handle = h;
+	return 0;
+}
+
+void
+vbr_rx_intr_stop(struct rte_eth_dev *dev)
+{
+	if (dev->intr_handle == NULL)
+		return;
+	rte_intr_free_epoll_fd(dev->intr_handle);
+	rte_intr_vec_list_free(dev->intr_handle);
+	rte_intr_instance_free(dev->intr_handle);
+	dev->intr_handle = NULL;
+}
+
+int
+vbr_rx_queue_intr_enable(struct rte_eth_dev *dev, uint16_t idx)
+{
+	struct vbr_rxq *rxq = dev->data->rx_queues[idx];
+	int ret;
+
+	if (rxq == NULL || rxq->channel == NULL)
+		return -EINVAL;
+	ret = ibv_req_notify_cq(ibv_cq_ex_to_cq(rxq->cq), 0);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u rxq %u: req_notify_cq: %s",
+			rxq->port_id, idx, strerror(ret));
+		return -ret;
+	}
+	return 0;
+}
+
+int
+vbr_rx_queue_intr_disable(struct rte_eth_dev *dev, uint16_t idx)
+{
+	struct vbr_rxq *rxq = dev->data->rx_queues[idx];
+
+	if (rxq == NULL || rxq->channel == NULL)
+		return -EINVAL;
+	vbr_rxq_intr_ack(rxq);
+	return 0;
+}
+
+/* Sleep while the watched word holds the value of nothing new. */
+static int
+vbr_monitor_cb(const uint64_t value,
+	       const uint64_t opaque[RTE_POWER_MONITOR_OPAQUE_SZ])
+{
+	return (uint32_t)value == (uint32_t)opaque[0] ? 0 : -1;
+}
+
+int
+vbr_get_monitor_addr(void *q, struct rte_power_monitor_cond *pmc)
+{
+	struct vbr_rxq *rxq = q;
+	struct vbr_glue_cq_peek peek;
+	int ret;
+
+	ret = rxq->priv->glue->cq_peek(rxq->cq, &peek);
+	if (ret != 0)
+		return -ret;
+	if (peek.watch == NULL)
+		return -ENOTSUP;	/* nothing writes it while we sleep */
+	pmc->addr = (volatile void *)(uintptr_t)peek.watch;
+	pmc->size = sizeof(uint32_t);
+	pmc->opaque[0] = peek.idle;
+	pmc->fn = vbr_monitor_cb;
+	return 0;
 }

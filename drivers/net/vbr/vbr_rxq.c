@@ -30,10 +30,19 @@ vbr_rxq_free(struct vbr_rxq *rxq)
 			VBR_LOG(ERR, "port %u rxq %u: destroy_wq: %s",
 				rxq->port_id, rxq->queue_id, strerror(ret));
 	}
+	/* Events read are acknowledged: the CQ can go. */
+	if (rxq->channel != NULL)
+		vbr_rxq_intr_ack(rxq);
 	if (rxq->cq != NULL) {
 		ret = glue->destroy_cq(ibv_cq_ex_to_cq(rxq->cq));
 		if (ret != 0)
 			VBR_LOG(ERR, "port %u rxq %u: destroy_cq: %s",
+				rxq->port_id, rxq->queue_id, strerror(ret));
+	}
+	if (rxq->channel != NULL) {
+		ret = glue->destroy_comp_channel(rxq->channel);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u rxq %u: destroy_comp_channel: %s",
 				rxq->port_id, rxq->queue_id, strerror(ret));
 	}
 	if (rxq->elts != NULL)
@@ -179,6 +188,7 @@ vbr_rxq_adjust_mtu(struct rte_eth_dev *dev)
 		    room * rxq->segs)
 			continue;
 		conf.offloads = rxq->offloads;
+		conf.rx_deferred_start = rxq->deferred;
 		ret = vbr_rx_queue_setup(dev, i, rxq->desc, rxq->socket,
 					 &conf, rxq->mp);
 		if (ret != 0)
@@ -424,6 +434,7 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	rxq->queue_id = idx;
 	rxq->socket = socket;
 	rxq->offloads = offloads;
+	rxq->deferred = !!conf->rx_deferred_start;
 	rxq->elts = rte_calloc_socket("vbr_rxq_elts", (size_t)desc * segs,
 				      sizeof(*rxq->elts), 0, socket);
 	rxq->wrs = rte_calloc_socket("vbr_rxq_wrs", desc, sizeof(*rxq->wrs),
@@ -437,11 +448,22 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	ret = vbr_rxq_offloads(rxq, offloads, &cq_attr, &wq_attr);
 	if (ret != 0)
 		goto error;
+	if (dev->data->dev_conf.intr_conf.rxq) {
+		ret = vbr_rxq_intr_channel(rxq);
+		if (ret != 0)
+			goto error;
+		cq_attr.channel = rxq->channel;
+	}
 	rxq->cq = priv->glue->create_cq_ex(priv->ctx, &cq_attr);
 	if (rxq->cq == NULL) {
 		ret = -errno;
-		VBR_LOG(ERR, "port %u rxq %u: create_cq_ex: %s",
-			rxq->port_id, idx, strerror(errno));
+		VBR_LOG(ERR, "port %u rxq %u: create_cq_ex%s: %s%s",
+			rxq->port_id, idx,
+			rxq->channel != NULL ? " with a completion channel" :
+			"", strerror(errno),
+			rxq->channel != NULL && errno == EOPNOTSUPP ?
+			" (Rx interrupts need a device that runs by itself: "
+			"on swverbs, progress=thread or service)" : "");
 		goto error;
 	}
 	wq_attr.max_wr = desc;
@@ -470,4 +492,203 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 error:
 	vbr_rxq_free(rxq);
 	return ret;
+}
+
+/*
+ * Queue start and stop. A stopped queue's WQ is in RESET with no buffer
+ * posted: what it had completed and not handed out is dropped with its
+ * buffers, every mbuf goes back to its pool, and the frames steered to it
+ * meanwhile are dropped by the device (swverbs counts them in
+ * out_of_buffer, imissed: a queue with no receive WQE). Start posts fresh
+ * buffers and moves the WQ to RDY. Neither may run beside a burst on the
+ * same queue (the ethdev rule for queue start and stop).
+ */
+static int
+vbr_rxq_reset(struct vbr_rxq *rxq)
+{
+	struct ibv_wq_attr mod = {
+		.attr_mask = IBV_WQ_ATTR_STATE,
+		.wq_state = IBV_WQS_RESET,
+	};
+	uint64_t wr_id[32];
+	uint32_t len[32];
+	uint8_t status[32];
+	unsigned int i;
+	int ret;
+
+	ret = rxq->priv->glue->modify_wq(rxq->wq, &mod);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u rxq %u: modify_wq to RESET: %s",
+			rxq->port_id, rxq->queue_id, strerror(ret));
+		return -ret;
+	}
+	/* The device is out of the WQ: its completions are all in the CQ. */
+	while (rxq->poll(rxq->cq, RTE_DIM(wr_id), wr_id, len, status,
+			 NULL) > 0)
+		;
+	for (i = 0; i < (unsigned int)rxq->desc * rxq->segs; i++) {
+		if (rxq->elts[i] != NULL)
+			rte_pktmbuf_free_seg(rxq->elts[i]);
+		rxq->elts[i] = NULL;
+	}
+	if (rxq->channel != NULL)
+		vbr_rxq_intr_ack(rxq);
+	rxq->stopped = 1;
+	return 0;
+}
+
+static int
+vbr_rxq_restart(struct vbr_rxq *rxq)
+{
+	struct ibv_wq_attr mod = {
+		.attr_mask = IBV_WQ_ATTR_STATE,
+		.wq_state = IBV_WQS_RDY,
+	};
+	int ret;
+
+	ret = rxq->priv->glue->modify_wq(rxq->wq, &mod);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u rxq %u: modify_wq to RDY: %s",
+			rxq->port_id, rxq->queue_id, strerror(ret));
+		return -ret;
+	}
+	ret = vbr_rxq_post_all(rxq);
+	if (ret != 0) {
+		/* Back to RESET, buffers freed: the queue stays stopped. */
+		vbr_rxq_reset(rxq);
+		return ret;
+	}
+	rxq->stopped = 0;
+	return 0;
+}
+
+int
+vbr_rx_queue_start(struct rte_eth_dev *dev, uint16_t idx)
+{
+	struct vbr_rxq *rxq = dev->data->rx_queues[idx];
+	int ret;
+
+	if (rxq->stopped) {
+		ret = vbr_rxq_restart(rxq);
+		if (ret != 0)
+			return ret;
+	}
+	dev->data->rx_queue_state[idx] = RTE_ETH_QUEUE_STATE_STARTED;
+	return 0;
+}
+
+int
+vbr_rx_queue_stop(struct rte_eth_dev *dev, uint16_t idx)
+{
+	struct vbr_rxq *rxq = dev->data->rx_queues[idx];
+	int ret;
+
+	/* Frames a meter handed to this queue go too. */
+	vbr_mtr_handoff_drain(dev->data->dev_private, idx);
+	if (!rxq->stopped) {
+		ret = vbr_rxq_reset(rxq);
+		if (ret != 0)
+			return ret;
+	}
+	dev->data->rx_queue_state[idx] = RTE_ETH_QUEUE_STATE_STOPPED;
+	return 0;
+}
+
+/**
+ * dev_start: every queue receives but those set up with
+ * rx_deferred_start, which wait for rte_eth_dev_rx_queue_start().
+ */
+int
+vbr_rxq_start_all(struct rte_eth_dev *dev)
+{
+	uint16_t i;
+	int ret;
+
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		if (rxq == NULL)
+			continue;
+		ret = rxq->deferred ? vbr_rx_queue_stop(dev, i) :
+		      vbr_rx_queue_start(dev, i);
+		if (ret != 0)
+			return ret;
+	}
+	return 0;
+}
+
+void
+vbr_rxq_info_get(struct rte_eth_dev *dev, uint16_t idx,
+		 struct rte_eth_rxq_info *qinfo)
+{
+	struct vbr_rxq *rxq = dev->data->rx_queues[idx];
+
+	qinfo->mp = rxq->mp;
+	qinfo->scattered_rx = rxq->segs > 1;
+	qinfo->nb_desc = rxq->desc;
+	qinfo->rx_buf_size = rxq->room;
+	qinfo->queue_state = dev->data->rx_queue_state[idx];
+	qinfo->conf.offloads = rxq->offloads;
+	qinfo->conf.rx_deferred_start = rxq->deferred;
+	/* No free slot waits for a threshold: each burst reposts its own. */
+	qinfo->conf.rx_free_thresh = 1;
+	/* A frame with no buffer posted is dropped (imissed). */
+	qinfo->conf.rx_drop_en = 1;
+}
+
+int
+vbr_rx_burst_mode_get(struct rte_eth_dev *dev, uint16_t idx,
+		      struct rte_eth_burst_mode *mode)
+{
+	struct vbr_rxq *rxq = dev->data->rx_queues[idx];
+
+	mode->flags = 0;
+	snprintf(mode->info, sizeof(mode->info), "Scalar, %s CQ poll%s",
+		 rxq->priv->glue->name, rxq->segs > 1 ? ", scattered" : "");
+	return 0;
+}
+
+/* The CQEs of the queue not polled yet, or a negative errno. */
+static int
+vbr_rxq_pending(struct vbr_rxq *rxq)
+{
+	struct vbr_glue_cq_peek peek;
+	int ret;
+
+	ret = rxq->priv->glue->cq_peek(rxq->cq, &peek);
+	if (ret != 0)
+		return -ret;
+	return (int)RTE_MIN(peek.pending, (uint32_t)rxq->desc);
+}
+
+uint32_t
+vbr_rx_queue_count(void *q)
+{
+	int n = vbr_rxq_pending(q);
+
+	if (n < 0) {
+		rte_errno = -n;
+		return 0;
+	}
+	return (uint32_t)n;
+}
+
+/*
+ * A slot is DONE when a frame filled it (its CQE waits to be polled),
+ * AVAIL while it is posted. A stopped queue posts none.
+ */
+int
+vbr_rx_descriptor_status(void *q, uint16_t offset)
+{
+	struct vbr_rxq *rxq = q;
+	int n;
+
+	if (offset >= rxq->desc)
+		return -EINVAL;
+	n = vbr_rxq_pending(rxq);
+	if (n < 0)
+		return n;
+	if (offset < n)
+		return RTE_ETH_RX_DESC_DONE;
+	return rxq->stopped ? RTE_ETH_RX_DESC_UNAVAIL : RTE_ETH_RX_DESC_AVAIL;
 }

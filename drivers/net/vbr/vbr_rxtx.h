@@ -122,6 +122,10 @@ struct vbr_rxq {
 				uint8_t *status, uint32_t *flow_tag,
 				uint8_t *wc_flags, uint16_t *cvlan,
 				uint64_t *ts);
+	/* Queue operations and Rx interrupts (vbr_rxq.c, vbr_intr.c). */
+	struct ibv_comp_channel *channel; /**< intr_conf.rxq, or NULL */
+	unsigned int stopped:1;		/**< WQ in RESET, no buffers posted */
+	unsigned int deferred:1;	/**< rx_deferred_start */
 };
 
 /**
@@ -165,6 +169,9 @@ struct vbr_txq {
 	uint64_t log_tsc;		/**< last recovery message */
 	uint32_t log_quiet;		/**< recoveries not logged since */
 	uint8_t csum;			/**< IPV4/UDP/TCP_CKSUM offloads */
+	/* Queue operations (vbr_txq.c). */
+	unsigned int deferred:1;	/**< tx_deferred_start */
+	uint64_t offloads;		/**< offloads of the setup */
 };
 
 /** Tx mbuf flags that ask for IBV_SEND_IP_CSUM. */

@@ -163,6 +163,8 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	txq->max_frame = vbr_max_frame(priv);
 	txq->fast_free = !!(offloads & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE);
 	txq->csum = !!(offloads & VBR_TX_OFFLOAD_CSUM);
+	txq->offloads = offloads;
+	txq->deferred = !!conf->tx_deferred_start;
 	txq->signal_interval = RTE_MIN(VBR_TX_SIGNAL_INTERVAL,
 				       RTE_MAX(desc / 4, 1));
 	txq->port_id = dev->data->port_id;
@@ -453,4 +455,77 @@ vbr_txq_stop(struct vbr_txq *txq)
 		VBR_LOG(ERR, "port %u txq %u: modify_qp to RESET: %s",
 			txq->port_id, txq->queue_id, strerror(ret));
 	vbr_txq_flush(txq);
+}
+
+/*
+ * Queue start and stop: the QP to RTS, or back to RESET with what it held
+ * freed (vbr_txq_stop()). A burst on a stopped queue posts nothing.
+ */
+int
+vbr_tx_queue_start(struct rte_eth_dev *dev, uint16_t idx)
+{
+	int ret;
+
+	if (dev->data->tx_queue_state[idx] == RTE_ETH_QUEUE_STATE_STARTED)
+		return 0;
+	ret = vbr_txq_start(dev->data->tx_queues[idx]);
+	if (ret != 0)
+		return ret;
+	dev->data->tx_queue_state[idx] = RTE_ETH_QUEUE_STATE_STARTED;
+	return 0;
+}
+
+int
+vbr_tx_queue_stop(struct rte_eth_dev *dev, uint16_t idx)
+{
+	if (dev->data->tx_queue_state[idx] == RTE_ETH_QUEUE_STATE_STARTED)
+		vbr_txq_stop(dev->data->tx_queues[idx]);
+	dev->data->tx_queue_state[idx] = RTE_ETH_QUEUE_STATE_STOPPED;
+	return 0;
+}
+
+void
+vbr_txq_info_get(struct rte_eth_dev *dev, uint16_t idx,
+		 struct rte_eth_txq_info *qinfo)
+{
+	struct vbr_txq *txq = dev->data->tx_queues[idx];
+
+	qinfo->nb_desc = txq->desc;
+	qinfo->queue_state = dev->data->tx_queue_state[idx];
+	qinfo->conf.offloads = txq->offloads;
+	qinfo->conf.tx_deferred_start = txq->deferred;
+	/* A completion is asked for every signal_interval sends. */
+	qinfo->conf.tx_rs_thresh = txq->signal_interval;
+	qinfo->conf.tx_free_thresh = txq->signal_interval;
+}
+
+int
+vbr_tx_burst_mode_get(struct rte_eth_dev *dev, uint16_t idx,
+		      struct rte_eth_burst_mode *mode)
+{
+	struct vbr_txq *txq = dev->data->tx_queues[idx];
+
+	mode->flags = 0;
+	snprintf(mode->info, sizeof(mode->info), "Scalar, %s post_send%s",
+		 txq->priv->glue->name, txq->max_sge > 1 ? ", multi-seg" : "");
+	return 0;
+}
+
+/*
+ * Offset 0 is the next slot the burst fills. The free slots come first
+ * (DONE: sent and completed, or never used), then the ones in flight
+ * (FULL), oldest first. The completions the device made are reaped first,
+ * as a burst would (same thread as the bursts, by the ethdev rule).
+ */
+int
+vbr_tx_descriptor_status(void *q, uint16_t offset)
+{
+	struct vbr_txq *txq = q;
+
+	if (offset >= txq->desc)
+		return -EINVAL;
+	vbr_txq_complete(txq);
+	if (offset < txq->desc - (txq->head - txq->tail))
+		return RTE_ETH_TX_DESC_DONE;
+	return RTE_ETH_TX_DESC_FULL;
 }
