@@ -517,6 +517,17 @@ vbr_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
 	return ret;
 }
 
+/* The device's firmware version, as query_device gave it at probe. */
+static int
+vbr_fw_version_get(struct rte_eth_dev *dev, char *fw_version, size_t size)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	int len;
+
+	len = snprintf(fw_version, size, "%s", priv->attr.orig_attr.fw_ver);
+	return (size_t)len + 1 > size ? len + 1 : 0;
+}
+
 const struct eth_dev_ops vbr_dev_ops = {
 	.dev_configure = vbr_dev_configure,
 	.dev_start = vbr_dev_start,
@@ -555,4 +566,16 @@ const struct eth_dev_ops vbr_dev_ops = {
 	.set_queue_rate_limit = vbr_set_queue_rate_limit,
 	.tm_ops_get = vbr_tm_ops_get,
 	.read_clock = vbr_read_clock,
+	.fw_version_get = vbr_fw_version_get,
+	.rx_queue_start = vbr_rx_queue_start,
+	.rx_queue_stop = vbr_rx_queue_stop,
+	.tx_queue_start = vbr_tx_queue_start,
+	.tx_queue_stop = vbr_tx_queue_stop,
+	.rxq_info_get = vbr_rxq_info_get,
+	.txq_info_get = vbr_txq_info_get,
+	.rx_burst_mode_get = vbr_rx_burst_mode_get,
+	.tx_burst_mode_get = vbr_tx_burst_mode_get,
+	.rx_queue_intr_enable = vbr_rx_queue_intr_enable,
+	.rx_queue_intr_disable = vbr_rx_queue_intr_disable,
+	.get_monitor_addr = vbr_get_monitor_addr,
 };
