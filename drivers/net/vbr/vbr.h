@@ -229,8 +229,6 @@ extern const struct eth_dev_ops vbr_sec_dev_ops;
 int vbr_mp_init(struct vbr_priv *priv);
 void vbr_mp_uninit(struct vbr_priv *priv);
 int vbr_mp_probe_secondary(struct rte_vdev_device *vdev);
-uint16_t vbr_sec_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t n);
-uint16_t vbr_sec_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t n);
 
 /* vbr_intr.c */
 int vbr_intr_install(struct vbr_priv *priv);

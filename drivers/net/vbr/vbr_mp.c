@@ -79,8 +79,8 @@ struct vbr_mp_rss {
 
 /* Ports of the primary that need the action (probe to close). */
 static unsigned int vbr_mp_users;
-/* A secondary's Rx / Tx burst said it refuses (once per process). */
-static uint8_t vbr_mp_rx_said, vbr_mp_tx_said;
+/* A secondary's burst said it moves nothing (once per process). */
+static uint8_t vbr_mp_burst_said;
 
 /* The primary: one operation on one of its vbr ports. */
 static int
@@ -357,35 +357,20 @@ const struct eth_dev_ops vbr_sec_dev_ops = {
 	.reta_query = vbr_sec_reta_query,
 };
 
-/* Say once per process that a secondary's bursts move no packet. */
-static void
-vbr_sec_burst_refused(uint8_t *said, const char *what)
+/*
+ * A secondary's Rx and Tx burst: no packet received, none taken (the
+ * caller keeps its mbufs); said once per process.
+ */
+static uint16_t
+vbr_sec_burst(void *q, struct rte_mbuf **pkts, uint16_t n)
 {
-	if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED) != 0)
-		return;
-	VBR_LOG(WARNING, "%s burst in a secondary process: not supported, "
-		"0 packets (a vbr port's queues are the primary's)", what);
-}
-
-/** A secondary's Rx burst: nothing received. */
-uint16_t
-vbr_sec_rx_burst(void *rxq, struct rte_mbuf **pkts, uint16_t n)
-{
-	RTE_SET_USED(rxq);
+	RTE_SET_USED(q);
 	RTE_SET_USED(pkts);
 	RTE_SET_USED(n);
-	vbr_sec_burst_refused(&vbr_mp_rx_said, "Rx");
-	return 0;
-}
-
-/** A secondary's Tx burst: nothing taken (the caller keeps the mbufs). */
-uint16_t
-vbr_sec_tx_burst(void *txq, struct rte_mbuf **pkts, uint16_t n)
-{
-	RTE_SET_USED(txq);
-	RTE_SET_USED(pkts);
-	RTE_SET_USED(n);
-	vbr_sec_burst_refused(&vbr_mp_tx_said, "Tx");
+	if (__atomic_exchange_n(&vbr_mp_burst_said, 1, __ATOMIC_RELAXED) == 0)
+		VBR_LOG(WARNING, "Rx/Tx burst in a secondary process: not "
+			"supported, 0 packets (a vbr port's queues are the "
+			"primary's)");
 	return 0;
 }
 
@@ -407,8 +392,8 @@ vbr_mp_probe_secondary(struct rte_vdev_device *vdev)
 	}
 	dev->device = &vdev->device;
 	dev->dev_ops = &vbr_sec_dev_ops;
-	dev->rx_pkt_burst = vbr_sec_rx_burst;
-	dev->tx_pkt_burst = vbr_sec_tx_burst;
+	dev->rx_pkt_burst = vbr_sec_burst;
+	dev->tx_pkt_burst = vbr_sec_burst;
 	rte_eth_dev_probing_finish(dev);
 	VBR_LOG(INFO, "%s: port %u attached in a secondary process", name,
 		dev->data->port_id);
