@@ -18,8 +18,6 @@ frames each way. Then:
   what the primary's pdump copies: 2 bursts each way, 64 frames sent and
   64 received on port 0, exactly 128 in the file (tcpdump reads it): the
   right source MACs and the txonly UDP frame;
-- dpdk-pdump writes port 0's frames into an rx and a tx pcap (txonly
-  running: testpmd cannot start forwarding once pdump's own ports exist);
 - a secondary of our own (vbr-mp-secondary): the stats are the primary's,
   an Rx and a Tx burst move 0 packets, configure/start/MTU are refused
   (-ENOTSUP), and when the primary dies under it, a stats read fails
@@ -203,11 +201,10 @@ def wait_frames(path, want, seconds=20):
 
 def check_frames(c, what, lines, macs):
     """The txonly frames: UDP 198.18.0.1.9 > 198.18.0.2.9, 64 bytes, from
-    the ports' MACs, each @macs[mac] times (None: not counted)."""
-    if macs:
-        c.check(len(lines) == sum(macs.values()),
-                f"{what}: {sum(macs.values())} frames ({len(lines)})")
-    for mac, n in (macs or {}).items():
+    the ports' MACs, each @macs[mac] times."""
+    c.check(len(lines) == sum(macs.values()),
+            f"{what}: {sum(macs.values())} frames ({len(lines)})")
+    for mac, n in macs.items():
         got = [ln for ln in lines if f" {mac.lower()} > " in ln]
         c.check(len(got) == n, f"{what}: {n} from {mac} ({len(got)})")
     good = [ln for ln in lines
@@ -335,41 +332,6 @@ def check_dumpcap(c, t, tools, prefix, tmp, macs):
                  {macs[0]: 64, macs[1]: 64})
 
 
-def check_pdump(c, t, tools, prefix, tmp, macs):
-    """dpdk-pdump on port 0. testpmd cannot start forwarding once pdump's
-    pcap ports exist (ports of the shared port table that testpmd never
-    started), so the frames are a stream started before: one burst per
-    port looping in io mode, each Tx queue paced at 1 Mb/s so the files
-    stay small; checked for content, not counted."""
-    rx = os.path.join(tmp, "rx.pcap")
-    tx = os.path.join(tmp, "tx.pcap")
-    for port in (0, 1):
-        t.cmd(f"set port {port} queue 0 rate 1")
-    t.cmd("set fwd io")
-    t.cmd("start tx_first")
-    pd = Tool([tools, "dpdk-pdump", "-l", "0", "--file-prefix", prefix,
-               "--no-pci", "--", "--pdump",
-               f"port=0,queue=*,rx-dev={rx},tx-dev={tx}"])
-    tools_running.append(pd)
-    wait_frames(rx, 32)
-    wait_frames(tx, 32)
-    rc = pd.stop()
-    t.cmd("stop")
-    for port in (0, 1):
-        t.cmd(f"set port {port} queue 0 rate 0")
-    # the looping frames left in the queues: received and dropped now
-    t.cmd("set fwd rxonly")
-    t.cmd("start")
-    time.sleep(1)
-    t.cmd("stop")
-    c.check(rc == 0, f"dpdk-pdump exits 0 ({rc})")
-    for what, path in (("rx", rx), ("tx", tx)):
-        lines = pcap_frames(path)
-        c.check(len(lines) >= 32,
-                f"pdump {what}: frames captured ({len(lines)})")
-        check_frames(c, f"pdump {what}", lines, None)
-
-
 def check_secondary(c, t, exe, prefix, pmd):
     """Our secondary: stats, refused bursts and control ops."""
     s = Secondary(exe, prefix, pmd)
@@ -437,7 +399,6 @@ def run(pmd, exe, tools):
         check_proc_info(c, t, tools, prefix, pmd, macs)
         t.cmd("clear port stats all")
         check_dumpcap(c, t, tools, prefix, tmp, macs)
-        check_pdump(c, t, tools, prefix, tmp, macs)
 
         s = check_secondary(c, t, exe, prefix, pmd)
         rc, _ = s.quit()
@@ -505,7 +466,7 @@ def main():
         print("SKIP: needs root (hugepages)")
         return tp.SKIP
     for tool in ("dpdk-testpmd", "dpdk-proc-info", "dpdk-dumpcap",
-                 "dpdk-pdump", "tcpdump", "readelf"):
+                 "tcpdump", "readelf"):
         if shutil.which(tool) is None:
             print(f"SKIP: {tool} not installed")
             return tp.SKIP
