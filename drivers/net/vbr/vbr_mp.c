@@ -94,6 +94,9 @@ vbr_mp_do(const struct vbr_mp_param *p)
 	dev = &rte_eth_devices[p->port_id];
 	if (dev->dev_ops != &vbr_dev_ops)
 		return -ENODEV;
+	/* the ops below that write through buf need one */
+	if (p->buf == NULL && (p->n != 0 || p->op == VBR_MP_RSS_CONF))
+		return -EINVAL;
 	switch (p->op) {
 	case VBR_MP_INFO:
 		return rte_eth_dev_info_get(p->port_id, p->buf);
