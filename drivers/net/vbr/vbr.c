@@ -297,6 +297,7 @@ vbr_release(struct vbr_priv *priv)
 	char why[VBR_WHY_LEN];
 	int ret;
 
+	vbr_mp_uninit(priv);
 	vbr_intr_uninstall(priv);
 	vbr_tm_release(priv);
 	vbr_stats_release(priv);
@@ -343,10 +344,8 @@ vbr_probe(struct rte_vdev_device *vdev)
 	const char *why = NULL;
 	int ret;
 
-	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
-		VBR_LOG(ERR, "%s: secondary processes are not supported", name);
-		return -ENOTSUP;
-	}
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
+		return vbr_mp_probe_secondary(vdev);
 	kvlist = rte_kvargs_parse(params != NULL ? params : "", NULL);
 	if (kvlist == NULL) {
 		VBR_LOG(ERR, "%s: cannot parse devargs '%s'", name, params);
@@ -425,6 +424,9 @@ vbr_probe(struct rte_vdev_device *vdev)
 		}
 	}
 	ret = vbr_intr_install(priv);
+	if (ret != 0)
+		goto error;
+	ret = vbr_mp_init(priv);
 	if (ret != 0)
 		goto error;
 	dev->dev_ops = &vbr_dev_ops;

@@ -14,6 +14,8 @@
 #include <rte_interrupts.h>
 #include <rte_spinlock.h>
 
+struct rte_vdev_device;
+
 #include "vbr_flow.h"
 #include "vbr_glue.h"
 #include "vbr_rxtx.h"
@@ -88,6 +90,7 @@ struct vbr_priv {
 	unsigned int started:1;		/**< between dev_start and dev_stop */
 	unsigned int mr_cb:1;		/**< mempool event callback set */
 	unsigned int intr_cb:1;		/**< async fd handler registered */
+	unsigned int mp_user:1;		/**< counted in vbr_mp.c's users */
 	struct rte_intr_handle *intr;	/**< async event fd */
 	/* Steering (vbr_steer.c). */
 	struct vbr_steer_caps steer_caps; /**< what the device accepts */
@@ -255,6 +258,12 @@ void vbr_tm_release(struct vbr_priv *priv);
 int vbr_mr_register_mempool(struct vbr_priv *priv, struct rte_mempool *mp);
 int vbr_mr_start(struct vbr_priv *priv);
 void vbr_mr_release(struct vbr_priv *priv);
+
+/* vbr_mp.c */
+extern const struct eth_dev_ops vbr_sec_dev_ops;
+int vbr_mp_init(struct vbr_priv *priv);
+void vbr_mp_uninit(struct vbr_priv *priv);
+int vbr_mp_probe_secondary(struct rte_vdev_device *vdev);
 
 /* vbr_intr.c */
 int vbr_intr_install(struct vbr_priv *priv);
