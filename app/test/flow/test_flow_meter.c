@@ -116,6 +116,22 @@ ref_check(struct ref *r, uint64_t t, uint32_t len)
 	}
 }
 
+static enum rte_color
+ref_check_aware(struct ref *r, uint64_t t, uint32_t len, enum rte_color in)
+{
+	switch (r->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		return rte_meter_srtcm_color_aware_check(&r->m.sr, &r->p.sr,
+							 t, len, in);
+	case RTE_MTR_TRTCM_RFC2698:
+		return rte_meter_trtcm_color_aware_check(&r->m.tr, &r->p.tr,
+							 t, len, in);
+	default:
+		return rte_meter_trtcm_rfc4115_color_aware_check(&r->m.t4,
+							&r->p.t4, t, len, in);
+	}
+}
+
 static struct vbr_mtr_rt *
 rt_new(struct vbr_mtr_prm *prm, uint64_t t0)
 {
@@ -162,9 +178,11 @@ static const char *const alg_name[] = {
  * policer through slots taking turns (slots = 1: one) and to rte_meter;
  * once in a while a time from before the last one (an lcore that read its
  * TSC earlier), which the policer feeds rte_meter as the last time.
+ * aware: each frame has a random input colour, through rte_meter's
+ * colour-aware checks.
  */
 static int
-trace(unsigned int slots, bool runs)
+trace(unsigned int slots, bool runs, bool aware)
 {
 	uint64_t hz = rte_get_tsc_hz();
 	unsigned int i, k, c, r;
@@ -184,7 +202,7 @@ trace(unsigned int slots, bool runs)
 		srand(k + 1);
 		for (i = 0; i < TRACE_LEN; i += r) {
 			uint32_t len[32];
-			uint8_t got[32];
+			uint8_t got[32], in[32];
 			uint64_t at;
 
 			/* Mostly back to back, sometimes a gap. */
@@ -198,15 +216,26 @@ trace(unsigned int slots, bool runs)
 			last = RTE_MAX(last, at);
 			/* A burst's run of frames of one meter, or one. */
 			r = runs ? 1 + rand() % 32 : 1;
-			for (c = 0; c < r; c++)
+			for (c = 0; c < r; c++) {
 				len[c] = 60 + rand() % 1455;
+				/* Mostly green in, as a marker upstream. */
+				in[c] = aware && rand() % 4 == 0 ?
+					1 + rand() % 2 : 0;
+			}
 			if (runs)
-				vbr_mtr_color_n(rt, i % slots, at, len, r, got);
+				vbr_mtr_color_n(rt, i % slots, at, len, r,
+						aware ? in : NULL, got);
+			else if (aware)
+				got[0] = vbr_mtr_color_aware(rt, i % slots, at,
+					len[0], (enum rte_color)in[0]);
 			else
 				got[0] = vbr_mtr_color(rt, i % slots, at, len[0]);
 			for (c = 0; c < r; c++) {
-				enum rte_color want = ref_check(&ref, last,
-					mp->packet_mode ? 1 : len[c]);
+				uint32_t l = mp->packet_mode ? 1 : len[c];
+				enum rte_color want = aware ?
+					ref_check_aware(&ref, last, l,
+						(enum rte_color)in[c]) :
+					ref_check(&ref, last, l);
 
 				TEST_ASSERT_EQUAL(got[c], want, "%s%s frame %u: "
 						  "colour %d, rte_meter %d",
@@ -221,11 +250,12 @@ trace(unsigned int slots, bool runs)
 		for (c = 0; c < RTE_COLORS; c++)
 			TEST_ASSERT(seen[c] > 0, "%s: no frame of colour %u",
 				    alg_name[mp->alg], c);
-		printf("  ok: %s%s, %u slot%s%s: %" PRIu64 " green, %" PRIu64
-		       " yellow, %" PRIu64 " red\n", alg_name[mp->alg],
+		printf("  ok: %s%s, %u slot%s%s%s: %" PRIu64 " green, %"
+		       PRIu64 " yellow, %" PRIu64 " red\n", alg_name[mp->alg],
 		       mp->packet_mode ? " packet mode" : "", slots,
-		       slots > 1 ? "s" : "", runs ? ", runs" : "", seen[0],
-		       seen[1], seen[2]);
+		       slots > 1 ? "s" : "", runs ? ", runs" : "",
+		       aware ? ", colour-aware" : "", seen[0], seen[1],
+		       seen[2]);
 		free(rt);
 	}
 	return TEST_SUCCESS;
@@ -234,20 +264,228 @@ trace(unsigned int slots, bool runs)
 static int
 test_trace_one_slot(void)
 {
-	return trace(1, false);
+	return trace(1, false, false);
 }
 
 static int
 test_trace_slots(void)
 {
-	return trace(NSLOTS - 1, false);
+	return trace(NSLOTS - 1, false, false);
 }
 
 /* Runs of up to 32 frames at one time, one CAS each (an Rx chunk). */
 static int
 test_trace_runs(void)
 {
-	return trace(NSLOTS - 1, true);
+	return trace(NSLOTS - 1, true, false);
+}
+
+/* Colour-aware: one slot, slots taking turns, runs. */
+static int
+test_trace_aware(void)
+{
+	TEST_ASSERT_SUCCESS(trace(1, false, true), "one slot");
+	TEST_ASSERT_SUCCESS(trace(NSLOTS - 1, false, true), "slots");
+	return trace(NSLOTS - 1, true, true);
+}
+
+/*
+ * Offered load at 2x CIR: the green share is CIR / offered, within 1 %.
+ * Deterministic, not real time: frames of 1000 bytes at exact arrival
+ * times (TSC values) for 2x CIR go through the policer, packet for packet
+ * equal to rte_meter fed the same times; a real-time test would measure
+ * the machine's load instead (the lcore polls late, bursts pile up).
+ * srTCM (CIR 1.25 MB/s), trTCM (CIR 1.25, PIR 2 MB/s: yellow is
+ * (PIR - CIR) / offered) and RFC 4115 (CIR 1.25, EIR 0.5 MB/s), over
+ * 10 simulated seconds so that the first burst's share is below 0.1 %.
+ */
+static int
+test_green_share(void)
+{
+	static const struct rte_mtr_meter_profile ps[] = {
+		{ .alg = RTE_MTR_SRTCM_RFC2697,
+		  .srtcm_rfc2697 = { .cir = 1250000, .cbs = 4000,
+				     .ebs = 4000 } },
+		{ .alg = RTE_MTR_TRTCM_RFC2698,
+		  .trtcm_rfc2698 = { .cir = 1250000, .pir = 2000000,
+				     .cbs = 4000, .pbs = 4000 } },
+		{ .alg = RTE_MTR_TRTCM_RFC4115,
+		  .trtcm_rfc4115 = { .cir = 1250000, .eir = 500000,
+				     .cbs = 4000, .ebs = 4000 } },
+	};
+	/* Shares of the offered 2.5 MB/s the profiles give. */
+	static const double want_y[] = { 0.0, 0.3, 0.2 };
+	const uint64_t hz = rte_get_tsc_hz(), offered = 2500000;
+	const unsigned int size = 1000, n = 10 * offered / size;
+	unsigned int k, i;
+
+	for (k = 0; k < RTE_DIM(ps); k++) {
+		uint64_t seen[RTE_COLORS] = { 0 }, t0 = 1000;
+		struct vbr_mtr_prm prm;
+		struct vbr_mtr_rt *rt;
+		struct ref ref;
+		double g, y;
+
+		TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&prm, &ps[k]), "prm");
+		TEST_ASSERT_SUCCESS(ref_init(&ref, &ps[k], t0), "reference");
+		rt = rt_new(&prm, t0);
+		TEST_ASSERT_NOT_NULL(rt, "runtime");
+		for (i = 0; i < n; i++) {
+			/* Frame i arrives at i * size / offered seconds. */
+			uint64_t t = t0 + (uint64_t)((double)i * size * hz /
+						     offered);
+			enum rte_color c = vbr_mtr_color(rt, i % 2, t, size);
+
+			TEST_ASSERT_EQUAL(c, ref_check(&ref, t, size),
+					  "%s frame %u", alg_name[ps[k].alg],
+					  i);
+			seen[c]++;
+		}
+		g = (double)seen[RTE_COLOR_GREEN] / n;
+		y = (double)seen[RTE_COLOR_YELLOW] / n;
+		printf("  %s at 2x CIR: green %.4f (0.5), yellow %.4f (%.1f)\n",
+		       alg_name[ps[k].alg], g, y, want_y[k]);
+		TEST_ASSERT(g > 0.495 && g < 0.505, "green share %.4f", g);
+		TEST_ASSERT(y > want_y[k] - 0.005 && y < want_y[k] + 0.005,
+			    "yellow share %.4f", y);
+		free(rt);
+	}
+	return TEST_SUCCESS;
+}
+
+/* Frames' headers for the input colour tests. */
+static unsigned int
+put_eth(uint8_t *f, const uint16_t *tci, unsigned int ntags, uint16_t type)
+{
+	unsigned int o = 12, i;
+
+	memset(f, 0, 12);
+	for (i = 0; i < ntags; i++) {
+		f[o] = i == 0 && ntags > 1 ? 0x88 : 0x81;
+		f[o + 1] = i == 0 && ntags > 1 ? 0xa8 : 0x00;
+		f[o + 2] = tci[i] >> 8;
+		f[o + 3] = tci[i] & 0xff;
+		o += 4;
+	}
+	f[o] = type >> 8;
+	f[o + 1] = type & 0xff;
+	return o + 2;
+}
+
+static unsigned int
+put_ip4(uint8_t *f, unsigned int o, uint8_t dscp, uint8_t proto)
+{
+	memset(f + o, 0, 20);
+	f[o] = 0x45;
+	f[o + 1] = dscp << 2 | 1;	/* ECN bits must not count */
+	f[o + 9] = proto;
+	return o + 20;
+}
+
+static unsigned int
+put_ip6(uint8_t *f, unsigned int o, uint8_t dscp, uint8_t next)
+{
+	uint8_t tc = dscp << 2 | 2;
+
+	memset(f + o, 0, 40);
+	f[o] = 0x60 | tc >> 4;
+	f[o + 1] = (tc & 0xf) << 4 | 0xa;	/* flow label bits */
+	f[o + 6] = next;
+	return o + 40;
+}
+
+/*
+ * Input colours from headers: IPv4 DSCP and IPv6 traffic class, outer and
+ * inner (IP in IP, VXLAN), outer and inner VLAN (PCP << 1 | DEI), in the
+ * meter's priority order, and the default when no enabled header is
+ * there.
+ */
+static int
+test_in_colour(void)
+{
+	static struct vbr_mtr_in in;
+	uint8_t f[256];
+	unsigned int o, p, i;
+	uint16_t tci[2];
+#define ORD(a, b) ((uint32_t)(a) | (uint32_t)(b) << 4)
+	const uint32_t ip_first = ORD(3, 1) | RTE_COLOR_YELLOW << 16;
+	const uint32_t vlan_first = ORD(1, 3) | RTE_COLOR_RED << 16;
+	const uint32_t inner = ORD(4, 2) | RTE_COLOR_YELLOW << 16;
+
+	/* A distinct colour pattern per table: entry e of table p. */
+	for (p = 0; p < VBR_MTR_IN_PROTOS; p++)
+		for (i = 0; i < VBR_MTR_IN_DSCP; i++)
+			in.tab[p][i] = (i + p) % 3;
+#define COL(p, e) (((e) + (p)) % 3)
+	/* IPv4, DSCP 46, no VLAN. */
+	o = put_eth(f, NULL, 0, 0x0800);
+	o = put_ip4(f, o, 46, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 46),
+			  "ipv4 dscp");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, vlan_first, f, o),
+			  COL(2, 46), "no vlan: ip next");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(1, 0) |
+			  RTE_COLOR_RED << 16, f, o), RTE_COLOR_RED,
+			  "only vlan enabled, none there: default");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, RTE_COLOR_RED << 16, f, o),
+			  RTE_COLOR_RED, "nothing enabled: default");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o - 1),
+			  RTE_COLOR_YELLOW, "truncated: default");
+	/* IPv6 traffic class, DSCP 10. */
+	o = put_eth(f, NULL, 0, 0x86dd);
+	o = put_ip6(f, o, 10, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 10),
+			  "ipv6 traffic class");
+	/* VLAN PCP 5 DEI 1, IPv4 DSCP 7: the priority decides. */
+	tci[0] = 5 << 13 | 1 << 12 | 100;
+	o = put_eth(f, tci, 1, 0x0800);
+	o = put_ip4(f, o, 7, 6);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 7),
+			  "ip before vlan");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, vlan_first, f, o),
+			  COL(0, 11), "vlan before ip: pcp 5 dei 1");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(2, 0), f, o),
+			  COL(1, 11), "one tag: inner vlan is it");
+	/* QinQ: outer PCP 1, inner PCP 6. */
+	tci[0] = 1 << 13 | 10;
+	tci[1] = 6 << 13 | 20;
+	o = put_eth(f, tci, 2, 0x86dd);
+	o = put_ip6(f, o, 33, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, vlan_first, f, o),
+			  COL(0, 2), "qinq outer");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, inner, f, o), COL(3, 33),
+			  "qinq: inner ip first (one ip: the outer)");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(2, 4), f, o),
+			  COL(1, 12), "qinq inner vlan");
+	/* IPv4 in IPv6: outer DSCP 8, inner 40. */
+	o = put_eth(f, NULL, 0, 0x86dd);
+	o = put_ip6(f, o, 8, 4);
+	o = put_ip4(f, o, 40, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 8),
+			  "ip in ip: outer");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, inner, f, o), COL(3, 40),
+			  "ip in ip: inner");
+	/* VXLAN: outer IPv4 DSCP 4, inner VLAN PCP 3, inner IPv6 DSCP 50. */
+	o = put_eth(f, NULL, 0, 0x0800);
+	o = put_ip4(f, o, 4, 17);
+	memset(f + o, 0, 16);
+	f[o + 2] = 4789 >> 8;
+	f[o + 3] = 4789 & 0xff;
+	o += 16;
+	tci[0] = 3 << 13;
+	o = put_eth(f + o, tci, 1, 0x86dd) + o;
+	o = put_ip6(f, o, 50, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 4),
+			  "vxlan: outer ip");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, inner, f, o), COL(3, 50),
+			  "vxlan: inner ip");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(2, 0), f, o), COL(1, 6),
+			  "vxlan: inner vlan");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, vlan_first, f, o),
+			  COL(2, 4), "vxlan: no outer vlan");
+#undef COL
+#undef ORD
+	return TEST_SUCCESS;
 }
 
 /* A new profile starts with full buckets; the old one no longer counts. */
@@ -353,6 +591,9 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_trace_one_slot),
 		TEST_CASE(test_trace_slots),
 		TEST_CASE(test_trace_runs),
+		TEST_CASE(test_trace_aware),
+		TEST_CASE(test_green_share),
+		TEST_CASE(test_in_colour),
 		TEST_CASE(test_reset),
 		TEST_CASE(test_shared_exact),
 		TEST_CASES_END(),
@@ -732,10 +973,22 @@ test_errors(void)
 			  -ENOTSUP, "rss in a policy");
 	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_POLICER_ACTION_YELLOW,
 			  "names the yellow actions");
+	dscp[9] = (enum rte_color)RTE_COLORS;
 	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
-			  -ENOTSUP, "dscp table");
-	TEST_ASSERT(strstr(err.message, "dscp_table") != NULL, "%s",
+			  -EINVAL, "dscp table entry not a colour");
+	TEST_ASSERT(strstr(err.message, "dscp_table entry 9") != NULL, "%s",
 		    err.message);
+	dscp[9] = RTE_COLOR_RED;
+	params.default_input_color = (enum rte_color)7;
+	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
+			  -EINVAL, "default input colour not a colour");
+	TEST_ASSERT(strstr(err.message, "default_input_color") != NULL, "%s",
+		    err.message);
+	params.default_input_color = RTE_COLOR_GREEN;
+	params.use_prev_mtr_color = 1;
+	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
+			  -ENOTSUP, "meter chaining");
+	params.use_prev_mtr_color = 0;
 	params.dscp_table = NULL;
 	params.meter_profile_id = 77;
 	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),

@@ -23,6 +23,12 @@
  * timestamp or the meter's last one if later (rte_meter needs time that
  * does not go back; lcores read the TSC at different moments).
  *
+ * Colour-aware meters take each frame's input colour from its headers
+ * (vbr_mtr_in_colour(): the outer or inner VLAN's PCP and DEI, the outer
+ * or inner IPv4 DSCP or IPv6 traffic class' DSCP, by the meter's protocol
+ * priorities, else the default input colour) and run rte_meter's
+ * colour-aware checks on the same copied record, in the same CAS.
+ *
  * Everything here is pure (no port): the tests run it against rte_meter.
  */
 
@@ -87,6 +93,29 @@ struct vbr_mtr_cnt {
 	uint64_t dbytes;		/**< their bytes */
 } __rte_cache_aligned;
 
+/** Input colour protocols: the bits of enum rte_mtr_color_in_protocol. */
+#define VBR_MTR_IN_PROTOS 4
+/** Entries of a DSCP table; a VLAN table uses the first 16. */
+#define VBR_MTR_IN_DSCP 64
+#define VBR_MTR_IN_VLAN 16
+/** The protocols' priority order in vbr_mtr_in.order: 0xffff bits. */
+#define VBR_MTR_IN_ORDER_MASK 0xffffu
+/** Where the default input colour sits in vbr_mtr_in.order. */
+#define VBR_MTR_IN_DEFAULT_SHIFT 16
+
+/**
+ * A meter's input colours. order is one word, read once per run: nibble k
+ * (bits 4k to 4k + 3) is 1 + the protocol (bit index of
+ * rte_mtr_color_in_protocol) of priority rank k, 0 ends the list; bits 16
+ * and 17 the default input colour. No protocol: colour-blind. The control
+ * path writes the tables entry by entry (a frame sees each entry old or
+ * new) and order with one store.
+ */
+struct vbr_mtr_in {
+	uint32_t order;				/**< see above */
+	uint8_t tab[VBR_MTR_IN_PROTOS][VBR_MTR_IN_DSCP]; /**< by protocol */
+};
+
 /** A meter as the datapath sees it. */
 struct vbr_mtr_rt {
 	uint64_t cur;			/**< version << 32 | record in use */
@@ -95,6 +124,7 @@ struct vbr_mtr_rt {
 	uint16_t neal;			/**< slots of EAL lcore indexes */
 	rte_spinlock_t shared;		/**< of slot neal: other threads */
 	struct vbr_mtr_pact act[RTE_COLORS]; /**< the policy, per colour */
+	struct vbr_mtr_in in;		/**< input colours (colour-aware) */
 	struct vbr_mtr_cnt *cnt;	/**< nslots counts */
 	struct vbr_mtr_rec rec[];	/**< 2 * nslots records */
 };
@@ -264,15 +294,35 @@ vbr_mtr_run(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
 	}
 }
 
+/* rte_meter on record r, colour-aware: input colour in. */
+static inline enum rte_color
+vbr_mtr_run_aware(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
+		  uint32_t len, enum rte_color in)
+{
+	switch (p->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		return rte_meter_srtcm_color_aware_check(&r->m.sr, &p->u.sr,
+							 t, len, in);
+	case RTE_MTR_TRTCM_RFC2698:
+		return rte_meter_trtcm_color_aware_check(&r->m.tr, &p->u.tr,
+							 t, len, in);
+	default:
+		return rte_meter_trtcm_rfc4115_color_aware_check(&r->m.t4,
+							&p->u.t4, t, len, in);
+	}
+}
+
 /**
  * The colours c[0, n) of n frames of len[0, n) bytes, one after the other
  * at time tsc (TSC cycles), from slot: the caller's lcore's, used by no
- * other thread at the same time. The n frames go into the meter at once:
- * one copy and one compare-and-swap for them all.
+ * other thread at the same time; inc[0, n) their input colours (NULL:
+ * colour-blind). The n frames go into the meter at once: one copy and one
+ * compare-and-swap for them all.
  */
 static inline void
 vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
-		const uint32_t *len, unsigned int n, uint8_t *c)
+		const uint32_t *len, unsigned int n, const uint8_t *inc,
+		uint8_t *c)
 {
 	uint64_t cur = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
 
@@ -293,8 +343,15 @@ vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 		r->p = p;
 		t = RTE_MAX(tsc, r->last);
 		r->last = t;
-		for (i = 0; i < n; i++)
-			c[i] = vbr_mtr_run(r, p, t, p->packet_mode ? 1 : len[i]);
+		if (inc == NULL)
+			for (i = 0; i < n; i++)
+				c[i] = vbr_mtr_run(r, p, t,
+						   p->packet_mode ? 1 : len[i]);
+		else
+			for (i = 0; i < n; i++)
+				c[i] = vbr_mtr_run_aware(r, p, t,
+					p->packet_mode ? 1 : len[i],
+					(enum rte_color)inc[i]);
 		if (__atomic_compare_exchange_n(&rt->cur, &cur,
 				(((cur >> 32) + 1) << 32) | mine, false,
 				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -309,8 +366,123 @@ vbr_mtr_color(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 {
 	uint8_t c;
 
-	vbr_mtr_color_n(rt, slot, tsc, &len, 1, &c);
+	vbr_mtr_color_n(rt, slot, tsc, &len, 1, NULL, &c);
 	return (enum rte_color)c;
+}
+
+/** The colour of one frame of len bytes, input colour in. */
+static inline enum rte_color
+vbr_mtr_color_aware(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
+		    uint32_t len, enum rte_color in)
+{
+	uint8_t c, i = (uint8_t)in;
+
+	vbr_mtr_color_n(rt, slot, tsc, &len, 1, &i, &c);
+	return (enum rte_color)c;
+}
+
+/** The headers input colours come from: each value, or -1 when absent. */
+struct vbr_mtr_hdrs {
+	int16_t v[VBR_MTR_IN_PROTOS];	/**< by protocol: table index */
+};
+
+/* The big-endian 16 bits at f[off]. */
+static inline uint32_t
+vbr_mtr_be16(const uint8_t *f, uint32_t off)
+{
+	return (uint32_t)f[off] << 8 | f[off + 1];
+}
+
+/*
+ * Read the headers of a frame (f, len bytes at hand) from an Ethernet
+ * header at off: VLAN tags (0x8100, 0x88a8, 0x9100; the first is the outer,
+ * the last the inner), then IPv4 or IPv6, then what it carries for the
+ * inner IP: IPv4 or IPv6 in IP (protocol 4 or 41), or VXLAN (UDP port
+ * 4789) and its Ethernet frame. depth: tunnels still followed.
+ */
+static inline void
+vbr_mtr_hdrs_eth(const uint8_t *f, uint32_t len, uint32_t off,
+		 struct vbr_mtr_hdrs *h, bool outer, unsigned int depth)
+{
+	uint32_t type, proto, ihl;
+	unsigned int tags = 0;
+
+	if (off + 14 > len)
+		return;
+	off += 12;
+	type = vbr_mtr_be16(f, off);
+	while ((type == 0x8100 || type == 0x88a8 || type == 0x9100) &&
+	       off + 6 <= len && tags < 8) {
+		int16_t pd = (int16_t)(f[off + 2] >> 4);	/* PCP, DEI */
+
+		if (outer && tags == 0)
+			h->v[0] = pd;
+		h->v[1] = pd;
+		tags++;
+		off += 4;
+		type = vbr_mtr_be16(f, off);
+	}
+	off += 2;
+	for (;;) {
+		int16_t dscp;
+
+		if (type == 0x0800 && off + 20 <= len) {
+			dscp = (int16_t)(f[off + 1] >> 2);
+			proto = f[off + 9];
+			ihl = (uint32_t)(f[off] & 0xf) * 4;
+			if (ihl < 20)
+				return;
+		} else if (type == 0x86dd && off + 40 <= len) {
+			dscp = (int16_t)(((f[off] & 0xf) << 2) |
+					 (f[off + 1] >> 6));
+			proto = f[off + 6];
+			ihl = 40;
+		} else {
+			return;
+		}
+		if (outer && h->v[2] < 0)
+			h->v[2] = dscp;
+		h->v[3] = dscp;
+		off += ihl;
+		if (proto == 4 || proto == 41) {
+			if (depth-- == 0)
+				return;
+			type = proto == 4 ? 0x0800 : 0x86dd;
+			continue;
+		}
+		if (proto == 17 && depth > 0 && off + 16 <= len &&
+		    vbr_mtr_be16(f, off + 2) == 4789) {
+			vbr_mtr_hdrs_eth(f, len, off + 16, h, false,
+					 depth - 1);
+		}
+		return;
+	}
+}
+
+/**
+ * The input colour of a frame (f, len bytes at hand) for a meter whose
+ * input colours are in and order (in->order, read once by the caller):
+ * the first protocol in priority order whose header the frame has, else
+ * the default.
+ */
+static inline uint8_t
+vbr_mtr_in_colour(const struct vbr_mtr_in *in, uint32_t order,
+		  const uint8_t *f, uint32_t len)
+{
+	struct vbr_mtr_hdrs h = { { -1, -1, -1, -1 } };
+	unsigned int k;
+
+	vbr_mtr_hdrs_eth(f, len, 0, &h, true, 2);
+	for (k = 0; k < VBR_MTR_IN_PROTOS; k++) {
+		unsigned int p = (order >> (4 * k)) & 0xf;
+
+		if (p == 0)
+			break;
+		if (h.v[p - 1] >= 0)
+			return __atomic_load_n(&in->tab[p - 1][h.v[p - 1]],
+					       __ATOMIC_RELAXED);
+	}
+	return (order >> VBR_MTR_IN_DEFAULT_SHIFT) & 3;
 }
 
 /**

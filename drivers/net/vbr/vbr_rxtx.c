@@ -350,8 +350,10 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 		__atomic_load_n(&rxq->priv->rx_act, __ATOMIC_ACQUIRE);
 	uint64_t e[VBR_RX_CHUNK];
 	uint32_t len[VBR_RX_CHUNK];
-	uint8_t col[VBR_RX_CHUNK];
+	uint8_t col[VBR_RX_CHUNK], inc[VBR_RX_CHUNK];
+	const uint8_t *ic;
 	unsigned int slot;
+	uint32_t order;
 	uint64_t tsc = 0;
 	uint16_t i, j, q, k = 0;
 	bool locked;
@@ -389,10 +391,22 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 				pkts[k++] = pkts[q];
 			continue;
 		}
+		/* Colour-aware: each frame's input colour, from its headers. */
+		order = __atomic_load_n(&rt->in.order, __ATOMIC_RELAXED);
+		ic = NULL;
+		if (unlikely(order & VBR_MTR_IN_ORDER_MASK)) {
+			for (q = i; q < j; q++)
+				inc[q - i] = vbr_mtr_in_colour(&rt->in, order,
+					rte_pktmbuf_mtod(pkts[q], const uint8_t *),
+					rte_pktmbuf_data_len(pkts[q]));
+			ic = inc;
+		}
 		/* This lcore's slot in the meter, or the shared one. */
 		slot = vbr_mtr_rt_slot(rt, idx, &locked);
 		if (likely(__atomic_load_n(&rt->enabled, __ATOMIC_RELAXED)))
-			vbr_mtr_color_n(rt, slot, tsc, len, j - i, col);
+			vbr_mtr_color_n(rt, slot, tsc, len, j - i, ic, col);
+		else if (ic != NULL)	/* pass-through: the input colour */
+			memcpy(col, ic, j - i);
 		else
 			memset(col, RTE_COLOR_GREEN, j - i);
 		for (q = i; q < j; q++) {
