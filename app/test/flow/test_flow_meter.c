@@ -614,7 +614,7 @@ static const struct unit_test_suite suite = {
 
 enum { PROF_TR = 1, PROF_TR_BIG, PROF_SR_PKT };
 enum { POL_QQD = 10, POL_MARK, POL_RSS };
-enum { MTR = 5 };
+enum { MTR = 5, MTR_AWARE };
 
 static struct rte_mempool *mp;
 static uint16_t port0, port1;
@@ -664,8 +664,8 @@ poll_into(struct got *g)
  * poll a little more for frames that should not have come.
  */
 static int
-send_each(const uint16_t *lens, unsigned int n, const unsigned int *expect,
-	  struct got *g)
+send_dscp(const uint16_t *lens, const uint8_t *dscp, unsigned int n,
+	  const unsigned int *expect, struct got *g)
 {
 	unsigned int i, want = 0, have;
 	uint64_t deadline;
@@ -673,8 +673,16 @@ send_each(const uint16_t *lens, unsigned int n, const unsigned int *expect,
 	memset(g, 0, sizeof(*g));
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = mk_frame(lens[i]);
+		struct rte_ipv4_hdr *ip;
 
 		TEST_ASSERT_NOT_NULL(m, "mbuf");
+		if (dscp != NULL) {
+			ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+				sizeof(struct rte_ether_hdr));
+			ip->type_of_service = dscp[i] << 2;
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
 		TEST_ASSERT_EQUAL(vbr_test_tx_all(port0, &m, 1, WAIT_MS), 1,
 				  "send");
 		want += expect[i];
@@ -694,6 +702,14 @@ send_each(const uint16_t *lens, unsigned int n, const unsigned int *expect,
 		poll_into(g);
 	TEST_ASSERT_EQUAL(g->n[0] + g->n[1], want, "late frames");
 	return TEST_SUCCESS;
+}
+
+/* send_dscp() with DSCP 0. */
+static int
+send_each(const uint16_t *lens, unsigned int n, const unsigned int *expect,
+	  struct got *g)
+{
+	return send_dscp(lens, NULL, n, expect, g);
 }
 
 static int
@@ -1252,6 +1268,153 @@ test_fewer_queues(void)
 }
 
 /* A thread rte_thread_register() made, and the main one's steps. */
+/* Frames of DSCP 0, 10, 20 (green, yellow, red in), 200 bytes each. */
+static const uint16_t aw_lens[] = { 200, 200, 200, 200, 200, 200 };
+static const uint8_t aw_dscp[] = { 0, 10, 20, 10, 0, 20 };
+
+/* What of aw_dscp[] reached queues 0 and 1 (red ones: none). */
+static int
+aware_check(const struct got *g, unsigned int q0, unsigned int q1,
+	    const char *what)
+{
+	TEST_ASSERT_EQUAL(g->n[0], q0, "%s: frames on queue 0", what);
+	TEST_ASSERT_EQUAL(g->n[1], q1, "%s: frames on queue 1", what);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A colour-aware meter on real frames: its DSCP table marks DSCP 10
+ * yellow and 20 red; the buckets are big enough that every frame keeps
+ * its input colour (trTCM: never better than it came). Green to queue 0,
+ * yellow to queue 1, red dropped, as counted. Then: a table update, the
+ * protocols' priorities (inner_ip before outer_ip), the disabled meter
+ * passing the input colour, and the ops' errors.
+ */
+static int
+test_colour_aware(void)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR_AWARE };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	static const unsigned int aw_arrives[] = { 1, 1, 0, 1, 1, 0 };
+	static const unsigned int all[] = { 1, 1, 1, 1, 1, 1 };
+	enum rte_color dscp[64] = { RTE_COLOR_GREEN };
+	struct rte_mtr_params params = {
+		.meter_profile_id = PROF_TR_BIG, .meter_policy_id = POL_QQD,
+		.meter_enable = 1, .stats_mask = UINT64_MAX,
+		.dscp_table = dscp, .default_input_color = RTE_COLOR_GREEN,
+	};
+	struct rte_mtr_capabilities cap;
+	struct rte_flow_error ferr;
+	struct rte_mtr_error err;
+	struct rte_mtr_stats st;
+	struct rte_flow *f;
+	uint64_t mask;
+	uint32_t prio;
+	struct got g;
+
+	TEST_ASSERT_SUCCESS(rte_mtr_capabilities_get(port1, &cap, &err),
+			    "caps");
+	TEST_ASSERT(cap.color_aware_srtcm_rfc2697_supported &&
+		    cap.color_aware_trtcm_rfc2698_supported &&
+		    cap.color_aware_trtcm_rfc4115_supported &&
+		    cap.input_color_proto_mask == 0xf, "colour-aware caps");
+	dscp[10] = RTE_COLOR_YELLOW;
+	dscp[20] = RTE_COLOR_RED;
+	TEST_ASSERT_SUCCESS(rte_mtr_create(port1, MTR_AWARE, &params, 1,
+					   &err), "colour-aware meter: %s",
+			    err.message);
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_get(port1, MTR_AWARE,
+							  &mask, &err), "get");
+	TEST_ASSERT_EQUAL(mask, RTE_MTR_COLOR_IN_PROTO_OUTER_IP,
+			  "a dscp table enables outer_ip");
+	f = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens),
+				      aw_arrives, &g), "traffic");
+	TEST_ASSERT_SUCCESS(aware_check(&g, 2, 2, "dscp table"), "colours");
+	memset(&st, 0, sizeof(st));
+	TEST_ASSERT_SUCCESS(rte_mtr_stats_read(port1, MTR_AWARE, &st, NULL, 1,
+					       &err), "stats");
+	TEST_ASSERT(st.n_pkts[0] == 2 && st.n_pkts[1] == 2 &&
+		    st.n_pkts_dropped == 2 && st.n_bytes_dropped == 400,
+		    "counted: %" PRIu64 " green %" PRIu64 " yellow %" PRIu64
+		    " dropped", st.n_pkts[0], st.n_pkts[1], st.n_pkts_dropped);
+
+	/* Disabled: each frame passes in its input colour. */
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_disable(port1, MTR_AWARE, &err),
+			    "disable");
+	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens),
+				      aw_arrives, &g), "disabled");
+	TEST_ASSERT_SUCCESS(aware_check(&g, 2, 2, "disabled"), "colours");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_enable(port1, MTR_AWARE, &err),
+			    "enable");
+
+	/* outer_ip's table all green; inner_ip keeps create's table. */
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_dscp_table_update(port1, MTR_AWARE,
+			    RTE_MTR_COLOR_IN_PROTO_OUTER_IP, NULL, &err),
+			    "dscp table update: %s", err.message);
+	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens), all,
+				      &g), "all green");
+	TEST_ASSERT_SUCCESS(aware_check(&g, 6, 0, "outer_ip all green"),
+			    "colours");
+	/* inner_ip at priority 0 too: outer_ip's bit comes first. */
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_set(port1, MTR_AWARE,
+			    RTE_MTR_COLOR_IN_PROTO_INNER_IP, 0, &err),
+			    "inner_ip: %s", err.message);
+	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens), all,
+				      &g), "tie");
+	TEST_ASSERT_SUCCESS(aware_check(&g, 6, 0, "tie: outer_ip first"),
+			    "colours");
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_set(port1, MTR_AWARE,
+			    RTE_MTR_COLOR_IN_PROTO_OUTER_IP, 5, &err),
+			    "outer_ip 5");
+	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens),
+				      aw_arrives, &g), "inner first");
+	TEST_ASSERT_SUCCESS(aware_check(&g, 2, 2, "inner_ip first"),
+			    "colours");
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_priority_get(port1,
+			    MTR_AWARE, RTE_MTR_COLOR_IN_PROTO_OUTER_IP, &prio,
+			    &err), "prio get");
+	TEST_ASSERT_EQUAL(prio, 5, "outer_ip's priority");
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_get(port1, MTR_AWARE,
+							  &mask, &err), "get");
+	TEST_ASSERT_EQUAL(mask, RTE_MTR_COLOR_IN_PROTO_OUTER_IP |
+			  RTE_MTR_COLOR_IN_PROTO_INNER_IP, "mask");
+
+	/* Errors, each naming what. */
+	TEST_ASSERT_EQUAL(rte_mtr_color_in_protocol_priority_get(port1,
+			  MTR_AWARE, RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN, &prio,
+			  &err), -EINVAL, "prio of a protocol not enabled");
+	TEST_ASSERT(strstr(err.message, "outer_vlan is not enabled") != NULL,
+		    "%s", err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_color_in_protocol_set(port1, MTR_AWARE, 0, 0,
+							&err), -EINVAL,
+			  "no protocol");
+	TEST_ASSERT(strstr(err.message, "is not one of") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_meter_dscp_table_update(port1, MTR_AWARE,
+			  RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN, dscp, &err),
+			  -EINVAL, "dscp table of a vlan protocol");
+	TEST_ASSERT(strstr(err.message, "outer_ip or inner_ip") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_meter_vlan_table_update(port1, MTR_AWARE,
+			  RTE_MTR_COLOR_IN_PROTO_INNER_IP, dscp, &err),
+			  -EINVAL, "vlan table of an ip protocol");
+	dscp[3] = (enum rte_color)5;
+	TEST_ASSERT_EQUAL(rte_mtr_meter_vlan_table_update(port1, MTR_AWARE,
+			  RTE_MTR_COLOR_IN_PROTO_INNER_VLAN, dscp, &err),
+			  -EINVAL, "vlan table entry not a colour");
+	TEST_ASSERT(strstr(err.message, "vlan table entry 3") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_meter_vlan_table_update(port1, 99,
+			  RTE_MTR_COLOR_IN_PROTO_INNER_VLAN, NULL, &err),
+			  -ENOENT, "no such meter");
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	TEST_ASSERT_SUCCESS(rte_mtr_destroy(port1, MTR_AWARE, &err),
+			    "destroy meter");
+	return TEST_SUCCESS;
+}
+
 static int reg_state;	/* 1: traffic done, 2: main is done */
 static int reg_result;
 
@@ -1386,6 +1549,7 @@ static const struct unit_test_suite packet_suite = {
 		TEST_CASE(test_profile_update),
 		TEST_CASE(test_recreate),
 		TEST_CASE(test_errors),
+		TEST_CASE(test_colour_aware),
 		TEST_CASE(test_handoff_after_destroy),
 		TEST_CASE(test_handoff_stop),
 		TEST_CASE(test_fewer_queues),
