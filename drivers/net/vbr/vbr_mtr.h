@@ -312,6 +312,79 @@ vbr_mtr_run_aware(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
 	}
 }
 
+/*
+ * Frames 1 to n - 1 of a run at one time, after frame 0 went through
+ * rte_meter at that time: rte_meter would find no period elapsed (frame 0
+ * moved the buckets' times to within a period of it) and add no tokens,
+ * so only its colour logic is left, done here without rte_meter's two
+ * divisions per frame. The logic is rte_meter's colour-aware one (its
+ * colour-blind checks are the colour-aware ones for green input); the
+ * trace tests hold it to rte_meter frame for frame.
+ */
+static inline void
+vbr_mtr_run_rest(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
+		 const uint32_t *len, unsigned int n, const uint8_t *inc,
+		 uint8_t *c)
+{
+	const bool pm = p->packet_mode;
+	uint64_t a, b;		/* tc and te (srTCM, RFC 4115) or tp */
+	unsigned int i;
+
+	switch (p->alg) {
+	case RTE_MTR_TRTCM_RFC2698:
+		a = r->m.tr.tc;
+		b = r->m.tr.tp;
+		for (i = 1; i < n; i++) {
+			uint32_t l = pm ? 1 : len[i];
+			uint8_t in = inc != NULL ? inc[i] : RTE_COLOR_GREEN;
+
+			if (in == RTE_COLOR_RED || b < l) {
+				c[i] = RTE_COLOR_RED;
+			} else if (in == RTE_COLOR_YELLOW || a < l) {
+				b -= l;
+				c[i] = RTE_COLOR_YELLOW;
+			} else {
+				a -= l;
+				b -= l;
+				c[i] = RTE_COLOR_GREEN;
+			}
+		}
+		r->m.tr.tc = a;
+		r->m.tr.tp = b;
+		return;
+	case RTE_MTR_SRTCM_RFC2697:
+		a = r->m.sr.tc;
+		b = r->m.sr.te;
+		break;
+	default:
+		a = r->m.t4.tc;
+		b = r->m.t4.te;
+		break;
+	}
+	/* srTCM and RFC 4115 colour alike once the buckets are filled. */
+	for (i = 1; i < n; i++) {
+		uint32_t l = pm ? 1 : len[i];
+		uint8_t in = inc != NULL ? inc[i] : RTE_COLOR_GREEN;
+
+		if (in == RTE_COLOR_GREEN && a >= l) {
+			a -= l;
+			c[i] = RTE_COLOR_GREEN;
+		} else if (in != RTE_COLOR_RED && b >= l) {
+			b -= l;
+			c[i] = RTE_COLOR_YELLOW;
+		} else {
+			c[i] = RTE_COLOR_RED;
+		}
+	}
+	if (p->alg == RTE_MTR_SRTCM_RFC2697) {
+		r->m.sr.tc = a;
+		r->m.sr.te = b;
+	} else {
+		r->m.t4.tc = a;
+		r->m.t4.te = b;
+	}
+}
+
 /**
  * The colours c[0, n) of n frames of len[0, n) bytes, one after the other
  * at time tsc (TSC cycles), from slot: the caller's lcore's, used by no
@@ -343,15 +416,11 @@ vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 		r->p = p;
 		t = RTE_MAX(tsc, r->last);
 		r->last = t;
-		if (inc == NULL)
-			for (i = 0; i < n; i++)
-				c[i] = vbr_mtr_run(r, p, t,
-						   p->packet_mode ? 1 : len[i]);
-		else
-			for (i = 0; i < n; i++)
-				c[i] = vbr_mtr_run_aware(r, p, t,
-					p->packet_mode ? 1 : len[i],
-					(enum rte_color)inc[i]);
+		i = p->packet_mode ? 1 : len[0];
+		c[0] = inc == NULL ? vbr_mtr_run(r, p, t, i) :
+		       vbr_mtr_run_aware(r, p, t, i, (enum rte_color)inc[0]);
+		if (n > 1)
+			vbr_mtr_run_rest(r, p, len, n, inc, c);
 		if (__atomic_compare_exchange_n(&rt->cur, &cur,
 				(((cur >> 32) + 1) << 32) | mine, false,
 				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
