@@ -353,7 +353,8 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 	uint8_t col[VBR_RX_CHUNK], inc[VBR_RX_CHUNK];
 	const uint8_t *ic;
 	unsigned int slot;
-	uint32_t order;
+	uint32_t order, last_tag = 0;	/* tag 0: no entry */
+	uint64_t last = 0;
 	uint64_t tsc = 0;
 	uint16_t i, j, q, k = 0;
 	bool locked;
@@ -362,7 +363,12 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 	if (t == NULL)
 		return n;
 	for (i = 0; i < n; i++) {
-		e[i] = tg[i] != 0 ? vbr_rx_act_entry(t, tg[i]) : 0;
+		/* Frames of one rule come in runs: one lookup per run. */
+		if (tg[i] != last_tag) {
+			last_tag = tg[i];
+			last = last_tag != 0 ? vbr_rx_act_entry(t, last_tag) : 0;
+		}
+		e[i] = last;
 		if (e[i] & VBR_RX_ACT_MARK)
 			vbr_rx_mark(pkts[i], 1, (uint32_t)e[i]);
 		else if (e[i] & VBR_RX_ACT_FLAG)
