@@ -554,25 +554,49 @@ vbr_mtr_in_colour(const struct vbr_mtr_in *in, uint32_t order,
 	return (order >> VBR_MTR_IN_DEFAULT_SHIFT) & 3;
 }
 
+/** A run's counts, added to a slot's at its end: [RTE_COLORS] dropped. */
+struct vbr_mtr_tally {
+	uint32_t pkts[RTE_COLORS + 1];	/**< frames per colour, dropped */
+	uint32_t bytes[RTE_COLORS + 1];	/**< their bytes (a run: < 4 GB) */
+};
+
 /**
- * Count a frame of colour c in slot's counts: as passed in colour c, or,
+ * Count a frame of colour c in a run's tally: as passed in colour c, or,
  * dropped (by the policy or a full hand-off ring), only as dropped, as
  * rte_mtr_stats defines n_pkts[] (packets passed) and n_pkts_dropped.
  */
 static inline void
-vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot, enum rte_color c,
-	      uint32_t len, bool dropped)
+vbr_mtr_tally(struct vbr_mtr_tally *y, enum rte_color c, uint32_t len,
+	      bool dropped)
+{
+	unsigned int k = dropped ? RTE_COLORS : (unsigned int)c;
+
+	y->pkts[k]++;
+	y->bytes[k] += len;
+}
+
+/** Add a run's tally to slot's counts (only its lcore writes them). */
+static inline void
+vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot,
+	      const struct vbr_mtr_tally *y)
 {
 	struct vbr_mtr_cnt *k = &rt->cnt[slot];
+	unsigned int c;
 
-	if (dropped) {
-		__atomic_store_n(&k->dpkts, k->dpkts + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&k->dbytes, k->dbytes + len,
+	for (c = 0; c < RTE_COLORS; c++) {
+		if (y->pkts[c] == 0)
+			continue;
+		__atomic_store_n(&k->pkts[c], k->pkts[c] + y->pkts[c],
 				 __ATOMIC_RELAXED);
-		return;
+		__atomic_store_n(&k->bytes[c], k->bytes[c] + y->bytes[c],
+				 __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&k->pkts[c], k->pkts[c] + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&k->bytes[c], k->bytes[c] + len, __ATOMIC_RELAXED);
+	if (y->pkts[RTE_COLORS] != 0) {
+		__atomic_store_n(&k->dpkts, k->dpkts + y->pkts[RTE_COLORS],
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&k->dbytes, k->dbytes + y->bytes[RTE_COLORS],
+				 __ATOMIC_RELAXED);
+	}
 }
 
 #endif /* VBR_MTR_H */
