@@ -1272,13 +1272,20 @@ test_fewer_queues(void)
 static const uint16_t aw_lens[] = { 200, 200, 200, 200, 200, 200 };
 static const uint8_t aw_dscp[] = { 0, 10, 20, 10, 0, 20 };
 
-/* What of aw_dscp[] reached queues 0 and 1 (red ones: none). */
+/*
+ * Send aw_dscp[]'s frames (expect: which arrive); q0 of them should reach
+ * queue 0 and q1 queue 1.
+ */
 static int
-aware_check(const struct got *g, unsigned int q0, unsigned int q1,
-	    const char *what)
+aware_send(const unsigned int *expect, unsigned int q0, unsigned int q1,
+	   const char *what)
 {
-	TEST_ASSERT_EQUAL(g->n[0], q0, "%s: frames on queue 0", what);
-	TEST_ASSERT_EQUAL(g->n[1], q1, "%s: frames on queue 1", what);
+	struct got g;
+
+	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens),
+				      expect, &g), "%s: traffic", what);
+	TEST_ASSERT_EQUAL(g.n[0], q0, "%s: frames on queue 0", what);
+	TEST_ASSERT_EQUAL(g.n[1], q1, "%s: frames on queue 1", what);
 	return TEST_SUCCESS;
 }
 
@@ -1310,7 +1317,6 @@ test_colour_aware(void)
 	struct rte_flow *f;
 	uint64_t mask;
 	uint32_t prio;
-	struct got g;
 
 	TEST_ASSERT_SUCCESS(rte_mtr_capabilities_get(port1, &cap, &err),
 			    "caps");
@@ -1329,9 +1335,8 @@ test_colour_aware(void)
 			  "a dscp table enables outer_ip");
 	f = meter_rule(actions);
 	TEST_ASSERT_NOT_NULL(f, "metered rule");
-	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens),
-				      aw_arrives, &g), "traffic");
-	TEST_ASSERT_SUCCESS(aware_check(&g, 2, 2, "dscp table"), "colours");
+	TEST_ASSERT_SUCCESS(aware_send(aw_arrives, 2, 2,
+				       "dscp table"), "colours");
 	memset(&st, 0, sizeof(st));
 	TEST_ASSERT_SUCCESS(rte_mtr_stats_read(port1, MTR_AWARE, &st, NULL, 1,
 					       &err), "stats");
@@ -1343,9 +1348,8 @@ test_colour_aware(void)
 	/* Disabled: each frame passes in its input colour. */
 	TEST_ASSERT_SUCCESS(rte_mtr_meter_disable(port1, MTR_AWARE, &err),
 			    "disable");
-	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens),
-				      aw_arrives, &g), "disabled");
-	TEST_ASSERT_SUCCESS(aware_check(&g, 2, 2, "disabled"), "colours");
+	TEST_ASSERT_SUCCESS(aware_send(aw_arrives, 2, 2,
+				       "disabled"), "colours");
 	TEST_ASSERT_SUCCESS(rte_mtr_meter_enable(port1, MTR_AWARE, &err),
 			    "enable");
 
@@ -1353,25 +1357,19 @@ test_colour_aware(void)
 	TEST_ASSERT_SUCCESS(rte_mtr_meter_dscp_table_update(port1, MTR_AWARE,
 			    RTE_MTR_COLOR_IN_PROTO_OUTER_IP, NULL, &err),
 			    "dscp table update: %s", err.message);
-	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens), all,
-				      &g), "all green");
-	TEST_ASSERT_SUCCESS(aware_check(&g, 6, 0, "outer_ip all green"),
-			    "colours");
+	TEST_ASSERT_SUCCESS(aware_send(all, 6, 0,
+				       "outer_ip all green"), "colours");
 	/* inner_ip at priority 0 too: outer_ip's bit comes first. */
 	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_set(port1, MTR_AWARE,
 			    RTE_MTR_COLOR_IN_PROTO_INNER_IP, 0, &err),
 			    "inner_ip: %s", err.message);
-	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens), all,
-				      &g), "tie");
-	TEST_ASSERT_SUCCESS(aware_check(&g, 6, 0, "tie: outer_ip first"),
-			    "colours");
+	TEST_ASSERT_SUCCESS(aware_send(all, 6, 0,
+				       "tie: outer_ip first"), "colours");
 	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_set(port1, MTR_AWARE,
 			    RTE_MTR_COLOR_IN_PROTO_OUTER_IP, 5, &err),
 			    "outer_ip 5");
-	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens),
-				      aw_arrives, &g), "inner first");
-	TEST_ASSERT_SUCCESS(aware_check(&g, 2, 2, "inner_ip first"),
-			    "colours");
+	TEST_ASSERT_SUCCESS(aware_send(aw_arrives, 2, 2,
+				       "inner_ip first"), "colours");
 	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_priority_get(port1,
 			    MTR_AWARE, RTE_MTR_COLOR_IN_PROTO_OUTER_IP, &prio,
 			    &err), "prio get");
