@@ -1000,6 +1000,11 @@ test_errors(void)
 			  -EINVAL, "default input colour not a colour");
 	TEST_ASSERT(strstr(err.message, "default_input_color") != NULL, "%s",
 		    err.message);
+	params.dscp_table = NULL;
+	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
+			  -EINVAL, "default input colour, no table: refused too "
+			  "(a protocol set later would use it)");
+	params.dscp_table = dscp;
 	params.default_input_color = RTE_COLOR_GREEN;
 	params.use_prev_mtr_color = 1;
 	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),

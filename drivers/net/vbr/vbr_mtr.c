@@ -811,8 +811,8 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 					     error);
 	if (ret != 0)
 		return ret;
-	if ((params->dscp_table != NULL || params->vlan_table != NULL) &&
-	    (unsigned int)params->default_input_color >= RTE_COLORS)
+	/* Used once a protocol is enabled, tables given or not. */
+	if ((unsigned int)params->default_input_color >= RTE_COLORS)
 		return -rte_mtr_error_set(error, EINVAL,
 			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
 			"vbr: meter: default_input_color is not green, yellow "
