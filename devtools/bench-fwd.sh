@@ -32,6 +32,28 @@
 #                 0), against vbr-pair-inline in the same run; core layout
 #                 as vbr-pair-inline (-l 0,1, fwd lcore 1 alone does the
 #                 work, the meter's one lcore)
+#   vbr-pair-inline-2lc-meter  two forwarding lcores on two CPUs, each
+#                 port's two Rx queues split between them (testpmd gives
+#                 lcore 1 queue 0 of both ports, lcore 2 queue 1), one meter
+#                 per port that both lcores' queues share: rule eth / ipv4 /
+#                 udp -> meter / rss, policy passthru (the rule's RSS) for
+#                 green and yellow; io with --txonly-multi-flow so RSS
+#                 spreads the frames; against vbr-pair-inline-2lc, the same
+#                 rule without the meter, in the same run. Core layout:
+#                 --lcores 0@0,1@0,2@1 (main lcore 0 idle and fwd lcore 1 on
+#                 CPU 0, fwd lcore 2 on CPU 1), progress=inline
+#   vbr-pair-inline-1k-meter  one meter per rule over 1k rules per port
+#                 (rule i: eth / ipv4 dst is 10.253.0.0 + i -> meter i),
+#                 flowgen over 1024 flows (frame i % 1024 hits rule i: every
+#                 meter in use), against vbr-pair-inline-1k, the same 1k
+#                 rules with queue 0 and no meter; -l 0,1 as
+#                 vbr-pair-inline (fwd lcore 1 alone on CPU 1). Flowgen
+#                 builds the frames it sends, so its Mpps are below io's
+#   vbr-mtr-micro  not testpmd: build/app/bench/bench-mtr, 1000 meters on
+#                 a port: creation and destruction rate, bytes per meter
+#                 (DPDK heap and libc heap, measured), the policer's cycles
+#                 per frame; -l 0,1 (two EAL lcores: a meter's per-lcore
+#                 records are for two)
 #
 # and the CPU an idle started vbr port costs (forwarding stopped, 5 s), per
 # progress model.
@@ -148,6 +170,7 @@ CASES["vbr-pair-service"] = (
     "io", [f"net_vbr{i},wire=pair:bench,progress=service" for i in (0, 1)])
 SERVICE_LCORES = ["--lcores", "0@0,1@1,2@0", "-S", "2"]
 LCORES = {"vbr-pair-service": SERVICE_LCORES}
+APP_ARGS = {}  # testpmd options of a case beyond the common ones
 
 # progress=inline: no engine; -l 0,1 as for memif, fwd lcore 1 alone works.
 CASES["vbr-pair-inline"] = (
@@ -165,6 +188,50 @@ SETUP = {"vbr-pair-inline-meter": [
         f"create port meter {port} 1 1 1 yes 0xffff 0 g 0",
         f"flow create {port} ingress pattern eth / end actions meter "
         f"mtr_id 1 / end")]}
+# Two Rx lcores sharing one meter per port, and the same without it.
+TWO_LC = ["--lcores", "0@0,1@0,2@1"]
+for _c in ("vbr-pair-inline-2lc", "vbr-pair-inline-2lc-meter"):
+    CASES[_c] = CASES["vbr-pair-inline"]
+    LCORES[_c] = TWO_LC
+    APP_ARGS[_c] = ["--nb-cores=2", "--rxq=2", "--txq=2",
+                    "--txonly-multi-flow"]
+SETUP["vbr-pair-inline-2lc"] = [
+    f"flow create {port} ingress pattern eth / ipv4 / udp / end actions "
+    f"rss / end" for port in (0, 1)]
+SETUP["vbr-pair-inline-2lc-meter"] = [
+    cmd for port in (0, 1) for cmd in (
+        f"add port meter profile trtcm_rfc2698 {port} 1 100000000000 "
+        f"100000000000 1000000000 1000000000 0",
+        f"add port meter policy {port} 1 g_actions passthru / end "
+        f"y_actions passthru / end r_actions drop / end",
+        f"create port meter {port} 1 1 1 yes 0xffff 0 g 0",
+        f"flow create {port} ingress pattern eth / ipv4 / udp / end actions "
+        f"meter mtr_id 1 / rss / end")]
+# One meter per rule over 1k rules, and the same rules without meters.
+N_RULES = 1000
+for _c in ("vbr-pair-inline-1k", "vbr-pair-inline-1k-meter"):
+    CASES[_c] = ("flowgen", CASES["vbr-pair-inline"][1])
+    APP_ARGS[_c] = ["--flowgen-flows=1024"]
+
+
+def dst(i):
+    return f"10.253.{i >> 8}.{i & 255}"
+
+
+SETUP["vbr-pair-inline-1k"] = [
+    f"flow create {port} ingress pattern eth / ipv4 dst is {dst(i)} / end "
+    f"actions queue index 0 / end" for port in (0, 1)
+    for i in range(N_RULES)]
+SETUP["vbr-pair-inline-1k-meter"] = [
+    cmd for port in (0, 1) for cmd in (
+        f"add port meter profile trtcm_rfc2698 {port} 1 100000000000 "
+        f"100000000000 1000000000 1000000000 0",
+        f"add port meter policy {port} 1 g_actions queue index 0 / end "
+        f"y_actions queue index 0 / end r_actions drop / end")] + [
+    cmd for port in (0, 1) for i in range(N_RULES) for cmd in (
+        f"create port meter {port} {i} 1 1 yes 0xffff 0 g 0",
+        f"flow create {port} ingress pattern eth / ipv4 dst is {dst(i)} / "
+        f"end actions meter mtr_id {i} / end")]
 CASES["vbr-afp-tx-inline"] = (
     "txonly", [f"net_vbr0,wire=af_packet:{VETH}0,progress=inline"])
 CASES["vbr-xdp-tx-inline"] = (
@@ -198,9 +265,23 @@ def start(case):
         eal += ["--vdev", v]
     t = tp.TestPmd(eal, [f"--forward-mode={mode}", "--total-num-mbufs=16384",
                          "--record-core-cycles", "--txpkts=64",
-                         "--burst=32"], prefix, log=QUIET)
+                         "--burst=32"] + APP_ARGS.get(case, []), prefix,
+                    log=QUIET)
     t.wait_prompt()
     return t
+
+
+def mtr_micro():
+    """bench-mtr's lines: meter creation, memory, policer cycles."""
+    exe = os.path.join(ROOT, os.environ.get("VBR_BUILD_DIR", "build"),
+                       "app", "bench", "bench-mtr")
+    if not os.path.exists(exe):
+        return ["bench-mtr not built"]
+    r = subprocess.run([exe, PMD, "1000", "-l", "0,1"],
+                       capture_output=True, text=True)
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    return lines if r.returncode == 0 else lines + [
+        f"bench-mtr failed: {r.stderr.strip().splitlines()[-1:]}"]
 
 
 def one_run(case):
@@ -366,6 +447,8 @@ def idle_cpu(case="vbr-pair"):
 def main():
     cases = ["vbr-pair", "vbr-pair-service", "vbr-pair-inline",
              "vbr-pair-inline-meter", "memif",
+             "vbr-pair-inline-2lc", "vbr-pair-inline-2lc-meter",
+             "vbr-pair-inline-1k", "vbr-pair-inline-1k-meter",
              "vbr-shm", "vbr-shm-2p", "vbr-shm-2p-inline", "memif-2p"]
     root = os.geteuid() == 0
     veth_up = False
@@ -397,6 +480,8 @@ def main():
         idle_2p = idle_cpu_2p() if "vbr-shm-2p" in cases else None
         idle_inl = (idle_cpu("vbr-pair-inline")
                     if "vbr-pair-inline" in cases else None)
+        micro = mtr_micro() if (not only or "vbr-mtr-micro" in only) \
+            else None
     finally:
         if veth_up:
             subprocess.run(["bash", script, "down", VETH], stdout=QUIET)
@@ -439,7 +524,9 @@ def main():
                  ("vbr-xdp-tx-inline", "afxdp-tx"),
                  ("vbr-pair-inline", "memif"),
                  ("vbr-pair-inline", "vbr-pair"),
-                 ("vbr-pair-inline-meter", "vbr-pair-inline")):
+                 ("vbr-pair-inline-meter", "vbr-pair-inline"),
+                 ("vbr-pair-inline-2lc-meter", "vbr-pair-inline-2lc"),
+                 ("vbr-pair-inline-1k-meter", "vbr-pair-inline-1k")):
         if a in rows and b in rows:
             print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
                   f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")
@@ -459,6 +546,10 @@ def main():
     if idle_inl is not None:
         print(f"idle vbr pair process, progress=inline (started, "
               f"forwarding stopped): {idle_inl:.1f}% of one CPU over 5 s")
+    if micro:
+        print("vbr-mtr-micro (bench-mtr, -l 0,1):")
+        for ln in micro:
+            print("  " + ln)
 
 
 main()

@@ -116,6 +116,22 @@ ref_check(struct ref *r, uint64_t t, uint32_t len)
 	}
 }
 
+static enum rte_color
+ref_check_aware(struct ref *r, uint64_t t, uint32_t len, enum rte_color in)
+{
+	switch (r->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		return rte_meter_srtcm_color_aware_check(&r->m.sr, &r->p.sr,
+							 t, len, in);
+	case RTE_MTR_TRTCM_RFC2698:
+		return rte_meter_trtcm_color_aware_check(&r->m.tr, &r->p.tr,
+							 t, len, in);
+	default:
+		return rte_meter_trtcm_rfc4115_color_aware_check(&r->m.t4,
+							&r->p.t4, t, len, in);
+	}
+}
+
 static struct vbr_mtr_rt *
 rt_new(struct vbr_mtr_prm *prm, uint64_t t0)
 {
@@ -162,9 +178,11 @@ static const char *const alg_name[] = {
  * policer through slots taking turns (slots = 1: one) and to rte_meter;
  * once in a while a time from before the last one (an lcore that read its
  * TSC earlier), which the policer feeds rte_meter as the last time.
+ * aware: each frame has a random input colour, through rte_meter's
+ * colour-aware checks.
  */
 static int
-trace(unsigned int slots, bool runs)
+trace(unsigned int slots, bool runs, bool aware)
 {
 	uint64_t hz = rte_get_tsc_hz();
 	unsigned int i, k, c, r;
@@ -184,7 +202,7 @@ trace(unsigned int slots, bool runs)
 		srand(k + 1);
 		for (i = 0; i < TRACE_LEN; i += r) {
 			uint32_t len[32];
-			uint8_t got[32];
+			uint8_t got[32], in[32];
 			uint64_t at;
 
 			/* Mostly back to back, sometimes a gap. */
@@ -198,15 +216,26 @@ trace(unsigned int slots, bool runs)
 			last = RTE_MAX(last, at);
 			/* A burst's run of frames of one meter, or one. */
 			r = runs ? 1 + rand() % 32 : 1;
-			for (c = 0; c < r; c++)
+			for (c = 0; c < r; c++) {
 				len[c] = 60 + rand() % 1455;
+				/* Mostly green in, as a marker upstream. */
+				in[c] = aware && rand() % 4 == 0 ?
+					1 + rand() % 2 : 0;
+			}
 			if (runs)
-				vbr_mtr_color_n(rt, i % slots, at, len, r, got);
+				vbr_mtr_color_n(rt, i % slots, at, len, r,
+						aware ? in : NULL, got);
+			else if (aware)
+				got[0] = vbr_mtr_color_aware(rt, i % slots, at,
+					len[0], (enum rte_color)in[0]);
 			else
 				got[0] = vbr_mtr_color(rt, i % slots, at, len[0]);
 			for (c = 0; c < r; c++) {
-				enum rte_color want = ref_check(&ref, last,
-					mp->packet_mode ? 1 : len[c]);
+				uint32_t l = mp->packet_mode ? 1 : len[c];
+				enum rte_color want = aware ?
+					ref_check_aware(&ref, last, l,
+						(enum rte_color)in[c]) :
+					ref_check(&ref, last, l);
 
 				TEST_ASSERT_EQUAL(got[c], want, "%s%s frame %u: "
 						  "colour %d, rte_meter %d",
@@ -221,11 +250,12 @@ trace(unsigned int slots, bool runs)
 		for (c = 0; c < RTE_COLORS; c++)
 			TEST_ASSERT(seen[c] > 0, "%s: no frame of colour %u",
 				    alg_name[mp->alg], c);
-		printf("  ok: %s%s, %u slot%s%s: %" PRIu64 " green, %" PRIu64
-		       " yellow, %" PRIu64 " red\n", alg_name[mp->alg],
+		printf("  ok: %s%s, %u slot%s%s%s: %" PRIu64 " green, %"
+		       PRIu64 " yellow, %" PRIu64 " red\n", alg_name[mp->alg],
 		       mp->packet_mode ? " packet mode" : "", slots,
-		       slots > 1 ? "s" : "", runs ? ", runs" : "", seen[0],
-		       seen[1], seen[2]);
+		       slots > 1 ? "s" : "", runs ? ", runs" : "",
+		       aware ? ", colour-aware" : "", seen[0], seen[1],
+		       seen[2]);
 		free(rt);
 	}
 	return TEST_SUCCESS;
@@ -234,20 +264,228 @@ trace(unsigned int slots, bool runs)
 static int
 test_trace_one_slot(void)
 {
-	return trace(1, false);
+	return trace(1, false, false);
 }
 
 static int
 test_trace_slots(void)
 {
-	return trace(NSLOTS - 1, false);
+	return trace(NSLOTS - 1, false, false);
 }
 
 /* Runs of up to 32 frames at one time, one CAS each (an Rx chunk). */
 static int
 test_trace_runs(void)
 {
-	return trace(NSLOTS - 1, true);
+	return trace(NSLOTS - 1, true, false);
+}
+
+/* Colour-aware: one slot, slots taking turns, runs. */
+static int
+test_trace_aware(void)
+{
+	TEST_ASSERT_SUCCESS(trace(1, false, true), "one slot");
+	TEST_ASSERT_SUCCESS(trace(NSLOTS - 1, false, true), "slots");
+	return trace(NSLOTS - 1, true, true);
+}
+
+/*
+ * Offered load at 2x CIR: the green share is CIR / offered, within 1 %.
+ * Deterministic, not real time: frames of 1000 bytes at exact arrival
+ * times (TSC values) for 2x CIR go through the policer, packet for packet
+ * equal to rte_meter fed the same times; a real-time test would measure
+ * the machine's load instead (the lcore polls late, bursts pile up).
+ * srTCM (CIR 1.25 MB/s), trTCM (CIR 1.25, PIR 2 MB/s: yellow is
+ * (PIR - CIR) / offered) and RFC 4115 (CIR 1.25, EIR 0.5 MB/s), over
+ * 10 simulated seconds so that the first burst's share is below 0.1 %.
+ */
+static int
+test_green_share(void)
+{
+	static const struct rte_mtr_meter_profile ps[] = {
+		{ .alg = RTE_MTR_SRTCM_RFC2697,
+		  .srtcm_rfc2697 = { .cir = 1250000, .cbs = 4000,
+				     .ebs = 4000 } },
+		{ .alg = RTE_MTR_TRTCM_RFC2698,
+		  .trtcm_rfc2698 = { .cir = 1250000, .pir = 2000000,
+				     .cbs = 4000, .pbs = 4000 } },
+		{ .alg = RTE_MTR_TRTCM_RFC4115,
+		  .trtcm_rfc4115 = { .cir = 1250000, .eir = 500000,
+				     .cbs = 4000, .ebs = 4000 } },
+	};
+	/* Shares of the offered 2.5 MB/s the profiles give. */
+	static const double want_y[] = { 0.0, 0.3, 0.2 };
+	const uint64_t hz = rte_get_tsc_hz(), offered = 2500000;
+	const unsigned int size = 1000, n = 10 * offered / size;
+	unsigned int k, i;
+
+	for (k = 0; k < RTE_DIM(ps); k++) {
+		uint64_t seen[RTE_COLORS] = { 0 }, t0 = 1000;
+		struct vbr_mtr_prm prm;
+		struct vbr_mtr_rt *rt;
+		struct ref ref;
+		double g, y;
+
+		TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&prm, &ps[k]), "prm");
+		TEST_ASSERT_SUCCESS(ref_init(&ref, &ps[k], t0), "reference");
+		rt = rt_new(&prm, t0);
+		TEST_ASSERT_NOT_NULL(rt, "runtime");
+		for (i = 0; i < n; i++) {
+			/* Frame i arrives at i * size / offered seconds. */
+			uint64_t t = t0 + (uint64_t)((double)i * size * hz /
+						     offered);
+			enum rte_color c = vbr_mtr_color(rt, i % 2, t, size);
+
+			TEST_ASSERT_EQUAL(c, ref_check(&ref, t, size),
+					  "%s frame %u", alg_name[ps[k].alg],
+					  i);
+			seen[c]++;
+		}
+		g = (double)seen[RTE_COLOR_GREEN] / n;
+		y = (double)seen[RTE_COLOR_YELLOW] / n;
+		printf("  %s at 2x CIR: green %.4f (0.5), yellow %.4f (%.1f)\n",
+		       alg_name[ps[k].alg], g, y, want_y[k]);
+		TEST_ASSERT(g > 0.495 && g < 0.505, "green share %.4f", g);
+		TEST_ASSERT(y > want_y[k] - 0.005 && y < want_y[k] + 0.005,
+			    "yellow share %.4f", y);
+		free(rt);
+	}
+	return TEST_SUCCESS;
+}
+
+/* Frames' headers for the input colour tests. */
+static unsigned int
+put_eth(uint8_t *f, const uint16_t *tci, unsigned int ntags, uint16_t type)
+{
+	unsigned int o = 12, i;
+
+	memset(f, 0, 12);
+	for (i = 0; i < ntags; i++) {
+		f[o] = i == 0 && ntags > 1 ? 0x88 : 0x81;
+		f[o + 1] = i == 0 && ntags > 1 ? 0xa8 : 0x00;
+		f[o + 2] = tci[i] >> 8;
+		f[o + 3] = tci[i] & 0xff;
+		o += 4;
+	}
+	f[o] = type >> 8;
+	f[o + 1] = type & 0xff;
+	return o + 2;
+}
+
+static unsigned int
+put_ip4(uint8_t *f, unsigned int o, uint8_t dscp, uint8_t proto)
+{
+	memset(f + o, 0, 20);
+	f[o] = 0x45;
+	f[o + 1] = dscp << 2 | 1;	/* ECN bits must not count */
+	f[o + 9] = proto;
+	return o + 20;
+}
+
+static unsigned int
+put_ip6(uint8_t *f, unsigned int o, uint8_t dscp, uint8_t next)
+{
+	uint8_t tc = dscp << 2 | 2;
+
+	memset(f + o, 0, 40);
+	f[o] = 0x60 | tc >> 4;
+	f[o + 1] = (tc & 0xf) << 4 | 0xa;	/* flow label bits */
+	f[o + 6] = next;
+	return o + 40;
+}
+
+/*
+ * Input colours from headers: IPv4 DSCP and IPv6 traffic class, outer and
+ * inner (IP in IP, VXLAN), outer and inner VLAN (PCP << 1 | DEI), in the
+ * meter's priority order, and the default when no enabled header is
+ * there.
+ */
+static int
+test_in_colour(void)
+{
+	static struct vbr_mtr_in in;
+	uint8_t f[256];
+	unsigned int o, p, i;
+	uint16_t tci[2];
+#define ORD(a, b) ((uint32_t)(a) | (uint32_t)(b) << 4)
+	const uint32_t ip_first = ORD(3, 1) | RTE_COLOR_YELLOW << 16;
+	const uint32_t vlan_first = ORD(1, 3) | RTE_COLOR_RED << 16;
+	const uint32_t inner = ORD(4, 2) | RTE_COLOR_YELLOW << 16;
+
+	/* A distinct colour pattern per table: entry e of table p. */
+	for (p = 0; p < VBR_MTR_IN_PROTOS; p++)
+		for (i = 0; i < VBR_MTR_IN_DSCP; i++)
+			in.tab[p][i] = (i + p) % 3;
+#define COL(p, e) (((e) + (p)) % 3)
+	/* IPv4, DSCP 46, no VLAN. */
+	o = put_eth(f, NULL, 0, 0x0800);
+	o = put_ip4(f, o, 46, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 46),
+			  "ipv4 dscp");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, vlan_first, f, o),
+			  COL(2, 46), "no vlan: ip next");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(1, 0) |
+			  RTE_COLOR_RED << 16, f, o), RTE_COLOR_RED,
+			  "only vlan enabled, none there: default");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, RTE_COLOR_RED << 16, f, o),
+			  RTE_COLOR_RED, "nothing enabled: default");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o - 1),
+			  RTE_COLOR_YELLOW, "truncated: default");
+	/* IPv6 traffic class, DSCP 10. */
+	o = put_eth(f, NULL, 0, 0x86dd);
+	o = put_ip6(f, o, 10, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 10),
+			  "ipv6 traffic class");
+	/* VLAN PCP 5 DEI 1, IPv4 DSCP 7: the priority decides. */
+	tci[0] = 5 << 13 | 1 << 12 | 100;
+	o = put_eth(f, tci, 1, 0x0800);
+	o = put_ip4(f, o, 7, 6);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 7),
+			  "ip before vlan");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, vlan_first, f, o),
+			  COL(0, 11), "vlan before ip: pcp 5 dei 1");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(2, 0), f, o),
+			  COL(1, 11), "one tag: inner vlan is it");
+	/* QinQ: outer PCP 1, inner PCP 6. */
+	tci[0] = 1 << 13 | 10;
+	tci[1] = 6 << 13 | 20;
+	o = put_eth(f, tci, 2, 0x86dd);
+	o = put_ip6(f, o, 33, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, vlan_first, f, o),
+			  COL(0, 2), "qinq outer");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, inner, f, o), COL(3, 33),
+			  "qinq: inner ip first (one ip: the outer)");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(2, 4), f, o),
+			  COL(1, 12), "qinq inner vlan");
+	/* IPv4 in IPv6: outer DSCP 8, inner 40. */
+	o = put_eth(f, NULL, 0, 0x86dd);
+	o = put_ip6(f, o, 8, 4);
+	o = put_ip4(f, o, 40, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 8),
+			  "ip in ip: outer");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, inner, f, o), COL(3, 40),
+			  "ip in ip: inner");
+	/* VXLAN: outer IPv4 DSCP 4, inner VLAN PCP 3, inner IPv6 DSCP 50. */
+	o = put_eth(f, NULL, 0, 0x0800);
+	o = put_ip4(f, o, 4, 17);
+	memset(f + o, 0, 16);
+	f[o + 2] = 4789 >> 8;
+	f[o + 3] = 4789 & 0xff;
+	o += 16;
+	tci[0] = 3 << 13;
+	o = put_eth(f + o, tci, 1, 0x86dd) + o;
+	o = put_ip6(f, o, 50, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ip_first, f, o), COL(2, 4),
+			  "vxlan: outer ip");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, inner, f, o), COL(3, 50),
+			  "vxlan: inner ip");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(2, 0), f, o), COL(1, 6),
+			  "vxlan: inner vlan");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, vlan_first, f, o),
+			  COL(2, 4), "vxlan: no outer vlan");
+#undef COL
+#undef ORD
+	return TEST_SUCCESS;
 }
 
 /* A new profile starts with full buckets; the old one no longer counts. */
@@ -353,6 +591,9 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_trace_one_slot),
 		TEST_CASE(test_trace_slots),
 		TEST_CASE(test_trace_runs),
+		TEST_CASE(test_trace_aware),
+		TEST_CASE(test_green_share),
+		TEST_CASE(test_in_colour),
 		TEST_CASE(test_reset),
 		TEST_CASE(test_shared_exact),
 		TEST_CASES_END(),
@@ -373,7 +614,7 @@ static const struct unit_test_suite suite = {
 
 enum { PROF_TR = 1, PROF_TR_BIG, PROF_SR_PKT };
 enum { POL_QQD = 10, POL_MARK, POL_RSS };
-enum { MTR = 5 };
+enum { MTR = 5, MTR_AWARE };
 
 static struct rte_mempool *mp;
 static uint16_t port0, port1;
@@ -416,24 +657,48 @@ poll_into(struct got *g)
 	}
 }
 
+/* Frames meter id has seen: passed in any colour or dropped. */
+static uint64_t
+seen_by(uint32_t id)
+{
+	struct rte_mtr_error err;
+	struct rte_mtr_stats st;
+
+	if (rte_mtr_stats_read(port1, id, &st, NULL, 0, &err) != 0)
+		return UINT64_MAX;
+	return st.n_pkts[RTE_COLOR_GREEN] + st.n_pkts[RTE_COLOR_YELLOW] +
+	       st.n_pkts[RTE_COLOR_RED] + st.n_pkts_dropped;
+}
+
 /*
- * Send frames of lens[0, n) one at a time, each polled out before the next
- * goes (so the buckets refill in between, and a burst holds one frame);
- * expect[i] frames of them should arrive in all (a red one: none). Then
- * poll a little more for frames that should not have come.
+ * Send frames of lens[0, n) one at a time through meter mtr, each polled
+ * out and seen by the meter before the next goes (so the buckets refill
+ * in between, a burst holds one frame, and a dropped frame is not still
+ * on its way when the next test starts: the swverbs engine may be slow on
+ * a busy machine); expect[i] frames of them should arrive in all (a red
+ * one: none). Then poll a little more for frames that should not have
+ * come.
  */
 static int
-send_each(const uint16_t *lens, unsigned int n, const unsigned int *expect,
-	  struct got *g)
+send_dscp(const uint16_t *lens, const uint8_t *dscp, unsigned int n,
+	  const unsigned int *expect, uint32_t mtr, struct got *g)
 {
 	unsigned int i, want = 0, have;
-	uint64_t deadline;
+	uint64_t deadline, base = seen_by(mtr), seen;
 
 	memset(g, 0, sizeof(*g));
 	for (i = 0; i < n; i++) {
 		struct rte_mbuf *m = mk_frame(lens[i]);
+		struct rte_ipv4_hdr *ip;
 
 		TEST_ASSERT_NOT_NULL(m, "mbuf");
+		if (dscp != NULL) {
+			ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+				sizeof(struct rte_ether_hdr));
+			ip->type_of_service = dscp[i] << 2;
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
 		TEST_ASSERT_EQUAL(vbr_test_tx_all(port0, &m, 1, WAIT_MS), 1,
 				  "send");
 		want += expect[i];
@@ -442,17 +707,28 @@ send_each(const uint16_t *lens, unsigned int n, const unsigned int *expect,
 		do {
 			poll_into(g);
 			have = g->n[0] + g->n[1];
-		} while (have < want && rte_get_timer_cycles() < deadline);
+			seen = seen_by(mtr);
+		} while ((have < want || seen < base + i + 1) &&
+			 rte_get_timer_cycles() < deadline);
 		TEST_ASSERT_EQUAL(have, want, "frame %u (%u bytes): %u frames "
 				  "arrived, %u wanted", i, lens[i], have, want);
-		if (!expect[i])
-			rte_delay_us(200);	/* a dropped one: let it pass */
+		TEST_ASSERT_EQUAL(seen, base + i + 1, "frame %u (%u bytes): "
+				  "the meter saw %" PRIu64 " frames", i,
+				  lens[i], seen - base);
 	}
 	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 50;
 	while (rte_get_timer_cycles() < deadline)
 		poll_into(g);
 	TEST_ASSERT_EQUAL(g->n[0] + g->n[1], want, "late frames");
 	return TEST_SUCCESS;
+}
+
+/* send_dscp() with DSCP 0. */
+static int
+send_each(const uint16_t *lens, unsigned int n, const unsigned int *expect,
+	  struct got *g)
+{
+	return send_dscp(lens, NULL, n, expect, MTR, g);
 }
 
 static int
@@ -732,10 +1008,27 @@ test_errors(void)
 			  -ENOTSUP, "rss in a policy");
 	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_POLICER_ACTION_YELLOW,
 			  "names the yellow actions");
+	dscp[9] = (enum rte_color)RTE_COLORS;
 	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
-			  -ENOTSUP, "dscp table");
-	TEST_ASSERT(strstr(err.message, "dscp_table") != NULL, "%s",
+			  -EINVAL, "dscp table entry not a colour");
+	TEST_ASSERT(strstr(err.message, "dscp_table entry 9") != NULL, "%s",
 		    err.message);
+	dscp[9] = RTE_COLOR_RED;
+	params.default_input_color = (enum rte_color)7;
+	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
+			  -EINVAL, "default input colour not a colour");
+	TEST_ASSERT(strstr(err.message, "default_input_color") != NULL, "%s",
+		    err.message);
+	params.dscp_table = NULL;
+	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
+			  -EINVAL, "default input colour, no table: refused too "
+			  "(a protocol set later would use it)");
+	params.dscp_table = dscp;
+	params.default_input_color = RTE_COLOR_GREEN;
+	params.use_prev_mtr_color = 1;
+	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
+			  -ENOTSUP, "meter chaining");
+	params.use_prev_mtr_color = 0;
 	params.dscp_table = NULL;
 	params.meter_profile_id = 77;
 	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
@@ -813,16 +1106,11 @@ mtr_rule(void)
 	return meter_rule(actions);
 }
 
-/* Frames the meter has seen: passed in any colour or dropped. */
+/* Frames meter MTR has seen. */
 static uint64_t
 metered(void)
 {
-	struct rte_mtr_stats st;
-
-	if (stats(&st, 0) != TEST_SUCCESS)
-		return UINT64_MAX;
-	return st.n_pkts[RTE_COLOR_GREEN] + st.n_pkts[RTE_COLOR_YELLOW] +
-	       st.n_pkts[RTE_COLOR_RED] + st.n_pkts_dropped;
+	return seen_by(MTR);
 }
 
 /*
@@ -999,6 +1287,171 @@ test_fewer_queues(void)
 }
 
 /* A thread rte_thread_register() made, and the main one's steps. */
+/* Frames of DSCP 0, 10, 20 (green, yellow, red in), 200 bytes each. */
+static const uint16_t aw_lens[] = { 200, 200, 200, 200, 200, 200 };
+static const uint8_t aw_dscp[] = { 0, 10, 20, 10, 0, 20 };
+
+/*
+ * Send aw_dscp[]'s frames (expect: which arrive); q0 of them should reach
+ * queue 0 and q1 queue 1.
+ */
+static int
+aware_send(const unsigned int *expect, unsigned int q0, unsigned int q1,
+	   const char *what)
+{
+	struct got g;
+
+	TEST_ASSERT_SUCCESS(send_dscp(aw_lens, aw_dscp, RTE_DIM(aw_lens),
+				      expect, MTR_AWARE, &g), "%s: traffic",
+			    what);
+	TEST_ASSERT_EQUAL(g.n[0], q0, "%s: frames on queue 0", what);
+	TEST_ASSERT_EQUAL(g.n[1], q1, "%s: frames on queue 1", what);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A colour-aware meter on real frames: its DSCP table marks DSCP 10
+ * yellow and 20 red; the buckets are big enough that every frame keeps
+ * its input colour (trTCM: never better than it came). Green to queue 0,
+ * yellow to queue 1, red dropped, as counted. Then: a table update, the
+ * protocols' priorities (inner_ip before outer_ip), the disabled meter
+ * passing the input colour, and the ops' errors.
+ */
+static int
+colour_aware(struct rte_flow **fp)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR_AWARE };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	static const unsigned int aw_arrives[] = { 1, 1, 0, 1, 1, 0 };
+	static const unsigned int all[] = { 1, 1, 1, 1, 1, 1 };
+	enum rte_color dscp[64] = { RTE_COLOR_GREEN };
+	struct rte_mtr_params params = {
+		.meter_profile_id = PROF_TR_BIG, .meter_policy_id = POL_QQD,
+		.meter_enable = 1, .stats_mask = UINT64_MAX,
+		.dscp_table = dscp, .default_input_color = RTE_COLOR_GREEN,
+	};
+	struct rte_mtr_capabilities cap;
+	struct rte_flow_error ferr;
+	struct rte_mtr_error err;
+	struct rte_mtr_stats st;
+	struct rte_flow *f;
+	uint64_t mask;
+	uint32_t prio;
+
+	TEST_ASSERT_SUCCESS(rte_mtr_capabilities_get(port1, &cap, &err),
+			    "caps");
+	TEST_ASSERT(cap.color_aware_srtcm_rfc2697_supported &&
+		    cap.color_aware_trtcm_rfc2698_supported &&
+		    cap.color_aware_trtcm_rfc4115_supported &&
+		    cap.input_color_proto_mask == 0xf, "colour-aware caps");
+	dscp[10] = RTE_COLOR_YELLOW;
+	dscp[20] = RTE_COLOR_RED;
+	TEST_ASSERT_SUCCESS(rte_mtr_create(port1, MTR_AWARE, &params, 1,
+					   &err), "colour-aware meter: %s",
+			    err.message);
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_get(port1, MTR_AWARE,
+							  &mask, &err), "get");
+	TEST_ASSERT_EQUAL(mask, RTE_MTR_COLOR_IN_PROTO_OUTER_IP,
+			  "a dscp table enables outer_ip");
+	f = meter_rule(actions);
+	*fp = f;
+	TEST_ASSERT_NOT_NULL(f, "metered rule");
+	TEST_ASSERT_SUCCESS(aware_send(aw_arrives, 2, 2,
+				       "dscp table"), "colours");
+	memset(&st, 0, sizeof(st));
+	TEST_ASSERT_SUCCESS(rte_mtr_stats_read(port1, MTR_AWARE, &st, NULL, 1,
+					       &err), "stats");
+	TEST_ASSERT(st.n_pkts[0] == 2 && st.n_pkts[1] == 2 &&
+		    st.n_pkts_dropped == 2 && st.n_bytes_dropped == 400,
+		    "counted: %" PRIu64 " green %" PRIu64 " yellow %" PRIu64
+		    " dropped", st.n_pkts[0], st.n_pkts[1], st.n_pkts_dropped);
+
+	/* Disabled: each frame passes in its input colour. */
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_disable(port1, MTR_AWARE, &err),
+			    "disable");
+	TEST_ASSERT_SUCCESS(aware_send(aw_arrives, 2, 2,
+				       "disabled"), "colours");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_enable(port1, MTR_AWARE, &err),
+			    "enable");
+
+	/* outer_ip's table all green; inner_ip keeps create's table. */
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_dscp_table_update(port1, MTR_AWARE,
+			    RTE_MTR_COLOR_IN_PROTO_OUTER_IP, NULL, &err),
+			    "dscp table update: %s", err.message);
+	TEST_ASSERT_SUCCESS(aware_send(all, 6, 0,
+				       "outer_ip all green"), "colours");
+	/* inner_ip at priority 0 too: outer_ip's bit comes first. */
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_set(port1, MTR_AWARE,
+			    RTE_MTR_COLOR_IN_PROTO_INNER_IP, 0, &err),
+			    "inner_ip: %s", err.message);
+	TEST_ASSERT_SUCCESS(aware_send(all, 6, 0,
+				       "tie: outer_ip first"), "colours");
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_set(port1, MTR_AWARE,
+			    RTE_MTR_COLOR_IN_PROTO_OUTER_IP, 5, &err),
+			    "outer_ip 5");
+	TEST_ASSERT_SUCCESS(aware_send(aw_arrives, 2, 2,
+				       "inner_ip first"), "colours");
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_priority_get(port1,
+			    MTR_AWARE, RTE_MTR_COLOR_IN_PROTO_OUTER_IP, &prio,
+			    &err), "prio get");
+	TEST_ASSERT_EQUAL(prio, 5, "outer_ip's priority");
+	TEST_ASSERT_SUCCESS(rte_mtr_color_in_protocol_get(port1, MTR_AWARE,
+							  &mask, &err), "get");
+	TEST_ASSERT_EQUAL(mask, RTE_MTR_COLOR_IN_PROTO_OUTER_IP |
+			  RTE_MTR_COLOR_IN_PROTO_INNER_IP, "mask");
+
+	/* Errors, each naming what. */
+	TEST_ASSERT_EQUAL(rte_mtr_color_in_protocol_priority_get(port1,
+			  MTR_AWARE, RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN, &prio,
+			  &err), -EINVAL, "prio of a protocol not enabled");
+	TEST_ASSERT(strstr(err.message, "outer_vlan is not enabled") != NULL,
+		    "%s", err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_color_in_protocol_set(port1, MTR_AWARE, 0, 0,
+							&err), -EINVAL,
+			  "no protocol");
+	TEST_ASSERT(strstr(err.message, "is not one of") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_meter_dscp_table_update(port1, MTR_AWARE,
+			  RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN, dscp, &err),
+			  -EINVAL, "dscp table of a vlan protocol");
+	TEST_ASSERT(strstr(err.message, "outer_ip or inner_ip") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_meter_vlan_table_update(port1, MTR_AWARE,
+			  RTE_MTR_COLOR_IN_PROTO_INNER_IP, dscp, &err),
+			  -EINVAL, "vlan table of an ip protocol");
+	dscp[3] = (enum rte_color)5;
+	TEST_ASSERT_EQUAL(rte_mtr_meter_vlan_table_update(port1, MTR_AWARE,
+			  RTE_MTR_COLOR_IN_PROTO_INNER_VLAN, dscp, &err),
+			  -EINVAL, "vlan table entry not a colour");
+	TEST_ASSERT(strstr(err.message, "vlan table entry 3") != NULL, "%s",
+		    err.message);
+	TEST_ASSERT_EQUAL(rte_mtr_meter_vlan_table_update(port1, 99,
+			  RTE_MTR_COLOR_IN_PROTO_INNER_VLAN, NULL, &err),
+			  -ENOENT, "no such meter");
+	*fp = NULL;
+	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
+	TEST_ASSERT_SUCCESS(rte_mtr_destroy(port1, MTR_AWARE, &err),
+			    "destroy meter");
+	return TEST_SUCCESS;
+}
+
+/* colour_aware(); what it made goes, pass or fail, for the next tests. */
+static int
+test_colour_aware(void)
+{
+	struct rte_flow *f = NULL;
+	struct rte_flow_error ferr;
+	struct rte_mtr_error err;
+	int ret = colour_aware(&f);
+
+	if (ret != TEST_SUCCESS) {
+		if (f != NULL)
+			rte_flow_destroy(port1, f, &ferr);
+		rte_mtr_destroy(port1, MTR_AWARE, &err);
+	}
+	return ret;
+}
+
 static int reg_state;	/* 1: traffic done, 2: main is done */
 static int reg_result;
 
@@ -1133,6 +1586,7 @@ static const struct unit_test_suite packet_suite = {
 		TEST_CASE(test_profile_update),
 		TEST_CASE(test_recreate),
 		TEST_CASE(test_errors),
+		TEST_CASE(test_colour_aware),
 		TEST_CASE(test_handoff_after_destroy),
 		TEST_CASE(test_handoff_stop),
 		TEST_CASE(test_fewer_queues),

@@ -23,10 +23,18 @@
  *   its queue gone, is dropped and counted as dropped (only) in the
  *   meter's stats; dev_stop and the queue's release free what waits in
  *   it. RSS in a policy is refused.
- * - Colour-blind only: use_prev_mtr_color, the DSCP and VLAN input colour
- *   tables and meter chaining are refused.
- * - A disabled meter colours every frame green (pass-through of a
- *   colour-blind meter) and counts it.
+ * - Colour-aware: each meter has a table per input colour protocol of
+ *   rte_mtr (outer and inner VLAN: 16 entries by PCP << 1 | DEI; outer
+ *   and inner IP: 64 by DSCP, IPv4's or IPv6 traffic class'); create's
+ *   dscp_table fills both IP tables, its vlan_table both VLAN ones, and
+ *   enables outer_ip (priority 0) and outer_vlan (priority 1) when given;
+ *   color_in_protocol_set enables a protocol at a priority (0 first; equal
+ *   priorities go by the protocol's bit), the table updates replace one
+ *   protocol's table. A frame takes the colour of the first protocol whose
+ *   header it has, else default_input_color; no protocol enabled:
+ *   colour-blind. use_prev_mtr_color (meter chaining) is refused.
+ * - A disabled meter passes each frame in its input colour (green when
+ *   colour-blind) and counts it.
  * - stats_mask: the eight RTE_MTR_STATS_* bits; others are ignored (the
  *   usual 0xffff means all).
  *
@@ -89,6 +97,9 @@ struct vbr_mtr {
 	struct vbr_mtr_policy *policy;	/**< its policy */
 	struct vbr_mtr_rt *rt;		/**< what the datapath runs */
 	struct vbr_mtr_cnt base;	/**< counts at the last clear */
+	uint64_t in_mask;		/**< input colour protocols on */
+	uint32_t in_prio[VBR_MTR_IN_PROTOS]; /**< their priorities */
+	uint8_t in_default;		/**< default_input_color */
 };
 
 /** A kind of object: its list in the port, and how errors name it. */
@@ -302,7 +313,14 @@ vbr_mtr_capabilities_get(struct rte_eth_dev *dev,
 	cap->meter_trtcm_rfc4115_n_max = VBR_MTR_MAX;
 	cap->meter_rate_max = UINT64_MAX;
 	cap->meter_policy_n_max = VBR_MTR_MAX;
-	cap->color_aware_srtcm_rfc2697_supported = 0;
+	cap->color_aware_srtcm_rfc2697_supported = 1;
+	cap->color_aware_trtcm_rfc2698_supported = 1;
+	cap->color_aware_trtcm_rfc4115_supported = 1;
+	cap->input_color_proto_mask = RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN |
+		RTE_MTR_COLOR_IN_PROTO_INNER_VLAN |
+		RTE_MTR_COLOR_IN_PROTO_OUTER_IP |
+		RTE_MTR_COLOR_IN_PROTO_INNER_IP;
+	cap->separate_input_color_table_per_port = 1;	/* per meter */
 	cap->srtcm_rfc2697_byte_mode_supported = 1;
 	cap->srtcm_rfc2697_packet_mode_supported = 1;
 	cap->trtcm_rfc2698_byte_mode_supported = 1;
@@ -649,6 +667,119 @@ vbr_mtr_use_profile(struct vbr_mtr *m, struct vbr_mtr_profile *p)
 	vbr_mtr_rt_reset(m->rt, vbr_mtr_rt_ctrl(m->rt), &p->prm, rte_rdtsc());
 }
 
+static const char *const vbr_mtr_in_name[VBR_MTR_IN_PROTOS] = {
+	"outer_vlan", "inner_vlan", "outer_ip", "inner_ip",
+};
+
+/* Publish m's input colour protocols, by priority, and default colour. */
+static void
+vbr_mtr_in_publish(struct vbr_mtr *m)
+{
+	uint32_t order = (uint32_t)m->in_default << VBR_MTR_IN_DEFAULT_SHIFT;
+	bool done[VBR_MTR_IN_PROTOS] = { false };
+	unsigned int p, n;
+
+	for (n = 0; n < VBR_MTR_IN_PROTOS; n++) {
+		int best = -1;
+
+		for (p = 0; p < VBR_MTR_IN_PROTOS; p++) {
+			if (!(m->in_mask & RTE_BIT64(p)) || done[p])
+				continue;
+			if (best < 0 || m->in_prio[p] < m->in_prio[best])
+				best = (int)p;
+		}
+		if (best < 0)
+			break;
+		done[best] = true;
+		order |= (uint32_t)(best + 1) << (4 * n);
+	}
+	__atomic_store_n(&m->rt->in.order, order, __ATOMIC_RELEASE);
+}
+
+/*
+ * Check a table of n input colours (NULL: all green). 0 or a negative
+ * errno with *error set naming what.
+ */
+static int
+vbr_mtr_in_table_check(const enum rte_color *tab, unsigned int n,
+		       const char *what, struct rte_mtr_error *error)
+{
+	unsigned int i;
+
+	for (i = 0; tab != NULL && i < n; i++) {
+		if ((unsigned int)tab[i] < RTE_COLORS)
+			continue;
+		snprintf(vbr_mtr_msg, sizeof(vbr_mtr_msg), "vbr: meter: %s "
+			 "entry %u: colour %d is not green, yellow or red",
+			 what, i, (int)tab[i]);
+		return -rte_mtr_error_set(error, EINVAL,
+			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL, vbr_mtr_msg);
+	}
+	return 0;
+}
+
+/* Write protocol p's table of n entries (NULL: all green). */
+static void
+vbr_mtr_in_table_set(struct vbr_mtr_rt *rt, unsigned int p,
+		     const enum rte_color *tab, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		__atomic_store_n(&rt->in.tab[p][i], tab != NULL ?
+				 (uint8_t)tab[i] : RTE_COLOR_GREEN,
+				 __ATOMIC_RELAXED);
+}
+
+/*
+ * The protocol index of proto, one of kinds (a mask of protocols), or -1
+ * with *error set naming what wants it.
+ */
+static int
+vbr_mtr_in_proto(enum rte_mtr_color_in_protocol proto, uint64_t kinds,
+		 const char *what, struct rte_mtr_error *error)
+{
+	unsigned int p;
+
+	for (p = 0; p < VBR_MTR_IN_PROTOS; p++)
+		if ((uint64_t)proto == RTE_BIT64(p) && (kinds & proto))
+			return (int)p;
+	snprintf(vbr_mtr_msg, sizeof(vbr_mtr_msg), "vbr: meter: %s: protocol "
+		 "%#" PRIx64 " is not %s", what, (uint64_t)proto,
+		 kinds == (RTE_MTR_COLOR_IN_PROTO_OUTER_IP |
+			   RTE_MTR_COLOR_IN_PROTO_INNER_IP) ?
+		 "outer_ip or inner_ip" :
+		 kinds == (RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN |
+			   RTE_MTR_COLOR_IN_PROTO_INNER_VLAN) ?
+		 "outer_vlan or inner_vlan" :
+		 "one of outer_vlan, inner_vlan, outer_ip, inner_ip");
+	rte_mtr_error_set(error, EINVAL, RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
+			  vbr_mtr_msg);
+	return -1;
+}
+
+/* A new meter's input colours, from its params (checked). */
+static void
+vbr_mtr_in_init(struct vbr_mtr *m, const struct rte_mtr_params *params)
+{
+	unsigned int p;
+
+	for (p = 0; p < VBR_MTR_IN_PROTOS; p++)
+		vbr_mtr_in_table_set(m->rt, p, p < 2 ? params->vlan_table :
+				     params->dscp_table,
+				     p < 2 ? VBR_MTR_IN_VLAN : VBR_MTR_IN_DSCP);
+	m->in_mask = 0;
+	memset(m->in_prio, 0, sizeof(m->in_prio));
+	if (params->dscp_table != NULL)
+		m->in_mask |= RTE_MTR_COLOR_IN_PROTO_OUTER_IP;
+	if (params->vlan_table != NULL) {
+		m->in_mask |= RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN;
+		m->in_prio[0] = 1;
+	}
+	m->in_default = (uint8_t)params->default_input_color;
+	vbr_mtr_in_publish(m);
+}
+
 static int
 vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 	       struct rte_mtr_params *params, int shared,
@@ -670,16 +801,22 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 	if (params->use_prev_mtr_color)
 		return -rte_mtr_error_set(error, ENOTSUP,
 			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
-			"vbr: meter: use_prev_mtr_color: meters are "
-			"colour-blind (no meter chaining)");
-	if (params->dscp_table != NULL)
-		return -rte_mtr_error_set(error, ENOTSUP,
+			"vbr: meter: use_prev_mtr_color: no meter chaining "
+			"(input colours come from the dscp and vlan tables)");
+	ret = vbr_mtr_in_table_check(params->dscp_table, VBR_MTR_IN_DSCP,
+				     "dscp_table", error);
+	if (ret == 0)
+		ret = vbr_mtr_in_table_check(params->vlan_table,
+					     VBR_MTR_IN_VLAN, "vlan_table",
+					     error);
+	if (ret != 0)
+		return ret;
+	/* Used once a protocol is enabled, tables given or not. */
+	if ((unsigned int)params->default_input_color >= RTE_COLORS)
+		return -rte_mtr_error_set(error, EINVAL,
 			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
-			"vbr: meter: dscp_table: meters are colour-blind");
-	if (params->vlan_table != NULL)
-		return -rte_mtr_error_set(error, ENOTSUP,
-			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL,
-			"vbr: meter: vlan_table: meters are colour-blind");
+			"vbr: meter: default_input_color is not green, yellow "
+			"or red");
 	pthread_mutex_lock(&priv->flow_lock);
 	mp = priv->mtr;
 	prof = vbr_mtr_profile_find(mp, params->meter_profile_id);
@@ -724,6 +861,7 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 	m->policy = pol;
 	pol->obj.refs++;
 	memcpy(m->rt->act, pol->act, sizeof(pol->act));
+	vbr_mtr_in_init(m, params);
 	vbr_mtr_use_profile(m, prof);
 	__atomic_store_n(&m->rt->enabled, params->meter_enable != 0,
 			 __ATOMIC_RELEASE);
@@ -915,6 +1053,126 @@ vbr_mtr_stats_read(struct rte_eth_dev *dev, uint32_t id,
 	return 0;
 }
 
+/* Replace the table of protocol proto, of kinds, n entries. */
+static int
+vbr_mtr_table_update(struct rte_eth_dev *dev, uint32_t id,
+		     enum rte_mtr_color_in_protocol proto, uint64_t kinds,
+		     const enum rte_color *tab, unsigned int n,
+		     const char *what, struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr *m;
+	int p, ret;
+
+	p = vbr_mtr_in_proto(proto, kinds, what, error);
+	if (p < 0)
+		return -EINVAL;
+	ret = vbr_mtr_in_table_check(tab, n, what, error);
+	if (ret != 0)
+		return ret;
+	m = vbr_mtr_lock_find(priv, id, error);
+	if (m == NULL)
+		return -ENOENT;
+	vbr_mtr_in_table_set(m->rt, (unsigned int)p, tab, n);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+static int
+vbr_mtr_dscp_table_update(struct rte_eth_dev *dev, uint32_t id,
+			  enum rte_mtr_color_in_protocol proto,
+			  enum rte_color *dscp_table,
+			  struct rte_mtr_error *error)
+{
+	return vbr_mtr_table_update(dev, id, proto,
+		RTE_MTR_COLOR_IN_PROTO_OUTER_IP |
+		RTE_MTR_COLOR_IN_PROTO_INNER_IP, dscp_table,
+		VBR_MTR_IN_DSCP, "dscp table", error);
+}
+
+static int
+vbr_mtr_vlan_table_update(struct rte_eth_dev *dev, uint32_t id,
+			  enum rte_mtr_color_in_protocol proto,
+			  enum rte_color *vlan_table,
+			  struct rte_mtr_error *error)
+{
+	return vbr_mtr_table_update(dev, id, proto,
+		RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN |
+		RTE_MTR_COLOR_IN_PROTO_INNER_VLAN, vlan_table,
+		VBR_MTR_IN_VLAN, "vlan table", error);
+}
+
+#define VBR_MTR_IN_ALL (RTE_MTR_COLOR_IN_PROTO_OUTER_VLAN | \
+	RTE_MTR_COLOR_IN_PROTO_INNER_VLAN | RTE_MTR_COLOR_IN_PROTO_OUTER_IP | \
+	RTE_MTR_COLOR_IN_PROTO_INNER_IP)
+
+/* Enable an input colour protocol at a priority (0: first). */
+static int
+vbr_mtr_in_proto_set(struct rte_eth_dev *dev, uint32_t id,
+		     enum rte_mtr_color_in_protocol proto, uint32_t priority,
+		     struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr *m;
+	int p;
+
+	p = vbr_mtr_in_proto(proto, VBR_MTR_IN_ALL, "input colour protocol",
+			     error);
+	if (p < 0)
+		return -EINVAL;
+	m = vbr_mtr_lock_find(priv, id, error);
+	if (m == NULL)
+		return -ENOENT;
+	m->in_mask |= proto;
+	m->in_prio[p] = priority;
+	vbr_mtr_in_publish(m);
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+static int
+vbr_mtr_in_proto_get(struct rte_eth_dev *dev, uint32_t id,
+		     uint64_t *proto_mask, struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr *m = vbr_mtr_lock_find(priv, id, error);
+
+	if (m == NULL)
+		return -ENOENT;
+	*proto_mask = m->in_mask;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return 0;
+}
+
+static int
+vbr_mtr_in_proto_prio_get(struct rte_eth_dev *dev, uint32_t id,
+			  enum rte_mtr_color_in_protocol proto,
+			  uint32_t *priority, struct rte_mtr_error *error)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_mtr *m;
+	int p, ret = 0;
+
+	p = vbr_mtr_in_proto(proto, VBR_MTR_IN_ALL, "input colour protocol",
+			     error);
+	if (p < 0)
+		return -EINVAL;
+	m = vbr_mtr_lock_find(priv, id, error);
+	if (m == NULL)
+		return -ENOENT;
+	if (!(m->in_mask & proto)) {
+		snprintf(vbr_mtr_msg, sizeof(vbr_mtr_msg), "vbr: meter %u: "
+			 "input colour protocol %s is not enabled", id,
+			 vbr_mtr_in_name[p]);
+		ret = -rte_mtr_error_set(error, EINVAL,
+			RTE_MTR_ERROR_TYPE_MTR_PARAMS, NULL, vbr_mtr_msg);
+	} else {
+		*priority = m->in_prio[p];
+	}
+	pthread_mutex_unlock(&priv->flow_lock);
+	return ret;
+}
+
 static const struct rte_mtr_ops vbr_mtr_ops = {
 	.capabilities_get = vbr_mtr_capabilities_get,
 	.meter_profile_add = vbr_mtr_profile_add,
@@ -930,6 +1188,11 @@ static const struct rte_mtr_ops vbr_mtr_ops = {
 	.meter_policy_update = vbr_mtr_policy_update,
 	.stats_update = vbr_mtr_stats_update,
 	.stats_read = vbr_mtr_stats_read,
+	.meter_dscp_table_update = vbr_mtr_dscp_table_update,
+	.meter_vlan_table_update = vbr_mtr_vlan_table_update,
+	.in_proto_set = vbr_mtr_in_proto_set,
+	.in_proto_get = vbr_mtr_in_proto_get,
+	.in_proto_prio_get = vbr_mtr_in_proto_prio_get,
 };
 
 /** The mtr_ops_get op. */

@@ -23,6 +23,12 @@
  * timestamp or the meter's last one if later (rte_meter needs time that
  * does not go back; lcores read the TSC at different moments).
  *
+ * Colour-aware meters take each frame's input colour from its headers
+ * (vbr_mtr_in_colour(): the outer or inner VLAN's PCP and DEI, the outer
+ * or inner IPv4 DSCP or IPv6 traffic class' DSCP, by the meter's protocol
+ * priorities, else the default input colour) and run rte_meter's
+ * colour-aware checks on the same copied record, in the same CAS.
+ *
  * Everything here is pure (no port): the tests run it against rte_meter.
  */
 
@@ -87,6 +93,29 @@ struct vbr_mtr_cnt {
 	uint64_t dbytes;		/**< their bytes */
 } __rte_cache_aligned;
 
+/** Input colour protocols: the bits of enum rte_mtr_color_in_protocol. */
+#define VBR_MTR_IN_PROTOS 4
+/** Entries of a DSCP table; a VLAN table uses the first 16. */
+#define VBR_MTR_IN_DSCP 64
+#define VBR_MTR_IN_VLAN 16
+/** The protocols' priority order in vbr_mtr_in.order: 0xffff bits. */
+#define VBR_MTR_IN_ORDER_MASK 0xffffu
+/** Where the default input colour sits in vbr_mtr_in.order. */
+#define VBR_MTR_IN_DEFAULT_SHIFT 16
+
+/**
+ * A meter's input colours. order is one word, read once per run: nibble k
+ * (bits 4k to 4k + 3) is 1 + the protocol (bit index of
+ * rte_mtr_color_in_protocol) of priority rank k, 0 ends the list; bits 16
+ * and 17 the default input colour. No protocol: colour-blind. The control
+ * path writes the tables entry by entry (a frame sees each entry old or
+ * new) and order with one store.
+ */
+struct vbr_mtr_in {
+	uint32_t order;				/**< see above */
+	uint8_t tab[VBR_MTR_IN_PROTOS][VBR_MTR_IN_DSCP]; /**< by protocol */
+};
+
 /** A meter as the datapath sees it. */
 struct vbr_mtr_rt {
 	uint64_t cur;			/**< version << 32 | record in use */
@@ -95,6 +124,7 @@ struct vbr_mtr_rt {
 	uint16_t neal;			/**< slots of EAL lcore indexes */
 	rte_spinlock_t shared;		/**< of slot neal: other threads */
 	struct vbr_mtr_pact act[RTE_COLORS]; /**< the policy, per colour */
+	struct vbr_mtr_in in;		/**< input colours (colour-aware) */
 	struct vbr_mtr_cnt *cnt;	/**< nslots counts */
 	struct vbr_mtr_rec rec[];	/**< 2 * nslots records */
 };
@@ -264,15 +294,108 @@ vbr_mtr_run(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
 	}
 }
 
+/* rte_meter on record r, colour-aware: input colour in. */
+static inline enum rte_color
+vbr_mtr_run_aware(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
+		  uint32_t len, enum rte_color in)
+{
+	switch (p->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		return rte_meter_srtcm_color_aware_check(&r->m.sr, &p->u.sr,
+							 t, len, in);
+	case RTE_MTR_TRTCM_RFC2698:
+		return rte_meter_trtcm_color_aware_check(&r->m.tr, &p->u.tr,
+							 t, len, in);
+	default:
+		return rte_meter_trtcm_rfc4115_color_aware_check(&r->m.t4,
+							&p->u.t4, t, len, in);
+	}
+}
+
+/*
+ * Frames 1 to n - 1 of a run at one time, after frame 0 went through
+ * rte_meter at that time: rte_meter would find no period elapsed (frame 0
+ * moved the buckets' times to within a period of it) and add no tokens,
+ * so only its colour logic is left, done here without rte_meter's two
+ * divisions per frame. The logic is rte_meter's colour-aware one (its
+ * colour-blind checks are the colour-aware ones for green input); the
+ * trace tests hold it to rte_meter frame for frame.
+ */
+static inline void
+vbr_mtr_run_rest(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
+		 const uint32_t *len, unsigned int n, const uint8_t *inc,
+		 uint8_t *c)
+{
+	const bool pm = p->packet_mode;
+	uint64_t a, b;		/* tc and te (srTCM, RFC 4115) or tp */
+	unsigned int i;
+
+	switch (p->alg) {
+	case RTE_MTR_TRTCM_RFC2698:
+		a = r->m.tr.tc;
+		b = r->m.tr.tp;
+		for (i = 1; i < n; i++) {
+			uint32_t l = pm ? 1 : len[i];
+			uint8_t in = inc != NULL ? inc[i] : RTE_COLOR_GREEN;
+
+			if (in == RTE_COLOR_RED || b < l) {
+				c[i] = RTE_COLOR_RED;
+			} else if (in == RTE_COLOR_YELLOW || a < l) {
+				b -= l;
+				c[i] = RTE_COLOR_YELLOW;
+			} else {
+				a -= l;
+				b -= l;
+				c[i] = RTE_COLOR_GREEN;
+			}
+		}
+		r->m.tr.tc = a;
+		r->m.tr.tp = b;
+		return;
+	case RTE_MTR_SRTCM_RFC2697:
+		a = r->m.sr.tc;
+		b = r->m.sr.te;
+		break;
+	default:
+		a = r->m.t4.tc;
+		b = r->m.t4.te;
+		break;
+	}
+	/* srTCM and RFC 4115 colour alike once the buckets are filled. */
+	for (i = 1; i < n; i++) {
+		uint32_t l = pm ? 1 : len[i];
+		uint8_t in = inc != NULL ? inc[i] : RTE_COLOR_GREEN;
+
+		if (in == RTE_COLOR_GREEN && a >= l) {
+			a -= l;
+			c[i] = RTE_COLOR_GREEN;
+		} else if (in != RTE_COLOR_RED && b >= l) {
+			b -= l;
+			c[i] = RTE_COLOR_YELLOW;
+		} else {
+			c[i] = RTE_COLOR_RED;
+		}
+	}
+	if (p->alg == RTE_MTR_SRTCM_RFC2697) {
+		r->m.sr.tc = a;
+		r->m.sr.te = b;
+	} else {
+		r->m.t4.tc = a;
+		r->m.t4.te = b;
+	}
+}
+
 /**
  * The colours c[0, n) of n frames of len[0, n) bytes, one after the other
  * at time tsc (TSC cycles), from slot: the caller's lcore's, used by no
- * other thread at the same time. The n frames go into the meter at once:
- * one copy and one compare-and-swap for them all.
+ * other thread at the same time; inc[0, n) their input colours (NULL:
+ * colour-blind). The n frames go into the meter at once: one copy and one
+ * compare-and-swap for them all.
  */
 static inline void
 vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
-		const uint32_t *len, unsigned int n, uint8_t *c)
+		const uint32_t *len, unsigned int n, const uint8_t *inc,
+		uint8_t *c)
 {
 	uint64_t cur = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
 
@@ -293,8 +416,11 @@ vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 		r->p = p;
 		t = RTE_MAX(tsc, r->last);
 		r->last = t;
-		for (i = 0; i < n; i++)
-			c[i] = vbr_mtr_run(r, p, t, p->packet_mode ? 1 : len[i]);
+		i = p->packet_mode ? 1 : len[0];
+		c[0] = inc == NULL ? vbr_mtr_run(r, p, t, i) :
+		       vbr_mtr_run_aware(r, p, t, i, (enum rte_color)inc[0]);
+		if (n > 1)
+			vbr_mtr_run_rest(r, p, len, n, inc, c);
 		if (__atomic_compare_exchange_n(&rt->cur, &cur,
 				(((cur >> 32) + 1) << 32) | mine, false,
 				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -309,29 +435,168 @@ vbr_mtr_color(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 {
 	uint8_t c;
 
-	vbr_mtr_color_n(rt, slot, tsc, &len, 1, &c);
+	vbr_mtr_color_n(rt, slot, tsc, &len, 1, NULL, &c);
 	return (enum rte_color)c;
 }
 
+/** The colour of one frame of len bytes, input colour in. */
+static inline enum rte_color
+vbr_mtr_color_aware(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
+		    uint32_t len, enum rte_color in)
+{
+	uint8_t c, i = (uint8_t)in;
+
+	vbr_mtr_color_n(rt, slot, tsc, &len, 1, &i, &c);
+	return (enum rte_color)c;
+}
+
+/** The headers input colours come from: each value, or -1 when absent. */
+struct vbr_mtr_hdrs {
+	int16_t v[VBR_MTR_IN_PROTOS];	/**< by protocol: table index */
+};
+
+/* The big-endian 16 bits at f[off]. */
+static inline uint32_t
+vbr_mtr_be16(const uint8_t *f, uint32_t off)
+{
+	return (uint32_t)f[off] << 8 | f[off + 1];
+}
+
+/*
+ * Read the headers of a frame (f, len bytes at hand) from an Ethernet
+ * header at off: VLAN tags (0x8100, 0x88a8, 0x9100; the first is the outer,
+ * the last the inner), then IPv4 or IPv6, then what it carries for the
+ * inner IP: IPv4 or IPv6 in IP (protocol 4 or 41), or VXLAN (UDP port
+ * 4789) and its Ethernet frame. depth: tunnels still followed.
+ */
+static inline void
+vbr_mtr_hdrs_eth(const uint8_t *f, uint32_t len, uint32_t off,
+		 struct vbr_mtr_hdrs *h, bool outer, unsigned int depth)
+{
+	uint32_t type, proto, ihl;
+	unsigned int tags = 0;
+
+	if (off + 14 > len)
+		return;
+	off += 12;
+	type = vbr_mtr_be16(f, off);
+	while ((type == 0x8100 || type == 0x88a8 || type == 0x9100) &&
+	       off + 6 <= len && tags < 8) {
+		int16_t pd = (int16_t)(f[off + 2] >> 4);	/* PCP, DEI */
+
+		if (outer && tags == 0)
+			h->v[0] = pd;
+		h->v[1] = pd;
+		tags++;
+		off += 4;
+		type = vbr_mtr_be16(f, off);
+	}
+	off += 2;
+	for (;;) {
+		int16_t dscp;
+
+		if (type == 0x0800 && off + 20 <= len) {
+			dscp = (int16_t)(f[off + 1] >> 2);
+			proto = f[off + 9];
+			ihl = (uint32_t)(f[off] & 0xf) * 4;
+			if (ihl < 20)
+				return;
+		} else if (type == 0x86dd && off + 40 <= len) {
+			dscp = (int16_t)(((f[off] & 0xf) << 2) |
+					 (f[off + 1] >> 6));
+			proto = f[off + 6];
+			ihl = 40;
+		} else {
+			return;
+		}
+		if (outer && h->v[2] < 0)
+			h->v[2] = dscp;
+		h->v[3] = dscp;
+		off += ihl;
+		if (proto == 4 || proto == 41) {
+			if (depth-- == 0)
+				return;
+			type = proto == 4 ? 0x0800 : 0x86dd;
+			continue;
+		}
+		if (proto == 17 && depth > 0 && off + 16 <= len &&
+		    vbr_mtr_be16(f, off + 2) == 4789) {
+			vbr_mtr_hdrs_eth(f, len, off + 16, h, false,
+					 depth - 1);
+		}
+		return;
+	}
+}
+
 /**
- * Count a frame of colour c in slot's counts: as passed in colour c, or,
+ * The input colour of a frame (f, len bytes at hand) for a meter whose
+ * input colours are in and order (in->order, read once by the caller):
+ * the first protocol in priority order whose header the frame has, else
+ * the default.
+ */
+static inline uint8_t
+vbr_mtr_in_colour(const struct vbr_mtr_in *in, uint32_t order,
+		  const uint8_t *f, uint32_t len)
+{
+	struct vbr_mtr_hdrs h = { { -1, -1, -1, -1 } };
+	unsigned int k;
+
+	vbr_mtr_hdrs_eth(f, len, 0, &h, true, 2);
+	for (k = 0; k < VBR_MTR_IN_PROTOS; k++) {
+		unsigned int p = (order >> (4 * k)) & 0xf;
+
+		if (p == 0)
+			break;
+		if (h.v[p - 1] >= 0)
+			return __atomic_load_n(&in->tab[p - 1][h.v[p - 1]],
+					       __ATOMIC_RELAXED);
+	}
+	return (order >> VBR_MTR_IN_DEFAULT_SHIFT) & 3;
+}
+
+/** A run's counts, added to a slot's at its end: [RTE_COLORS] dropped. */
+struct vbr_mtr_tally {
+	uint32_t pkts[RTE_COLORS + 1];	/**< frames per colour, dropped */
+	uint32_t bytes[RTE_COLORS + 1];	/**< their bytes (a run: < 4 GB) */
+};
+
+/**
+ * Count a frame of colour c in a run's tally: as passed in colour c, or,
  * dropped (by the policy or a full hand-off ring), only as dropped, as
  * rte_mtr_stats defines n_pkts[] (packets passed) and n_pkts_dropped.
  */
 static inline void
-vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot, enum rte_color c,
-	      uint32_t len, bool dropped)
+vbr_mtr_tally(struct vbr_mtr_tally *y, enum rte_color c, uint32_t len,
+	      bool dropped)
+{
+	unsigned int k = dropped ? RTE_COLORS : (unsigned int)c;
+
+	y->pkts[k]++;
+	y->bytes[k] += len;
+}
+
+/** Add a run's tally to slot's counts (only its lcore writes them). */
+static inline void
+vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot,
+	      const struct vbr_mtr_tally *y)
 {
 	struct vbr_mtr_cnt *k = &rt->cnt[slot];
+	unsigned int c;
 
-	if (dropped) {
-		__atomic_store_n(&k->dpkts, k->dpkts + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&k->dbytes, k->dbytes + len,
+	for (c = 0; c < RTE_COLORS; c++) {
+		if (y->pkts[c] == 0)
+			continue;
+		__atomic_store_n(&k->pkts[c], k->pkts[c] + y->pkts[c],
 				 __ATOMIC_RELAXED);
-		return;
+		__atomic_store_n(&k->bytes[c], k->bytes[c] + y->bytes[c],
+				 __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&k->pkts[c], k->pkts[c] + 1, __ATOMIC_RELAXED);
-	__atomic_store_n(&k->bytes[c], k->bytes[c] + len, __ATOMIC_RELAXED);
+	if (y->pkts[RTE_COLORS] != 0) {
+		__atomic_store_n(&k->dpkts, k->dpkts + y->pkts[RTE_COLORS],
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&k->dbytes, k->dbytes + y->bytes[RTE_COLORS],
+				 __ATOMIC_RELAXED);
+	}
 }
 
 #endif /* VBR_MTR_H */

@@ -277,13 +277,14 @@ vbr_rx_mark(struct rte_mbuf *m, unsigned int how, uint32_t id)
 }
 
 /*
- * A metered frame of colour c (len bytes), counted, and its policy's action
- * for it. Return true when the frame stays in this burst.
+ * A metered frame of colour c (len bytes), counted in the run's tally y,
+ * and its policy's action for it. Return true when the frame stays in
+ * this burst.
  */
 static bool
 vbr_rx_police(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
 	      struct vbr_mtr_rt *rt, struct rte_mbuf *m, enum rte_color c,
-	      uint32_t len, unsigned int slot)
+	      uint32_t len, struct vbr_mtr_tally *y)
 {
 	const struct vbr_mtr_pact *a = &rt->act[c];
 	struct rte_ring *r;
@@ -293,14 +294,14 @@ vbr_rx_police(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
 	if (a->mark != 0)
 		vbr_rx_mark(m, a->mark, a->mark_id);
 	if (a->fate == VBR_MTR_FATE_PASS || a->queue == rxq->queue_id) {
-		vbr_mtr_count(rt, slot, c, len, false);
+		vbr_mtr_tally(y, c, len, false);
 		return true;
 	}
 	/* A queue gone since (fewer Rx queues configured): nobody polls it. */
 	r = likely(a->queue < rxq->priv->dev->data->nb_rx_queues) ?
 	    __atomic_load_n(&t->handoff[a->queue], __ATOMIC_ACQUIRE) : NULL;
 	if (likely(r != NULL) && rte_ring_mp_enqueue(r, m) == 0) {
-		vbr_mtr_count(rt, slot, c, len, false);
+		vbr_mtr_tally(y, c, len, false);
 		return false;
 	}
 drop:
@@ -308,7 +309,7 @@ drop:
 	 * Dropped by the policy, or its queue's hand-off ring is full or
 	 * gone: counted as dropped only.
 	 */
-	vbr_mtr_count(rt, slot, c, len, true);
+	vbr_mtr_tally(y, c, len, true);
 	rte_pktmbuf_free(m);
 	return false;
 }
@@ -351,8 +352,12 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 		__atomic_load_n(&rxq->priv->rx_act, __ATOMIC_ACQUIRE);
 	uint64_t e[VBR_RX_CHUNK];
 	uint32_t len[VBR_RX_CHUNK];
-	uint8_t col[VBR_RX_CHUNK];
+	uint8_t col[VBR_RX_CHUNK], inc[VBR_RX_CHUNK];
+	struct vbr_mtr_tally y;
+	const uint8_t *ic;
 	unsigned int slot;
+	uint32_t order, last_tag = 0;	/* tag 0: no entry */
+	uint64_t last = 0;
 	uint64_t tsc = 0;
 	uint16_t i, j, q, k = 0;
 	bool locked;
@@ -361,7 +366,12 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 	if (t == NULL)
 		return n;
 	for (i = 0; i < n; i++) {
-		e[i] = tg[i] != 0 ? vbr_rx_act_entry(t, tg[i]) : 0;
+		/* Frames of one rule come in runs: one lookup per run. */
+		if (tg[i] != last_tag) {
+			last_tag = tg[i];
+			last = last_tag != 0 ? vbr_rx_act_entry(t, last_tag) : 0;
+		}
+		e[i] = last;
 		if (e[i] & VBR_RX_ACT_MARK)
 			vbr_rx_mark(pkts[i], 1, (uint32_t)e[i]);
 		else if (e[i] & VBR_RX_ACT_FLAG)
@@ -390,19 +400,33 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 				pkts[k++] = pkts[q];
 			continue;
 		}
+		/* Colour-aware: each frame's input colour, from its headers. */
+		order = __atomic_load_n(&rt->in.order, __ATOMIC_RELAXED);
+		ic = NULL;
+		if (unlikely(order & VBR_MTR_IN_ORDER_MASK)) {
+			for (q = i; q < j; q++)
+				inc[q - i] = vbr_mtr_in_colour(&rt->in, order,
+					rte_pktmbuf_mtod(pkts[q], const uint8_t *),
+					rte_pktmbuf_data_len(pkts[q]));
+			ic = inc;
+		}
 		/* This lcore's slot in the meter, or the shared one. */
 		slot = vbr_mtr_rt_slot(rt, idx, &locked);
 		if (likely(__atomic_load_n(&rt->enabled, __ATOMIC_RELAXED)))
-			vbr_mtr_color_n(rt, slot, tsc, len, j - i, col);
+			vbr_mtr_color_n(rt, slot, tsc, len, j - i, ic, col);
+		else if (ic != NULL)	/* pass-through: the input colour */
+			memcpy(col, ic, j - i);
 		else
 			memset(col, RTE_COLOR_GREEN, j - i);
+		memset(&y, 0, sizeof(y));
 		for (q = i; q < j; q++) {
 			if (vbr_rx_police(rxq, t, rt, pkts[q], col[q - i],
-					  len[q - i], slot))
+					  len[q - i], &y))
 				pkts[k++] = pkts[q];
 			else
 				*bytes -= len[q - i];
 		}
+		vbr_mtr_count(rt, slot, &y);
 		vbr_mtr_rt_slot_put(rt, locked);
 	}
 	return k;
