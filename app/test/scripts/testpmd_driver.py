@@ -25,6 +25,24 @@ ASYNC_AFTER_PROMPT = re.compile(r"(\s*Port \d+: [^\n]* event\s*)*")
 # printing on the main thread ("test" event "pmd> "): taken out before the
 # prompt is looked for (t.out keeps it).
 EVENT_LINE = re.compile(r"\nPort \d+: [^\n]*? event\n")
+# testpmd's printf of that line reaches a line-buffered stdout in two
+# writes, "\nPort " (it holds a newline: flushed at once) and "0: link
+# state change event\n", and the prompt's characters may land between
+# them: each half is taken out on its own too.
+EVENT_HEAD = re.compile(r"\nPort (?!\d)")
+EVENT_TAIL = re.compile(r"\d+: [a-z][a-z ]*? event\n")
+
+
+def strip_events(text):
+    """testpmd's output without the event lines its interrupt thread
+    printed into it, whole or in their two halves."""
+    text = EVENT_LINE.sub("", text)
+    if "\nPort " in text:
+        n = len(EVENT_HEAD.findall(text))
+        text = EVENT_HEAD.sub("", text)
+        text = EVENT_TAIL.sub("", text, count=n)
+    return text
+
 SKIP = 77
 
 
@@ -172,7 +190,7 @@ class TestPmd:
         self.proc.stdin.flush()
 
         def done():
-            tail = EVENT_LINE.sub("", self.out[start:])
+            tail = strip_events(self.out[start:])
             # the echo of the command, its output, then a fresh prompt,
             # after which testpmd may print asynchronous event lines
             # ("Port 0: link state change event") with no new prompt
@@ -183,7 +201,7 @@ class TestPmd:
         if not self._wait(done, timeout):
             raise RuntimeError(f"no prompt after '{line}':\n" +
                                self.out[start:][-3000:])
-        tail = EVENT_LINE.sub("", self.out[start:])
+        tail = strip_events(self.out[start:])
         tail = tail[tail.find(line) + len(line):]
         return tail[:tail.rfind(PROMPT)]
 
