@@ -2477,9 +2477,14 @@ test_ovs_rule_life(void)
 	struct rte_flow_item p[] = { ITEM(ETH, &e, &ovs_eth_m), ITEM_END };
 	struct frame plain;
 	unsigned int i, round;
+	uint64_t internal;
 
 	CLEAN();
 	mk_ipv4_fo(&plain, 0, false, 0);
+	internal = vbr_test_xstat(port1, "flow_own_verbs_flows");
+	TEST_ASSERT(internal > 0 && internal != UINT64_MAX,
+		    "internal verbs flows: %" PRIu64, internal);
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_rules"), 0, "rules");
 	for (round = 0; round < 2; round++) {
 		for (i = 0; i < N; i++) {
 			e.src.addr_bytes[0] = 0x02;
@@ -2492,6 +2497,11 @@ test_ovs_rule_life(void)
 				  "companion verbs flows of %u rules", N);
 		TEST_ASSERT_EQUAL(dump_count("), on the device"), (unsigned)N,
 				  "rules on the device");
+		/* each: its own flow and two companions */
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_rules"),
+				  (uint64_t)N, "flow_rules xstat");
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_verbs_flows"),
+				  3 * (uint64_t)N, "flow_verbs_flows xstat");
 		if (round == 0) {
 			for (i = 0; i < N; i++)
 				DESTROY(flows[i]);
@@ -2505,6 +2515,13 @@ test_ovs_rule_life(void)
 				  "rules left after round %u", round);
 		TEST_ASSERT_EQUAL(dump_count("vbr rule "), 0u,
 				  "user rules (and their verbs flows) left");
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_rules"), 0,
+				  "flow_rules xstat after round %u", round);
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_verbs_flows"), 0,
+				  "flow_verbs_flows xstat after round %u", round);
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1,
+						 "flow_own_verbs_flows"),
+				  internal, "only the internal verbs flows");
 		EXPECT_Q("after the rules: default queue", &plain, 0);
 	}
 	return TEST_SUCCESS;

@@ -610,7 +610,7 @@ static const struct vbr_txq_xstat vbr_txq_xstats[] = {
  * meter policy had handed to another Rx queue that were freed there
  * undelivered (the queue released, the port stopped: vbr_mtr.c).
  */
-#define VBR_XSTATS_STEER 2
+#define VBR_XSTATS_STEER 5
 
 /* Number of xstats: device counters, steering, then the Tx queue ones. */
 static unsigned int
@@ -735,6 +735,11 @@ vbr_xstats_get_names(struct rte_eth_dev *dev,
 	snprintf(names[i].name, sizeof(names[i].name), "rx_vlan_filtered");
 	i++;
 	snprintf(names[i].name, sizeof(names[i].name), "rx_mtr_handoff_freed");
+	/* What steering holds (vbr_steer_flow_counts()), not counters. */
+	snprintf(names[++i].name, sizeof(names[i].name), "flow_rules");
+	snprintf(names[++i].name, sizeof(names[i].name), "flow_verbs_flows");
+	snprintf(names[++i].name, sizeof(names[i].name),
+		 "flow_own_verbs_flows");
 	for (i++; i < n; i++) {
 		unsigned int k = i - n_dev - VBR_XSTATS_STEER;
 
@@ -751,7 +756,8 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_glue_port_counters c;
-	unsigned int n_dev, n = vbr_xstats_count(dev, &c, &n_dev), i;
+	unsigned int n_dev, n = vbr_xstats_count(dev, &c, &n_dev), i, k;
+	uint64_t held[3];
 
 	if (xstats == NULL || size < n)
 		return n;
@@ -768,6 +774,12 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	xstats[i].id = i;
 	xstats[i].value = vbr_mtr_handoff_freed(priv) -
 			  priv->handoff_freed_base;
+	vbr_steer_flow_counts(priv, held);
+	for (k = 0; k < 3; k++) {
+		i++;
+		xstats[i].id = i;
+		xstats[i].value = held[k];
+	}
 	for (i++; i < n; i++) {
 		unsigned int k = i - n_dev - VBR_XSTATS_STEER;
 		const struct vbr_txq *txq =

@@ -1471,6 +1471,27 @@ vbr_steer_vlan_dropped(struct vbr_priv *priv)
 	return q.hits;
 }
 
+/**
+ * What the port holds, for xstats: out[0] user rules (rte_flow), out[1]
+ * the verbs flows of user rules on the device (companions included),
+ * out[2] those of the internal rules. A walk of the list, under the lock.
+ */
+void
+vbr_steer_flow_counts(struct vbr_priv *priv, uint64_t out[3])
+{
+	struct rte_flow *flow;
+
+	out[0] = out[1] = out[2] = 0;
+	if (!priv->flow_lock_init)
+		return;
+	pthread_mutex_lock(&priv->flow_lock);
+	out[0] = priv->nb_user_flows;
+	TAILQ_FOREACH(flow, &priv->flows, next)
+		out[flow->tier == VBR_STEER_TIER_USER ? 1 : 2] +=
+			vbr_steer_nb_vf_on(flow);
+	pthread_mutex_unlock(&priv->flow_lock);
+}
+
 /** At close: free every rule and what they used. */
 void
 vbr_steer_release(struct vbr_priv *priv)
