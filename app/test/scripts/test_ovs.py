@@ -528,6 +528,11 @@ def phase(ovs, net, helper, offload, profile):
     elif not offload:
         check(hits == 0 and all(h[0] == 0 for h in held),
               "%s: nothing offloaded: %s" % (what, held))
+    # What OVS could not offload (vbr's reason is in the line).
+    for line in ovs.log().splitlines():
+        if "netdev_offload_dpdk" in line and ("rror" in line or
+                                               "ailed" in line):
+            print("ovs: " + line)
     # OVS ages its flows: del-flows destroys every rte_flow
     ovs.appctl("dpctl/del-flows")
     held = []
