@@ -56,6 +56,21 @@ def csum(b):
     s += s >> 16
     return ~s & 0xffff
 
+def collect(s, seen, key, secs, done=lambda: False):
+    """Count received datagrams by key(data, peer) until done or secs."""
+    end = time.time() + secs
+    while time.time() < end and not done():
+        try:
+            d, peer = s.recvfrom(65535)
+        except socket.timeout:
+            continue
+        k = key(d, peer)
+        if k is not None:
+            seen[k] = seen.get(k, 0) + 1
+
+def report(seen):
+    print("%d %d" % (len(seen), sum(seen.values()) - len(seen)))
+
 def ping(dst, n, size):
     v6 = ":" in dst
     s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET,
@@ -65,35 +80,24 @@ def ping(dst, n, size):
     ident = os.getpid() & 0xffff
     data = (bytes(range(256)) * (size // 256 + 1))[:size]
     seen = {}
+
+    def key(r, peer):
+        off = 0 if v6 else (r[0] & 15) * 4
+        ty, _, _, i, sq = struct.unpack("!BBHHH", r[off:off + 8])
+        if ty == (129 if v6 else 0) and i == ident and \
+           r[off + 8:] == data and peer[0] == dst:
+            return sq
+        return None
+
     for seq in range(n):
         t = 128 if v6 else 8
         h = struct.pack("!BBHHH", t, 0, 0, ident, seq)
         c = 0 if v6 else csum(h + data)
         s.sendto(struct.pack("!BBHHH", t, 0, c, ident, seq) + data,
                  (dst, 0))
-        end = time.time() + 2
-        while time.time() < end and seq not in seen:
-            try:
-                r, peer = s.recvfrom(65535)
-            except socket.timeout:
-                continue
-            off = 0 if v6 else (r[0] & 15) * 4
-            ty, _, _, i, sq = struct.unpack("!BBHHH", r[off:off + 8])
-            if ty == (129 if v6 else 0) and i == ident and \
-               r[off + 8:] == data and peer[0] == dst:
-                seen[sq] = seen.get(sq, 0) + 1
-    # late duplicates
-    end = time.time() + 0.3
-    while time.time() < end:
-        try:
-            r, peer = s.recvfrom(65535)
-        except socket.timeout:
-            continue
-        off = 0 if v6 else (r[0] & 15) * 4
-        ty, _, _, i, sq = struct.unpack("!BBHHH", r[off:off + 8])
-        if ty == (129 if v6 else 0) and i == ident:
-            seen[sq] = seen.get(sq, 0) + 1
-    print("%d %d" % (len(seen), sum(seen.values()) - len(seen)))
+        collect(s, seen, key, 2, lambda: seq in seen)
+    collect(s, seen, key, 0.3)      # late duplicates
+    report(seen)
 
 def udp_server(addr, port, n, timeout):
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
@@ -102,23 +106,13 @@ def udp_server(addr, port, n, timeout):
     s.settimeout(0.5)
     print("ready", flush=True)
     seen = {}
-    end = time.time() + timeout
-    while time.time() < end and len(seen) < n:
-        try:
-            d, peer = s.recvfrom(2048)
-        except socket.timeout:
-            continue
-        seq = struct.unpack("!I", d[:4])[0]
-        seen[seq] = seen.get(seq, 0) + 1
-    end = time.time() + 0.3
-    while time.time() < end:
-        try:
-            d, peer = s.recvfrom(2048)
-        except socket.timeout:
-            continue
-        seq = struct.unpack("!I", d[:4])[0]
-        seen[seq] = seen.get(seq, 0) + 1
-    print("%d %d" % (len(seen), sum(seen.values()) - len(seen)))
+
+    def key(d, peer):
+        return struct.unpack("!I", d[:4])[0]
+
+    collect(s, seen, key, timeout, lambda: len(seen) >= n)
+    collect(s, seen, key, 0.3)      # late duplicates
+    report(seen)
 
 def udp_client(addr, port, n):
     fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
