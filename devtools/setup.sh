@@ -27,7 +27,8 @@ pkg-config gcc clang python3-pyelftools python3-scapy tcpdump tcpreplay
 iproute2 dpkg-dev liburcu-dev clang-format xz-utils
 libxdp-dev libbpf-dev libxdp1
 libmnl-dev
-libjansson-dev"
+libjansson-dev
+openvswitch-switch-dpdk"
 
 # The driver-SDK headers, as paths inside DPDK's source tree.
 SDK_HEADERS="lib/eal/include/bus_driver.h lib/eal/include/dev_driver.h
@@ -87,9 +88,33 @@ install_packages()
 	need_root "packages missing ($missing)"
 	step "packages: installing $missing"
 	apt_update_once
+	# Debian's postinst of openvswitch-switch starts ovsdb-server and
+	# ovs-vswitchd: no package may start a service here (the tests run
+	# their own daemons), so a policy-rc.d says no while apt runs.
+	no_service_starts
 	# shellcheck disable=SC2086
 	apt-get install -y -q --no-install-recommends $missing ||
 		die "apt-get install failed for: $missing"
+	services_back
+}
+
+POLICY_RC=/usr/sbin/policy-rc.d
+POLICY_RC_OURS=0
+
+no_service_starts()
+{
+	[ -e "$POLICY_RC" ] && return
+	printf '#!/bin/sh\n# devtools/setup.sh: no service starts\nexit 101\n' \
+		>"$POLICY_RC" && chmod 755 "$POLICY_RC" && POLICY_RC_OURS=1
+	trap services_back EXIT
+}
+
+services_back()
+{
+	if [ "$POLICY_RC_OURS" -eq 1 ]; then
+		rm -f "$POLICY_RC"
+		POLICY_RC_OURS=0
+	fi
 }
 
 # --- 2. driver-SDK headers ---------------------------------------------------

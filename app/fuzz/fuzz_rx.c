@@ -235,6 +235,7 @@ ip6_from(uint8_t *a, unsigned int i)
 struct ref_level {
 	bool eth;
 	uint8_t dmac[6], smac[6], type[2], vlan[2];
+	bool tagged;			/* a VLAN tag was read */
 	unsigned int l3;		/* 0, 4, 6 */
 	uint8_t src[16], dst[16];
 	uint8_t proto, tos, ttl, flags;
@@ -279,7 +280,11 @@ ref_ip(struct ref_level *l, const uint8_t *p, unsigned int off,
 			return 0;
 		l->l3 = 4;
 		l->tos = p[off + 1];
-		l->flags = p[off + 6] >> 5;
+		/* swverbs' ipv4_ext flags: 1 reserved, 2 DF, 4 MF, 8 offset */
+		l->flags = (uint8_t)((p[off + 6] >> 7) |
+				     ((p[off + 6] >> 5) & 2) |
+				     ((p[off + 6] >> 3) & 4) |
+				     ((be16(p + off + 6) & 0x1fff) ? 8 : 0));
 		l->ttl = p[off + 8];
 		l->proto = p[off + 9];
 		memcpy(l->src, p + off + 12, 4);
@@ -340,8 +345,10 @@ ref_eth_level(struct ref_level *l, const uint8_t *p, unsigned int off,
 	t = be16(p + off);
 	/* The device reads up to two VLAN tags and matches the first. */
 	while ((t == 0x8100 || t == 0x88a8) && n < 2 && off + 6 <= len) {
-		if (n == 0)
+		if (n == 0) {
 			memcpy(l->vlan, p + off + 2, 2);
+			l->tagged = true;
+		}
 		off += 4;
 		t = be16(p + off);
 		n++;
@@ -502,7 +509,9 @@ ref_spec_match(const struct ref_pkt *k, const struct ref_rule *r,
 		       mm(l->smac, e->val.src_mac, e->mask.src_mac, 6) &&
 		       mm(l->type, &e->val.ether_type, &e->mask.ether_type,
 			  2) &&
-		       mm(l->vlan, &e->val.vlan_tag, &e->mask.vlan_tag, 2);
+		       mm(l->vlan, &e->val.vlan_tag, &e->mask.vlan_tag, 2) &&
+		       /* a VLAN mask asks for a tag (full profile: any TPID) */
+		       (e->mask.vlan_tag == 0 || l->tagged);
 	}
 	case IBV_FLOW_SPEC_IPV4: {
 		const struct ibv_flow_spec_ipv4 *ip = &r->spec[s].ipv4;
@@ -524,7 +533,8 @@ ref_spec_match(const struct ref_pkt *k, const struct ref_rule *r,
 		       mm(&l->proto, &ip->val.proto, &ip->mask.proto, 1) &&
 		       mm(&l->tos, &ip->val.tos, &ip->mask.tos, 1) &&
 		       mm(&l->ttl, &ip->val.ttl, &ip->mask.ttl, 1) &&
-		       ((l->flags ^ ip->val.flags) & ip->mask.flags & 7) == 0;
+		       ((l->flags ^ ip->val.flags) & ip->mask.flags & 0xf) ==
+		       0;
 	}
 	case IBV_FLOW_SPEC_IPV6: {
 		const struct ibv_flow_spec_ipv6 *ip = &r->spec[s].ipv6;
@@ -797,8 +807,9 @@ gen_l3(struct ref_rule *r, uint32_t inner)
 			ip->mask.ttl = 0xff;
 		}
 		if (rnd(4) == 0) {
-			ip->val.flags = (uint8_t)rnd(4);	/* DF, MF */
-			ip->mask.flags = 3;
+			/* DF, MF, offset not 0 */
+			ip->val.flags = (uint8_t)(rnd(8) << 1);
+			ip->mask.flags = 0xe;
 		}
 		clamp(&ip->val, &ip->mask, sizeof(ip->val));
 	} else {
@@ -1412,8 +1423,10 @@ rand_level(struct fuzz_reader *in, struct fd_level *l)
 	c = fuzz_get8(in);
 	l->proto = proto_pool[c % 6];
 	l->ttl = c & 0x40 ? 1 : 64;
-	l->ipflags = (c >> 3) & 3;
 	l->frag = (c & 0x80) && (c & 0x20) ? 8 : 0;
+	/* as swverbs' ipv4_ext flags: MF 4, DF 2, offset not 0 8 */
+	l->ipflags = (uint8_t)(((c >> 3) & 1 ? 4 : 0) | ((c >> 3) & 2) |
+			       (l->frag ? 8 : 0));
 	l->opt = (c & 0x80) && !(c & 0x20) ? 1 + (c & 1) : 0;
 	l->tos = c & 4 ? 0x10 : 0;
 	l->flow_label = c & 2 ? 1 : 0;
@@ -1572,7 +1585,11 @@ ser_ip(uint8_t *p, const struct fd_level *l, unsigned int proto,
 		p[1] = l->tos;
 		put16(p + 2, (uint16_t)(hl + plen));
 		put16(p + 4, 0x1234);
-		put16(p + 6, (uint16_t)(l->ipflags << 13 | l->frag));
+		put16(p + 6, (uint16_t)((l->ipflags & 1 ? 0x8000 : 0) |
+					(l->ipflags & 2 ? 0x4000 : 0) |
+					(l->ipflags & 4 ? 0x2000 : 0) |
+					(l->ipflags & 8 ? (l->frag ? l->frag : 8) :
+					 0)));
 		p[8] = l->ttl;
 		p[9] = (uint8_t)proto;
 		put16(p + 10, 0);

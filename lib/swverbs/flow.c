@@ -194,10 +194,14 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 			  &e->val.ether_type, &e->mask.ether_type, 2);
 		set_field(&hv->vlan_tag, &hm->vlan_tag, &e->val.vlan_tag,
 			  &e->mask.vlan_tag, 2);
-		/* mlx5: any VLAN mask asks for a C-tag (fs.c, cvlan_tag). */
-		if (b->strict && e->mask.vlan_tag != 0) {
-			hv->cvlan = 1;
-			hm->cvlan = 0xff;
+		/*
+		 * mlx5: any VLAN mask asks for a C-tag (fs.c, cvlan_tag); the
+		 * full profile: for a tag of any TPID, so a VLAN match never
+		 * takes an untagged frame (VID 0 and PCP 0 under the mask).
+		 */
+		if (e->mask.vlan_tag != 0) {
+			hv->cvlan = b->strict ? SWV_TAG_C : SWV_TAG_ANY;
+			hm->cvlan = hv->cvlan;
 		}
 		if (inner) {
 			hv->eth = 1;
@@ -237,8 +241,13 @@ flow_add_spec(struct flow_build *b, const struct ibv_flow_spec *spec)
 			  &ip->mask.proto, 1);
 		set_field(&hv->tos, &hm->tos, &ip->val.tos, &ip->mask.tos, 1);
 		set_field(&hv->ttl, &hm->ttl, &ip->val.ttl, &ip->mask.ttl, 1);
-		hv->ipflags = ip->val.flags & 7;
-		hm->ipflags = ip->mask.flags & 7;
+		/*
+		 * Flags as the kernel's enum ib_ipv4_flags: 0x2 DF, 0x4 MF;
+		 * 0x8 (ours): the fragment offset is not 0; 0x1: the
+		 * reserved bit.
+		 */
+		hv->ipflags = ip->val.flags & ip->mask.flags & 0xf;
+		hm->ipflags = ip->mask.flags & 0xf;
 		return 0;
 	}
 	case IBV_FLOW_SPEC_IPV6: {

@@ -74,8 +74,9 @@ is_vlan(uint16_t type)
 /*
  * Ethernet at buf[0] with up to two VLAN tags (the first TCI is matched) into
  * key words w and w + 1. The caller checked len >= 14. Return the offset of
- * the payload; *type is its ether type, *cvlan 1 when the first tag is an
- * 802.1Q C-tag (what an mlx5 VLAN match asks for).
+ * the payload; *type is its ether type, *cvlan SWV_TAG_ANY when tagged,
+ * with SWV_TAG_C when the first tag is an 802.1Q C-tag (what an mlx5 VLAN
+ * match asks for).
  */
 static inline uint32_t
 parse_eth(union swv_key *k, unsigned int w, const uint8_t *buf, uint32_t len,
@@ -87,7 +88,7 @@ parse_eth(union swv_key *k, unsigned int w, const uint8_t *buf, uint32_t len,
 
 	*cvlan = 0;
 	if (SWV_UNLIKELY(is_vlan(t)) && len >= 18) {
-		*cvlan = t == htons(0x8100);
+		*cvlan = SWV_TAG_ANY | (t == htons(0x8100) ? SWV_TAG_C : 0);
 		vlan = ld16(buf + 14);
 		t = ld16(buf + 16);
 		off = 18;
@@ -129,8 +130,11 @@ parse_ipv4(union swv_key *k, unsigned int w, const uint8_t *buf,
 		l4 = ip[9];
 		ports = ld32(buf + l4off);
 	}
+	/* ipflags: reserved 0x1, DF 0x2, MF 0x4, offset not 0 0x8. */
 	k->w[w + 2] = SWV_B8(4, 0) | SWV_B8(ip[9], 1) | SWV_B8(ip[1], 2) |
-		      SWV_B8(ip[8], 3) | SWV_B8(ip[6] >> 5, 4) |
+		      SWV_B8(ip[8], 3) |
+		      SWV_B8((ip[6] >> 7) | ((ip[6] >> 5) & 0x2) |
+			     ((ip[6] >> 3) & 0x4) | (first ? 0 : 0x8), 4) |
 		      SWV_B8(l4, 5) | SWV_B8(eth, 6);
 	k->w[w + 3] = SWV_B32(ports, 0);
 	k->w[w + 4] = SWV_B32(ld32(ip + 12), 0);

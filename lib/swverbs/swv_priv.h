@@ -794,10 +794,10 @@ struct swv_hdr_key {
 	uint8_t proto;		/**< IPv4 protocol, IPv6 next header */
 	uint8_t tos;		/**< IPv4 TOS, IPv6 traffic class */
 	uint8_t ttl;		/**< IPv4 TTL, IPv6 hop limit */
-	uint8_t ipflags;	/**< IPv4 flags: 4 reserved, 2 DF, 1 MF */
+	uint8_t ipflags;	/**< IPv4: 1 reserved, 2 DF, 4 MF, 8 offset */
 	uint8_t l4;		/**< TCP or UDP when its ports are parsed */
 	uint8_t eth;		/**< 1: an Ethernet header was parsed */
-	uint8_t cvlan;		/**< 1: the first tag is 802.1Q (0x8100) */
+	uint8_t cvlan;		/**< SWV_TAG_* of the first tag, 0: none */
 	/* word 3 */
 	uint16_t sport;		/**< network order */
 	uint16_t dport;
@@ -806,6 +806,10 @@ struct swv_hdr_key {
 	uint8_t src[16];
 	uint8_t dst[16];
 };
+
+/* cvlan bits: a tag (0x8100 or 0x88a8); the first one 802.1Q (0x8100). */
+#define SWV_TAG_C 1u
+#define SWV_TAG_ANY 2u
 
 /* tun bits */
 #define SWV_TUN_VXLAN 1u

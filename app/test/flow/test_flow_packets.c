@@ -37,8 +37,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -2282,6 +2284,249 @@ test_isolate(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Open vSwitch's partial offload (netdev-offload-dpdk): every megaflow a
+ * rule "eth src/dst/type has_vlan / ipv4 fragment_offset or ipv6
+ * has_frag_ext / ... -> mark, rss". OVS trusts the mark: a frame outside
+ * the megaflow must never carry it. Frames it excludes (tagged, fragments,
+ * IPv6 extension headers) arrive on the rule's queues unmarked.
+ */
+static const struct rte_flow_action_rss ovs_rss = {
+	.types = RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP,
+	.queue_num = 1, .queue = (const uint16_t []){ 2 },
+};
+static const struct rte_flow_item_eth ovs_eth_m = {
+	.src.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	.type = RTE_BE16(0xffff), .has_vlan = 1,
+};
+
+static struct rte_flow *
+ovs_rule(const struct rte_flow_item *pattern, uint32_t id)
+{
+	const struct rte_flow_action_mark mark = { .id = id };
+	const struct rte_flow_action actions[] = {
+		ACT(MARK, &mark), ACT(RSS, &ovs_rss), ACT_END,
+	};
+
+	return rule(0, pattern, actions);
+}
+
+/* eth / ipv4 / udp with IPv4 flags and offset (host order) given. */
+static void
+mk_ipv4_fo(struct frame *f, uint16_t fo, bool tagged, uint16_t tpid)
+{
+	struct l34 p = l34_default;
+	struct rte_ipv4_hdr *ip;
+
+	frame_init(f);
+	put_eth(f, &mac1, &mac0, tagged ? tpid : RTE_ETHER_TYPE_IPV4);
+	if (tagged)
+		put_vlan(f, 100, RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(f->b + f->len);
+	put_ipv4(f, p.src4, p.dst4, p.proto, 0);
+	put_l4(f, &p);
+	frame_finish(f);
+	ip->fragment_offset = rte_cpu_to_be_16(fo);
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+/* eth / ipv6 / next header nh (an 8-byte extension) / udp. */
+static void
+mk_ipv6_ext(struct frame *f, uint8_t nh)
+{
+	struct l34 p = l34_default;
+	uint8_t *ext;
+
+	frame_init(f);
+	put_eth(f, &mac1, &mac0, RTE_ETHER_TYPE_IPV6);
+	put_ipv6(f, p.src6, p.dst6, nh, 0, 0, 64);
+	ext = put(f, 8);
+	ext[0] = IPPROTO_UDP;
+	if (nh == IPPROTO_FRAGMENT)
+		ext[3] = 1;		/* offset 0, M 1: a first fragment */
+	put_udp(f, p.sport, p.dport);
+	frame_finish(f);
+}
+
+static int
+test_ovs_partial_offload(void)
+{
+	struct rte_flow_item_eth e4 = {
+		.src = mac0, .dst = mac1, .type = RTE_BE16(0x0800),
+	}, e6 = e4;
+	struct rte_flow_item_ipv4 nofrag = { .hdr.fragment_offset = 0 };
+	struct rte_flow_item_ipv4 first = {
+		.hdr.fragment_offset = RTE_BE16(RTE_IPV4_HDR_MF_FLAG),
+	};
+	struct rte_flow_item_ipv4 fragm = {
+		.hdr.fragment_offset = RTE_BE16(0x3fff),
+	};
+	struct rte_flow_item_ipv6 v6 = { .has_frag_ext = 0 };
+	struct rte_flow_item_ipv6 v6m = { .has_frag_ext = 1 };
+	struct rte_flow_item p_eth[] = {
+		ITEM(ETH, &e4, &ovs_eth_m), ITEM_END };
+	struct rte_flow_item p_nofrag[] = {
+		ITEM(ETH, &e4, &ovs_eth_m), ITEM(IPV4, &nofrag, &fragm),
+		ITEM_END };
+	struct rte_flow_item p_first[] = {
+		ITEM(ETH, &e4, &ovs_eth_m), ITEM(IPV4, &first, &fragm),
+		ITEM_END };
+	struct rte_flow_item p_v6[] = {
+		ITEM(ETH, &e6, &ovs_eth_m), ITEM(IPV6, &v6, &v6m), ITEM_END };
+	struct frame plain, c100, c101, stag, later, frag1, v6plain, v6frag,
+		     v6hop;
+	struct rte_flow *f;
+
+	CLEAN();
+	e6.type = RTE_BE16(0x86dd);
+	mk_ipv4_fo(&plain, 0, false, 0);
+	mk_ipv4_fo(&c100, 0, true, RTE_ETHER_TYPE_VLAN);
+	mk_vlan(&c101, 101, RTE_ETHER_TYPE_IPV4);
+	mk_ipv4_fo(&stag, 0, true, RTE_ETHER_TYPE_QINQ);
+	mk_ipv4_fo(&later, 185, false, 0);
+	mk_ipv4_fo(&frag1, RTE_IPV4_HDR_MF_FLAG, false, 0);
+	/* untagged only: two companions take the C-tagged frames */
+	f = ovs_rule(p_eth, 11);
+	TEST_ASSERT_NOT_NULL(f, "eth has_vlan 0 rule");
+	EXPECT_MARK("has_vlan 0: untagged", &plain, 2, 11);
+	EXPECT_MARK("has_vlan 0: VID 100 (bit 0 clear)", &c100, 2, MARK_NONE);
+	EXPECT_MARK("has_vlan 0: VID 101 (bit 0 set)", &c101, 2, MARK_NONE);
+	/* A ConnectX through verbs tells C-tags only (mlx5's cvlan_tag). */
+	if (full_profile)
+		EXPECT_MARK("has_vlan 0: S-tag", &stag, 2, MARK_NONE);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	EXPECT_MARK("has_vlan 0 after stop/start: untagged", &plain, 2, 11);
+	EXPECT_MARK("has_vlan 0 after stop/start: tagged", &c101, 2,
+		    MARK_NONE);
+	DESTROY(f);
+	EXPECT_Q("has_vlan 0 rule destroyed: untagged", &plain, 0);
+	EXPECT_Q("has_vlan 0 rule destroyed: tagged", &c101, 0);
+	if (!full_profile) {
+		TEST_ASSERT_SUCCESS(refused_case("ipv4 not a fragment",
+			p_nofrag, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+			"fragment match"), "ipv4 fragment_offset on mlx5");
+		return refused_case("ipv6 has_frag_ext 0", p_v6,
+				    RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+				    "fragment match");
+	}
+	/* not a fragment: natively (ipv4_ext flags), no companion for it */
+	f = ovs_rule(p_nofrag, 12);
+	TEST_ASSERT_NOT_NULL(f, "not-a-fragment rule");
+	EXPECT_MARK("not a fragment: whole datagram", &plain, 2, 12);
+	EXPECT_MARK("not a fragment: later fragment", &later, 0, MARK_NONE);
+	EXPECT_MARK("not a fragment: first fragment", &frag1, 0, MARK_NONE);
+	EXPECT_MARK("not a fragment: tagged", &c100, 2, MARK_NONE);
+	DESTROY(f);
+	f = ovs_rule(p_first, 13);
+	TEST_ASSERT_NOT_NULL(f, "first-fragment rule");
+	EXPECT_MARK("first fragment: first fragment", &frag1, 2, 13);
+	EXPECT_MARK("first fragment: whole datagram", &plain, 0, MARK_NONE);
+	EXPECT_MARK("first fragment: later fragment", &later, 0, MARK_NONE);
+	DESTROY(f);
+	/* IPv6 has_frag_ext 0, any next header: four more companions */
+	mk_ipv6(&v6plain, &l34_default);
+	mk_ipv6_ext(&v6frag, IPPROTO_FRAGMENT);
+	mk_ipv6_ext(&v6hop, IPPROTO_HOPOPTS);
+	f = ovs_rule(p_v6, 14);
+	TEST_ASSERT_NOT_NULL(f, "ipv6 has_frag_ext 0 rule");
+	EXPECT_MARK("has_frag_ext 0: no extension", &v6plain, 2, 14);
+	EXPECT_MARK("has_frag_ext 0: fragment header", &v6frag, 2, MARK_NONE);
+	EXPECT_MARK("has_frag_ext 0: hop-by-hop header", &v6hop, 2,
+		    MARK_NONE);
+	DESTROY(f);
+	return TEST_SUCCESS;
+}
+
+/* Lines of the port's rte_flow dump that hold needle. */
+static unsigned int
+dump_count(const char *needle)
+{
+	struct rte_flow_error err;
+	char *buf = NULL, *p;
+	unsigned int n = 0;
+	size_t len = 0;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return UINT_MAX;
+	if (rte_flow_dev_dump(port1, NULL, f, &err) != 0)
+		n = UINT_MAX;
+	fclose(f);
+	for (p = buf; n != UINT_MAX && (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	free(buf);
+	return n;
+}
+
+/*
+ * OVS's revalidators create and destroy rules as megaflows come and go:
+ * thousands of mark rules with companions, destroyed one by one or
+ * flushed, leave no rule and no verbs flow of theirs; the port's own
+ * traffic is as before.
+ */
+static int
+test_ovs_rule_life(void)
+{
+	enum { N = 2000 };
+	static struct rte_flow *flows[N];
+	struct rte_flow_item_eth e = { .dst = mac1, .type = RTE_BE16(0x0806) };
+	struct rte_flow_item p[] = { ITEM(ETH, &e, &ovs_eth_m), ITEM_END };
+	struct frame plain;
+	unsigned int i, round;
+	uint64_t internal;
+
+	CLEAN();
+	mk_ipv4_fo(&plain, 0, false, 0);
+	internal = vbr_test_xstat(port1, "flow_own_verbs_flows");
+	TEST_ASSERT(internal > 0 && internal != UINT64_MAX,
+		    "internal verbs flows: %" PRIu64, internal);
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_rules"), 0, "rules");
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < N; i++) {
+			e.src.addr_bytes[0] = 0x02;
+			e.src.addr_bytes[4] = (uint8_t)(i >> 8);
+			e.src.addr_bytes[5] = (uint8_t)i;
+			flows[i] = ovs_rule(p, i + 1);
+			TEST_ASSERT_NOT_NULL(flows[i], "rule %u", i);
+		}
+		TEST_ASSERT_EQUAL(dump_count("companion"), 2u * N,
+				  "companion verbs flows of %u rules", N);
+		TEST_ASSERT_EQUAL(dump_count("), on the device"), (unsigned)N,
+				  "rules on the device");
+		/* each: its own flow and two companions */
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_rules"),
+				  (uint64_t)N, "flow_rules xstat");
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_verbs_flows"),
+				  3 * (uint64_t)N, "flow_verbs_flows xstat");
+		if (round == 0) {
+			for (i = 0; i < N; i++)
+				DESTROY(flows[i]);
+		} else {
+			struct rte_flow_error err;
+
+			TEST_ASSERT_SUCCESS(rte_flow_flush(port1, &err),
+					    "flush");
+		}
+		TEST_ASSERT_EQUAL(dump_count(" 0 vbr rules"), 1u,
+				  "rules left after round %u", round);
+		TEST_ASSERT_EQUAL(dump_count("vbr rule "), 0u,
+				  "user rules (and their verbs flows) left");
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_rules"), 0,
+				  "flow_rules xstat after round %u", round);
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "flow_verbs_flows"), 0,
+				  "flow_verbs_flows xstat after round %u", round);
+		TEST_ASSERT_EQUAL(vbr_test_xstat(port1,
+						 "flow_own_verbs_flows"),
+				  internal, "only the internal verbs flows");
+		EXPECT_Q("after the rules: default queue", &plain, 0);
+	}
+	return TEST_SUCCESS;
+}
+
 /* No frame came after its check stopped waiting. */
 static int
 test_no_late_frames(void)
@@ -2335,6 +2580,8 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_stop_start),
 		TEST_CASE(test_destroy_flush),
 		TEST_CASE(test_isolate),
+		TEST_CASE(test_ovs_partial_offload),
+		TEST_CASE(test_ovs_rule_life),
 		TEST_CASE(test_no_late_frames),
 		TEST_CASES_END(),
 	},

@@ -57,6 +57,7 @@ struct ok_case {
 	uint64_t fields;
 	uint64_t rx_act;		/* the tag's Rx action table entry */
 	unsigned int has_key;
+	uint8_t comp;			/* VBR_FLOW_COMP_* */
 };
 
 #define UDP_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
@@ -72,7 +73,219 @@ struct ok_case {
 #define MAC1 { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 }
 #define MACFF { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }
 
+/* What OVS 3.1's netdev-offload-dpdk emits for partial offload. */
+#define MAC2 { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 }
+static const struct rte_flow_item_eth ovs_eth_untagged = {
+	.src.addr_bytes = MAC1, .dst.addr_bytes = MAC2,
+	.type = RTE_BE16(0x0800), .has_vlan = 0,
+};
+static const struct rte_flow_item_eth ovs_eth_m = {
+	.src.addr_bytes = MACFF, .dst.addr_bytes = MACFF,
+	.type = RTE_BE16(0xffff), .has_vlan = 1,
+};
+static const struct rte_flow_item_eth ovs_eth_tagged = {
+	.src.addr_bytes = MAC1, .dst.addr_bytes = MAC2,
+	.type = RTE_BE16(0x8100), .has_vlan = 1,
+};
+static const struct rte_flow_item_eth ovs_eth6_untagged = {
+	.src.addr_bytes = MAC1, .dst.addr_bytes = MAC2,
+	.type = RTE_BE16(0x86dd), .has_vlan = 0,
+};
+static const struct rte_flow_item_eth ovs_arp_untagged = {
+	.src.addr_bytes = MAC1, .dst.addr_bytes = MAC2,
+	.type = RTE_BE16(0x0806), .has_vlan = 0,
+};
+/* OVS: tci & ~CFI under mask & ~CFI; inner_type is the megaflow's. */
+static const struct rte_flow_item_vlan ovs_vlan100 = {
+	.tci = RTE_BE16(100), .inner_type = RTE_BE16(0x0800),
+};
+static const struct rte_flow_item_vlan ovs_vlan_m = {
+	.tci = RTE_BE16(0xefff), .inner_type = RTE_BE16(0xffff),
+};
+static const struct rte_flow_item_ipv4 ovs_nofrag = {
+	.hdr.next_proto_id = 17,
+};
+static const struct rte_flow_item_ipv4 ovs_fragm = {
+	.hdr.next_proto_id = 0xff, .hdr.fragment_offset = RTE_BE16(0x3fff),
+};
+static const struct rte_flow_item_ipv4 ovs_first = {
+	.hdr.next_proto_id = 17, .hdr.fragment_offset = RTE_BE16(0x2000),
+};
+static const struct rte_flow_item_ipv6 ovs_v6_nofrag = {
+	.has_frag_ext = 0,
+};
+static const struct rte_flow_item_ipv6 ovs_v6_fragm = {
+	.has_frag_ext = 1,
+};
+static const struct rte_flow_item_ipv6 ovs_v6_udp_m = {
+	.hdr.proto = 0xff, .has_frag_ext = 1,
+};
+static const struct rte_flow_item_ipv6 ovs_v6_udp = {
+	.hdr.proto = 17,
+};
+/* OVS: mark, then RSS over every Rx queue, types ip udp tcp, no key. */
+#define OVS_ACTIONS(n) A(ACT(MARK, C(struct rte_flow_action_mark, \
+				      .id = (n))), \
+			  ACT(RSS, C(struct rte_flow_action_rss, \
+				     .types = RTE_ETH_RSS_IP | \
+					      RTE_ETH_RSS_UDP | \
+					      RTE_ETH_RSS_TCP, \
+				     .queue_num = 2, \
+				     .queue = (const uint16_t []){ 0, 1 })))
+#define OVS_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
+		    IBV_RX_HASH_SRC_IPV6 | IBV_RX_HASH_DST_IPV6 | \
+		    IBV_RX_HASH_SRC_PORT_UDP | IBV_RX_HASH_DST_PORT_UDP | \
+		    IBV_RX_HASH_SRC_PORT_TCP | IBV_RX_HASH_DST_PORT_TCP)
+#define OVS_ETH_SPEC(t, ...) SPEC(ETH, IBV_FLOW_SPEC_ETH, \
+	.val.src_mac = MAC1, .mask.src_mac = MACFF, \
+	.val.dst_mac = MAC2, .mask.dst_mac = MACFF, \
+	.val.ether_type = RTE_BE16(t), .mask.ether_type = RTE_BE16(0xffff), \
+	__VA_ARGS__)
+#define TAG_SPEC SPEC(struct ibv_flow_spec_action_tag, \
+		      IBV_FLOW_SPEC_ACTION_TAG, .tag_id = 0)
+
 static const struct ok_case ok_cases[] = {
+{
+	.name = "ovs: eth has_vlan 0 / ipv4 not a fragment / udp -> mark, rss",
+	ING,
+	.pattern = P(I(ETH, &ovs_eth_untagged, &ovs_eth_m),
+		     I(IPV4, &ovs_nofrag, &ovs_fragm), I(UDP, NULL, NULL)),
+	.actions = OVS_ACTIONS(1),
+	.nb_rx_queues = 2,
+	.specs = SPECS(OVS_ETH_SPEC(0x0800, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.proto = 17,
+			    .mask.proto = 0xff, .val.flags = 0,
+			    .mask.flags = 0xc),
+		       SPEC(L4, IBV_FLOW_SPEC_UDP, .val.dst_port = 0),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS, .rx_act = VBR_RX_ACT_MARK | 1,
+	.comp = VBR_FLOW_COMP_TAGGED,
+},
+{
+	.name = "ovs: ipv4 first fragment (MF 1, offset 0)",
+	ING,
+	.pattern = P(I(ETH, &ovs_eth_untagged, &ovs_eth_m),
+		     I(IPV4, &ovs_first, &ovs_fragm)),
+	.actions = OVS_ACTIONS(2),
+	.nb_rx_queues = 2,
+	.specs = SPECS(OVS_ETH_SPEC(0x0800, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.proto = 17,
+			    .mask.proto = 0xff, .val.flags = 0x4,
+			    .mask.flags = 0xc),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS, .rx_act = VBR_RX_ACT_MARK | 2,
+	.comp = VBR_FLOW_COMP_TAGGED,
+},
+{
+	.name = "ovs-style later fragment (offset 1 to 0x1fff), no eth",
+	ING,
+	.pattern = P(IL(IPV4, C(struct rte_flow_item_ipv4,
+				.hdr.fragment_offset = RTE_BE16(1)),
+			C(struct rte_flow_item_ipv4,
+			  .hdr.fragment_offset = RTE_BE16(0x1fff)),
+			C(struct rte_flow_item_ipv4,
+			  .hdr.fragment_offset = RTE_BE16(0x1fff)))),
+	.actions = OVS_ACTIONS(3),
+	.nb_rx_queues = 2,
+	.prio = 0,
+	.specs = SPECS(SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.flags = 0x8,
+			    .mask.flags = 0x8),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS, .rx_act = VBR_RX_ACT_MARK | 3,
+},
+{
+	.name = "ovs: eth 0x8100 has_vlan 1 / vlan 100 / ipv4 proto 17",
+	ING,
+	.pattern = P(I(ETH, &ovs_eth_tagged, &ovs_eth_m),
+		     I(VLAN, &ovs_vlan100, &ovs_vlan_m),
+		     I(IPV4, &ovs_nofrag, &ovs_fragm)),
+	.actions = OVS_ACTIONS(4),
+	.nb_rx_queues = 2,
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH,
+			    .val.src_mac = MAC1, .mask.src_mac = MACFF,
+			    .val.dst_mac = MAC2, .mask.dst_mac = MACFF,
+			    .val.vlan_tag = RTE_BE16(100),
+			    .mask.vlan_tag = RTE_BE16(0xefff),
+			    .val.ether_type = RTE_BE16(0x0800),
+			    .mask.ether_type = RTE_BE16(0xffff)),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.proto = 17,
+			    .mask.proto = 0xff, .val.flags = 0,
+			    .mask.flags = 0xc),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS, .rx_act = VBR_RX_ACT_MARK | 4,
+},
+{
+	.name = "ovs: eth has_vlan 0 / ipv6 has_frag_ext 0 (any next header)",
+	ING,
+	.pattern = P(I(ETH, &ovs_eth6_untagged, &ovs_eth_m),
+		     I(IPV6, &ovs_v6_nofrag, &ovs_v6_fragm)),
+	.actions = OVS_ACTIONS(5),
+	.nb_rx_queues = 2,
+	.specs = SPECS(OVS_ETH_SPEC(0x86dd, .val.vlan_tag = 0),
+		       SPEC(IP6, IBV_FLOW_SPEC_IPV6, .val.next_hdr = 0),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS, .rx_act = VBR_RX_ACT_MARK | 5,
+	.comp = VBR_FLOW_COMP_TAGGED | VBR_FLOW_COMP_V6_EXT,
+},
+{
+	.name = "ovs: ipv6 udp has_frag_ext 0: exact without companions",
+	ING,
+	.pattern = P(I(IPV6, &ovs_v6_udp, &ovs_v6_udp_m), I(UDP, NULL, NULL)),
+	.actions = OVS_ACTIONS(6),
+	.nb_rx_queues = 2,
+	.specs = SPECS(SPEC(IP6, IBV_FLOW_SPEC_IPV6, .val.next_hdr = 17,
+			    .mask.next_hdr = 0xff),
+		       SPEC(L4, IBV_FLOW_SPEC_UDP, .val.dst_port = 0),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS, .rx_act = VBR_RX_ACT_MARK | 6,
+},
+{
+	.name = "ovs: eth arp has_vlan 0 -> mark, rss",
+	ING,
+	.pattern = P(I(ETH, &ovs_arp_untagged, &ovs_eth_m)),
+	.actions = OVS_ACTIONS(7),
+	.nb_rx_queues = 2,
+	.specs = SPECS(OVS_ETH_SPEC(0x0806, .val.vlan_tag = 0), TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS, .rx_act = VBR_RX_ACT_MARK | 7,
+	.comp = VBR_FLOW_COMP_TAGGED,
+},
+{
+	.name = "ipv4 / icmp -> IP protocol 1",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL), I(IPV4, NULL, NULL),
+		     I(ICMP, NULL, NULL)),
+	.actions = A(ACT(QUEUE, Q(0))),
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.proto = 1,
+			    .mask.proto = 0xff)),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1,
+},
+{
+	.name = "ipv6 / sctp -> next header 132",
+	ING,
+	.pattern = P(I(IPV6, NULL, NULL), I(SCTP, NULL, NULL)),
+	.actions = A(ACT(QUEUE, Q(0))),
+	.specs = SPECS(SPEC(IP6, IBV_FLOW_SPEC_IPV6, .val.next_hdr = 132,
+			    .mask.next_hdr = 0xff)),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1,
+},
+{
+	.name = "rss with no queue list: every Rx queue",
+	ING,
+	.pattern = P(I(ETH, NULL, NULL)),
+	.actions = A(ACT(RSS, C(struct rte_flow_action_rss, .queue_num = 0))),
+	.nb_rx_queues = 3,
+	.specs = SPECS(SPEC(ETH, IBV_FLOW_SPEC_ETH, .val.vlan_tag = 0)),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 3, .queues = { 0, 1, 2 },
+	.fields = IP_FIELDS,
+},
 {
 	.name = "eth type -> drop",
 	ING,
@@ -336,6 +549,7 @@ struct bad_case {
 	uint16_t nb_rx_queues;
 	enum rte_flow_error_type type;
 	const char *msg;
+	uint32_t no_fields;		/* VBR_FLOW_F_* the device refuses */
 };
 
 #define ETH_ANY I(ETH, NULL, NULL)
@@ -366,18 +580,18 @@ static const struct bad_case bad_cases[] = {
 	P(ETH_ANY, I(VLAN, C(struct rte_flow_item_vlan, .tci = RTE_BE16(0xe000)),
 	       C(struct rte_flow_item_vlan, .tci = RTE_BE16(0xefff)))),
 	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM, "vlan item: give a non-zero VID" },
-{ "eth type before vlan", { .ingress = 1 },
-	P(I(ETH, C(struct rte_flow_item_eth, .type = RTE_BE16(0x8100)),
+{ "eth type 0x88a8 before vlan", { .ingress = 1 },
+	P(I(ETH, C(struct rte_flow_item_eth, .type = RTE_BE16(0x88a8)),
 	    C(struct rte_flow_item_eth, .type = RTE_BE16(0xffff))),
 	  I(VLAN, C(struct rte_flow_item_vlan, .tci = RTE_BE16(5)), NULL)),
 	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
-	"vlan item: the eth item before it must not match a type" },
+	"vlan item: the eth item before it must not match a type other than "
+	"0x8100" },
 { "eth has_vlan", { .ingress = 1 },
 	P(I(ETH, C(struct rte_flow_item_eth, .has_vlan = 1),
 	    C(struct rte_flow_item_eth, .has_vlan = 1))),
-	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
-	"eth item: field has_vlan cannot be matched (verbs matches: dst, src, "
-	"type)" },
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"eth item: has_vlan 1 needs a vlan item with a VID" },
 { "ipv4 version_ihl", { .ingress = 1 },
 	P(ETH_ANY, I(IPV4, C(struct rte_flow_item_ipv4, .hdr.version_ihl = 0x45),
 	       C(struct rte_flow_item_ipv4, .hdr.version_ihl = 0xff))),
@@ -412,9 +626,75 @@ static const struct bad_case bad_cases[] = {
 	     C(struct rte_flow_item_udp, .hdr.dst_port = RTE_BE16(100)), NULL)),
 	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_LAST,
 	"udp item: ranges (last) cannot be matched" },
-{ "icmp item", { .ingress = 1 }, P(ETH_ANY, I(IPV4, NULL, NULL),
-				   I(ICMP, NULL, NULL)),
-	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM, "vbr: item icmp is not supported" },
+{ "icmp type", { .ingress = 1 }, P(ETH_ANY, I(IPV4, NULL, NULL),
+	I(ICMP, C(struct rte_flow_item_icmp, .hdr.icmp_type = 8),
+	  C(struct rte_flow_item_icmp, .hdr.icmp_type = 0xff))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"icmp item: field type cannot be matched (verbs matches: nothing" },
+{ "icmp after ipv6", { .ingress = 1 }, P(ETH_ANY, I(IPV6, NULL, NULL),
+					 I(ICMP, NULL, NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM, "icmp item: ICMP is IPv4's" },
+{ "sctp ports", { .ingress = 1 }, P(ETH_ANY, I(IPV4, NULL, NULL),
+	I(SCTP, C(struct rte_flow_item_sctp, .hdr.dst_port = RTE_BE16(9)),
+	  C(struct rte_flow_item_sctp, .hdr.dst_port = RTE_BE16(0xffff)))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"sctp item: field dst cannot be matched" },
+{ "ovs: not a fragment on a ConnectX", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, &ovs_nofrag, &ovs_fragm)), A(QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"vbr: fragment match (ipv4 fragment_offset, ipv6 has_frag_ext; a "
+	"ConnectX through verbs matches IPv4 up to tos", VBR_FLOW_F_FRAG },
+{ "ovs: ipv6 has_frag_ext 0 on a ConnectX", { .ingress = 1 },
+	P(ETH_ANY, I(IPV6, &ovs_v6_nofrag, &ovs_v6_fragm)), A(QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ITEM_MASK, "vbr: fragment match", VBR_FLOW_F_FRAG },
+{ "ovs: later fragment as OVS 3.1 says it (offset 8 to 0x1fff)",
+	{ .ingress = 1 },
+	P(ETH_ANY, IL(IPV4, C(struct rte_flow_item_ipv4,
+			      .hdr.fragment_offset = RTE_BE16(8)),
+		      C(struct rte_flow_item_ipv4,
+			.hdr.fragment_offset = RTE_BE16(0x1fff)),
+		      C(struct rte_flow_item_ipv4,
+			.hdr.fragment_offset = RTE_BE16(0x1fff)))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_LAST,
+	"fragment_offset: offset 8 to 8191: only 0" },
+{ "ipv4 a given fragment offset", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, C(struct rte_flow_item_ipv4,
+			     .hdr.fragment_offset = RTE_BE16(185)),
+		     C(struct rte_flow_item_ipv4,
+		       .hdr.fragment_offset = RTE_BE16(0x1fff)))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"fragment_offset: offset 185 to 185: only 0" },
+{ "ipv4 part of the offset", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, C(struct rte_flow_item_ipv4,
+			     .hdr.fragment_offset = 0),
+		     C(struct rte_flow_item_ipv4,
+		       .hdr.fragment_offset = RTE_BE16(0x00ff)))),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
+	"fragment_offset: mask all 13 offset bits or none" },
+{ "ipv6 has_frag_ext 1", { .ingress = 1 },
+	P(ETH_ANY, I(IPV6, C(struct rte_flow_item_ipv6, .has_frag_ext = 1),
+		     &ovs_v6_fragm)), A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"has_frag_ext: only 0 (no fragment header)" },
+{ "ipv6 has_frag_ext 0, next header hop-by-hop", { .ingress = 1 },
+	P(ETH_ANY, I(IPV6, C(struct rte_flow_item_ipv6, .hdr.proto = 0),
+		     C(struct rte_flow_item_ipv6, .hdr.proto = 0xff,
+		       .has_frag_ext = 1))), A(QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ITEM, "has_frag_ext 0 with next header 0" },
+{ "ipv6 frag_ext item", { .ingress = 1 },
+	P(ETH_ANY, I(IPV6, NULL, NULL), I(IPV6_FRAG_EXT, NULL, NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"item ipv6_frag_ext is not supported" },
+{ "has_vlan 0 and a vlan item", { .ingress = 1 },
+	P(I(ETH, &ovs_eth_untagged, &ovs_eth_m),
+	  I(VLAN, C(struct rte_flow_item_vlan, .tci = RTE_BE16(5)), NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"vlan item: the eth item before it must not match a type other" },
+{ "untagged eth without type, then a vlan item", { .ingress = 1 },
+	P(I(ETH, C(struct rte_flow_item_eth, .has_vlan = 0),
+	    C(struct rte_flow_item_eth, .has_vlan = 1)),
+	  I(VLAN, C(struct rte_flow_item_vlan, .tci = RTE_BE16(5)), NULL)),
+	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"the eth item before it says has_vlan 0" },
 { "tcp after eth", { .ingress = 1 }, P(ETH_ANY, I(TCP, NULL, NULL)),
 	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM, "tcp item cannot follow eth" },
 { "vxlan first", { .ingress = 1 }, P(I(VXLAN, NULL, NULL)),
@@ -579,6 +859,7 @@ test_accepted(void)
 		for (q = 0; q < c->nb_queues; q++)
 			TEST_ASSERT_EQUAL(d.queues[q], c->queues[q],
 					  "%s: queue %u", c->name, q);
+		TEST_ASSERT_EQUAL(d.comp, c->comp, "%s: companions", c->name);
 	}
 	return TEST_SUCCESS;
 }
@@ -593,6 +874,7 @@ test_rejected(void)
 		const struct bad_case *c = &bad_cases[i];
 		struct vbr_flow_caps caps = {
 			.nb_rx_queues = c->nb_rx_queues,
+			.no_fields = c->no_fields,
 		};
 
 		printf("  bad: %s\n", c->name);
@@ -628,7 +910,7 @@ static int
 test_error_cause(void)
 {
 	const struct rte_flow_item pattern[] = {
-		I(ETH, NULL, NULL), I(IPV4, NULL, NULL), I(SCTP, NULL, NULL),
+		I(ETH, NULL, NULL), I(IPV4, NULL, NULL), I(ICMP6, NULL, NULL),
 		{ .type = RTE_FLOW_ITEM_TYPE_END },
 	};
 	const struct rte_flow_action actions[] = {
@@ -643,8 +925,8 @@ test_error_cause(void)
 
 	memset(&err, 0x5a, sizeof(err));
 	TEST_ASSERT(vbr_flow_prepare(&caps, &attr, pattern, actions, NULL,
-				     &err) < 0, "sctp accepted");
-	TEST_ASSERT(err.cause == &pattern[2], "cause is not the sctp item");
+				     &err) < 0, "icmp6 accepted");
+	TEST_ASSERT(err.cause == &pattern[2], "cause is not the icmp6 item");
 	memset(&err, 0x5a, sizeof(err));
 	TEST_ASSERT(vbr_flow_prepare(&caps, &attr, good, actions, NULL,
 				     &err) < 0, "two fates accepted");
@@ -736,6 +1018,66 @@ test_mark_mapping(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The companions of an OVS rule: its item specs, no action, at the priority
+ * given, each with the match that selects one part of the excluded frames:
+ * C-tagged with VID bit 0 clear or set, IPv6 next header 0, 43, 44, 60.
+ */
+static int
+test_companions(void)
+{
+	static const uint8_t v6_ext[] = { 0, 43, 44, 60 };
+	const struct rte_flow_item pattern[] = {
+		I(ETH, &ovs_eth6_untagged, &ovs_eth_m),
+		I(IPV6, &ovs_v6_nofrag, &ovs_v6_fragm),
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_attr attr = { .ingress = 1 };
+	struct vbr_flow_caps caps = { .nb_rx_queues = 2 };
+	static struct vbr_flow_desc d;
+	uint8_t buf[VBR_FLOW_BUF_SIZE] __rte_aligned(8);
+	struct rte_flow_error err;
+	struct ibv_flow_spec_eth e;
+	struct ibv_flow_spec_ipv6 v6;
+	struct ibv_flow_attr *a = (struct ibv_flow_attr *)buf;
+	unsigned int i;
+	size_t n;
+
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern,
+					     OVS_ACTIONS(9), &d, &err),
+			    "prepare: %s", err.message);
+	TEST_ASSERT_EQUAL(vbr_flow_nb_comp(d.comp), 6u, "companions");
+	TEST_ASSERT_EQUAL(vbr_flow_nb_comp(VBR_FLOW_COMP_TAGGED), 2u, "");
+	for (i = 0; i < 6; i++) {
+		n = vbr_flow_comp_attr(&d.u.attr, d.items_end, d.comp, i, 7,
+				       buf, sizeof(buf));
+		TEST_ASSERT_EQUAL(n, (size_t)d.items_end, "companion %u", i);
+		TEST_ASSERT_EQUAL(a->size, d.items_end, "size");
+		TEST_ASSERT_EQUAL(a->num_of_specs, 2, "specs (no action)");
+		TEST_ASSERT_EQUAL(a->priority, 7, "priority");
+		memcpy(&e, buf + sizeof(*a), sizeof(e));
+		memcpy(&v6, buf + sizeof(*a) + sizeof(e), sizeof(v6));
+		TEST_ASSERT(memcmp(e.mask.src_mac, "\xff\xff\xff\xff\xff\xff",
+				   6) == 0, "eth kept");
+		if (i < 2) {
+			TEST_ASSERT_EQUAL(e.mask.vlan_tag, RTE_BE16(1),
+					  "vlan mask %u", i);
+			TEST_ASSERT_EQUAL(e.val.vlan_tag,
+					  i ? RTE_BE16(1) : 0, "vlan %u", i);
+			TEST_ASSERT_EQUAL(v6.mask.next_hdr, 0, "v6 untouched");
+		} else {
+			TEST_ASSERT_EQUAL(e.mask.vlan_tag, 0, "no vlan %u", i);
+			TEST_ASSERT_EQUAL(v6.mask.next_hdr, 0xff, "nh mask");
+			TEST_ASSERT_EQUAL(v6.val.next_hdr, v6_ext[i - 2],
+					  "next header %u", i);
+		}
+	}
+	TEST_ASSERT_EQUAL(vbr_flow_comp_attr(&d.u.attr, d.items_end, d.comp,
+					     6, 7, buf, sizeof(buf)), 0u,
+			  "companion 6 does not exist");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "vbr flow translation",
 	.cases = {
@@ -743,6 +1085,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_rejected),
 		TEST_CASE(test_error_cause),
 		TEST_CASE(test_mark_mapping),
+		TEST_CASE(test_companions),
 		TEST_CASES_END(),
 	},
 };

@@ -168,6 +168,7 @@ int vbr_steer_sync(struct vbr_priv *priv);
 void vbr_steer_flush(struct vbr_priv *priv, bool internal);
 void vbr_steer_release(struct vbr_priv *priv);
 uint64_t vbr_steer_vlan_dropped(struct vbr_priv *priv);
+void vbr_steer_flow_counts(struct vbr_priv *priv, uint64_t out[3]);
 int vbr_steer_rss_configure(struct vbr_priv *priv);
 int vbr_steer_reta_update(struct rte_eth_dev *dev,
 			  struct rte_eth_rss_reta_entry64 *reta_conf,

@@ -13,6 +13,14 @@
  * would also accept untagged frames: each is an error naming the item and
  * field, never a wider rule. This file calls no device: vbr_flow_prepare()
  * is a pure function.
+ *
+ * Conditions verbs cannot say are kept exact by companion rules (desc.comp,
+ * vbr_flow_comp_attr()): "untagged only" (eth has_vlan 0) and "no IPv6
+ * extension header" (ipv6 has_frag_ext 0 with the next header unmasked)
+ * become the rule plus companions that catch the excluded frames at a
+ * better verbs priority (vbr_steer.c). IPv4 fragment_offset and IPv6
+ * has_frag_ext need a device that matches fragments (VBR_FLOW_F_FRAG,
+ * swverbs' full profile; a ConnectX through verbs matches IPv4 up to tos).
  */
 
 #include <ctype.h>
@@ -37,8 +45,14 @@ struct vbr_flow_parse {
 	uint8_t *pos;				/**< where the next spec goes */
 	struct ibv_flow_spec_eth *eth;		/**< last eth spec, for vlan */
 	struct ibv_flow_spec_eth *outer_eth;	/**< first eth spec */
+	uint8_t *ip;				/**< last IPv4/IPv6 spec */
+	const struct rte_flow_item *eth_item;	/**< has_vlan's item */
 	unsigned int inner:1;			/**< after a tunnel item */
 	unsigned int prev_tunnel:1;		/**< previous item a tunnel */
+	unsigned int want_vlan:1;		/**< eth has_vlan 1 */
+	unsigned int no_vlan:1;			/**< eth has_vlan 0 */
+	unsigned int vlan:1;			/**< a vlan item was seen */
+	unsigned int v6_nofrag:1;		/**< outer ipv6 has_frag_ext 0 */
 	/** What each header level (outer, inner) has fixed so far. */
 	struct {
 		uint8_t l3;		/**< 4, 6 or 0: the IP item's family */
@@ -98,6 +112,8 @@ static const enum rte_flow_item_type vbr_next_ip[] = {
 	RTE_FLOW_ITEM_TYPE_UDP,
 	RTE_FLOW_ITEM_TYPE_GRE,
 	RTE_FLOW_ITEM_TYPE_ESP,
+	RTE_FLOW_ITEM_TYPE_ICMP,
+	RTE_FLOW_ITEM_TYPE_SCTP,
 	RTE_FLOW_ITEM_TYPE_END,
 };
 static const enum rte_flow_item_type vbr_next_udp[] = {
@@ -153,6 +169,20 @@ vbr_flow_merge_eth(struct vbr_flow_parse *p, const void *spec,
 	p->eth = eth;
 	if (s == NULL)
 		return 0;
+	/*
+	 * has_vlan 1: a vlan item must follow (its mask says "tagged");
+	 * has_vlan 0: untagged only, which verbs cannot say: companions.
+	 */
+	if (m->has_vlan && !p->inner) {
+		p->eth_item = item;
+		p->want_vlan = s->has_vlan;
+		p->no_vlan = !s->has_vlan;
+	} else if (m->has_vlan) {
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM, item,
+			"vbr: eth item: has_vlan can be matched in the outer "
+			"headers only");
+	}
 	vbr_flow_set(eth->val.dst_mac, eth->mask.dst_mac, s->dst.addr_bytes,
 		     m->dst.addr_bytes, RTE_ETHER_ADDR_LEN);
 	vbr_flow_set(eth->val.src_mac, eth->mask.src_mac, s->src.addr_bytes,
@@ -175,12 +205,28 @@ vbr_flow_merge_vlan(struct vbr_flow_parse *p, const void *spec,
 	struct ibv_flow_spec_eth *eth = p->eth;
 	const struct rte_flow_item_vlan *s = spec, *m = mask;
 
+	/*
+	 * The eth type before a tag is its TPID: a verbs VLAN match selects
+	 * 802.1Q C-tags (mlx5's cvlan_tag), so 0x8100 is what it says
+	 * already; verbs matches the type after the tag in ether_type.
+	 */
+	if (eth->mask.ether_type == RTE_BE16(0xffff) &&
+	    eth->val.ether_type == RTE_BE16(RTE_ETHER_TYPE_VLAN)) {
+		eth->mask.ether_type = 0;
+		eth->val.ether_type = 0;
+	}
 	if (eth->mask.ether_type != 0)
 		return rte_flow_error_set(error, ENOTSUP,
 			RTE_FLOW_ERROR_TYPE_ITEM, item,
 			"vbr: vlan item: the eth item before it must not match "
-			"a type (verbs matches the type after the tag: use "
-			"vlan inner_type)");
+			"a type other than 0x8100 (verbs matches 802.1Q tags "
+			"and the type after the tag: use vlan inner_type)");
+	if (p->no_vlan)
+		return rte_flow_error_set(error, EINVAL,
+			RTE_FLOW_ERROR_TYPE_ITEM, item,
+			"vbr: vlan item: the eth item before it says has_vlan "
+			"0 (untagged)");
+	p->vlan = 1;
 	if (s == NULL || (s->tci & m->tci & RTE_BE16(0x0fff)) == 0)
 		return rte_flow_error_set(error, ENOTSUP,
 			RTE_FLOW_ERROR_TYPE_ITEM, item,
@@ -194,6 +240,75 @@ vbr_flow_merge_vlan(struct vbr_flow_parse *p, const void *spec,
 	return 0;
 }
 
+/*
+ * ipv4 fragment_offset (flags and offset) onto the verbs flags of the
+ * ipv4_ext spec: IB_IPV4_DONT_FRAG (0x2), IB_IPV4_MORE_FRAG (0x4) and, in
+ * swverbs' full profile, VBR_IPV4_FLAG_OFFSET (0x8: the fragment offset is
+ * not 0). So "not a fragment" (0 under 0x3fff) is MF 0 and offset 0, a
+ * first fragment MF 1 and offset 0, a later one the range 1 to 0x1fff of
+ * the offset. A given non-zero offset cannot be matched.
+ */
+#define VBR_IPV4_FLAG_DF 0x2
+#define VBR_IPV4_FLAG_MF 0x4
+#define VBR_IPV4_FLAG_OFFSET 0x8
+#define VBR_IPV4_OFF 0x1fff
+#define VBR_IPV4_FRAG_OFF offsetof(struct rte_flow_item_ipv4, \
+				   hdr.fragment_offset)
+
+static int
+vbr_flow_merge_frag(struct ibv_flow_spec_ipv4_ext *ip,
+		    const struct rte_flow_item_ipv4 *s, const void *lastp,
+		    const struct rte_flow_item_ipv4 *m,
+		    const struct rte_flow_item *item,
+		    struct rte_flow_error *error)
+{
+	const struct rte_flow_item_ipv4 *l = lastp;
+	uint16_t fm = rte_be_to_cpu_16(m->hdr.fragment_offset);
+	uint16_t fs = rte_be_to_cpu_16(s->hdr.fragment_offset) & fm;
+	uint16_t fl = l != NULL ?
+		      rte_be_to_cpu_16(l->hdr.fragment_offset) & fm : fs;
+	uint8_t vm = 0, vv = 0;
+
+	if (fm == 0)
+		return 0;
+	if ((fm & VBR_IPV4_OFF) != 0 && (fm & VBR_IPV4_OFF) != VBR_IPV4_OFF)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM_MASK, item,
+			"vbr: ipv4 item: fragment_offset: mask all 13 offset "
+			"bits or none");
+	if ((fl & ~VBR_IPV4_OFF) != (fs & ~VBR_IPV4_OFF))
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM_LAST, item,
+			"vbr: ipv4 item: fragment_offset: a range can span "
+			"the offset only");
+	if (fm & RTE_IPV4_HDR_DF_FLAG) {
+		vm |= VBR_IPV4_FLAG_DF;
+		vv |= fs & RTE_IPV4_HDR_DF_FLAG ? VBR_IPV4_FLAG_DF : 0;
+	}
+	if (fm & RTE_IPV4_HDR_MF_FLAG) {
+		vm |= VBR_IPV4_FLAG_MF;
+		vv |= fs & RTE_IPV4_HDR_MF_FLAG ? VBR_IPV4_FLAG_MF : 0;
+	}
+	if (fm & VBR_IPV4_OFF) {
+		uint16_t lo = fs & VBR_IPV4_OFF, hi = fl & VBR_IPV4_OFF;
+
+		vm |= VBR_IPV4_FLAG_OFFSET;
+		if (lo == 1 && hi == VBR_IPV4_OFF)
+			vv |= VBR_IPV4_FLAG_OFFSET;
+		else if (lo != 0 || hi != 0)
+			return vbr_flow_error(error, ENOTSUP,
+				l != NULL ? RTE_FLOW_ERROR_TYPE_ITEM_LAST :
+				RTE_FLOW_ERROR_TYPE_ITEM, item,
+				"vbr: ipv4 item: fragment_offset: offset %u to "
+				"%u: only 0 (not a fragment, or a first one) "
+				"or the range 1 to 0x1fff (a later fragment) "
+				"can be matched", lo, hi);
+	}
+	ip->mask.flags = vm;
+	ip->val.flags = vv;
+	return 0;
+}
+
 static int
 vbr_flow_merge_ipv4(struct vbr_flow_parse *p, const void *spec,
 		    const void *mask, const struct rte_flow_item *item,
@@ -202,11 +317,14 @@ vbr_flow_merge_ipv4(struct vbr_flow_parse *p, const void *spec,
 	struct ibv_flow_spec_ipv4_ext *ip =
 		(struct ibv_flow_spec_ipv4_ext *)p->pos;
 	const struct rte_flow_item_ipv4 *s = spec, *m = mask;
+	int ret;
 
-	RTE_SET_USED(item);
-	RTE_SET_USED(error);
+	p->ip = p->pos;
 	if (s == NULL)
 		return 0;
+	ret = vbr_flow_merge_frag(ip, s, item->last, m, item, error);
+	if (ret != 0)
+		return ret;
 	vbr_flow_set(&ip->val.src_ip, &ip->mask.src_ip, &s->hdr.src_addr,
 		     &m->hdr.src_addr, 4);
 	vbr_flow_set(&ip->val.dst_ip, &ip->mask.dst_ip, &s->hdr.dst_addr,
@@ -229,10 +347,16 @@ vbr_flow_merge_ipv6(struct vbr_flow_parse *p, const void *spec,
 	const struct rte_flow_item_ipv6 *s = spec, *m = mask;
 	uint32_t vs, vm;
 
-	RTE_SET_USED(item);
-	RTE_SET_USED(error);
+	p->ip = p->pos;
 	if (s == NULL)
 		return 0;
+	if (m->has_frag_ext && (s->has_frag_ext || p->inner))
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM, item,
+			"vbr: ipv6 item: has_frag_ext: only 0 (no fragment "
+			"header) in the outer headers can be matched");
+	if (m->has_frag_ext)
+		p->v6_nofrag = 1;
 	vbr_flow_set(ip->val.src_ip, ip->mask.src_ip, s->hdr.src_addr,
 		     m->hdr.src_addr, 16);
 	vbr_flow_set(ip->val.dst_ip, ip->mask.dst_ip, s->hdr.dst_addr,
@@ -278,6 +402,48 @@ vbr_flow_merge_l4(struct vbr_flow_parse *p, const void *spec,
 		     &m->src_port, 2);
 	vbr_flow_set(&l4->val.dst_port, &l4->mask.dst_port, &s->dst_port,
 		     &m->dst_port, 2);
+	return 0;
+}
+
+/*
+ * ICMP and SCTP: verbs has no spec for them; with nothing masked the item
+ * says the IP protocol only, which goes into the IP spec before it.
+ */
+static int
+vbr_flow_merge_proto(struct vbr_flow_parse *p, const void *spec,
+		     const void *mask, const struct rte_flow_item *item,
+		     struct rte_flow_error *error)
+{
+	uint8_t proto = item->type == RTE_FLOW_ITEM_TYPE_ICMP ? IPPROTO_ICMP :
+			IPPROTO_SCTP;
+	uint32_t type;
+
+	RTE_SET_USED(spec);
+	RTE_SET_USED(mask);
+	if (p->ip == NULL)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM, item,
+			"vbr: icmp/sctp item: an ip item must come before it");
+	memcpy(&type, p->ip, sizeof(type));
+	type &= ~(uint32_t)IBV_FLOW_SPEC_INNER;
+	if (type == IBV_FLOW_SPEC_IPV4_EXT) {
+		struct ibv_flow_spec_ipv4_ext *ip =
+			(struct ibv_flow_spec_ipv4_ext *)p->ip;
+
+		ip->mask.proto = 0xff;
+		ip->val.proto = proto;
+	} else if (proto == IPPROTO_ICMP) {
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM, item,
+			"vbr: icmp item: ICMP is IPv4's (for ICMPv6 match "
+			"ipv6 proto 58)");
+	} else {
+		struct ibv_flow_spec_ipv6 *ip =
+			(struct ibv_flow_spec_ipv6 *)p->ip;
+
+		ip->mask.next_hdr = 0xff;
+		ip->val.next_hdr = proto;
+	}
 	return 0;
 }
 
@@ -360,6 +526,7 @@ static const struct rte_flow_item_eth vbr_mask_eth = {
 	.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
 	.src.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
 	.type = RTE_BE16(0xffff),
+	.has_vlan = 1,
 };
 static const struct rte_flow_item_vlan vbr_mask_vlan = {
 	.tci = RTE_BE16(0xffff),
@@ -372,6 +539,7 @@ static const struct rte_flow_item_ipv4 vbr_mask_ipv4 = {
 		.next_proto_id = 0xff,
 		.type_of_service = 0xff,
 		.time_to_live = 0xff,
+		.fragment_offset = RTE_BE16(0x7fff),
 	},
 };
 static const struct rte_flow_item_ipv6 vbr_mask_ipv6 = {
@@ -384,7 +552,11 @@ static const struct rte_flow_item_ipv6 vbr_mask_ipv6 = {
 		.dst_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
 			    "\xff\xff\xff\xff\xff\xff\xff\xff",
 	},
+	.has_frag_ext = 1,
 };
+/* ICMP and SCTP: no field (the item stands for the IP protocol). */
+static const struct rte_flow_item_icmp vbr_mask_icmp;
+static const struct rte_flow_item_sctp vbr_mask_sctp;
 static const struct rte_flow_item_tcp vbr_mask_tcp = {
 	.hdr = {
 		.src_port = RTE_BE16(0xffff),
@@ -416,7 +588,7 @@ static const struct vbr_flow_field vbr_fields_eth[] = {
 	FIELD(struct rte_flow_item_eth, "dst", dst),
 	FIELD(struct rte_flow_item_eth, "src", src),
 	FIELD(struct rte_flow_item_eth, "type", type),
-	{ "has_vlan", offsetof(struct rte_flow_item_eth, type) + 2, 4 },
+	{ "reserved", offsetof(struct rte_flow_item_eth, type) + 2, 4 },
 	{ NULL, 0, 0 },
 };
 static const struct vbr_flow_field vbr_fields_vlan[] = {
@@ -447,7 +619,7 @@ static const struct vbr_flow_field vbr_fields_ipv6[] = {
 	FIELD(struct rte_flow_item_ipv6, "hop", hdr.hop_limits),
 	FIELD(struct rte_flow_item_ipv6, "src", hdr.src_addr),
 	FIELD(struct rte_flow_item_ipv6, "dst", hdr.dst_addr),
-	{ "has_frag_ext and the other flags",
+	{ "has_*_ext other than has_frag_ext",
 	  sizeof(struct rte_ipv6_hdr), 4 },
 	{ NULL, 0, 0 },
 };
@@ -468,6 +640,21 @@ static const struct vbr_flow_field vbr_fields_udp[] = {
 	FIELD(struct rte_flow_item_udp, "dst", hdr.dst_port),
 	FIELD(struct rte_flow_item_udp, "dgram_len", hdr.dgram_len),
 	FIELD(struct rte_flow_item_udp, "dgram_cksum", hdr.dgram_cksum),
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_icmp[] = {
+	FIELD(struct rte_flow_item_icmp, "type", hdr.icmp_type),
+	FIELD(struct rte_flow_item_icmp, "code", hdr.icmp_code),
+	FIELD(struct rte_flow_item_icmp, "cksum", hdr.icmp_cksum),
+	FIELD(struct rte_flow_item_icmp, "ident", hdr.icmp_ident),
+	FIELD(struct rte_flow_item_icmp, "seq", hdr.icmp_seq_nb),
+	{ NULL, 0, 0 },
+};
+static const struct vbr_flow_field vbr_fields_sctp[] = {
+	FIELD(struct rte_flow_item_sctp, "src", hdr.src_port),
+	FIELD(struct rte_flow_item_sctp, "dst", hdr.dst_port),
+	FIELD(struct rte_flow_item_sctp, "tag", hdr.tag),
+	FIELD(struct rte_flow_item_sctp, "cksum", hdr.cksum),
 	{ NULL, 0, 0 },
 };
 static const struct vbr_flow_field vbr_fields_vxlan[] = {
@@ -506,7 +693,7 @@ static const struct vbr_flow_item_info vbr_flow_items[] = {
 	INFO(RTE_FLOW_ITEM_TYPE_ETH,
 	     "eth", vbr_next_eth, &vbr_mask_eth, &rte_flow_item_eth_mask,
 	     IBV_FLOW_SPEC_ETH, sizeof(struct ibv_flow_spec_eth), 0,
-	     vbr_fields_eth, "dst, src, type", vbr_flow_merge_eth),
+	     vbr_fields_eth, "dst, src, type, has_vlan", vbr_flow_merge_eth),
 	INFO(RTE_FLOW_ITEM_TYPE_VLAN,
 	     "vlan", vbr_next_vlan, &vbr_mask_vlan,
 	     &rte_flow_item_vlan_mask, IBV_FLOW_SPEC_ETH, 0, 0,
@@ -515,12 +702,14 @@ static const struct vbr_flow_item_info vbr_flow_items[] = {
 	     "ipv4", vbr_next_ip, &vbr_mask_ipv4,
 	     &rte_flow_item_ipv4_mask, IBV_FLOW_SPEC_IPV4_EXT,
 	     sizeof(struct ibv_flow_spec_ipv4_ext), 0, vbr_fields_ipv4,
-	     "src, dst, proto, tos, ttl", vbr_flow_merge_ipv4),
+	     "src, dst, proto, tos, ttl, fragment_offset",
+	     vbr_flow_merge_ipv4),
 	INFO(RTE_FLOW_ITEM_TYPE_IPV6,
 	     "ipv6", vbr_next_ip, &vbr_mask_ipv6,
 	     &rte_flow_item_ipv6_mask, IBV_FLOW_SPEC_IPV6,
 	     sizeof(struct ibv_flow_spec_ipv6), 0, vbr_fields_ipv6,
-	     "src, dst, proto, hop, tc, flow label", vbr_flow_merge_ipv6),
+	     "src, dst, proto, hop, tc, flow label, has_frag_ext",
+	     vbr_flow_merge_ipv6),
 	INFO(RTE_FLOW_ITEM_TYPE_TCP,
 	     "tcp", vbr_next_none, &vbr_mask_tcp,
 	     &rte_flow_item_tcp_mask, IBV_FLOW_SPEC_TCP,
@@ -531,6 +720,14 @@ static const struct vbr_flow_item_info vbr_flow_items[] = {
 	     &rte_flow_item_udp_mask, IBV_FLOW_SPEC_UDP,
 	     sizeof(struct ibv_flow_spec_tcp_udp), 0, vbr_fields_udp,
 	     "src, dst", vbr_flow_merge_l4),
+	INFO(RTE_FLOW_ITEM_TYPE_ICMP,
+	     "icmp", vbr_next_none, &vbr_mask_icmp, &vbr_mask_icmp,
+	     IBV_FLOW_SPEC_IPV4_EXT, 0, 0, vbr_fields_icmp,
+	     "nothing (it matches IP protocol 1)", vbr_flow_merge_proto),
+	INFO(RTE_FLOW_ITEM_TYPE_SCTP,
+	     "sctp", vbr_next_none, &vbr_mask_sctp, &vbr_mask_sctp,
+	     IBV_FLOW_SPEC_IPV4_EXT, 0, 0, vbr_fields_sctp,
+	     "nothing (it matches IP protocol 132)", vbr_flow_merge_proto),
 	INFO(RTE_FLOW_ITEM_TYPE_VXLAN,
 	     "vxlan", vbr_next_vxlan, &vbr_mask_vxlan,
 	     &rte_flow_item_vxlan_mask, IBV_FLOW_SPEC_VXLAN_TUNNEL,
@@ -691,6 +888,9 @@ static const char *const vbr_flow_f_names[VBR_FLOW_F_NUM] = {
 	"esp item",
 	"mpls item",
 	"vxlan item",
+	"fragment match (ipv4 fragment_offset, ipv6 has_frag_ext; a "
+	"ConnectX through verbs matches IPv4 up to tos, IPv6 up to the "
+	"traffic class)",
 };
 
 /** Name of an optional match bit (one VBR_FLOW_F_* bit). */
@@ -724,12 +924,20 @@ vbr_flow_check_device(const struct vbr_flow_caps *caps,
 		if (item->spec != NULL && ((const struct rte_flow_item_ipv4 *)
 					   mask)->hdr.time_to_live != 0)
 			f = VBR_FLOW_F_IPV4_TTL;
+		if (item->spec != NULL && ((const struct rte_flow_item_ipv4 *)
+					   mask)->hdr.fragment_offset != 0 &&
+		    (caps->no_fields & f) == 0)
+			f = VBR_FLOW_F_FRAG;
 		break;
 	case RTE_FLOW_ITEM_TYPE_IPV6:
 		field = true;
 		if (item->spec != NULL && ((const struct rte_flow_item_ipv6 *)
 					   mask)->hdr.hop_limits != 0)
 			f = VBR_FLOW_F_IPV6_HOP;
+		if (item->spec != NULL && ((const struct rte_flow_item_ipv6 *)
+					   mask)->has_frag_ext &&
+		    (caps->no_fields & f) == 0)
+			f = VBR_FLOW_F_FRAG;
 		break;
 	case RTE_FLOW_ITEM_TYPE_GRE:
 		field = true;
@@ -805,6 +1013,14 @@ vbr_flow_check_layers(struct vbr_flow_parse *p,
 	case RTE_FLOW_ITEM_TYPE_GRE:
 		mask = 0xff;
 		proto = IPPROTO_GRE;
+		break;
+	case RTE_FLOW_ITEM_TYPE_ICMP:
+		mask = 0xff;
+		proto = IPPROTO_ICMP;
+		break;
+	case RTE_FLOW_ITEM_TYPE_SCTP:
+		mask = 0xff;
+		proto = IPPROTO_SCTP;
 		break;
 	default:
 		return 0;
@@ -887,6 +1103,8 @@ vbr_flow_layers(struct vbr_flow_parse *p, const struct rte_flow_item *item)
 		break;
 	case RTE_FLOW_ITEM_TYPE_GRE:
 	case RTE_FLOW_ITEM_TYPE_ESP:
+	case RTE_FLOW_ITEM_TYPE_ICMP:
+	case RTE_FLOW_ITEM_TYPE_SCTP:
 		d->l4 = 0xff;
 		break;
 	default:
@@ -919,6 +1137,39 @@ vbr_flow_layers_eth(struct vbr_flow_parse *p)
 		d->l3 = 6;
 	else
 		d->l3 = 0xff;
+}
+
+/*
+ * What the pattern says that verbs cannot: has_vlan 1 needs the vlan
+ * item's tag match; has_vlan 0 becomes companions catching C-tagged
+ * frames; has_frag_ext 0 holds by itself when the IPv6 next header is
+ * fixed to a protocol (a fragment's is 44), else companions catch the
+ * frames whose next header is an extension header.
+ */
+static int
+vbr_flow_parse_comp(struct vbr_flow_parse *p, struct rte_flow_error *error)
+{
+	uint8_t m = p->lvl[0].proto_mask, v = p->lvl[0].proto;
+
+	if (p->want_vlan && !p->vlan)
+		return rte_flow_error_set(error, ENOTSUP,
+			RTE_FLOW_ERROR_TYPE_ITEM, p->eth_item,
+			"vbr: eth item: has_vlan 1 needs a vlan item with a "
+			"VID (verbs matches a tag by its TCI)");
+	if (p->no_vlan)
+		p->d->comp |= VBR_FLOW_COMP_TAGGED;
+	if (!p->v6_nofrag)
+		return 0;
+	if (m == 0) {
+		p->d->comp |= VBR_FLOW_COMP_V6_EXT;
+		return 0;
+	}
+	if (m != 0xff || v == 0 || v == 43 || v == 44 || v == 60)
+		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
+			NULL, "vbr: ipv6 item: has_frag_ext 0 with next header "
+			"%u under mask 0x%02x: give a protocol under a full "
+			"mask, or none", v, m);
+	return 0;
 }
 
 static int
@@ -973,9 +1224,15 @@ vbr_flow_parse_items(const struct vbr_flow_caps *caps,
 			const uint8_t *l = item->last, *s = item->spec;
 			const uint8_t *m = mask;
 
-			for (i = 0; s != NULL && i < info->mask_sz; i++)
+			for (i = 0; s != NULL && i < info->mask_sz; i++) {
+				/* The merge checks an IPv4 offset range. */
+				if (item->type == RTE_FLOW_ITEM_TYPE_IPV4 &&
+				    i >= VBR_IPV4_FRAG_OFF &&
+				    i < VBR_IPV4_FRAG_OFF + 2)
+					continue;
 				if ((l[i] & m[i]) != (s[i] & m[i]))
 					break;
+			}
 			if (s == NULL || i < info->mask_sz)
 				return vbr_flow_error(error, ENOTSUP,
 					RTE_FLOW_ERROR_TYPE_ITEM_LAST, item,
@@ -1015,7 +1272,7 @@ vbr_flow_parse_items(const struct vbr_flow_caps *caps,
 		prev = info->name;
 	}
 	vbr_flow_layers_eth(p);
-	return 0;
+	return vbr_flow_parse_comp(p, error);
 }
 
 /* RSS types the hash QP can honour. */
@@ -1128,10 +1385,17 @@ vbr_flow_rss(const struct vbr_flow_caps *caps,
 			"vbr: rss action: types 0x%" PRIx64 " cannot be "
 			"hashed (verbs hashes IPv4/IPv6 addresses and TCP/UDP "
 			"ports)", types & ~(uint64_t)VBR_FLOW_RSS_TYPES);
-	if (rss->queue_num == 0 || rss->queue == NULL)
+	/* No queue list: every Rx queue of the port. */
+	if (rss->queue_num == 0 && caps->nb_rx_queues != 0) {
+		for (i = 0; i < caps->nb_rx_queues; i++)
+			d->queues[i] = i;
+		d->nb_queues = caps->nb_rx_queues;
+	} else if (rss->queue_num == 0 || rss->queue == NULL) {
 		return rte_flow_error_set(error, EINVAL,
 			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
-			"vbr: rss action: no queue");
+			"vbr: rss action: no queue (and the number of Rx "
+			"queues is not known)");
+	}
 	if (rss->queue_num > VBR_FLOW_MAX_QUEUES)
 		return vbr_flow_error(error, EINVAL,
 			RTE_FLOW_ERROR_TYPE_ACTION_CONF, action,
@@ -1143,7 +1407,8 @@ vbr_flow_rss(const struct vbr_flow_caps *caps,
 			return ret;
 		d->queues[i] = rss->queue[i];
 	}
-	d->nb_queues = rss->queue_num;
+	if (rss->queue_num != 0)
+		d->nb_queues = rss->queue_num;
 	d->hash_fields = vbr_flow_rss_fields(types);
 	d->rss_types = types;
 	if (rss->key_len != 0) {
@@ -1519,6 +1784,7 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	d->rss_types = 0;
 	d->l3 = 0;
 	d->l4 = 0;
+	d->comp = 0;
 	/* Only the attr: each spec is cleared where it is written. */
 	memset(&d->u.attr, 0, sizeof(d->u.attr));
 	d->u.attr.type = IBV_FLOW_ATTR_NORMAL;
@@ -1722,6 +1988,85 @@ vbr_flow_expand_attr(const struct ibv_flow_attr *attr, uint16_t items_end,
 }
 
 /*
+ * Companions. Each catches a part of the frames its rule's specs match but
+ * its meaning excludes: C-tagged frames (VLAN bit 0 of the VID clear, set:
+ * two flows, since a verbs VLAN match selects tagged frames only under a
+ * non-zero mask), or IPv6 frames whose next header is hop-by-hop, routing,
+ * fragment or destination options (four flows).
+ */
+static const uint8_t vbr_flow_v6_ext[] = { 0, 43, 44, 60 };
+
+/** Verbs flows of the companions comp (VBR_FLOW_COMP_* bits) stands for. */
+unsigned int
+vbr_flow_nb_comp(uint8_t comp)
+{
+	return (comp & VBR_FLOW_COMP_TAGGED ? 2 : 0) +
+	       (comp & VBR_FLOW_COMP_V6_EXT ? RTE_DIM(vbr_flow_v6_ext) : 0);
+}
+
+/**
+ * The verbs attr of companion i (0 to vbr_flow_nb_comp() - 1) of a rule:
+ * its item specs (attr up to items_end), at priority, with the VLAN or the
+ * next header match that selects the excluded frames, and no action.
+ * Return its size, 0 if i is out of range or room short.
+ */
+size_t
+vbr_flow_comp_attr(const struct ibv_flow_attr *attr, uint16_t items_end,
+		   uint8_t comp, unsigned int i, uint16_t priority,
+		   uint8_t *buf, size_t room)
+{
+	struct ibv_flow_attr *out = (struct ibv_flow_attr *)buf;
+	unsigned int n, k;
+	uint8_t *pos, *end;
+	uint32_t want;
+
+	if (items_end > room || i >= vbr_flow_nb_comp(comp))
+		return 0;
+	if (comp & VBR_FLOW_COMP_TAGGED)
+		want = i < 2 ? IBV_FLOW_SPEC_ETH : IBV_FLOW_SPEC_IPV6;
+	else
+		want = IBV_FLOW_SPEC_IPV6;
+	if (comp & VBR_FLOW_COMP_TAGGED && i >= 2)
+		i -= 2;
+	memcpy(buf, attr, items_end);
+	pos = buf + sizeof(*out);
+	end = buf + items_end;
+	for (n = 0, k = 0; pos < end; n++) {
+		struct ibv_flow_spec spec;
+
+		memcpy(&spec.hdr, pos, sizeof(spec.hdr));
+		if (spec.hdr.size == 0 || pos + spec.hdr.size > end)
+			return 0;
+		if (spec.hdr.type == want && k++ == 0) {
+			if (want == IBV_FLOW_SPEC_ETH) {
+				struct ibv_flow_spec_eth e;
+
+				memcpy(&e, pos, sizeof(e));
+				e.mask.vlan_tag |= RTE_BE16(1);
+				e.val.vlan_tag = (e.val.vlan_tag &
+						  ~RTE_BE16(1)) |
+						 (i ? RTE_BE16(1) : 0);
+				memcpy(pos, &e, sizeof(e));
+			} else {
+				struct ibv_flow_spec_ipv6 v6;
+
+				memcpy(&v6, pos, sizeof(v6));
+				v6.mask.next_hdr = 0xff;
+				v6.val.next_hdr = vbr_flow_v6_ext[i];
+				memcpy(pos, &v6, sizeof(v6));
+			}
+		}
+		pos += spec.hdr.size;
+	}
+	if (k == 0)
+		return 0;
+	out->num_of_specs = n;
+	out->size = items_end;
+	out->priority = priority;
+	return items_end;
+}
+
+/*
  * Dump.
  */
 static void
@@ -1810,6 +2155,7 @@ vbr_flow_dump_attr(FILE *f, const struct ibv_flow_attr *attr)
 			DUMP(f, "proto", &s->ipv4_ext, proto);
 			DUMP(f, "tos", &s->ipv4_ext, tos);
 			DUMP(f, "ttl", &s->ipv4_ext, ttl);
+			DUMP(f, "flags", &s->ipv4_ext, flags);
 			break;
 		case IBV_FLOW_SPEC_IPV6:
 			fprintf(f, " ipv6");

@@ -42,7 +42,18 @@
 #define VBR_FLOW_F_ESP (1u << 3)	/**< esp item */
 #define VBR_FLOW_F_MPLS (1u << 4)	/**< mpls item */
 #define VBR_FLOW_F_VXLAN (1u << 5)	/**< vxlan item */
-#define VBR_FLOW_F_NUM 6		/**< number of them */
+#define VBR_FLOW_F_FRAG (1u << 6)	/**< ipv4/ipv6 fragment matches */
+#define VBR_FLOW_F_NUM 7		/**< number of them */
+
+/*
+ * Companion rules: frames a rule must not take although its verbs specs
+ * match them (verbs cannot say the condition), caught at a better verbs
+ * priority and delivered on the rule's queue set, unmarked, uncounted.
+ */
+#define VBR_FLOW_COMP_TAGGED (1u << 0)	/**< has_vlan 0: C-tagged frames */
+#define VBR_FLOW_COMP_V6_EXT (1u << 1)	/**< has_frag_ext 0: IPv6 ext hdrs */
+/** Verbs flows of the companions of a rule, per bit: 2 and 4. */
+#define VBR_FLOW_COMP_MAX 6
 
 /** Packet types of the RSS expansion, parents before children. */
 enum vbr_flow_pt {
@@ -125,6 +136,7 @@ struct vbr_flow_desc {
 	uint8_t l3;			/**< outer L3: 0 any, 4, 6, 0xff other */
 	uint8_t l4;			/**< outer L4: 0 any, 6, 17, 0xff other */
 	uint8_t sub;			/**< deepest layer: 0 L4, 1 L3, 2 L2 */
+	uint8_t comp;			/**< VBR_FLOW_COMP_* it needs */
 	union {
 		struct ibv_flow_attr attr;	/**< followed by the specs */
 		uint8_t buf[VBR_FLOW_BUF_SIZE];	/**< room for both */
@@ -153,6 +165,10 @@ size_t vbr_flow_expand_attr(const struct ibv_flow_attr *attr,
 			    unsigned int pt, uint16_t priority, uint8_t *buf,
 			    size_t room);
 const char *vbr_flow_pt_name(unsigned int pt);
+unsigned int vbr_flow_nb_comp(uint8_t comp);
+size_t vbr_flow_comp_attr(const struct ibv_flow_attr *attr,
+			  uint16_t items_end, uint8_t comp, unsigned int i,
+			  uint16_t priority, uint8_t *buf, size_t room);
 const char *vbr_flow_f_name(uint32_t bit);
 int vbr_flow_error(struct rte_flow_error *error, int code,
 		   enum rte_flow_error_type type, const void *cause,

@@ -206,8 +206,11 @@ vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 	fprintf(file, ", %u verbs flow%s (", flow->nb_vf,
 		flow->nb_vf > 1 ? "s" : "");
 	for (i = 0; i < flow->nb_vf; i++)
-		fprintf(file, "%s%s at %u", i > 0 ? ", " : "",
+		fprintf(file, "%s%s%s at %u", i > 0 ? ", " : "",
+			flow->vf[i].comp != 0 ? "companion " : "",
 			vbr_flow_pt_name(flow->vf[i].pt),
+			flow->vf[i].comp != 0 ?
+			flow->level * VBR_FLOW_PRIO_SUB :
 			vbr_steer_prio(priv, flow, flow->vf[i].pt));
 	fprintf(file, "), %s\n", vbr_steer_nb_vf_on(flow) > 0 ?
 		"on the device" : "not on the device (port stopped)");

@@ -153,9 +153,11 @@ static const struct vbr_txq_xstat vbr_txq_xstats[] = {
  * Steering xstats, after the device ones: frames the VLAN filter dropped
  * (its drop rules bind one counters object, vbr_steer.c), and frames a
  * meter policy had handed to another Rx queue that were freed there
- * undelivered (the queue released, the port stopped: vbr_mtr.c).
+ * undelivered (the queue released, the port stopped: vbr_mtr.c); then
+ * what steering holds (vbr_steer_flow_counts(): rules, verbs flows, the
+ * port's own verbs flows), not counters.
  */
-#define VBR_XSTATS_STEER 2
+#define VBR_XSTATS_STEER 5
 
 /*
  * QP counter xstats, last: qp_cnt<cntn>_<value> for each counter of the
@@ -384,6 +386,10 @@ vbr_xstats_get_names(struct rte_eth_dev *dev,
 	snprintf(names[i].name, sizeof(names[i].name), "rx_vlan_filtered");
 	i++;
 	snprintf(names[i].name, sizeof(names[i].name), "rx_mtr_handoff_freed");
+	snprintf(names[++i].name, sizeof(names[i].name), "flow_rules");
+	snprintf(names[++i].name, sizeof(names[i].name), "flow_verbs_flows");
+	snprintf(names[++i].name, sizeof(names[i].name),
+		 "flow_own_verbs_flows");
 	n_txq = dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
 	for (i++; i < n_dev + VBR_XSTATS_STEER + n_txq; i++) {
 		k = i - n_dev - VBR_XSTATS_STEER;
@@ -407,6 +413,7 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	struct vbr_glue_port_counters c;
 	struct vbr_glue_qp_counter *qc;
 	unsigned int n_dev, nqc, n, n_txq, i, j, k;
+	uint64_t held[3];
 
 	n = vbr_xstats_count(dev, &c, &n_dev, &qc, &nqc);
 	if (xstats == NULL || size < n) {
@@ -426,6 +433,12 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	xstats[i].id = i;
 	xstats[i].value = vbr_mtr_handoff_freed(priv) -
 			  priv->handoff_freed_base;
+	vbr_steer_flow_counts(priv, held);
+	for (k = 0; k < RTE_DIM(held); k++) {
+		i++;
+		xstats[i].id = i;
+		xstats[i].value = held[k];
+	}
 	n_txq = dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats);
 	for (i++; i < n_dev + VBR_XSTATS_STEER + n_txq; i++) {
 		const struct vbr_txq *txq;

@@ -26,6 +26,16 @@
  * accepted VIDs (three, by layer), the VLAN filter's drops (one), then the
  * addresses (three). With 16 priorities that is 3 user levels.
  *
+ * Companions. A rule whose meaning verbs cannot say (eth has_vlan 0, ipv6
+ * has_frag_ext 0: vbr_flow.c) gets companion verbs flows that catch the
+ * frames it must not take, at the first verbs priority of its level; its
+ * own flows move one priority down (the L3 and L2 flows of an expansion
+ * share the last one: they carry the same tag). The companions deliver on
+ * the rule's queue set, hashed as the rule's own type, with no tag and no
+ * counter: frames outside the meaning never carry the rule's mark. They
+ * are verbs flows of the rule (vf[], after its own), so they go on and off
+ * the device, and move, with it.
+ *
  * VLAN filter. A ConnectX matches a VLAN mask only on tagged frames, and it
  * has no "untagged only" match. So with the filter on, per address: the
  * listed VIDs are accepted, frames whose VID has any bit set are dropped by
@@ -205,6 +215,10 @@ vbr_steer_probe(struct vbr_priv *priv)
 	struct rte_flow_item_esp esp = { .hdr.spi = RTE_BE32(1) };
 	struct rte_flow_item_mpls mpls = { .label_tc_s = { 0, 0, 0x10 } };
 	struct rte_flow_item_vxlan vxlan = { .vni = { 0, 0, 1 } };
+	struct rte_flow_item_ipv4 ip4f = { .hdr.fragment_offset = 0 };
+	struct rte_flow_item_ipv4 ip4fm = {
+		.hdr.fragment_offset = RTE_BE16(0x3fff),
+	};
 #define IT(t, s, m) { .type = RTE_FLOW_ITEM_TYPE_##t, .spec = s, .mask = m }
 #define ETH_IT IT(ETH, &eth, &rte_flow_item_eth_mask)
 #define END_IT IT(END, NULL, NULL)
@@ -227,6 +241,8 @@ vbr_steer_probe(struct vbr_priv *priv)
 		{ VBR_FLOW_F_VXLAN, { ETH_IT, IT(IPV4, NULL, NULL),
 				      IT(UDP, NULL, NULL),
 				      IT(VXLAN, &vxlan, NULL), END_IT } },
+		{ VBR_FLOW_F_FRAG, { ETH_IT, IT(IPV4, &ip4f, &ip4fm),
+				     END_IT } },
 	};
 #undef IT
 #undef ETH_IT
@@ -327,6 +343,9 @@ vbr_steer_prio(const struct vbr_priv *priv, const struct rte_flow *flow,
 	struct vbr_flow_desc d;
 
 	d.sub = flow->sub;
+	if (flow->tier == VBR_STEER_TIER_USER && flow->comp != 0)
+		return flow->level * VBR_FLOW_PRIO_SUB + 1 +
+		       RTE_MIN(vbr_flow_pt_sub(&d, pt), 1);
 	switch (flow->tier) {
 	case VBR_STEER_TIER_ACCEPT:
 		return base + vbr_flow_pt_sub(&d, pt);
@@ -360,7 +379,7 @@ vbr_steer_vf_off(struct vbr_priv *priv, struct rte_flow *flow, bool copies)
 
 		if (*f == NULL)
 			continue;
-		if (flow->cnt != NULL)
+		if (flow->cnt != NULL && flow->vf[i].comp == 0)
 			vbr_count_unbind(priv, flow->cnt);
 		ret = priv->glue->destroy_flow(*f);
 		if (ret != 0)
@@ -431,8 +450,8 @@ vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
 		unsigned int pt = flow->vf[i].pt;
 
 		/* A drop rule delivers nothing: any QP of the set. */
-		qp = vbr_rss_qp(priv, rss, flow->fate == VBR_FLOW_FATE_DROP ?
-				VBR_FLOW_PT_L2 : pt);
+		qp = vbr_rss_qp(priv, rss, flow->fate == VBR_FLOW_FATE_DROP &&
+				flow->vf[i].comp == 0 ? VBR_FLOW_PT_L2 : pt);
 		if (qp == NULL) {
 			err = errno;
 			vbr_flow_error(error, err, RTE_FLOW_ERROR_TYPE_HANDLE,
@@ -441,7 +460,12 @@ vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
 				vbr_flow_pt_name(pt), strerror(err));
 			goto error;
 		}
-		if (vbr_flow_expand_attr(flow->attr, flow->items_end,
+		if (flow->vf[i].comp != 0 ?
+		    vbr_flow_comp_attr(flow->attr, flow->items_end,
+				       flow->comp, flow->vf[i].comp - 1,
+				       flow->level * VBR_FLOW_PRIO_SUB, buf,
+				       sizeof(buf)) == 0 :
+		    vbr_flow_expand_attr(flow->attr, flow->items_end,
 					 flow->l3, flow->l4, pt,
 					 vbr_steer_prio(priv, flow, pt), buf,
 					 sizeof(buf)) == 0) {
@@ -469,7 +493,7 @@ vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
 			flow->vf[i].copy = f;
 		else
 			flow->vf[i].flow = f;
-		if (flow->cnt != NULL)
+		if (flow->cnt != NULL && flow->vf[i].comp == 0)
 			vbr_count_bind(flow->cnt);
 	}
 	if (!copies)
@@ -834,13 +858,15 @@ static struct rte_flow *
 vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 		     uint64_t types, size_t *own_off)
 {
+	unsigned int nb_comp = vbr_flow_nb_comp(d->comp);
 	struct vbr_flow_exp e;
 	struct rte_flow *flow;
 	size_t size, vf_off, attr_off;
 
 	vbr_flow_expand(d, types, &e);
 	vf_off = RTE_ALIGN_CEIL(sizeof(*flow), alignof(struct vbr_steer_vf));
-	attr_off = RTE_ALIGN_CEIL(vf_off + e.nb * sizeof(struct vbr_steer_vf),
+	attr_off = RTE_ALIGN_CEIL(vf_off + (e.nb + nb_comp) *
+				  sizeof(struct vbr_steer_vf),
 				  alignof(struct ibv_flow_attr));
 	size = attr_off + d->attr_size;
 	*own_off = 0;
@@ -863,10 +889,16 @@ vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	flow->l3 = d->l3;
 	flow->l4 = d->l4;
 	flow->sub = d->sub;
-	flow->nb_vf = e.nb;
+	flow->comp = d->comp;
+	flow->nb_vf = e.nb + nb_comp;
 	flow->vf = RTE_PTR_ADD(flow, vf_off);
 	for (size_t i = 0; i < e.nb; i++)
 		flow->vf[i].pt = e.pt[i];
+	/* Companions: hashed as the pattern's own type (the first). */
+	for (size_t i = 0; i < nb_comp; i++) {
+		flow->vf[e.nb + i].pt = e.pt[0];
+		flow->vf[e.nb + i].comp = i + 1;
+	}
 	flow->attr = RTE_PTR_ADD(flow, attr_off);
 	memcpy(flow->attr, d->u.buf, d->attr_size);
 	return flow;
@@ -1437,6 +1469,27 @@ vbr_steer_vlan_dropped(struct vbr_priv *priv)
 		q.hits = 0;
 	pthread_mutex_unlock(&priv->flow_lock);
 	return q.hits;
+}
+
+/**
+ * What the port holds, for xstats: out[0] user rules (rte_flow), out[1]
+ * the verbs flows of user rules on the device (companions included),
+ * out[2] those of the internal rules. A walk of the list, under the lock.
+ */
+void
+vbr_steer_flow_counts(struct vbr_priv *priv, uint64_t out[3])
+{
+	struct rte_flow *flow;
+
+	out[0] = out[1] = out[2] = 0;
+	if (!priv->flow_lock_init)
+		return;
+	pthread_mutex_lock(&priv->flow_lock);
+	out[0] = priv->nb_user_flows;
+	TAILQ_FOREACH(flow, &priv->flows, next)
+		out[flow->tier == VBR_STEER_TIER_USER ? 1 : 2] +=
+			vbr_steer_nb_vf_on(flow);
+	pthread_mutex_unlock(&priv->flow_lock);
 }
 
 /** At close: free every rule and what they used. */

@@ -33,6 +33,7 @@ struct vbr_steer_vf {
 	struct ibv_flow *flow;		/**< on the device, NULL: not */
 	struct ibv_flow *copy;		/**< its copy in a move */
 	uint8_t pt;			/**< enum vbr_flow_pt */
+	uint8_t comp;			/**< 0: the rule's; k: companion k-1 */
 };
 
 /**
@@ -58,7 +59,8 @@ struct rte_flow {
 	uint8_t l3;			/**< vbr_flow_desc.l3 */
 	uint8_t l4;			/**< vbr_flow_desc.l4 */
 	uint8_t sub;			/**< vbr_flow_desc.sub */
-	uint8_t nb_vf;			/**< entries of vf */
+	uint8_t comp;			/**< vbr_flow_desc.comp */
+	uint8_t nb_vf;			/**< entries of vf, companions last */
 	struct vbr_count *cnt;		/**< counters bound, NULL: none */
 	struct vbr_age *age;		/**< AGE state, NULL: none */
 	struct vbr_steer_vf *vf;	/**< its verbs flows */
