@@ -21,6 +21,12 @@
 
 set -e
 
+# The helpers below (dirname, readelf, sed) run without the preload a
+# caller gave (a sanitizer runtime would report their leaks and abort
+# them); the tool gets it back, first.
+pre=${LD_PRELOAD:-}
+unset LD_PRELOAD
+
 if [ $# -lt 1 ]; then
 	echo "usage: $0 TOOL [ARGS...]" >&2
 	exit 2
@@ -37,6 +43,6 @@ if [ ! -f "$pmd" ]; then
 fi
 libs=$(readelf -d "$primary" |
 	sed -n 's/.*(NEEDED).*\[\(librte_[^]]*\)\].*/\1/p' | tr '\n' ':')
-LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$libs$pmd"
+LD_PRELOAD="${pre:+$pre:}$libs$pmd"
 export LD_PRELOAD
 exec "$@"

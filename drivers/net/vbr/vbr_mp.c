@@ -134,20 +134,27 @@ static int
 vbr_mp_action(const struct rte_mp_msg *msg, const void *peer)
 {
 	struct rte_mp_msg reply;
-	struct vbr_mp_param *r = (struct vbr_mp_param *)reply.param;
-	const struct vbr_mp_param *p = (const void *)msg->param;
+	struct vbr_mp_param r, p;
 
+	/*
+	 * EAL hands the message at no particular alignment (after an int in
+	 * its own framing): the parameters are copied in and out, never read
+	 * in place.
+	 */
 	memset(&reply, 0, sizeof(reply));
+	memset(&r, 0, sizeof(r));
 	strlcpy(reply.name, VBR_MP_NAME, sizeof(reply.name));
-	reply.len_param = sizeof(*r);
-	if (msg->len_param != sizeof(*p)) {
+	reply.len_param = sizeof(r);
+	if (msg->len_param != sizeof(p)) {
 		VBR_LOG(ERR, "request of %d bytes, not %zu: a secondary of "
-			"another vbr build?", msg->len_param, sizeof(*p));
-		r->result = -EINVAL;
+			"another vbr build?", msg->len_param, sizeof(p));
+		r.result = -EINVAL;
 	} else {
-		*r = *p;
-		r->result = vbr_mp_do(p);
+		memcpy(&p, msg->param, sizeof(p));
+		r = p;
+		r.result = vbr_mp_do(&p);
 	}
+	memcpy(reply.param, &r, sizeof(r));
 	return rte_mp_reply(&reply, peer);
 }
 
@@ -199,12 +206,11 @@ vbr_mp_ask(struct rte_eth_dev *dev, enum vbr_mp_op op, void *data,
 	struct timespec ts = { .tv_sec = VBR_MP_TIMEOUT_S, .tv_nsec = 0 };
 	struct rte_mp_msg msg;
 	struct rte_mp_reply reply;
-	struct vbr_mp_param *p = (struct vbr_mp_param *)msg.param;
-	const struct vbr_mp_param *r;
+	struct vbr_mp_param p, r;
 	void *buf = NULL;
 	int ret;
 
-	RTE_BUILD_BUG_ON(sizeof(*p) > RTE_MP_MAX_PARAM_LEN);
+	RTE_BUILD_BUG_ON(sizeof(p) > RTE_MP_MAX_PARAM_LEN);
 	if (size != 0) {
 		buf = rte_malloc("vbr_mp", size, 0);
 		if (buf == NULL)
@@ -213,11 +219,13 @@ vbr_mp_ask(struct rte_eth_dev *dev, enum vbr_mp_op op, void *data,
 	}
 	memset(&msg, 0, sizeof(msg));
 	strlcpy(msg.name, VBR_MP_NAME, sizeof(msg.name));
-	msg.len_param = sizeof(*p);
-	p->port_id = dev->data->port_id;
-	p->op = op;
-	p->n = n;
-	p->buf = buf;
+	msg.len_param = sizeof(p);
+	memset(&p, 0, sizeof(p));
+	p.port_id = dev->data->port_id;
+	p.op = op;
+	p.n = n;
+	p.buf = buf;
+	memcpy(msg.param, &p, sizeof(p));
 	memset(&reply, 0, sizeof(reply));
 	ret = rte_mp_request_sync(&msg, &reply, &ts);
 	if (ret != 0 || reply.nb_received != 1) {
@@ -230,8 +238,11 @@ vbr_mp_ask(struct rte_eth_dev *dev, enum vbr_mp_op op, void *data,
 		free(reply.msgs);
 		return reply.nb_sent == 0 ? -EIO : -ETIMEDOUT;
 	}
-	r = (const void *)reply.msgs[0].param;
-	ret = reply.msgs[0].len_param == sizeof(*r) ? r->result : -EPROTO;
+	ret = -EPROTO;
+	if (reply.msgs[0].len_param == sizeof(r)) {
+		memcpy(&r, reply.msgs[0].param, sizeof(r));
+		ret = r.result;
+	}
 	free(reply.msgs);
 	if (buf != NULL) {
 		memcpy(data, buf, size);
