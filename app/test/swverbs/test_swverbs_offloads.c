@@ -6,7 +6,8 @@
  * IPv4 header, TCP and UDP checksums; IPv6, fragments and 16-byte CQEs
  * unchecked), IBV_SEND_IP_CSUM filling the checksums (IPv4 and IPv6, TCP
  * and UDP, gathered headers, a UDP sum of 0), bad and short frames sent as
- * they are, C-VLAN stripping on a WQ (create and modify), the device clock.
+ * they are, C-VLAN stripping on a WQ (create and modify; a C-tag first
+ * only), the device clock.
  * Checksums are checked against a plain RFC 1071 sum of the test's own.
  */
 
@@ -625,6 +626,42 @@ test_vlan_strip(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * An 802.1ad S-tag first (0x88a8, VID 100, then an 802.1Q tag of VID 7):
+ * a stripping WQ leaves the frame as it came (an mlx5 strips only a C-tag
+ * first), TCI 0; a C-tag first is stripped.
+ */
+static int
+test_vlan_strip_stag(void)
+{
+	struct rxe e;
+	struct rxc r;
+	struct tf f;
+
+	TEST_ASSERT_SUCCESS(rxe_setup(&e, IBV_WC_EX_WITH_CVLAN, true), "");
+	tf_build(&f, txbuf, 2, 0, 0, 50);
+	txbuf[12] = 0x88;
+	txbuf[13] = 0xa8;
+	txbuf[18] = 0;
+	txbuf[19] = 7;
+	tf_fill_l4(&f);
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len, "S-tag stripped");
+	TEST_ASSERT_EQUAL(r.cvlan, 0, "S-tag TCI %#x reported", r.cvlan);
+	TEST_ASSERT(memcmp(rx_data(&r), txbuf, f.len) == 0, "S-tag frame");
+	/* The same frame with a C-tag first: stripped. */
+	txbuf[12] = 0x81;
+	txbuf[13] = 0x00;
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len - 4, "C-tag not stripped");
+	TEST_ASSERT_EQUAL(r.cvlan, 0x2064, "TCI %#x", r.cvlan);
+	TEST_ASSERT(memcmp(rx_data(&r), txbuf, 12) == 0 &&
+		    memcmp(rx_data(&r) + 12, txbuf + 16, f.len - 16) == 0,
+		    "C-tag stripped frame's bytes");
+	rxe_teardown(&e);
+	return TEST_SUCCESS;
+}
+
 /* Random frames into a checking, stripping queue: no crash, all counted. */
 static int
 test_rx_fuzz(void)
@@ -665,6 +702,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_tx_csum),
 		TEST_CASE(test_tx_csum_fuzz),
 		TEST_CASE(test_vlan_strip),
+		TEST_CASE(test_vlan_strip_stag),
 		TEST_CASE(test_rx_fuzz),
 		TEST_CASES_END(),
 	},
