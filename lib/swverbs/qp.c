@@ -511,6 +511,9 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		qp_discard(qp);
 		swv_pace_reset(qp);	/* as mlx5: no limit out of RTS */
 	}
+	/* _ib_modify_qp(): auto mode binds at RESET -> INIT with a port. */
+	if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT)
+		swv_stat_qp_init(qp);
 out:
 	pthread_mutex_unlock(&swv_lock);
 	return ret;

@@ -37,7 +37,8 @@ iov_copy_strip(uint8_t *dst, const struct iovec *iov, int iovcnt,
 /*
  * The receive offloads of a frame for a CQ of full CQEs: the checksum
  * status, and the C-VLAN tag a stripping WQ takes off (its 4 bytes go to
- * *skip). Steering has matched the tag already.
+ * *skip): only an 802.1Q tag first, an 802.1ad S-tag (0x88a8) first is
+ * left in the frame. Steering has matched the tag already.
  */
 static void
 rx_offloads(const struct swv_rq *rq, const struct swv_pkt *pkt,
@@ -50,7 +51,7 @@ rx_offloads(const struct swv_rq *rq, const struct swv_pkt *pkt,
 		       IBV_WC_IP_CSUM_OK : 0;
 	ol->cvlan = 0;
 	*skip = 0;
-	if (SWV_LOAD(&rq->strip) && o->cvlan && len >= 18) {
+	if (SWV_LOAD(&rq->strip) && (o->cvlan & SWV_TAG_C) && len >= 18) {
 		ol->cvlan = ntohs(o->vlan_tag);
 		*skip = 4;
 	}

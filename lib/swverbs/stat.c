@@ -13,9 +13,10 @@
  *   - The port's mode: none; manual (counters made by bind); auto, by QP
  *     type and/or pid, in which each new QP binds to the first counter whose
  *     QP of origin had the same type / pid (rdma_get_counter_auto_mode()),
- *     or to a new one (alloc_and_bind()). The kernel binds at the QP's
- *     modify to INIT with a port; swverbs QPs have one port from creation
- *     (and hash QPs never move to INIT), so swverbs binds at creation.
+ *     or to a new one (alloc_and_bind()), when it moves RESET -> INIT
+ *     with a port and is not bound yet, as the kernel's _ib_modify_qp()
+ *     binds: a hash QP, never modified, is never bound in auto mode (as on
+ *     a ConnectX); a QP made before auto mode binds at its next INIT.
  *   - Errors as rdma_counter_set_auto_mode(), rdma_counter_bind_qpn(),
  *     rdma_counter_bind_qpn_alloc() and rdma_counter_unbind_qpn() return
  *     them, with one exception: binding an already bound QP to a new
@@ -158,14 +159,19 @@ counter_unbind(struct swv_device *dev, struct swv_qp *qp)
 void
 swv_stat_qp_created(struct swv_qp *qp)
 {
-	struct swv_device *dev = qp->dev;
-	struct swv_counter *c;
-
 	qp->pid = (int)gettid();
 	if (prctl(PR_GET_NAME, qp->comm) != 0)
 		qp->comm[0] = '\0';
 	qp->comm[sizeof(qp->comm) - 1] = '\0';
-	if (dev->cnt_mode != SWV_COUNTER_MODE_AUTO)
+}
+
+void
+swv_stat_qp_init(struct swv_qp *qp)
+{
+	struct swv_device *dev = qp->dev;
+	struct swv_counter *c;
+
+	if (dev->cnt_mode != SWV_COUNTER_MODE_AUTO || qp->counter != NULL)
 		return;
 	for (c = dev->counters; c != NULL; c = c->next) {
 		if ((dev->cnt_mask & SWV_COUNTER_MASK_QP_TYPE) &&

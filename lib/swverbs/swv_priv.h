@@ -1625,8 +1625,10 @@ swv_qp_count(uint64_t *count, uint64_t n)
 }
 
 /* stat.c (swv_lock held) */
-/** Note a new QP's creator; bind it to its counter in auto mode. */
+/** Note a new QP's creator (its pid and comm). */
 void swv_stat_qp_created(struct swv_qp *qp);
+/** A QP moved RESET -> INIT with a port: in auto mode, bind it if unbound. */
+void swv_stat_qp_init(struct swv_qp *qp);
 /** Unbind a QP that goes (any mode), freeing its counter if last. */
 void swv_stat_qp_destroyed(struct swv_qp *qp);
 /**

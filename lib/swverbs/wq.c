@@ -130,6 +130,16 @@ err:
 	return NULL;
 }
 
+/* The flags of a modify that passed its checks (C-VLAN stripping). */
+static void
+wq_apply_flags(struct swv_wq *wq, const struct ibv_wq_attr *attr)
+{
+	if ((attr->attr_mask & IBV_WQ_ATTR_FLAGS) &&
+	    (attr->flags_mask & IBV_WQ_FLAGS_CVLAN_STRIPPING))
+		SWV_STORE(&wq->rq.strip,
+			  (attr->flags & IBV_WQ_FLAGS_CVLAN_STRIPPING) != 0);
+}
+
 int
 swv_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 {
@@ -147,12 +157,11 @@ swv_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 	if ((attr->attr_mask & IBV_WQ_ATTR_FLAGS) &&
 	    (attr->flags_mask & ~(uint32_t)IBV_WQ_FLAGS_CVLAN_STRIPPING) != 0)
 		return EOPNOTSUPP;
-	if ((attr->attr_mask & IBV_WQ_ATTR_FLAGS) &&
-	    (attr->flags_mask & IBV_WQ_FLAGS_CVLAN_STRIPPING))
-		SWV_STORE(&wq->rq.strip,
-			  (attr->flags & IBV_WQ_FLAGS_CVLAN_STRIPPING) != 0);
-	if (!(attr->attr_mask & IBV_WQ_ATTR_STATE))
+	if (!(attr->attr_mask & IBV_WQ_ATTR_STATE)) {
+		wq_apply_flags(wq, attr);
 		return 0;
+	}
+	/* All or nothing: the flags once the state change is known good. */
 	pthread_mutex_lock(&swv_lock);
 	cur = (enum ibv_wq_state)SWV_LOAD(&wq->ibv_wq.state);
 	next = attr->wq_state;
@@ -171,6 +180,7 @@ swv_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 		ret = EINVAL;
 		goto out;
 	}
+	wq_apply_flags(wq, attr);
 	SWV_STORE(&wq->ibv_wq.state, next);
 	SWV_STORE_REL(&wq->rq.state,
 		      next == IBV_WQS_RDY ? SWV_RQ_READY :

@@ -6,7 +6,8 @@
  * IPv4 header, TCP and UDP checksums; IPv6, fragments and 16-byte CQEs
  * unchecked), IBV_SEND_IP_CSUM filling the checksums (IPv4 and IPv6, TCP
  * and UDP, gathered headers, a UDP sum of 0), bad and short frames sent as
- * they are, C-VLAN stripping on a WQ (create and modify), the device clock.
+ * they are, C-VLAN stripping on a WQ (create and modify; a C-tag first
+ * only; a failed modify changes nothing), the device clock.
  * Checksums are checked against a plain RFC 1071 sum of the test's own.
  */
 
@@ -170,6 +171,25 @@ struct rxe {
 	struct ibv_flow *fl;
 };
 
+/* Post the 64 receive buffers (at setup, and after a RESET dropped them). */
+static int
+rxe_repost(struct rxe *e)
+{
+	unsigned int j;
+
+	for (j = 0; j < 64; j++) {
+		struct ibv_sge sge = {
+			(uintptr_t)rxbuf + j * 2048, 2048, e->rmr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = j, .sg_list = &sge, .num_sge = 1,
+		}, *bad;
+
+		TEST_ASSERT_SUCCESS(ibv_post_wq_recv(e->wq, &wr, &bad), "");
+	}
+	return TEST_SUCCESS;
+}
+
 static int
 rxe_setup(struct rxe *e, uint64_t wc_extra, bool strip)
 {
@@ -183,7 +203,6 @@ rxe_setup(struct rxe *e, uint64_t wc_extra, bool strip)
 	};
 	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 0 };
 	struct ibv_qp_init_attr_ex qa;
-	unsigned int j;
 
 	memset(e, 0, sizeof(*e));
 	TEST_ASSERT_SUCCESS(t_setup(&e->d, "offl", "loop"), "setup");
@@ -204,16 +223,7 @@ rxe_setup(struct rxe *e, uint64_t wc_extra, bool strip)
 	e->wq = swv_create_wq(e->d.ctx, &wa);
 	TEST_ASSERT_NOT_NULL(e->wq, "create_wq: %d", errno);
 	TEST_ASSERT_SUCCESS(swv_modify_wq(e->wq, &wm), "");
-	for (j = 0; j < 64; j++) {
-		struct ibv_sge sge = {
-			(uintptr_t)rxbuf + j * 2048, 2048, e->rmr->lkey,
-		};
-		struct ibv_recv_wr wr = {
-			.wr_id = j, .sg_list = &sge, .num_sge = 1,
-		}, *bad;
-
-		TEST_ASSERT_SUCCESS(ibv_post_wq_recv(e->wq, &wr, &bad), "");
-	}
+	TEST_ASSERT_SUCCESS(rxe_repost(e), "");
 	ta.ind_tbl = &e->wq;
 	e->tbl = swv_create_rwq_ind_table(e->d.ctx, &ta);
 	TEST_ASSERT_NOT_NULL(e->tbl, "");
@@ -625,6 +635,97 @@ test_vlan_strip(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * An 802.1ad S-tag first (0x88a8, VID 100, then an 802.1Q tag of VID 7):
+ * a stripping WQ leaves the frame as it came (an mlx5 strips only a C-tag
+ * first), TCI 0; a C-tag first is stripped.
+ */
+static int
+test_vlan_strip_stag(void)
+{
+	struct rxe e;
+	struct rxc r;
+	struct tf f;
+
+	TEST_ASSERT_SUCCESS(rxe_setup(&e, IBV_WC_EX_WITH_CVLAN, true), "");
+	tf_build(&f, txbuf, 2, 0, 0, 50);
+	txbuf[12] = 0x88;
+	txbuf[13] = 0xa8;
+	txbuf[18] = 0;
+	txbuf[19] = 7;
+	tf_fill_l4(&f);
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len, "S-tag stripped");
+	TEST_ASSERT_EQUAL(r.cvlan, 0, "S-tag TCI %#x reported", r.cvlan);
+	TEST_ASSERT(memcmp(rx_data(&r), txbuf, f.len) == 0, "S-tag frame");
+	/* The same frame with a C-tag first: stripped. */
+	txbuf[12] = 0x81;
+	txbuf[13] = 0x00;
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len - 4, "C-tag not stripped");
+	TEST_ASSERT_EQUAL(r.cvlan, 0x2064, "TCI %#x", r.cvlan);
+	TEST_ASSERT(memcmp(rx_data(&r), txbuf, 12) == 0 &&
+		    memcmp(rx_data(&r) + 12, txbuf + 16, f.len - 16) == 0,
+		    "C-tag stripped frame's bytes");
+	rxe_teardown(&e);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A modify that fails (a wrong current state, a bad state, ERR to RDY)
+ * changes nothing: the strip flag it carried is not applied.
+ */
+static int
+test_vlan_strip_modify_fail(void)
+{
+	struct ibv_wq_attr wm = {
+		.attr_mask = IBV_WQ_ATTR_FLAGS | IBV_WQ_ATTR_STATE |
+			     IBV_WQ_ATTR_CURR_STATE,
+		.wq_state = IBV_WQS_RDY,
+		.curr_wq_state = IBV_WQS_RESET,
+		.flags = IBV_WQ_FLAGS_CVLAN_STRIPPING,
+		.flags_mask = IBV_WQ_FLAGS_CVLAN_STRIPPING,
+	};
+	struct ibv_wq_attr st = { .attr_mask = IBV_WQ_ATTR_STATE };
+	struct rxe e;
+	struct rxc r;
+	struct tf f;
+
+	TEST_ASSERT_SUCCESS(rxe_setup(&e, IBV_WC_EX_WITH_CVLAN, false), "");
+	tf_build(&f, txbuf, 1, 0, 0, 50);
+	tf_fill_l4(&f);
+	/* The WQ is RDY: curr_wq_state RESET is wrong. */
+	TEST_ASSERT_EQUAL(swv_modify_wq(e.wq, &wm), EINVAL, "curr state");
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len, "stripping after a failed modify");
+	TEST_ASSERT_EQUAL(r.cvlan, 0, "");
+	/* A state that is none of RESET, RDY, ERR. */
+	wm.attr_mask = IBV_WQ_ATTR_FLAGS | IBV_WQ_ATTR_STATE;
+	wm.wq_state = IBV_WQS_UNKNOWN;
+	TEST_ASSERT_EQUAL(swv_modify_wq(e.wq, &wm), EINVAL, "bad state");
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len, "stripping after a bad state");
+	/* ERR to RDY, refused; then RESET, RDY: still not stripping. */
+	st.wq_state = IBV_WQS_ERR;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
+	wm.wq_state = IBV_WQS_RDY;
+	TEST_ASSERT_EQUAL(swv_modify_wq(e.wq, &wm), EINVAL, "ERR to RDY");
+	st.wq_state = IBV_WQS_RESET;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
+	st.wq_state = IBV_WQS_RDY;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
+	TEST_ASSERT_SUCCESS(rxe_repost(&e), "");
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len, "stripping after ERR to RDY");
+	TEST_ASSERT_EQUAL(r.cvlan, 0, "");
+	/* A good modify with the flag applies both. */
+	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &wm), "");
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len - 4, "not stripping after a good one");
+	rxe_teardown(&e);
+	return TEST_SUCCESS;
+}
+
 /* Random frames into a checking, stripping queue: no crash, all counted. */
 static int
 test_rx_fuzz(void)
@@ -665,6 +766,8 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_tx_csum),
 		TEST_CASE(test_tx_csum_fuzz),
 		TEST_CASE(test_vlan_strip),
+		TEST_CASE(test_vlan_strip_stag),
+		TEST_CASE(test_vlan_strip_modify_fail),
 		TEST_CASE(test_rx_fuzz),
 		TEST_CASES_END(),
 	},

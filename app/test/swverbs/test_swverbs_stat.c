@@ -2,7 +2,8 @@
 
 /*
  * QP counters (lib/swverbs/stat.c): every errno of the kernel's counter
- * calls, auto mode by type, pid and both, and counts exact against frames
+ * calls, auto mode by type, pid and both (a QP bound at its RESET -> INIT
+ * with a port, as the kernel binds), and counts exact against frames
  * sent over a pair wire: bound before traffic, after part of it, unbound in
  * the middle.
  */
@@ -115,6 +116,9 @@ test_errnos(void)
 			  EINVAL, "bind in auto mode");
 	q3 = t_raw_qp(&d, 4, 0, 1, 1);
 	TEST_ASSERT_NOT_NULL(q3, "");
+	TEST_ASSERT_EQUAL(swv_counter_list(d.ctx, list, 4), 0,
+			  "auto-bound before INIT");
+	TEST_ASSERT_SUCCESS(t_qp_to(q3, IBV_QPS_INIT), "");
 	TEST_ASSERT_EQUAL(swv_counter_list(d.ctx, list, 4), 1, "auto-bound");
 	TEST_ASSERT_EQUAL(swv_counter_bind_qp(d.ctx, qpn(d.sqp), list[0]),
 			  EINVAL, "bind in auto mode");
@@ -166,6 +170,14 @@ qp_other_thread(struct tdev *d, int *tid)
 
 /* Auto mode under @mask: QPs a, b here, c on another thread. */
 static int
+t_qp_reset(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	return swv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+static int
 auto_case(uint32_t mask, int ncnt, const char *name)
 {
 	struct swv_counter_attr at;
@@ -182,6 +194,13 @@ auto_case(uint32_t mask, int ncnt, const char *name)
 	b = t_raw_qp(&d, 4, 4, 1, 1);
 	c = qp_other_thread(&d, &tid);
 	TEST_ASSERT(a != NULL && b != NULL && c != NULL, "");
+	/* _ib_modify_qp(): bound at RESET -> INIT with a port, not before. */
+	TEST_ASSERT_EQUAL(swv_counter_list(d.ctx, list, 8), 0, "at creation");
+	TEST_ASSERT_SUCCESS(swv_query_qp_stats(a, &st, &ca, NULL), "");
+	TEST_ASSERT_EQUAL(ca, 0, "bound at creation");
+	TEST_ASSERT_SUCCESS(t_qp_to(a, IBV_QPS_INIT), "");
+	TEST_ASSERT_SUCCESS(t_qp_to(b, IBV_QPS_RTS), "");
+	TEST_ASSERT_SUCCESS(t_qp_to(c, IBV_QPS_INIT), "");
 	TEST_ASSERT_EQUAL(swv_counter_list(d.ctx, list, 8), ncnt, "%s", name);
 	TEST_ASSERT_SUCCESS(swv_query_qp_stats(a, &st, &ca, &pid), "");
 	TEST_ASSERT_EQUAL(pid, (int)gettid(), "");
@@ -204,7 +223,14 @@ auto_case(uint32_t mask, int ncnt, const char *name)
 			  (mask & SWV_COUNTER_MASK_PID) ? 2 : 3, "");
 	TEST_ASSERT_EQUAL(at.mode, SWV_COUNTER_MODE_AUTO, "");
 	TEST_ASSERT_EQUAL(at.mask, mask, "");
-	/* The setup's QPs, made before auto mode, stay unbound. */
+	/* RESET and INIT again: the same counter, no second bind. */
+	TEST_ASSERT_SUCCESS(swv_query_qp_stats(a, &st, &ca, NULL), "");
+	TEST_ASSERT_SUCCESS(t_qp_reset(a), "");
+	TEST_ASSERT_SUCCESS(t_qp_to(a, IBV_QPS_INIT), "");
+	TEST_ASSERT_SUCCESS(swv_query_qp_stats(a, &st, &cb, NULL), "");
+	TEST_ASSERT_EQUAL(ca, cb, "a second INIT moved the QP");
+	TEST_ASSERT_EQUAL(swv_counter_list(d.ctx, list, 8), ncnt, "");
+	/* The setup's QPs, moved to INIT before auto mode, stay unbound. */
 	TEST_ASSERT_SUCCESS(swv_query_qp_stats(d.sqp, &st, &ca, NULL), "");
 	TEST_ASSERT_EQUAL(ca, 0, "");
 	swv_destroy_qp(a);
@@ -213,6 +239,12 @@ auto_case(uint32_t mask, int ncnt, const char *name)
 	TEST_ASSERT_EQUAL(swv_counter_list(d.ctx, list, 8), 0, "");
 	TEST_ASSERT(mode_is(d.ctx, SWV_COUNTER_MODE_AUTO, mask),
 		    "auto mode stays without counters");
+	/* ... until their next INIT. */
+	TEST_ASSERT_SUCCESS(t_qp_reset(d.sqp), "");
+	TEST_ASSERT_SUCCESS(t_qp_to(d.sqp, IBV_QPS_RTS), "");
+	TEST_ASSERT_SUCCESS(swv_query_qp_stats(d.sqp, &st, &ca, NULL), "");
+	TEST_ASSERT(ca != 0, "a QP made before auto mode, at its next INIT");
+	TEST_ASSERT_EQUAL(swv_counter_list(d.ctx, list, 8), 1, "");
 	t_teardown(&d);
 	return TEST_SUCCESS;
 }

@@ -14,10 +14,16 @@
  *			in auto mode, STAT_AUTO_MODE_MASK
  *   MRs		STAT_GET  dump, STAT_RES=MR: RES_MR of RES_MR_ENTRY
  *			{RES_MRN, RES_MRLEN, STAT_HWCOUNTERS}
- *   counters		STAT_GET  dump, STAT_RES=QP: one message a counter
- *			(STAT_COUNTER_ID, STAT_MODE, RES_TYPE / RES_PID by
- *			its criteria, RES_QP of RES_QP_ENTRY{RES_LQPN},
- *			STAT_HWCOUNTERS of {ENTRY_NAME, ENTRY_VALUE})
+ *   counters		STAT_GET  dump, STAT_RES=QP: messages of DEV_INDEX,
+ *			DEV_NAME and a STAT_COUNTER nest of several
+ *			STAT_COUNTER_ENTRY nests, one a counter: PORT_INDEX,
+ *			STAT_COUNTER_ID, STAT_MODE, in auto mode RES_TYPE
+ *			and / or RES_PID (or RES_KERN_NAME) by its criteria
+ *			(no STAT_AUTO_MODE_MASK: the mask is what is there),
+ *			RES_QP of RES_QP_ENTRY{RES_LQPN}, STAT_HWCOUNTERS of
+ *			STAT_HWCOUNTER_ENTRY{ENTRY_NAME, ENTRY_VALUE}
+ *			(nldev.c res_get_common_dumpit(),
+ *			fill_res_counter_entry(); iproute2 rdma/stat.c)
  *
  * The device is named by its index, found with a CMD_GET dump. Errors are
  * the kernel's errno, positive. Part of the ibverbs glue object only.
@@ -304,7 +310,11 @@ struct list_get {
 	unsigned int max, n;
 };
 
-/* One counter of the dump. */
+/*
+ * One counter of the dump: the attributes of its STAT_COUNTER_ENTRY. The
+ * kernel says an auto counter's criteria by the values it puts (RES_TYPE
+ * for the QP type, RES_PID or RES_KERN_NAME for the task), not by a mask.
+ */
 static void
 list_fill(struct vbr_glue_qp_counter *g, const struct nlattr **tb)
 {
@@ -315,9 +325,13 @@ list_fill(struct vbr_glue_qp_counter *g, const struct nlattr **tb)
 	g->cntn = mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID]);
 	if (tb[RDMA_NLDEV_ATTR_STAT_MODE] != NULL)
 		g->mode = mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_STAT_MODE]);
-	if (tb[RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK] != NULL)
-		g->mask = mnl_attr_get_u32(
-			tb[RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK]);
+	if (g->mode == VBR_GLUE_COUNTER_MODE_AUTO) {
+		if (tb[RDMA_NLDEV_ATTR_RES_TYPE] != NULL)
+			g->mask |= VBR_GLUE_COUNTER_MASK_QP_TYPE;
+		if (tb[RDMA_NLDEV_ATTR_RES_PID] != NULL ||
+		    tb[RDMA_NLDEV_ATTR_RES_KERN_NAME] != NULL)
+			g->mask |= VBR_GLUE_COUNTER_MASK_PID;
+	}
 	if (tb[RDMA_NLDEV_ATTR_RES_TYPE] != NULL)
 		g->qp_type = mnl_attr_get_u8(tb[RDMA_NLDEV_ATTR_RES_TYPE]);
 	if (tb[RDMA_NLDEV_ATTR_RES_PID] != NULL)
@@ -339,18 +353,25 @@ list_fill(struct vbr_glue_qp_counter *g, const struct nlattr **tb)
 				 VBR_GLUE_QP_CNT_MAX);
 }
 
+/* A dump message: a STAT_COUNTER nest of STAT_COUNTER_ENTRY nests. */
 static int
 list_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX];
+	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX], *t2[RDMA_NLDEV_ATTR_MAX];
+	const struct nlattr *pos;
 	struct list_get *l = arg;
 
 	nl_parse(nlh, tb);
-	if (tb[RDMA_NLDEV_ATTR_STAT_COUNTER_ID] == NULL)
+	if (tb[RDMA_NLDEV_ATTR_STAT_COUNTER] == NULL)
 		return MNL_CB_OK;
-	if (l->n < l->max)
-		list_fill(&l->c[l->n], tb);
-	l->n++;
+	mnl_attr_for_each_nested(pos, tb[RDMA_NLDEV_ATTR_STAT_COUNTER]) {
+		nl_parse_nested(pos, t2);
+		if (t2[RDMA_NLDEV_ATTR_STAT_COUNTER_ID] == NULL)
+			continue;
+		if (l->n < l->max)
+			list_fill(&l->c[l->n], t2);
+		l->n++;
+	}
 	return MNL_CB_OK;
 }
 
