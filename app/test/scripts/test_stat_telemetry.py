@@ -27,6 +27,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,6 +214,35 @@ def run(pmd, c):
                     f"xstats reset: qp_cnt1_tx_frames 0: {x0}")
             c.check(tel("/vbr/qp_counter,0,1").get("tx_frames") == 16,
                     "the device's counter is not reset")
+
+        # xstats read by two telemetry threads while testpmd resets them:
+        # the QP counters' reset base must not go under a reader (ASan)
+        stop = threading.Event()
+        bad = []
+
+        def reader():
+            rt = Telemetry(t.prefix)
+            try:
+                while not stop.is_set():
+                    x = rt("/ethdev/xstats,0")
+                    if not any(k.startswith(f"qp_cnt{c0}_")
+                               for k in (x or {})):
+                        bad.append(x)
+                        break
+            finally:
+                rt.close()
+
+        readers = [threading.Thread(target=reader) for _ in range(2)]
+        for th in readers:
+            th.start()
+        for _ in range(100):
+            t.cmd("clear port xstats 0")
+        stop.set()
+        for th in readers:
+            th.join(30)
+        c.check(not bad and (not SW or tel("/ethdev/xstats,0").get(
+                f"qp_cnt{c0}_tx_frames") == 0),
+                f"xstats read while reset: {bad[:1]}")
 
         # unbind: one QP, then all of a counter's
         r = tel(f"/vbr/qp_unbind,0,{c0},{tx0}")

@@ -368,6 +368,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 	priv = dev->data->dev_private;
 	priv->dev = dev;
 	rte_spinlock_init(&priv->mr_lock);
+	rte_spinlock_init(&priv->qp_cnt_lock);
 	TAILQ_INIT(&priv->mrs);
 	SLIST_INIT(&priv->mr_retired);
 	TAILQ_INIT(&priv->flows);

@@ -19,7 +19,6 @@
 #include "vbr_utils.h"
 
 /* Most QP counters of a port that xstats and telemetry show. */
-#define VBR_STATS_QP_CNT_MAX 32
 
 /*
  * Device port counters, the drops that no queue sees. imissed is
@@ -166,12 +165,6 @@ static const struct vbr_txq_xstat vbr_txq_xstats[] = {
  * counter of that number that still counts at least as much (a counter
  * freed and made again under its number starts from 0).
  */
-struct vbr_qp_cnt_base {
-	uint32_t cntn;
-	uint32_t nvals;
-	uint64_t val[VBR_GLUE_QP_CNT_MAX];
-};
-
 /** The port's QP counters (free() them), *n of them; NULL when none. */
 static struct vbr_glue_qp_counter *
 vbr_qp_counters(struct vbr_priv *priv, unsigned int *n)
@@ -192,7 +185,7 @@ vbr_qp_counters(struct vbr_priv *priv, unsigned int *n)
 	return c;
 }
 
-/* Counter c's value k since the last reset. */
+/* Counter c's value k since the last reset. Called under qp_cnt_lock. */
 static uint64_t
 vbr_qp_cnt_value(const struct vbr_priv *priv,
 		 const struct vbr_glue_qp_counter *c, unsigned int k)
@@ -209,35 +202,39 @@ vbr_qp_cnt_value(const struct vbr_priv *priv,
 	return v;
 }
 
-/* Take the QP counters' values as the new base. */
+/*
+ * Take the QP counters' values as the new base. The base is a fixed array in
+ * vbr_priv under qp_cnt_lock: xstats are read and reset from the app, the
+ * telemetry and the rte_mp threads at once.
+ */
 static void
 vbr_qp_cnt_reset(struct vbr_priv *priv)
 {
 	struct vbr_glue_qp_counter *c;
-	struct vbr_qp_cnt_base *b = NULL;
 	unsigned int n, i, k;
 
 	c = vbr_qp_counters(priv, &n);
-	if (n > 0)
-		b = calloc(n, sizeof(*b));
-	for (i = 0; b != NULL && i < n; i++) {
-		b[i].cntn = c[i].cntn;
-		b[i].nvals = c[i].nvals;
-		for (k = 0; k < c[i].nvals; k++)
-			b[i].val[k] = c[i].val[k].value;
+	rte_spinlock_lock(&priv->qp_cnt_lock);
+	for (i = 0; c != NULL && i < n; i++) {
+		struct vbr_qp_cnt_base *b = &priv->qp_cnt_base[i];
+
+		b->cntn = c[i].cntn;
+		b->nvals = RTE_MIN(c[i].nvals,
+				   (uint32_t)VBR_GLUE_QP_CNT_MAX);
+		for (k = 0; k < b->nvals; k++)
+			b->val[k] = c[i].val[k].value;
 	}
-	free(priv->qp_cnt_base);
-	priv->qp_cnt_base = b;
-	priv->nb_qp_cnt_base = b != NULL ? n : 0;
+	priv->nb_qp_cnt_base = c != NULL ? n : 0;
+	rte_spinlock_unlock(&priv->qp_cnt_lock);
 	free(c);
 }
 
 void
 vbr_stats_release(struct vbr_priv *priv)
 {
-	free(priv->qp_cnt_base);
-	priv->qp_cnt_base = NULL;
+	rte_spinlock_lock(&priv->qp_cnt_lock);
 	priv->nb_qp_cnt_base = 0;
+	rte_spinlock_unlock(&priv->qp_cnt_lock);
 }
 
 /* Values of the QP counters c[0 .. n - 1]. */
@@ -449,11 +446,13 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 		xstats[i].value = txq == NULL ? 0 : vbr_counter(txq,
 			vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].offset);
 	}
+	rte_spinlock_lock(&priv->qp_cnt_lock);
 	for (j = 0; j < nqc; j++)
 		for (k = 0; k < qc[j].nvals; k++, i++) {
 			xstats[i].id = i;
 			xstats[i].value = vbr_qp_cnt_value(priv, &qc[j], k);
 		}
+	rte_spinlock_unlock(&priv->qp_cnt_lock);
 	free(qc);
 	return n;
 }
