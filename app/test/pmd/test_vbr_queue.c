@@ -337,6 +337,38 @@ test_deferred(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A queue setup that fails leaves no queue (ethdev releases the old one
+ * first): the port start refuses it rather than let the burst find NULL,
+ * also when isolated (no rule targets the queue to refuse it).
+ */
+static int
+test_rxq_setup_failed(void)
+{
+	struct rte_mempool *small;
+	struct rte_flow_error err;
+
+	TEST_ASSERT_SUCCESS(setup_ports(0), "");
+	stop_ports();
+	TEST_ASSERT_SUCCESS(rte_flow_isolate(p0, 1, &err), "isolate");
+	/* Fewer mbufs than the ring: the setup cannot post it. */
+	small = rte_pktmbuf_pool_create("vbr_q_small", NB_DESC / 2, 0, 0,
+					RTE_MBUF_DEFAULT_BUF_SIZE,
+					SOCKET_ID_ANY);
+	TEST_ASSERT_NOT_NULL(small, "");
+	TEST_ASSERT(rte_eth_rx_queue_setup(p0, 0, NB_DESC, SOCKET_ID_ANY,
+					   NULL, small) < 0, "");
+	TEST_ASSERT_EQUAL(rte_eth_dev_start(p0), -EINVAL,
+			  "started with rxq 0 not set up");
+	TEST_ASSERT_SUCCESS(rte_eth_rx_queue_setup(p0, 0, NB_DESC,
+						   SOCKET_ID_ANY, NULL, mp),
+			    "");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(p0), "");
+	stop_ports();
+	TEST_ASSERT_SUCCESS(rte_flow_isolate(p0, 0, &err), "isolate off");
+	return TEST_SUCCESS;
+}
+
 struct sender {
 	pthread_t tid;
 	unsigned int delay_us;
@@ -446,6 +478,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_desc_status),
 		TEST_CASE(test_rxq_stop_start),
 		TEST_CASE(test_deferred),
+		TEST_CASE(test_rxq_setup_failed),
 		TEST_CASE(test_rx_intr),
 		TEST_CASE(test_monitor),
 		TEST_CASES_END(),
