@@ -294,6 +294,35 @@ def run(pmd, c):
     return c.failed == 0
 
 
+def run_many(pmd, c):
+    """qp_unbind of a whole counter with more QPs than one listing shows."""
+    nq = 70
+    t = tp.start_pair("stat2", pmd, ["--total-num-mbufs=8192",
+                                     f"--txq={nq}", "--rxq=1"])
+    tel = None
+    try:
+        t.wait_prompt()
+        tel = Telemetry(t.prefix)
+        txn = tel("/vbr/qps,0").get("txq_lqpn", [])
+        c.check(len(txn) == nq, f"{nq} Tx QPs: {txn}")
+        r = tel(f"/vbr/qp_bind,0,{txn[0]}")
+        cn = r.get("cntn")
+        for q in txn[1:]:
+            r = tel(f"/vbr/qp_bind,0,{q},{cn}")
+            c.check(r.get("cntn") == cn, f"bind Tx QP {q} to {cn}: {r}")
+        r = tel(f"/vbr/qp_unbind,0,{cn}")
+        c.check(sorted(r.get("lqpn", [])) == sorted(txn),
+                f"unbind all of {nq} QPs: {r}")
+        c.check(tel("/vbr/qp_counters,0").get("cntn") == [],
+                "the counter is gone after unbinding all")
+        c.check(t.quit() == 0, "testpmd exits cleanly")
+    finally:
+        if tel is not None:
+            tel.close()
+        t.kill()
+    return c.failed == 0
+
+
 if __name__ == "__main__":
-    sys.exit(tp.main(lambda pmd: 0 if run(pmd, tp.Checker()) else 1,
-                     __doc__))
+    sys.exit(tp.main(lambda pmd: 0 if run(pmd, tp.Checker()) and
+                     run_many(pmd, tp.Checker()) else 1, __doc__))

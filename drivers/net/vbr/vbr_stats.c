@@ -664,6 +664,7 @@ vbr_tel_port_counters(const char *cmd, const char *params,
 	return 0;
 }
 
+/* The reply's head and mode; else an error reply and its errno (> 0). */
 static int
 vbr_tel_mode_head(struct rte_tel_data *d, struct vbr_priv *priv)
 {
@@ -671,8 +672,10 @@ vbr_tel_mode_head(struct rte_tel_data *d, struct vbr_priv *priv)
 	int ret;
 
 	ret = priv->glue->counter_get_mode(priv->ctx, 1, &mode, &mask);
-	if (ret != 0)
-		return vbr_tel_error(d, ret, "get counter mode");
+	if (ret != 0) {
+		vbr_tel_error(d, ret, "get counter mode");
+		return ret;
+	}
 	vbr_tel_head(d, priv);
 	rte_tel_data_add_dict_string(d, "mode", vbr_tel_mode_name(mode));
 	rte_tel_data_add_dict_string(d, "criteria", vbr_tel_crit_name(mask));
@@ -689,7 +692,8 @@ vbr_tel_qp_mode(const char *cmd, const char *params, struct rte_tel_data *d)
 	dev = vbr_tel_dev(params, &rest);
 	if (dev == NULL || *rest != '\0')
 		return vbr_tel_error(d, EINVAL, "usage: <port>");
-	return vbr_tel_mode_head(d, dev->data->dev_private);
+	vbr_tel_mode_head(d, dev->data->dev_private);
+	return 0;
 }
 
 static int
@@ -706,7 +710,8 @@ vbr_tel_qp_counters(const char *cmd, const char *params,
 	dev = vbr_tel_dev(params, &rest);
 	if (dev == NULL || *rest != '\0')
 		return vbr_tel_error(d, EINVAL, "usage: <port>");
-	vbr_tel_mode_head(d, dev->data->dev_private);
+	if (vbr_tel_mode_head(d, dev->data->dev_private) != 0)
+		return 0;	/* the error reply, nothing added to it */
 	a = rte_tel_data_alloc();
 	if (a == NULL)
 		return -ENOMEM;
@@ -840,7 +845,8 @@ vbr_tel_qp_set_auto(const char *cmd, const char *params,
 		return vbr_tel_error(d, ret, ret == EBUSY ?
 			"Modifying auto mode is not allowed when there is a bound QP" :
 			"set auto mode");
-	return vbr_tel_mode_head(d, priv);
+	vbr_tel_mode_head(d, priv);
+	return 0;
 }
 
 static int
@@ -868,6 +874,9 @@ vbr_tel_qp_bind(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* Listings a qp_unbind of a whole counter goes through at most. */
+#define VBR_TEL_UNBIND_ROUNDS 1024
+
 static int
 vbr_tel_qp_unbind(const char *cmd, const char *params,
 		  struct rte_tel_data *d)
@@ -878,7 +887,7 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 	struct rte_tel_data *a;
 	const char *rest;
 	uint32_t cntn, lqpn, todo[VBR_GLUE_QP_CNT_QPS];
-	unsigned int n, i, nt = 0;
+	unsigned int n, i, nt, done = 0, rounds = 0;
 	bool one = false;
 	int ret = 0;
 
@@ -894,33 +903,45 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 		one = true;
 	}
 	priv = dev->data->dev_private;
-	if (one) {
-		todo[nt++] = lqpn;
-	} else {
-		/* All QPs of the counter, as rdma does without lqpn. */
-		qc = vbr_qp_counters(priv, &n);
-		for (i = 0; i < n; i++)
-			if (qc[i].cntn == cntn)
-				for (nt = 0; nt < RTE_MIN(qc[i].nqps,
-					(uint32_t)VBR_GLUE_QP_CNT_QPS); nt++)
-					todo[nt] = qc[i].lqpn[nt];
-		free(qc);
-		if (nt == 0)
-			return vbr_tel_error(d, ENOENT, "no such counter");
-	}
 	a = rte_tel_data_alloc();
 	if (a == NULL)
 		return -ENOMEM;
 	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
-	for (i = 0; i < nt && ret == 0; i++) {
-		ret = priv->glue->counter_unbind_qp(priv->ctx, 1, todo[i],
-						    cntn);
-		if (ret == 0)
-			rte_tel_data_add_array_u64(a, todo[i]);
-	}
+	/*
+	 * All QPs of the counter, as rdma does without lqpn: a listing shows
+	 * at most VBR_GLUE_QP_CNT_QPS of them, so again until it is gone
+	 * (bounded, were QPs bound to it as fast as they go).
+	 */
+	do {
+		nt = 0;
+		if (one) {
+			todo[nt++] = lqpn;
+		} else {
+			qc = vbr_qp_counters(priv, &n);
+			for (i = 0; i < n; i++)
+				if (qc[i].cntn == cntn)
+					for (nt = 0; nt < RTE_MIN(qc[i].nqps,
+						(uint32_t)VBR_GLUE_QP_CNT_QPS);
+					     nt++)
+						todo[nt] = qc[i].lqpn[nt];
+			free(qc);
+		}
+		for (i = 0; i < nt && ret == 0; i++) {
+			ret = priv->glue->counter_unbind_qp(priv->ctx, 1,
+							    todo[i], cntn);
+			if (ret == 0) {
+				rte_tel_data_add_array_u64(a, todo[i]);
+				done++;
+			}
+		}
+	} while (!one && ret == 0 && nt == VBR_GLUE_QP_CNT_QPS &&
+		 ++rounds < VBR_TEL_UNBIND_ROUNDS);
+	if (ret == 0 && done == 0)
+		ret = ENOENT;
 	if (ret != 0) {
 		rte_tel_data_free(a);
-		return vbr_tel_error(d, ret, "unbind");
+		return vbr_tel_error(d, ret, ret == ENOENT && !one ?
+				     "no such counter" : "unbind");
 	}
 	vbr_tel_head(d, priv);
 	rte_tel_data_add_dict_u64(d, "cntn", cntn);
