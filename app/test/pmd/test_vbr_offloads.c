@@ -449,6 +449,55 @@ test_vlan_strip(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * vlan_offload_set over several queues: refused while started because of
+ * queue 1 (no VLAN in its CQ), it changes no queue (queue 0 could strip at
+ * once); set up again while stopped, a queue keeps its deferred start.
+ */
+static int
+test_vlan_strip_queues(void)
+{
+	struct rte_eth_rxconf rxc = { .offloads = 0 };
+	struct rte_eth_conf c1 = { .rxmode.offloads = 0 };
+	struct rte_eth_rxq_info qi;
+
+	rte_eth_dev_stop(port1);
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &c1, 2, 256, 256, mp),
+			    "");
+	/* Queue 0 with the VLAN in its CQ but not stripping, queue 1 not. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_vlan_offload(port1,
+			    RTE_ETH_VLAN_STRIP_OFFLOAD), "on, stopped");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_vlan_offload(port1, 0), "off");
+	TEST_ASSERT_SUCCESS(rte_eth_rx_queue_setup(port1, 1, 256,
+						   SOCKET_ID_ANY, &rxc, mp),
+			    "");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "");
+	TEST_ASSERT_EQUAL(rte_eth_dev_set_vlan_offload(port1,
+			  RTE_ETH_VLAN_STRIP_OFFLOAD), -EBUSY, "started");
+	TEST_ASSERT_SUCCESS(rte_eth_rx_queue_info_get(port1, 0, &qi), "");
+	TEST_ASSERT_EQUAL(qi.conf.offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP, 0,
+			  "queue 0 strips after a refused set");
+	TEST_ASSERT_EQUAL(rte_eth_dev_get_vlan_offload(port1) &
+			  RTE_ETH_VLAN_STRIP_OFFLOAD, 0, "");
+	/* Set up again when stopped: the deferred start stays. */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "");
+	rxc.rx_deferred_start = 1;
+	TEST_ASSERT_SUCCESS(rte_eth_rx_queue_setup(port1, 1, 256,
+						   SOCKET_ID_ANY, &rxc, mp),
+			    "");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_vlan_offload(port1,
+			    RTE_ETH_VLAN_STRIP_OFFLOAD), "on, stopped");
+	TEST_ASSERT_SUCCESS(rte_eth_rx_queue_info_get(port1, 1, &qi), "");
+	TEST_ASSERT(qi.conf.offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP, "");
+	TEST_ASSERT_EQUAL(qi.conf.rx_deferred_start, 1,
+			  "the set up again lost rx_deferred_start");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "");
+	TEST_ASSERT_SUCCESS(rte_eth_rx_queue_info_get(port1, 1, &qi), "");
+	TEST_ASSERT_EQUAL(qi.queue_state, RTE_ETH_QUEUE_STATE_STOPPED,
+			  "a deferred queue started");
+	return TEST_SUCCESS;
+}
+
 static uint64_t
 now_ns(void)
 {
@@ -533,6 +582,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_rx_csum),
 		TEST_CASE(test_tx_csum),
 		TEST_CASE(test_vlan_strip),
+		TEST_CASE(test_vlan_strip_queues),
 		TEST_CASE(test_timestamp),
 		TEST_CASES_END(),
 	},

@@ -29,6 +29,7 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -216,6 +217,35 @@ def run(pmd, c):
             c.check(tel("/vbr/qp_counter,0,1").get("tx_frames") == 16,
                     "the device's counter is not reset")
 
+        # xstats read by two telemetry threads while testpmd resets them:
+        # the QP counters' reset base must not go under a reader (ASan)
+        stop = threading.Event()
+        bad = []
+
+        def reader():
+            rt = Telemetry(t.prefix)
+            try:
+                while not stop.is_set():
+                    x = rt("/ethdev/xstats,0")
+                    if not any(k.startswith(f"qp_cnt{c0}_")
+                               for k in (x or {})):
+                        bad.append(x)
+                        break
+            finally:
+                rt.close()
+
+        readers = [threading.Thread(target=reader) for _ in range(2)]
+        for th in readers:
+            th.start()
+        for _ in range(100):
+            t.cmd("clear port xstats 0")
+        stop.set()
+        for th in readers:
+            th.join(30)
+        c.check(not bad and (not SW or tel("/ethdev/xstats,0").get(
+                f"qp_cnt{c0}_tx_frames") == 0),
+                f"xstats read while reset: {bad[:1]}")
+
         # unbind: one QP, then all of a counter's
         r = tel(f"/vbr/qp_unbind,0,{c0},{tx0}")
         c.check(r.get("lqpn") == [tx0], f"unbind one: {r}")
@@ -266,6 +296,35 @@ def run(pmd, c):
     return c.failed == 0
 
 
+def run_many(pmd, c):
+    """qp_unbind of a whole counter with more QPs than one listing shows."""
+    nq = 70
+    t = tp.start_pair("stat2", pmd, ["--total-num-mbufs=8192",
+                                     f"--txq={nq}", "--rxq=1"])
+    tel = None
+    try:
+        t.wait_prompt()
+        tel = Telemetry(t.prefix)
+        txn = tel("/vbr/qps,0").get("txq_lqpn", [])
+        c.check(len(txn) == nq, f"{nq} Tx QPs: {txn}")
+        r = tel(f"/vbr/qp_bind,0,{txn[0]}")
+        cn = r.get("cntn")
+        for q in txn[1:]:
+            r = tel(f"/vbr/qp_bind,0,{q},{cn}")
+            c.check(r.get("cntn") == cn, f"bind Tx QP {q} to {cn}: {r}")
+        r = tel(f"/vbr/qp_unbind,0,{cn}")
+        c.check(sorted(r.get("lqpn", [])) == sorted(txn),
+                f"unbind all of {nq} QPs: {r}")
+        c.check(tel("/vbr/qp_counters,0").get("cntn") == [],
+                "the counter is gone after unbinding all")
+        c.check(t.quit() == 0, "testpmd exits cleanly")
+    finally:
+        if tel is not None:
+            tel.close()
+        t.kill()
+    return c.failed == 0
+
+
 if __name__ == "__main__":
-    sys.exit(tp.main(lambda pmd: 0 if run(pmd, tp.Checker()) else 1,
-                     __doc__))
+    sys.exit(tp.main(lambda pmd: 0 if run(pmd, tp.Checker()) and
+                     run_many(pmd, tp.Checker()) else 1, __doc__))

@@ -330,6 +330,30 @@ vbr_dev_close(struct rte_eth_dev *dev)
 	return 0;
 }
 
+
+/*
+ * Whether the glue shows a CQ's indexes (cq_peek), tried on a CQ made for
+ * it: rx_queue_count and rx_descriptor_status need it (not on ibverbs).
+ */
+static bool
+vbr_cq_peek_works(struct vbr_priv *priv)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 1,
+		.wc_flags = IBV_WC_EX_WITH_BYTE_LEN,
+	};
+	struct vbr_glue_cq_peek peek;
+	struct ibv_cq_ex *cq;
+	bool ok;
+
+	cq = priv->glue->create_cq_ex(priv->ctx, &attr);
+	if (cq == NULL)
+		return false;
+	ok = priv->glue->cq_peek(cq, &peek) == 0;
+	priv->glue->destroy_cq(ibv_cq_ex_to_cq(cq));
+	return ok;
+}
+
 static int
 vbr_probe(struct rte_vdev_device *vdev)
 {
@@ -368,6 +392,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 	priv = dev->data->dev_private;
 	priv->dev = dev;
 	rte_spinlock_init(&priv->mr_lock);
+	rte_spinlock_init(&priv->qp_cnt_lock);
 	TAILQ_INIT(&priv->mrs);
 	SLIST_INIT(&priv->mr_retired);
 	TAILQ_INIT(&priv->flows);
@@ -432,8 +457,11 @@ vbr_probe(struct rte_vdev_device *vdev)
 	dev->dev_ops = &vbr_dev_ops;
 	dev->rx_pkt_burst = vbr_rx_burst;
 	dev->tx_pkt_burst = vbr_tx_burst;
-	dev->rx_queue_count = vbr_rx_queue_count;
-	dev->rx_descriptor_status = vbr_rx_descriptor_status;
+	/* Without them ethdev gives -ENOTSUP (the count op cannot). */
+	if (vbr_cq_peek_works(priv)) {
+		dev->rx_queue_count = vbr_rx_queue_count;
+		dev->rx_descriptor_status = vbr_rx_descriptor_status;
+	}
 	dev->tx_descriptor_status = vbr_tx_descriptor_status;
 	dev->data->dev_flags |= RTE_ETH_DEV_INTR_LSC | RTE_ETH_DEV_INTR_RMV |
 				RTE_ETH_DEV_FLOW_OPS_THREAD_SAFE |

@@ -64,7 +64,16 @@ struct vbr_mtr_port;	/* vbr_mtr.c */
 struct vbr_mtr;		/* vbr_mtr.c */
 struct vbr_tags;	/* vbr_steer.c */
 struct vbr_tm;		/* vbr_tm.c */
-struct vbr_qp_cnt_base;	/* vbr_stats.c */
+
+/** Most QP counters of a port that xstats show (vbr_stats.c). */
+#define VBR_STATS_QP_CNT_MAX 32
+
+/** A QP counter's values at the last xstats reset (vbr_stats.c). */
+struct vbr_qp_cnt_base {
+	uint32_t cntn;			/**< counter number */
+	uint32_t nvals;			/**< entries of val */
+	uint64_t val[VBR_GLUE_QP_CNT_MAX]; /**< values then */
+};
 
 /**
  * What the device accepts, found by trying at probe (vbr_steer_probe()):
@@ -133,7 +142,9 @@ struct vbr_priv {
 	SLIST_HEAD(, vbr_mr_retired) mr_retired; /**< old tables */
 	/* Stats. */
 	struct vbr_glue_port_counters cnt_base; /**< at the last reset */
-	struct vbr_qp_cnt_base *qp_cnt_base; /**< QP counters then */
+	rte_spinlock_t qp_cnt_lock;	/**< guards qp_cnt_base */
+	/** QP counters at the last reset (a fixed array, never freed). */
+	struct vbr_qp_cnt_base qp_cnt_base[VBR_STATS_QP_CNT_MAX];
 	unsigned int nb_qp_cnt_base;	/**< entries of qp_cnt_base */
 	/* Tx rate limits and rte_tm (vbr_tm.c). */
 	struct vbr_tm *tm;		/**< made on first use (atomic) */

@@ -271,6 +271,14 @@ vbr_dev_start(struct rte_eth_dev *dev)
 	uint16_t i, started_tx = 0;
 	int ret;
 
+	/* A failed queue setup leaves no queue: the Rx burst would crash. */
+	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+		if (dev->data->rx_queues[i] == NULL) {
+			VBR_LOG(ERR, "port %u: rxq %u is not set up",
+				dev->data->port_id, i);
+			return -EINVAL;
+		}
+	}
 	/* A deleted and re-created interface: bind the new one. */
 	ret = vbr_port_rebind(priv);
 	if (ret != 0)

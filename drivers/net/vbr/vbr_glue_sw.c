@@ -833,17 +833,30 @@ vbr_sw_counter_list(struct ibv_context *context, uint8_t port,
 		    struct vbr_glue_qp_counter *c, unsigned int max,
 		    unsigned int *n)
 {
-	uint32_t ids[256];
+	uint32_t stack_ids[256], *ids = stack_ids;
+	unsigned int i, k, got = 0, cap = RTE_DIM(stack_ids);
 	struct swv_counter_attr at;
-	unsigned int i, k, got = 0;
 	int nc, nq;
 
 	if (port != 1 || n == NULL)
 		return EINVAL;
-	nc = swv_counter_list(context, ids, RTE_DIM(ids));
+	nc = swv_counter_list(context, ids, cap);
 	if (nc < 0)
 		return errno;
-	for (i = 0; i < (unsigned int)nc && i < RTE_DIM(ids); i++) {
+	if ((unsigned int)nc > cap) {
+		/* All of them: c[] is filled up to max, the rest counted. */
+		cap = (unsigned int)nc;
+		ids = malloc(cap * sizeof(*ids));
+		if (ids == NULL)
+			return ENOMEM;
+		nc = swv_counter_list(context, ids, cap);
+		if (nc < 0) {
+			nc = errno;
+			free(ids);
+			return nc;
+		}
+	}
+	for (i = 0; i < (unsigned int)nc && i < cap; i++) {
 		struct vbr_glue_qp_counter *g = &c[got];
 		uint32_t lq[VBR_GLUE_QP_CNT_QPS];
 
@@ -875,6 +888,8 @@ vbr_sw_counter_list(struct ibv_context *context, uint8_t port,
 		g->nvals = k;
 		got++;
 	}
+	if (ids != stack_ids)
+		free(ids);
 	*n = got;
 	return 0;
 }
@@ -883,17 +898,23 @@ static int
 vbr_sw_mr_list(struct ibv_context *context, struct vbr_glue_mr *m,
 	       unsigned int max, unsigned int *n)
 {
-	struct swv_mr_stats st[64];
+	struct swv_mr_stats *st;
 	unsigned int i;
 	int nm;
 
 	if (n == NULL)
 		return EINVAL;
-	nm = swv_query_mr_stats(context, st, RTE_DIM(st));
-	if (nm < 0)
-		return errno;
-	for (i = 0; i < RTE_MIN((unsigned int)nm, max) &&
-		    i < RTE_DIM(st); i++) {
+	/* m[] filled up to max: *n may exceed max, never what is filled. */
+	st = calloc(RTE_MAX(max, 1u), sizeof(*st));
+	if (st == NULL)
+		return ENOMEM;
+	nm = swv_query_mr_stats(context, st, max);
+	if (nm < 0) {
+		nm = errno;
+		free(st);
+		return nm;
+	}
+	for (i = 0; i < RTE_MIN((unsigned int)nm, max); i++) {
 		struct vbr_glue_mr *g = &m[i];
 
 		memset(g, 0, sizeof(*g));
@@ -907,6 +928,7 @@ vbr_sw_mr_list(struct ibv_context *context, struct vbr_glue_mr *m,
 		g->val[2].value = st[i].access_errors;
 		g->nvals = 3;
 	}
+	free(st);
 	*n = (unsigned int)nm;
 	return 0;
 }

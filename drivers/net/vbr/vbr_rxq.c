@@ -258,23 +258,20 @@ vbr_rx_queue_offload_capa(const struct vbr_priv *priv)
 }
 
 /*
- * The port's VLAN strip setting (vlan_offload_set) onto each queue's WQ
- * (IBV_WQ_ATTR_FLAGS, at once, started or not). A queue whose CQ was made
- * without the VLAN (set up with strip off) is set up again while the port
- * is stopped; started, that is refused: stop the port first.
+ * VLAN strip on or off on Rx queues [0, n): by IBV_WQ_ATTR_FLAGS on the WQ,
+ * or, for a queue whose CQ was made without the VLAN (set up with strip
+ * off; only while the port is stopped), by setting it up again with its
+ * setup's other settings. 0 or a negative errno; *done: the queues done.
  */
-int
-vbr_rxq_vlan_strip_set(struct rte_eth_dev *dev)
+static int
+vbr_rxq_vlan_strip_apply(struct rte_eth_dev *dev, bool on, uint16_t n,
+			 uint16_t *done)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
-	bool on = (dev->data->dev_conf.rxmode.offloads &
-		   RTE_ETH_RX_OFFLOAD_VLAN_STRIP) != 0;
 	uint16_t i;
 	int ret;
 
-	if (on && !(vbr_rx_offload_capa(priv) & RTE_ETH_RX_OFFLOAD_VLAN_STRIP))
-		return -ENOTSUP;
-	for (i = 0; i < dev->data->nb_rx_queues; i++) {
+	for (i = 0; i < n; i++) {
 		struct vbr_rxq *rxq = dev->data->rx_queues[i];
 		struct ibv_wq_attr mod = {
 			.attr_mask = IBV_WQ_ATTR_FLAGS,
@@ -283,19 +280,15 @@ vbr_rxq_vlan_strip_set(struct rte_eth_dev *dev)
 		};
 		struct rte_eth_rxconf conf = { 0 };
 
+		*done = i;
 		if (rxq == NULL)
 			continue;
 		if (!on && !(rxq->offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP))
 			continue;
 		if (on && !rxq->ol_cvlan) {
-			if (priv->started) {
-				VBR_LOG(ERR, "port %u rxq %u: set up without "
-					"VLAN strip: stop the port to turn it "
-					"on", dev->data->port_id, i);
-				return -EBUSY;
-			}
 			conf.offloads = rxq->offloads |
 					RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
+			conf.rx_deferred_start = rxq->deferred;
 			ret = vbr_rx_queue_setup(dev, i, rxq->desc,
 						 rxq->socket, &conf, rxq->mp);
 			if (ret != 0)
@@ -314,7 +307,44 @@ vbr_rxq_vlan_strip_set(struct rte_eth_dev *dev)
 		else
 			rxq->offloads &= ~RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
 	}
+	*done = n;
 	return 0;
+}
+
+/*
+ * The port's VLAN strip setting (vlan_offload_set) onto each queue's WQ
+ * (IBV_WQ_ATTR_FLAGS, at once, started or not). A queue whose CQ was made
+ * without the VLAN (set up with strip off) is set up again while the port
+ * is stopped; started, that is refused, before any queue changes: stop the
+ * port first. On a failure the queues done are turned back (ethdev reverts
+ * rxmode), so the port's queues agree with it.
+ */
+int
+vbr_rxq_vlan_strip_set(struct rte_eth_dev *dev)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	bool on = (dev->data->dev_conf.rxmode.offloads &
+		   RTE_ETH_RX_OFFLOAD_VLAN_STRIP) != 0;
+	uint16_t i, done, undone;
+	int ret;
+
+	if (on && !(vbr_rx_offload_capa(priv) & RTE_ETH_RX_OFFLOAD_VLAN_STRIP))
+		return -ENOTSUP;
+	for (i = 0; on && priv->started && i < dev->data->nb_rx_queues; i++) {
+		struct vbr_rxq *rxq = dev->data->rx_queues[i];
+
+		if (rxq != NULL && !rxq->ol_cvlan) {
+			VBR_LOG(ERR, "port %u rxq %u: set up without VLAN "
+				"strip: stop the port to turn it on",
+				dev->data->port_id, i);
+			return -EBUSY;
+		}
+	}
+	ret = vbr_rxq_vlan_strip_apply(dev, on, dev->data->nb_rx_queues,
+				       &done);
+	if (ret != 0)
+		vbr_rxq_vlan_strip_apply(dev, !on, done, &undone);
+	return ret;
 }
 
 /*

@@ -914,6 +914,9 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	bool stop = false;
 	uint16_t n = 0;
 
+	/* Stopped: the caller keeps its mbufs (mlx5 would post in RESET). */
+	if (unlikely(txq->stopped))
+		return 0;
 	vbr_txq_complete(txq);
 	if (unlikely(txq->err_pending))
 		vbr_txq_recover(txq, txq->head);

@@ -171,6 +171,7 @@ struct vbr_txq {
 	uint8_t csum;			/**< IPV4/UDP/TCP_CKSUM offloads */
 	/* Queue operations (vbr_txq.c). */
 	unsigned int deferred:1;	/**< tx_deferred_start */
+	uint8_t stopped;		/**< not started: the burst sends none */
 	uint64_t offloads;		/**< offloads of the setup */
 };
 

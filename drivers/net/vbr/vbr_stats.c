@@ -19,7 +19,6 @@
 #include "vbr_utils.h"
 
 /* Most QP counters of a port that xstats and telemetry show. */
-#define VBR_STATS_QP_CNT_MAX 32
 
 /*
  * Device port counters, the drops that no queue sees. imissed is
@@ -166,12 +165,6 @@ static const struct vbr_txq_xstat vbr_txq_xstats[] = {
  * counter of that number that still counts at least as much (a counter
  * freed and made again under its number starts from 0).
  */
-struct vbr_qp_cnt_base {
-	uint32_t cntn;
-	uint32_t nvals;
-	uint64_t val[VBR_GLUE_QP_CNT_MAX];
-};
-
 /** The port's QP counters (free() them), *n of them; NULL when none. */
 static struct vbr_glue_qp_counter *
 vbr_qp_counters(struct vbr_priv *priv, unsigned int *n)
@@ -192,7 +185,7 @@ vbr_qp_counters(struct vbr_priv *priv, unsigned int *n)
 	return c;
 }
 
-/* Counter c's value k since the last reset. */
+/* Counter c's value k since the last reset. Called under qp_cnt_lock. */
 static uint64_t
 vbr_qp_cnt_value(const struct vbr_priv *priv,
 		 const struct vbr_glue_qp_counter *c, unsigned int k)
@@ -209,35 +202,39 @@ vbr_qp_cnt_value(const struct vbr_priv *priv,
 	return v;
 }
 
-/* Take the QP counters' values as the new base. */
+/*
+ * Take the QP counters' values as the new base. The base is a fixed array in
+ * vbr_priv under qp_cnt_lock: xstats are read and reset from the app, the
+ * telemetry and the rte_mp threads at once.
+ */
 static void
 vbr_qp_cnt_reset(struct vbr_priv *priv)
 {
 	struct vbr_glue_qp_counter *c;
-	struct vbr_qp_cnt_base *b = NULL;
 	unsigned int n, i, k;
 
 	c = vbr_qp_counters(priv, &n);
-	if (n > 0)
-		b = calloc(n, sizeof(*b));
-	for (i = 0; b != NULL && i < n; i++) {
-		b[i].cntn = c[i].cntn;
-		b[i].nvals = c[i].nvals;
-		for (k = 0; k < c[i].nvals; k++)
-			b[i].val[k] = c[i].val[k].value;
+	rte_spinlock_lock(&priv->qp_cnt_lock);
+	for (i = 0; c != NULL && i < n; i++) {
+		struct vbr_qp_cnt_base *b = &priv->qp_cnt_base[i];
+
+		b->cntn = c[i].cntn;
+		b->nvals = RTE_MIN(c[i].nvals,
+				   (uint32_t)VBR_GLUE_QP_CNT_MAX);
+		for (k = 0; k < b->nvals; k++)
+			b->val[k] = c[i].val[k].value;
 	}
-	free(priv->qp_cnt_base);
-	priv->qp_cnt_base = b;
-	priv->nb_qp_cnt_base = b != NULL ? n : 0;
+	priv->nb_qp_cnt_base = c != NULL ? n : 0;
+	rte_spinlock_unlock(&priv->qp_cnt_lock);
 	free(c);
 }
 
 void
 vbr_stats_release(struct vbr_priv *priv)
 {
-	free(priv->qp_cnt_base);
-	priv->qp_cnt_base = NULL;
+	rte_spinlock_lock(&priv->qp_cnt_lock);
 	priv->nb_qp_cnt_base = 0;
+	rte_spinlock_unlock(&priv->qp_cnt_lock);
 }
 
 /* Values of the QP counters c[0 .. n - 1]. */
@@ -449,11 +446,13 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 		xstats[i].value = txq == NULL ? 0 : vbr_counter(txq,
 			vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].offset);
 	}
+	rte_spinlock_lock(&priv->qp_cnt_lock);
 	for (j = 0; j < nqc; j++)
 		for (k = 0; k < qc[j].nvals; k++, i++) {
 			xstats[i].id = i;
 			xstats[i].value = vbr_qp_cnt_value(priv, &qc[j], k);
 		}
+	rte_spinlock_unlock(&priv->qp_cnt_lock);
 	free(qc);
 	return n;
 }
@@ -665,6 +664,7 @@ vbr_tel_port_counters(const char *cmd, const char *params,
 	return 0;
 }
 
+/* The reply's head and mode; else an error reply and its errno (> 0). */
 static int
 vbr_tel_mode_head(struct rte_tel_data *d, struct vbr_priv *priv)
 {
@@ -672,8 +672,10 @@ vbr_tel_mode_head(struct rte_tel_data *d, struct vbr_priv *priv)
 	int ret;
 
 	ret = priv->glue->counter_get_mode(priv->ctx, 1, &mode, &mask);
-	if (ret != 0)
-		return vbr_tel_error(d, ret, "get counter mode");
+	if (ret != 0) {
+		vbr_tel_error(d, ret, "get counter mode");
+		return ret;
+	}
 	vbr_tel_head(d, priv);
 	rte_tel_data_add_dict_string(d, "mode", vbr_tel_mode_name(mode));
 	rte_tel_data_add_dict_string(d, "criteria", vbr_tel_crit_name(mask));
@@ -690,7 +692,8 @@ vbr_tel_qp_mode(const char *cmd, const char *params, struct rte_tel_data *d)
 	dev = vbr_tel_dev(params, &rest);
 	if (dev == NULL || *rest != '\0')
 		return vbr_tel_error(d, EINVAL, "usage: <port>");
-	return vbr_tel_mode_head(d, dev->data->dev_private);
+	vbr_tel_mode_head(d, dev->data->dev_private);
+	return 0;
 }
 
 static int
@@ -707,7 +710,8 @@ vbr_tel_qp_counters(const char *cmd, const char *params,
 	dev = vbr_tel_dev(params, &rest);
 	if (dev == NULL || *rest != '\0')
 		return vbr_tel_error(d, EINVAL, "usage: <port>");
-	vbr_tel_mode_head(d, dev->data->dev_private);
+	if (vbr_tel_mode_head(d, dev->data->dev_private) != 0)
+		return 0;	/* the error reply, nothing added to it */
 	a = rte_tel_data_alloc();
 	if (a == NULL)
 		return -ENOMEM;
@@ -841,7 +845,8 @@ vbr_tel_qp_set_auto(const char *cmd, const char *params,
 		return vbr_tel_error(d, ret, ret == EBUSY ?
 			"Modifying auto mode is not allowed when there is a bound QP" :
 			"set auto mode");
-	return vbr_tel_mode_head(d, priv);
+	vbr_tel_mode_head(d, priv);
+	return 0;
 }
 
 static int
@@ -869,6 +874,9 @@ vbr_tel_qp_bind(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* Listings a qp_unbind of a whole counter goes through at most. */
+#define VBR_TEL_UNBIND_ROUNDS 1024
+
 static int
 vbr_tel_qp_unbind(const char *cmd, const char *params,
 		  struct rte_tel_data *d)
@@ -879,7 +887,7 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 	struct rte_tel_data *a;
 	const char *rest;
 	uint32_t cntn, lqpn, todo[VBR_GLUE_QP_CNT_QPS];
-	unsigned int n, i, nt = 0;
+	unsigned int n, i, nt, done = 0, rounds = 0;
 	bool one = false;
 	int ret = 0;
 
@@ -895,33 +903,45 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 		one = true;
 	}
 	priv = dev->data->dev_private;
-	if (one) {
-		todo[nt++] = lqpn;
-	} else {
-		/* All QPs of the counter, as rdma does without lqpn. */
-		qc = vbr_qp_counters(priv, &n);
-		for (i = 0; i < n; i++)
-			if (qc[i].cntn == cntn)
-				for (nt = 0; nt < RTE_MIN(qc[i].nqps,
-					(uint32_t)VBR_GLUE_QP_CNT_QPS); nt++)
-					todo[nt] = qc[i].lqpn[nt];
-		free(qc);
-		if (nt == 0)
-			return vbr_tel_error(d, ENOENT, "no such counter");
-	}
 	a = rte_tel_data_alloc();
 	if (a == NULL)
 		return -ENOMEM;
 	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
-	for (i = 0; i < nt && ret == 0; i++) {
-		ret = priv->glue->counter_unbind_qp(priv->ctx, 1, todo[i],
-						    cntn);
-		if (ret == 0)
-			rte_tel_data_add_array_u64(a, todo[i]);
-	}
+	/*
+	 * All QPs of the counter, as rdma does without lqpn: a listing shows
+	 * at most VBR_GLUE_QP_CNT_QPS of them, so again until it is gone
+	 * (bounded, were QPs bound to it as fast as they go).
+	 */
+	do {
+		nt = 0;
+		if (one) {
+			todo[nt++] = lqpn;
+		} else {
+			qc = vbr_qp_counters(priv, &n);
+			for (i = 0; i < n; i++)
+				if (qc[i].cntn == cntn)
+					for (nt = 0; nt < RTE_MIN(qc[i].nqps,
+						(uint32_t)VBR_GLUE_QP_CNT_QPS);
+					     nt++)
+						todo[nt] = qc[i].lqpn[nt];
+			free(qc);
+		}
+		for (i = 0; i < nt && ret == 0; i++) {
+			ret = priv->glue->counter_unbind_qp(priv->ctx, 1,
+							    todo[i], cntn);
+			if (ret == 0) {
+				rte_tel_data_add_array_u64(a, todo[i]);
+				done++;
+			}
+		}
+	} while (!one && ret == 0 && nt == VBR_GLUE_QP_CNT_QPS &&
+		 ++rounds < VBR_TEL_UNBIND_ROUNDS);
+	if (ret == 0 && done == 0)
+		ret = ENOENT;
 	if (ret != 0) {
 		rte_tel_data_free(a);
-		return vbr_tel_error(d, ret, "unbind");
+		return vbr_tel_error(d, ret, ret == ENOENT && !one ?
+				     "no such counter" : "unbind");
 	}
 	vbr_tel_head(d, priv);
 	rte_tel_data_add_dict_u64(d, "cntn", cntn);

@@ -165,6 +165,7 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	txq->csum = !!(offloads & VBR_TX_OFFLOAD_CSUM);
 	txq->offloads = offloads;
 	txq->deferred = !!conf->tx_deferred_start;
+	txq->stopped = 1;
 	txq->signal_interval = RTE_MIN(VBR_TX_SIGNAL_INTERVAL,
 				       RTE_MAX(desc / 4, 1));
 	txq->port_id = dev->data->port_id;
@@ -256,6 +257,7 @@ vbr_txq_start(struct vbr_txq *txq)
 		vbr_txq_stop(txq);
 		return -ret;
 	}
+	txq->stopped = 0;
 	return 0;
 }
 
@@ -449,6 +451,7 @@ vbr_txq_stop(struct vbr_txq *txq)
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_RESET };
 	int ret;
 
+	txq->stopped = 1;
 	vbr_txq_complete(txq);
 	ret = txq->priv->glue->modify_qp(txq->qp, &attr, IBV_QP_STATE);
 	if (ret != 0)
@@ -459,7 +462,9 @@ vbr_txq_stop(struct vbr_txq *txq)
 
 /*
  * Queue start and stop: the QP to RTS, or back to RESET with what it held
- * freed (vbr_txq_stop()). A burst on a stopped queue posts nothing.
+ * freed (vbr_txq_stop()). A burst on a stopped queue returns 0 at once and
+ * takes no mbuf: a device such as mlx5 posts in RESET and sends after the
+ * next start.
  */
 int
 vbr_tx_queue_start(struct rte_eth_dev *dev, uint16_t idx)
