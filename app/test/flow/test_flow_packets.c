@@ -2342,8 +2342,10 @@ mk_ipv6_ext(struct frame *f, uint8_t nh)
 	frame_init(f);
 	put_eth(f, &mac1, &mac0, RTE_ETHER_TYPE_IPV6);
 	put_ipv6(f, p.src6, p.dst6, nh, 0, 0, 64);
-	ext = put(f, 8);
+	ext = put(f, nh == IPPROTO_AH ? 12 : 8);
 	ext[0] = IPPROTO_UDP;
+	if (nh == IPPROTO_AH)
+		ext[1] = 1;		/* (1 + 2) * 4 bytes, no ICV */
 	if (nh == IPPROTO_FRAGMENT)
 		ext[3] = 1;		/* offset 0, M 1: a first fragment */
 	put_udp(f, p.sport, p.dport);
@@ -2376,7 +2378,7 @@ test_ovs_partial_offload(void)
 	struct rte_flow_item p_v6[] = {
 		ITEM(ETH, &e6, &ovs_eth_m), ITEM(IPV6, &v6, &v6m), ITEM_END };
 	struct frame plain, c100, c101, stag, later, frag1, v6plain, v6frag,
-		     v6hop;
+		     v6hop, v6ah;
 	struct rte_flow *f;
 
 	CLEAN();
@@ -2426,16 +2428,19 @@ test_ovs_partial_offload(void)
 	EXPECT_MARK("first fragment: whole datagram", &plain, 0, MARK_NONE);
 	EXPECT_MARK("first fragment: later fragment", &later, 0, MARK_NONE);
 	DESTROY(f);
-	/* IPv6 has_frag_ext 0, any next header: four more companions */
+	/* IPv6 has_frag_ext 0, any next header: five more companions */
 	mk_ipv6(&v6plain, &l34_default);
 	mk_ipv6_ext(&v6frag, IPPROTO_FRAGMENT);
 	mk_ipv6_ext(&v6hop, IPPROTO_HOPOPTS);
+	mk_ipv6_ext(&v6ah, IPPROTO_AH);
 	f = ovs_rule(p_v6, 14);
 	TEST_ASSERT_NOT_NULL(f, "ipv6 has_frag_ext 0 rule");
 	EXPECT_MARK("has_frag_ext 0: no extension", &v6plain, 2, 14);
 	EXPECT_MARK("has_frag_ext 0: fragment header", &v6frag, 2, MARK_NONE);
 	EXPECT_MARK("has_frag_ext 0: hop-by-hop header", &v6hop, 2,
 		    MARK_NONE);
+	/* OVS walks AH too: IPv6/AH/fragment is a fragment to it */
+	EXPECT_MARK("has_frag_ext 0: AH header", &v6ah, 2, MARK_NONE);
 	DESTROY(f);
 	return TEST_SUCCESS;
 }

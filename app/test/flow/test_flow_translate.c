@@ -1021,12 +1021,12 @@ test_mark_mapping(void)
 /*
  * The companions of an OVS rule: its item specs, no action, at the priority
  * given, each with the match that selects one part of the excluded frames:
- * C-tagged with VID bit 0 clear or set, IPv6 next header 0, 43, 44, 60.
+ * C-tagged with VID bit 0 clear or set, IPv6 next header 0, 43, 44, 51, 60.
  */
 static int
 test_companions(void)
 {
-	static const uint8_t v6_ext[] = { 0, 43, 44, 60 };
+	static const uint8_t v6_ext[] = { 0, 43, 44, 51, 60 };
 	const struct rte_flow_item pattern[] = {
 		I(ETH, &ovs_eth6_untagged, &ovs_eth_m),
 		I(IPV6, &ovs_v6_nofrag, &ovs_v6_fragm),
@@ -1046,9 +1046,9 @@ test_companions(void)
 	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern,
 					     OVS_ACTIONS(9), &d, &err),
 			    "prepare: %s", err.message);
-	TEST_ASSERT_EQUAL(vbr_flow_nb_comp(d.comp), 6u, "companions");
+	TEST_ASSERT_EQUAL(vbr_flow_nb_comp(d.comp), 7u, "companions");
 	TEST_ASSERT_EQUAL(vbr_flow_nb_comp(VBR_FLOW_COMP_TAGGED), 2u, "");
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		n = vbr_flow_comp_attr(&d.u.attr, d.items_end, d.comp, i, 7,
 				       buf, sizeof(buf));
 		TEST_ASSERT_EQUAL(n, (size_t)d.items_end, "companion %u", i);
@@ -1073,8 +1073,8 @@ test_companions(void)
 		}
 	}
 	TEST_ASSERT_EQUAL(vbr_flow_comp_attr(&d.u.attr, d.items_end, d.comp,
-					     6, 7, buf, sizeof(buf)), 0u,
-			  "companion 6 does not exist");
+					     7, 7, buf, sizeof(buf)), 0u,
+			  "companion 7 does not exist");
 	return TEST_SUCCESS;
 }
 

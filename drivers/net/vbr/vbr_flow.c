@@ -1992,9 +1992,11 @@ vbr_flow_expand_attr(const struct ibv_flow_attr *attr, uint16_t items_end,
  * its meaning excludes: C-tagged frames (VLAN bit 0 of the VID clear, set:
  * two flows, since a verbs VLAN match selects tagged frames only under a
  * non-zero mask), or IPv6 frames whose next header is hop-by-hop, routing,
- * fragment or destination options (four flows).
+ * fragment, authentication (AH) or destination options (five flows): the
+ * headers OVS walks to find a fragment header, so IPv6/AH/fragment is a
+ * fragment to it.
  */
-static const uint8_t vbr_flow_v6_ext[] = { 0, 43, 44, 60 };
+static const uint8_t vbr_flow_v6_ext[] = { 0, 43, 44, 51, 60 };
 
 /** Verbs flows of the companions comp (VBR_FLOW_COMP_* bits) stands for. */
 unsigned int

@@ -52,8 +52,8 @@
  */
 #define VBR_FLOW_COMP_TAGGED (1u << 0)	/**< has_vlan 0: C-tagged frames */
 #define VBR_FLOW_COMP_V6_EXT (1u << 1)	/**< has_frag_ext 0: IPv6 ext hdrs */
-/** Verbs flows of the companions of a rule, per bit: 2 and 4. */
-#define VBR_FLOW_COMP_MAX 6
+/** Verbs flows of the companions of a rule, per bit: 2 and 5. */
+#define VBR_FLOW_COMP_MAX 7
 
 /** Packet types of the RSS expansion, parents before children. */
 enum vbr_flow_pt {
