@@ -411,7 +411,7 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 		 * Colour-aware: each frame's input colour, from its headers,
 		 * a stripped tag's from vlan_tci (the outer one).
 		 */
-		order = __atomic_load_n(&rt->in.order, __ATOMIC_RELAXED);
+		order = __atomic_load_n(&rt->in.order, __ATOMIC_ACQUIRE);
 		ic = NULL;
 		if (unlikely(order & VBR_MTR_IN_ORDER_MASK)) {
 			for (q = i; q < j; q++)
