@@ -2377,6 +2377,17 @@ test_ovs_partial_offload(void)
 		ITEM_END };
 	struct rte_flow_item p_v6[] = {
 		ITEM(ETH, &e6, &ovs_eth_m), ITEM(IPV6, &v6, &v6m), ITEM_END };
+	struct rte_flow_item_eth ev = e4;
+	struct rte_flow_item_vlan vid100 = {
+		.tci = RTE_BE16(100), .inner_type = RTE_BE16(0x0800),
+	};
+	struct rte_flow_item_vlan vidm = {
+		.tci = RTE_BE16(0xefff), .inner_type = RTE_BE16(0xffff),
+	};
+	struct rte_flow_item p_vlan[] = {
+		ITEM(ETH, &ev, &ovs_eth_m), ITEM(VLAN, &vid100, &vidm),
+		ITEM_END };
+	struct rte_flow_error err;
 	struct frame plain, c100, c101, stag, later, frag1, v6plain, v6frag,
 		     v6hop, v6ah;
 	struct rte_flow *f;
@@ -2406,6 +2417,33 @@ test_ovs_partial_offload(void)
 	DESTROY(f);
 	EXPECT_Q("has_vlan 0 rule destroyed: untagged", &plain, 0);
 	EXPECT_Q("has_vlan 0 rule destroyed: tagged", &c101, 0);
+	/*
+	 * Tagged: eth type 0x8100 has_vlan 1 / vlan 100. A C-tag only
+	 * device says it exactly; one whose VLAN match takes any TPID
+	 * (full) refuses it. Either way an S-tag never carries the mark.
+	 */
+	ev.type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+	ev.has_vlan = 1;
+	memset(&err, 0, sizeof(err));
+	f = rte_flow_create(port1, &(struct rte_flow_attr){ .ingress = 1 },
+			    p_vlan, (const struct rte_flow_action []){
+				ACT(MARK, &(struct rte_flow_action_mark){ 15 }),
+				ACT(RSS, &ovs_rss), ACT_END }, &err);
+	if (full_profile) {
+		TEST_ASSERT_NULL(f, "0x8100 / vlan on full: refused");
+		TEST_ASSERT(err.message != NULL &&
+			    strstr(err.message, "any TPID") != NULL,
+			    "0x8100 / vlan on full: \"%s\"",
+			    err.message != NULL ? err.message : "");
+	} else {
+		TEST_ASSERT_NOT_NULL(f, "eth 0x8100 has_vlan 1 / vlan rule: %s",
+				     err.message != NULL ? err.message : "");
+		EXPECT_MARK("has_vlan 1: C-tag VID 100", &c100, 2, 15);
+		EXPECT_MARK("has_vlan 1: untagged", &plain, 0, MARK_NONE);
+	}
+	EXPECT_MARK("has_vlan 1: S-tag VID 100", &stag, 0, MARK_NONE);
+	if (f != NULL)
+		DESTROY(f);
 	if (!full_profile) {
 		TEST_ASSERT_SUCCESS(refused_case("ipv4 not a fragment",
 			p_nofrag, RTE_FLOW_ERROR_TYPE_ITEM_MASK,

@@ -1078,6 +1078,46 @@ test_companions(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * eth type 0x8100 / vlan: the TPID is dropped on a device whose VLAN
+ * match selects C-tags only; refused where it takes any TPID (it would
+ * widen to S-tags); without the eth type, any tag on both.
+ */
+static int
+test_vlan_tpid(void)
+{
+	const struct rte_flow_item tagged[] = {
+		I(ETH, &ovs_eth_tagged, &ovs_eth_m),
+		I(VLAN, &ovs_vlan100, &ovs_vlan_m),
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_item any_tag[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH },
+		I(VLAN, &ovs_vlan100, &ovs_vlan_m),
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_attr attr = { .ingress = 1 };
+	struct vbr_flow_caps caps = { .nb_rx_queues = 2 };
+	static struct vbr_flow_desc d;
+	struct rte_flow_error err;
+
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, tagged,
+					     OVS_ACTIONS(9), &d, &err),
+			    "C-tag only: %s", err.message);
+	caps.vlan_any_tpid = 1;
+	memset(&err, 0, sizeof(err));
+	TEST_ASSERT_EQUAL(vbr_flow_prepare(&caps, &attr, tagged,
+					   OVS_ACTIONS(9), &d, &err),
+			  -ENOTSUP, "any TPID: refused");
+	TEST_ASSERT(err.message != NULL &&
+		    strstr(err.message, "any TPID") != NULL, "%s",
+		    err.message != NULL ? err.message : "");
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, any_tag,
+					     OVS_ACTIONS(9), &d, &err),
+			    "any TPID, no eth type: %s", err.message);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "vbr flow translation",
 	.cases = {
@@ -1086,6 +1126,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_error_cause),
 		TEST_CASE(test_mark_mapping),
 		TEST_CASE(test_companions),
+		TEST_CASE(test_vlan_tpid),
 		TEST_CASES_END(),
 	},
 };

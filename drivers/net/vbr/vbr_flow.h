@@ -103,6 +103,8 @@ struct vbr_flow_caps {
 	uint16_t nb_prios;	/**< verbs priorities of the device, or 0 */
 	uint32_t no_fields;	/**< VBR_FLOW_F_* the device refuses */
 	unsigned int internal:1; /**< internal default rule: no fate wanted */
+	/** A verbs VLAN match takes any TPID, not C-tags only. */
+	unsigned int vlan_any_tpid:1;
 	unsigned int internal_count:1; /**< ... that may count */
 };
 

@@ -315,6 +315,7 @@ vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps)
 
 	memset(caps, 0, sizeof(*caps));
 	caps->nb_rx_queues = priv->dev->data->nb_rx_queues;
+	caps->vlan_any_tpid = priv->vlan_any_tpid;
 	/* Probed once and never changed: no lock on the rule path. */
 	if (!probed)
 		pthread_mutex_lock(&priv->flow_lock);
