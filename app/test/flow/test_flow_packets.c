@@ -2352,6 +2352,30 @@ mk_ipv6_ext(struct frame *f, uint8_t nh)
 	frame_finish(f);
 }
 
+/*
+ * Whether the port's rte_flow dump holds needle. The dump lists a rule's
+ * verbs flows in vf[] order, the order vbr creates them in (and destroys
+ * them in reverse).
+ */
+static bool
+dump_has(const char *needle)
+{
+	struct rte_flow_error err;
+	char *buf = NULL;
+	size_t len = 0;
+	bool has;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return false;
+	has = rte_flow_dev_dump(port1, NULL, f, &err) == 0;
+	fclose(f);
+	has = has && buf != NULL && strstr(buf, needle) != NULL;
+	free(buf);
+	return has;
+}
+
 static int
 test_ovs_partial_offload(void)
 {
@@ -2403,6 +2427,10 @@ test_ovs_partial_offload(void)
 	/* untagged only: two companions take the C-tagged frames */
 	f = ovs_rule(p_eth, 11);
 	TEST_ASSERT_NOT_NULL(f, "eth has_vlan 0 rule");
+	/* Companions first: on the device before any own flow. */
+	TEST_ASSERT(dump_has("3 verbs flows (companion ipv4 at 0, companion "
+			     "ipv4 at 0, ipv4 at 2)"),
+		    "companions created first");
 	EXPECT_MARK("has_vlan 0: untagged", &plain, 2, 11);
 	EXPECT_MARK("has_vlan 0: VID 100 (bit 0 clear)", &c100, 2, MARK_NONE);
 	EXPECT_MARK("has_vlan 0: VID 101 (bit 0 set)", &c101, 2, MARK_NONE);
