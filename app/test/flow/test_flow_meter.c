@@ -457,6 +457,22 @@ test_in_colour(void)
 			  "qinq: inner ip first (one ip: the outer)");
 	TEST_ASSERT_EQUAL(vbr_mtr_in_colour(&in, ORD(2, 4), f, o),
 			  COL(1, 12), "qinq inner vlan");
+	/* The device stripped the outer tag (PCP 4 DEI 1): the tag left in
+	 * the data (PCP 6) is the inner one; none left: the stripped is both.
+	 */
+	o = put_eth(f, tci + 1, 1, 0x86dd);
+	o = put_ip6(f, o, 33, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour_vlan(&in, vlan_first, f, o,
+			  4 << 13 | 1 << 12 | 10), COL(0, 9),
+			  "stripped outer vlan");
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour_vlan(&in, ORD(2, 0), f, o,
+			  4 << 13 | 1 << 12 | 10), COL(1, 12),
+			  "stripped: the data's tag is the inner");
+	o = put_eth(f, NULL, 0, 0x86dd);
+	o = put_ip6(f, o, 33, 17);
+	TEST_ASSERT_EQUAL(vbr_mtr_in_colour_vlan(&in, ORD(2, 0), f, o,
+			  4 << 13 | 10), COL(1, 8),
+			  "stripped, no tag left: inner is the stripped");
 	/* IPv4 in IPv6: outer DSCP 8, inner 40. */
 	o = put_eth(f, NULL, 0, 0x86dd);
 	o = put_ip6(f, o, 8, 4);
@@ -1452,6 +1468,88 @@ test_colour_aware(void)
 	return ret;
 }
 
+/*
+ * Send one frame to port 1 with an 802.1Q tag of PCP pcp; want: whether it
+ * should arrive. Wait until the meter MTR_AWARE has seen it.
+ */
+static int
+send_tagged(uint8_t pcp, bool want, const char *what)
+{
+	struct rte_mbuf *m = mk_frame(200);
+	uint64_t deadline, base = seen_by(MTR_AWARE);
+	unsigned int n = want ? 1 : 0;
+	struct got g;
+
+	TEST_ASSERT_NOT_NULL(m, "mbuf");
+	m->vlan_tci = (uint16_t)(pcp << 13 | 5);
+	TEST_ASSERT_SUCCESS(rte_vlan_insert(&m), "tag");
+	TEST_ASSERT_EQUAL(vbr_test_tx_all(port0, &m, 1, WAIT_MS), 1, "send");
+	memset(&g, 0, sizeof(g));
+	deadline = rte_get_timer_cycles() + rte_get_timer_hz() * WAIT_MS / 1000;
+	do {
+		poll_into(&g);
+	} while ((g.n[0] + g.n[1] < n ||
+		  seen_by(MTR_AWARE) < base + 1) &&
+		 rte_get_timer_cycles() < deadline);
+	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 50;
+	while (rte_get_timer_cycles() < deadline)
+		poll_into(&g);
+	TEST_ASSERT_EQUAL(seen_by(MTR_AWARE), base + 1, "%s: metered", what);
+	TEST_ASSERT_EQUAL(g.n[0] + g.n[1], n, "%s: arrived", what);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A colour-aware meter whose VLAN table makes PCP 7 red, on queues that
+ * strip the tag: the colour comes from the stripped TCI (vlan_tci), not
+ * from the data, which has no tag left. PCP 7: red, dropped; PCP 1: green.
+ */
+static int
+colour_aware_stripped(struct rte_flow **fp)
+{
+	static const struct rte_flow_action_meter m = { .mtr_id = MTR_AWARE };
+	const struct rte_flow_action actions[] = { ACT(METER, &m), ACT_END };
+	enum rte_color vt[16] = { RTE_COLOR_GREEN };
+	struct rte_mtr_params params = {
+		.meter_profile_id = PROF_TR_BIG, .meter_policy_id = POL_QQD,
+		.meter_enable = 1, .stats_mask = UINT64_MAX,
+		.vlan_table = vt, .default_input_color = RTE_COLOR_GREEN,
+	};
+	struct rte_mtr_error err;
+
+	vt[7 << 1] = RTE_COLOR_RED;	/* PCP 7, DEI 0 */
+	vt[7 << 1 | 1] = RTE_COLOR_RED;
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_vlan_offload(port1,
+			    RTE_ETH_VLAN_STRIP_OFFLOAD), "vlan strip on");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	TEST_ASSERT_SUCCESS(rte_mtr_create(port1, MTR_AWARE, &params, 1,
+					   &err), "meter: %s", err.message);
+	*fp = meter_rule(actions);
+	TEST_ASSERT_NOT_NULL(*fp, "metered rule");
+	TEST_ASSERT_SUCCESS(send_tagged(1, true, "stripped pcp 1"), "green");
+	TEST_ASSERT_SUCCESS(send_tagged(7, false, "stripped pcp 7"), "red");
+	return TEST_SUCCESS;
+}
+
+static int
+test_colour_aware_stripped(void)
+{
+	struct rte_flow *f = NULL;
+	struct rte_flow_error ferr;
+	struct rte_mtr_error err;
+	int ret = colour_aware_stripped(&f);
+
+	if (f != NULL)
+		rte_flow_destroy(port1, f, &ferr);
+	rte_mtr_destroy(port1, MTR_AWARE, &err);
+	if (rte_eth_dev_stop(port1) != 0 ||
+	    rte_eth_dev_set_vlan_offload(port1, 0) != 0 ||
+	    rte_eth_dev_start(port1) != 0)
+		ret = TEST_FAILED;
+	return ret;
+}
+
 static int reg_state;	/* 1: traffic done, 2: main is done */
 static int reg_result;
 
@@ -1587,6 +1685,7 @@ static const struct unit_test_suite packet_suite = {
 		TEST_CASE(test_recreate),
 		TEST_CASE(test_errors),
 		TEST_CASE(test_colour_aware),
+		TEST_CASE(test_colour_aware_stripped),
 		TEST_CASE(test_handoff_after_destroy),
 		TEST_CASE(test_handoff_stop),
 		TEST_CASE(test_fewer_queues),

@@ -2342,12 +2342,38 @@ mk_ipv6_ext(struct frame *f, uint8_t nh)
 	frame_init(f);
 	put_eth(f, &mac1, &mac0, RTE_ETHER_TYPE_IPV6);
 	put_ipv6(f, p.src6, p.dst6, nh, 0, 0, 64);
-	ext = put(f, 8);
+	ext = put(f, nh == IPPROTO_AH ? 12 : 8);
 	ext[0] = IPPROTO_UDP;
+	if (nh == IPPROTO_AH)
+		ext[1] = 1;		/* (1 + 2) * 4 bytes, no ICV */
 	if (nh == IPPROTO_FRAGMENT)
 		ext[3] = 1;		/* offset 0, M 1: a first fragment */
 	put_udp(f, p.sport, p.dport);
 	frame_finish(f);
+}
+
+/*
+ * Whether the port's rte_flow dump holds needle. The dump lists a rule's
+ * verbs flows in vf[] order, the order vbr creates them in (and destroys
+ * them in reverse).
+ */
+static bool
+dump_has(const char *needle)
+{
+	struct rte_flow_error err;
+	char *buf = NULL;
+	size_t len = 0;
+	bool has;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return false;
+	has = rte_flow_dev_dump(port1, NULL, f, &err) == 0;
+	fclose(f);
+	has = has && buf != NULL && strstr(buf, needle) != NULL;
+	free(buf);
+	return has;
 }
 
 static int
@@ -2375,8 +2401,19 @@ test_ovs_partial_offload(void)
 		ITEM_END };
 	struct rte_flow_item p_v6[] = {
 		ITEM(ETH, &e6, &ovs_eth_m), ITEM(IPV6, &v6, &v6m), ITEM_END };
+	struct rte_flow_item_eth ev = e4;
+	struct rte_flow_item_vlan vid100 = {
+		.tci = RTE_BE16(100), .inner_type = RTE_BE16(0x0800),
+	};
+	struct rte_flow_item_vlan vidm = {
+		.tci = RTE_BE16(0xefff), .inner_type = RTE_BE16(0xffff),
+	};
+	struct rte_flow_item p_vlan[] = {
+		ITEM(ETH, &ev, &ovs_eth_m), ITEM(VLAN, &vid100, &vidm),
+		ITEM_END };
+	struct rte_flow_error err;
 	struct frame plain, c100, c101, stag, later, frag1, v6plain, v6frag,
-		     v6hop;
+		     v6hop, v6ah;
 	struct rte_flow *f;
 
 	CLEAN();
@@ -2390,6 +2427,10 @@ test_ovs_partial_offload(void)
 	/* untagged only: two companions take the C-tagged frames */
 	f = ovs_rule(p_eth, 11);
 	TEST_ASSERT_NOT_NULL(f, "eth has_vlan 0 rule");
+	/* Companions first: on the device before any own flow. */
+	TEST_ASSERT(dump_has("3 verbs flows (companion ipv4 at 0, companion "
+			     "ipv4 at 0, ipv4 at 2)"),
+		    "companions created first");
 	EXPECT_MARK("has_vlan 0: untagged", &plain, 2, 11);
 	EXPECT_MARK("has_vlan 0: VID 100 (bit 0 clear)", &c100, 2, MARK_NONE);
 	EXPECT_MARK("has_vlan 0: VID 101 (bit 0 set)", &c101, 2, MARK_NONE);
@@ -2404,6 +2445,33 @@ test_ovs_partial_offload(void)
 	DESTROY(f);
 	EXPECT_Q("has_vlan 0 rule destroyed: untagged", &plain, 0);
 	EXPECT_Q("has_vlan 0 rule destroyed: tagged", &c101, 0);
+	/*
+	 * Tagged: eth type 0x8100 has_vlan 1 / vlan 100. A C-tag only
+	 * device says it exactly; one whose VLAN match takes any TPID
+	 * (full) refuses it. Either way an S-tag never carries the mark.
+	 */
+	ev.type = RTE_BE16(RTE_ETHER_TYPE_VLAN);
+	ev.has_vlan = 1;
+	memset(&err, 0, sizeof(err));
+	f = rte_flow_create(port1, &(struct rte_flow_attr){ .ingress = 1 },
+			    p_vlan, (const struct rte_flow_action []){
+				ACT(MARK, &(struct rte_flow_action_mark){ 15 }),
+				ACT(RSS, &ovs_rss), ACT_END }, &err);
+	if (full_profile) {
+		TEST_ASSERT_NULL(f, "0x8100 / vlan on full: refused");
+		TEST_ASSERT(err.message != NULL &&
+			    strstr(err.message, "any TPID") != NULL,
+			    "0x8100 / vlan on full: \"%s\"",
+			    err.message != NULL ? err.message : "");
+	} else {
+		TEST_ASSERT_NOT_NULL(f, "eth 0x8100 has_vlan 1 / vlan rule: %s",
+				     err.message != NULL ? err.message : "");
+		EXPECT_MARK("has_vlan 1: C-tag VID 100", &c100, 2, 15);
+		EXPECT_MARK("has_vlan 1: untagged", &plain, 0, MARK_NONE);
+	}
+	EXPECT_MARK("has_vlan 1: S-tag VID 100", &stag, 0, MARK_NONE);
+	if (f != NULL)
+		DESTROY(f);
 	if (!full_profile) {
 		TEST_ASSERT_SUCCESS(refused_case("ipv4 not a fragment",
 			p_nofrag, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
@@ -2426,16 +2494,19 @@ test_ovs_partial_offload(void)
 	EXPECT_MARK("first fragment: whole datagram", &plain, 0, MARK_NONE);
 	EXPECT_MARK("first fragment: later fragment", &later, 0, MARK_NONE);
 	DESTROY(f);
-	/* IPv6 has_frag_ext 0, any next header: four more companions */
+	/* IPv6 has_frag_ext 0, any next header: five more companions */
 	mk_ipv6(&v6plain, &l34_default);
 	mk_ipv6_ext(&v6frag, IPPROTO_FRAGMENT);
 	mk_ipv6_ext(&v6hop, IPPROTO_HOPOPTS);
+	mk_ipv6_ext(&v6ah, IPPROTO_AH);
 	f = ovs_rule(p_v6, 14);
 	TEST_ASSERT_NOT_NULL(f, "ipv6 has_frag_ext 0 rule");
 	EXPECT_MARK("has_frag_ext 0: no extension", &v6plain, 2, 14);
 	EXPECT_MARK("has_frag_ext 0: fragment header", &v6frag, 2, MARK_NONE);
 	EXPECT_MARK("has_frag_ext 0: hop-by-hop header", &v6hop, 2,
 		    MARK_NONE);
+	/* OVS walks AH too: IPv6/AH/fragment is a fragment to it */
+	EXPECT_MARK("has_frag_ext 0: AH header", &v6ah, 2, MARK_NONE);
 	DESTROY(f);
 	return TEST_SUCCESS;
 }

@@ -1021,12 +1021,12 @@ test_mark_mapping(void)
 /*
  * The companions of an OVS rule: its item specs, no action, at the priority
  * given, each with the match that selects one part of the excluded frames:
- * C-tagged with VID bit 0 clear or set, IPv6 next header 0, 43, 44, 60.
+ * C-tagged with VID bit 0 clear or set, IPv6 next header 0, 43, 44, 51, 60.
  */
 static int
 test_companions(void)
 {
-	static const uint8_t v6_ext[] = { 0, 43, 44, 60 };
+	static const uint8_t v6_ext[] = { 0, 43, 44, 51, 60 };
 	const struct rte_flow_item pattern[] = {
 		I(ETH, &ovs_eth6_untagged, &ovs_eth_m),
 		I(IPV6, &ovs_v6_nofrag, &ovs_v6_fragm),
@@ -1046,9 +1046,9 @@ test_companions(void)
 	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, pattern,
 					     OVS_ACTIONS(9), &d, &err),
 			    "prepare: %s", err.message);
-	TEST_ASSERT_EQUAL(vbr_flow_nb_comp(d.comp), 6u, "companions");
+	TEST_ASSERT_EQUAL(vbr_flow_nb_comp(d.comp), 7u, "companions");
 	TEST_ASSERT_EQUAL(vbr_flow_nb_comp(VBR_FLOW_COMP_TAGGED), 2u, "");
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		n = vbr_flow_comp_attr(&d.u.attr, d.items_end, d.comp, i, 7,
 				       buf, sizeof(buf));
 		TEST_ASSERT_EQUAL(n, (size_t)d.items_end, "companion %u", i);
@@ -1073,8 +1073,48 @@ test_companions(void)
 		}
 	}
 	TEST_ASSERT_EQUAL(vbr_flow_comp_attr(&d.u.attr, d.items_end, d.comp,
-					     6, 7, buf, sizeof(buf)), 0u,
-			  "companion 6 does not exist");
+					     7, 7, buf, sizeof(buf)), 0u,
+			  "companion 7 does not exist");
+	return TEST_SUCCESS;
+}
+
+/*
+ * eth type 0x8100 / vlan: the TPID is dropped on a device whose VLAN
+ * match selects C-tags only; refused where it takes any TPID (it would
+ * widen to S-tags); without the eth type, any tag on both.
+ */
+static int
+test_vlan_tpid(void)
+{
+	const struct rte_flow_item tagged[] = {
+		I(ETH, &ovs_eth_tagged, &ovs_eth_m),
+		I(VLAN, &ovs_vlan100, &ovs_vlan_m),
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_item any_tag[] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH },
+		I(VLAN, &ovs_vlan100, &ovs_vlan_m),
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	const struct rte_flow_attr attr = { .ingress = 1 };
+	struct vbr_flow_caps caps = { .nb_rx_queues = 2 };
+	static struct vbr_flow_desc d;
+	struct rte_flow_error err;
+
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, tagged,
+					     OVS_ACTIONS(9), &d, &err),
+			    "C-tag only: %s", err.message);
+	caps.vlan_any_tpid = 1;
+	memset(&err, 0, sizeof(err));
+	TEST_ASSERT_EQUAL(vbr_flow_prepare(&caps, &attr, tagged,
+					   OVS_ACTIONS(9), &d, &err),
+			  -ENOTSUP, "any TPID: refused");
+	TEST_ASSERT(err.message != NULL &&
+		    strstr(err.message, "any TPID") != NULL, "%s",
+		    err.message != NULL ? err.message : "");
+	TEST_ASSERT_SUCCESS(vbr_flow_prepare(&caps, &attr, any_tag,
+					     OVS_ACTIONS(9), &d, &err),
+			    "any TPID, no eth type: %s", err.message);
 	return TEST_SUCCESS;
 }
 
@@ -1086,6 +1126,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_error_cause),
 		TEST_CASE(test_mark_mapping),
 		TEST_CASE(test_companions),
+		TEST_CASE(test_vlan_tpid),
 		TEST_CASES_END(),
 	},
 };

@@ -361,7 +361,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 	const char *params = rte_vdev_device_args(vdev);
 	struct rte_kvargs *kvlist;
 	char port_why[VBR_WHY_LEN];
-	struct vbr_glue_port port;
+	struct vbr_glue_port port = { 0 };
 	struct vbr_args args;
 	struct rte_eth_dev *dev;
 	struct vbr_priv *priv;
@@ -417,6 +417,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 	snprintf(priv->ibdev_name, sizeof(priv->ibdev_name), "%s",
 		 port.ibdev_name);
 	priv->max_rx_pktlen = port.max_frame;
+	priv->vlan_any_tpid = port.vlan_any_tpid;
 	vbr_port_query_mtu(priv);
 	ret = priv->glue->query_device_ex(priv->ctx, NULL, &priv->attr);
 	if (ret != 0) {

@@ -96,6 +96,7 @@ struct vbr_priv {
 	struct ibv_pd *pd;		/**< protection domain */
 	struct ibv_device_attr_ex attr;	/**< device capabilities */
 	uint32_t max_rx_pktlen;		/**< largest frame received */
+	bool vlan_any_tpid;		/**< vbr_glue_port's */
 	unsigned int started:1;		/**< between dev_start and dev_stop */
 	unsigned int mr_cb:1;		/**< mempool event callback set */
 	unsigned int intr_cb:1;		/**< async fd handler registered */

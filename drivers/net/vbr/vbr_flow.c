@@ -53,6 +53,7 @@ struct vbr_flow_parse {
 	unsigned int no_vlan:1;			/**< eth has_vlan 0 */
 	unsigned int vlan:1;			/**< a vlan item was seen */
 	unsigned int v6_nofrag:1;		/**< outer ipv6 has_frag_ext 0 */
+	unsigned int vlan_any_tpid:1;		/**< vbr_flow_caps' */
 	/** What each header level (outer, inner) has fixed so far. */
 	struct {
 		uint8_t l3;		/**< 4, 6 or 0: the IP item's family */
@@ -206,12 +207,22 @@ vbr_flow_merge_vlan(struct vbr_flow_parse *p, const void *spec,
 	const struct rte_flow_item_vlan *s = spec, *m = mask;
 
 	/*
-	 * The eth type before a tag is its TPID: a verbs VLAN match selects
-	 * 802.1Q C-tags (mlx5's cvlan_tag), so 0x8100 is what it says
-	 * already; verbs matches the type after the tag in ether_type.
+	 * The eth type before a tag is its TPID: on a ConnectX a verbs VLAN
+	 * match selects 802.1Q C-tags (mlx5's cvlan_tag), so 0x8100 is what
+	 * it says already; verbs matches the type after the tag in
+	 * ether_type. A device whose VLAN match takes any TPID (swverbs'
+	 * full profile) cannot say 0x8100: refused, not widened.
 	 */
 	if (eth->mask.ether_type == RTE_BE16(0xffff) &&
 	    eth->val.ether_type == RTE_BE16(RTE_ETHER_TYPE_VLAN)) {
+		if (p->vlan_any_tpid)
+			return rte_flow_error_set(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_ITEM, item,
+				"vbr: vlan item: the eth item's type 0x8100 "
+				"(802.1Q C-tag) cannot be matched here: this "
+				"device's VLAN match takes tags of any TPID "
+				"(swverbs' full profile); leave the eth type "
+				"out to match any tag");
 		eth->mask.ether_type = 0;
 		eth->val.ether_type = 0;
 	}
@@ -1759,6 +1770,7 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	ret = vbr_flow_attr(caps, attr, error);
 	if (ret != 0)
 		return -rte_errno;
+	p.vlan_any_tpid = caps->vlan_any_tpid;
 	if (pattern == NULL)
 		return rte_flow_error_set(error, EINVAL,
 			RTE_FLOW_ERROR_TYPE_ITEM_NUM, NULL,
@@ -1992,9 +2004,11 @@ vbr_flow_expand_attr(const struct ibv_flow_attr *attr, uint16_t items_end,
  * its meaning excludes: C-tagged frames (VLAN bit 0 of the VID clear, set:
  * two flows, since a verbs VLAN match selects tagged frames only under a
  * non-zero mask), or IPv6 frames whose next header is hop-by-hop, routing,
- * fragment or destination options (four flows).
+ * fragment, authentication (AH) or destination options (five flows): the
+ * headers OVS walks to find a fragment header, so IPv6/AH/fragment is a
+ * fragment to it.
  */
-static const uint8_t vbr_flow_v6_ext[] = { 0, 43, 44, 60 };
+static const uint8_t vbr_flow_v6_ext[] = { 0, 43, 44, 51, 60 };
 
 /** Verbs flows of the companions comp (VBR_FLOW_COMP_* bits) stands for. */
 unsigned int

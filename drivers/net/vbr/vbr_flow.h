@@ -52,8 +52,8 @@
  */
 #define VBR_FLOW_COMP_TAGGED (1u << 0)	/**< has_vlan 0: C-tagged frames */
 #define VBR_FLOW_COMP_V6_EXT (1u << 1)	/**< has_frag_ext 0: IPv6 ext hdrs */
-/** Verbs flows of the companions of a rule, per bit: 2 and 4. */
-#define VBR_FLOW_COMP_MAX 6
+/** Verbs flows of the companions of a rule, per bit: 2 and 5. */
+#define VBR_FLOW_COMP_MAX 7
 
 /** Packet types of the RSS expansion, parents before children. */
 enum vbr_flow_pt {
@@ -103,6 +103,8 @@ struct vbr_flow_caps {
 	uint16_t nb_prios;	/**< verbs priorities of the device, or 0 */
 	uint32_t no_fields;	/**< VBR_FLOW_F_* the device refuses */
 	unsigned int internal:1; /**< internal default rule: no fate wanted */
+	/** A verbs VLAN match takes any TPID, not C-tags only. */
+	unsigned int vlan_any_tpid:1;
 	unsigned int internal_count:1; /**< ... that may count */
 };
 

@@ -28,6 +28,7 @@
 #define VBR_GLUE_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -174,6 +175,12 @@ struct vbr_glue_port {
 	struct ibv_context *ctx;	/**< open context */
 	char ibdev_name[64];		/**< verbs device name */
 	uint32_t max_frame;		/**< largest frame, no FCS, bytes */
+	/**
+	 * A verbs VLAN match takes tags of any TPID (swverbs' full profile),
+	 * not 802.1Q C-tags only (a ConnectX, mlx5's cvlan_tag): creating a
+	 * rule does not tell, so the glue says.
+	 */
+	bool vlan_any_tpid;
 };
 
 /** What cq_peek() tells. */

@@ -639,6 +639,7 @@ vbr_sw_port_open(const struct vbr_glue_port_conf *conf,
 		VBR_LOG(WARNING, "%s: no link watch (EAL alarm): link changes "
 			"show only when the port is polled", port->ibdev_name);
 	port->max_frame = SWV_MAX_FRAME;
+	port->vlan_any_tpid = (sw.profile & SWV_DEVICE_PROFILE_FULL) != 0;
 	vbr_sw_warn_note(port->ibdev_name);
 	return 0;
 err_svc:

@@ -484,7 +484,10 @@ vbr_mtr_hdrs_eth(const uint8_t *f, uint32_t len, uint32_t off,
 	       off + 6 <= len && tags < 8) {
 		int16_t pd = (int16_t)(f[off + 2] >> 4);	/* PCP, DEI */
 
-		if (outer && tags == 0)
+		/* A tag the device stripped (vbr_mtr_in_colour_vlan()) is
+		 * the outer one: the first in the data is then inner.
+		 */
+		if (outer && tags == 0 && h->v[0] < 0)
 			h->v[0] = pd;
 		h->v[1] = pd;
 		tags++;
@@ -532,15 +535,22 @@ vbr_mtr_hdrs_eth(const uint8_t *f, uint32_t len, uint32_t off,
  * The input colour of a frame (f, len bytes at hand) for a meter whose
  * input colours are in and order (in->order, read once by the caller):
  * the first protocol in priority order whose header the frame has, else
- * the default.
+ * the default. stripped: the TCI of the outer VLAN tag the device took
+ * off the frame (RTE_MBUF_F_RX_VLAN_STRIPPED), or -1: its PCP and DEI are
+ * the outer VLAN's (and the inner's if the data has no tag left); a tag
+ * still in the data is then the inner one.
  */
 static inline uint8_t
-vbr_mtr_in_colour(const struct vbr_mtr_in *in, uint32_t order,
-		  const uint8_t *f, uint32_t len)
+vbr_mtr_in_colour_vlan(const struct vbr_mtr_in *in, uint32_t order,
+		       const uint8_t *f, uint32_t len, int32_t stripped)
 {
 	struct vbr_mtr_hdrs h = { { -1, -1, -1, -1 } };
 	unsigned int k;
 
+	if (stripped >= 0) {
+		h.v[0] = (int16_t)((stripped >> 12) & 0xf);
+		h.v[1] = h.v[0];
+	}
 	vbr_mtr_hdrs_eth(f, len, 0, &h, true, 2);
 	for (k = 0; k < VBR_MTR_IN_PROTOS; k++) {
 		unsigned int p = (order >> (4 * k)) & 0xf;
@@ -552,6 +562,14 @@ vbr_mtr_in_colour(const struct vbr_mtr_in *in, uint32_t order,
 					       __ATOMIC_RELAXED);
 	}
 	return (order >> VBR_MTR_IN_DEFAULT_SHIFT) & 3;
+}
+
+/** vbr_mtr_in_colour_vlan() of a frame the device stripped no tag of. */
+static inline uint8_t
+vbr_mtr_in_colour(const struct vbr_mtr_in *in, uint32_t order,
+		  const uint8_t *f, uint32_t len)
+{
+	return vbr_mtr_in_colour_vlan(in, order, f, len, -1);
 }
 
 /** A run's counts, added to a slot's at its end: [RTE_COLORS] dropped. */

@@ -390,24 +390,38 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			idx = rte_lcore_index(-1);
 			tsc = rte_rdtsc();
 		}
-		/* A run of frames of one meter goes in at once. */
+		/*
+		 * A run of frames of one meter goes in at once. Metered: the
+		 * frame as it came, as COUNT counts it: a stripped tag's 4
+		 * bytes too.
+		 */
 		for (j = i; j < n && (e[j] & VBR_RX_ACT_METER) &&
 		     e[j] >> VBR_RX_ACT_MTR_SHIFT == mtr; j++)
-			len[j - i] = pkts[j]->pkt_len;
+			len[j - i] = pkts[j]->pkt_len +
+				     (pkts[j]->ol_flags &
+				      RTE_MBUF_F_RX_VLAN_STRIPPED ?
+				      RTE_VLAN_HLEN : 0);
 		rt = __atomic_load_n(&t->mtr[mtr], __ATOMIC_ACQUIRE);
 		if (unlikely(rt == NULL)) {
 			for (q = i; q < j; q++)
 				pkts[k++] = pkts[q];
 			continue;
 		}
-		/* Colour-aware: each frame's input colour, from its headers. */
-		order = __atomic_load_n(&rt->in.order, __ATOMIC_RELAXED);
+		/*
+		 * Colour-aware: each frame's input colour, from its headers,
+		 * a stripped tag's from vlan_tci (the outer one).
+		 */
+		order = __atomic_load_n(&rt->in.order, __ATOMIC_ACQUIRE);
 		ic = NULL;
 		if (unlikely(order & VBR_MTR_IN_ORDER_MASK)) {
 			for (q = i; q < j; q++)
-				inc[q - i] = vbr_mtr_in_colour(&rt->in, order,
+				inc[q - i] = vbr_mtr_in_colour_vlan(&rt->in,
+					order,
 					rte_pktmbuf_mtod(pkts[q], const uint8_t *),
-					rte_pktmbuf_data_len(pkts[q]));
+					rte_pktmbuf_data_len(pkts[q]),
+					pkts[q]->ol_flags &
+					RTE_MBUF_F_RX_VLAN_STRIPPED ?
+					(int32_t)pkts[q]->vlan_tci : -1);
 			ic = inc;
 		}
 		/* This lcore's slot in the meter, or the shared one. */
@@ -424,7 +438,7 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 					  len[q - i], &y))
 				pkts[k++] = pkts[q];
 			else
-				*bytes -= len[q - i];
+				*bytes -= pkts[q]->pkt_len;
 		}
 		vbr_mtr_count(rt, slot, &y);
 		vbr_mtr_rt_slot_put(rt, locked);

@@ -33,8 +33,9 @@
  * share the last one: they carry the same tag). The companions deliver on
  * the rule's queue set, hashed as the rule's own type, with no tag and no
  * counter: frames outside the meaning never carry the rule's mark. They
- * are verbs flows of the rule (vf[], after its own), so they go on and off
- * the device, and move, with it.
+ * are verbs flows of the rule (vf[], before its own), so they go on and off
+ * the device, and move, with it: created before the own flows, destroyed
+ * after them, so that no excluded frame carries the mark meanwhile.
  *
  * VLAN filter. A ConnectX matches a VLAN mask only on tagged frames, and it
  * has no "untagged only" match. So with the filter on, per address: the
@@ -314,6 +315,7 @@ vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps)
 
 	memset(caps, 0, sizeof(*caps));
 	caps->nb_rx_queues = priv->dev->data->nb_rx_queues;
+	caps->vlan_any_tpid = priv->vlan_any_tpid;
 	/* Probed once and never changed: no lock on the rule path. */
 	if (!probed)
 		pthread_mutex_lock(&priv->flow_lock);
@@ -366,14 +368,17 @@ vbr_steer_set(struct vbr_priv *priv, const struct rte_flow *flow)
 	return flow->rss != NULL ? flow->rss : priv->rss_port;
 }
 
-/* Destroy the verbs flows in vf[] (flows or copies). */
+/*
+ * Destroy the verbs flows in vf[] (flows or copies), last first: the own
+ * flows go before their companions (vbr_steer_rule_alloc()).
+ */
 static void
 vbr_steer_vf_off(struct vbr_priv *priv, struct rte_flow *flow, bool copies)
 {
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < flow->nb_vf; i++) {
+	for (i = flow->nb_vf; i-- > 0;) {
 		struct ibv_flow **f = copies ? &flow->vf[i].copy :
 					       &flow->vf[i].flow;
 
@@ -406,8 +411,8 @@ vbr_steer_fate_name(enum vbr_flow_fate fate)
 
 /*
  * Create the verbs flows of a rule on queue set rss, into vf[].flow, or
- * vf[].copy with copies. Return 0, or a negative errno with *error set and
- * nothing of it left. Holds flow_lock.
+ * vf[].copy with copies, in vf[] order (companions first). Return 0, or a
+ * negative errno with *error set and nothing of it left. Holds flow_lock.
  */
 static int
 vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
@@ -892,13 +897,20 @@ vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	flow->comp = d->comp;
 	flow->nb_vf = e.nb + nb_comp;
 	flow->vf = RTE_PTR_ADD(flow, vf_off);
-	for (size_t i = 0; i < e.nb; i++)
-		flow->vf[i].pt = e.pt[i];
-	/* Companions: hashed as the pattern's own type (the first). */
+	/*
+	 * Companions first, hashed as the pattern's own type (the first),
+	 * then the own flows: vbr_steer_vf_on() creates vf[] in order and
+	 * vbr_steer_vf_off() destroys it in reverse, so the companions are
+	 * on the device whenever an own flow is, and no excluded frame
+	 * matches an own flow while the rule goes on or off (create, queue
+	 * set move, dev_start). This order is part of the contract.
+	 */
 	for (size_t i = 0; i < nb_comp; i++) {
-		flow->vf[e.nb + i].pt = e.pt[0];
-		flow->vf[e.nb + i].comp = i + 1;
+		flow->vf[i].pt = e.pt[0];
+		flow->vf[i].comp = i + 1;
 	}
+	for (size_t i = 0; i < e.nb; i++)
+		flow->vf[nb_comp + i].pt = e.pt[i];
 	flow->attr = RTE_PTR_ADD(flow, attr_off);
 	memcpy(flow->attr, d->u.buf, d->attr_size);
 	return flow;
