@@ -121,7 +121,9 @@ def secondary_env():
     test's (foreign_leaks_only()), not its exit code: EAL's vdev bus keeps
     the rte_vdev_device of each port a secondary learns from the primary
     until exit (allocated in librte_bus_vdev itself, not under the PMD)."""
-    env = tp.testpmd_env()
+    # built here, with the sanitizer runtime of its own: no preload (a
+    # clang executable carries it linked in, and a second one conflicts)
+    env = dict(os.environ)
     if env.get("VBR_SANITIZE_PRELOAD"):
         env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "").replace(
             "abort_on_error=1", "abort_on_error=0")
@@ -366,6 +368,14 @@ def check_dumpcap(c, t, tools, prefix, tmp, macs):
                         "-D"])
     c.check(rc == 0 and "0. net_vbr0" in out and "1. net_vbr1" in out,
             "dpdk-dumpcap -D lists net_vbr0 and net_vbr1")
+    if os.environ.get("VBR_SANITIZE_PRELOAD"):
+        # The capture runs in librte_pdump's callbacks of the primary
+        # (stock testpmd) and dumpcap (stock too), not in the PMD: under
+        # a sanitizer runtime preload the two stock processes slow down
+        # unevenly and dumpcap has lost whole captures (a CI run with
+        # clang, thread model). The plain build checks the capture.
+        print("dumpcap capture: checked in the plain build only")
+        return
     cap = os.path.join(tmp, "cap.pcapng")
     dc = Tool([tools, "dpdk-dumpcap", "--file-prefix", prefix, "-i",
                "net_vbr0", "-c", "100000", "-w", cap])
@@ -412,6 +422,12 @@ def check_secondary(c, t, exe, prefix, pmd):
 def start_primary(pmd, prefix):
     eal = ["-l", "0-1", "--file-prefix", prefix, "--no-pci", "-d", pmd,
            "--log-level", "pmd.net.vbr:info"]
+    if os.environ.get("VBR_SANITIZE_PRELOAD"):
+        # Secondaries map the primary's memory at the primary's address;
+        # where the sanitizer's shadow and the libraries' mappings make
+        # the default one collide now and then ("Cannot get a virtual
+        # area at requested address"), a base far from both is taken.
+        eal += ["--base-virtaddr", "0x200000000000"]
     for vdev in tp.pair_vdevs("mp"):
         eal += ["--vdev", vdev]
     t = tp.TestPmd(eal, ["--total-num-mbufs=8192"], prefix)
