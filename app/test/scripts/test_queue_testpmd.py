@@ -185,12 +185,15 @@ def run_removal(pmd, script, c, rmv_interrupt):
                 out = t.cmd("show port info 0")
                 c.check("Invalid port 0" in out, f"port 0 gone: {out!r}")
             else:
-                # bursts go on against the removed device
+                # bursts go on against the removed device: each send
+                # fails and the queue recovers again, which keeps both
+                # CPUs busy (under a sanitizer, testpmd's prompt has taken
+                # over 30 s): the commands get more time
                 time.sleep(1.0)
-                out = t.cmd("show port info 0")
+                out = t.cmd("show port info 0", timeout=120)
                 c.check("Link status: down" in out,
                         "the removed port's link is down")
-                t.cmd("stop")
+                t.cmd("stop", timeout=120)
                 out = t.cmd("port stop 0")
                 c.check("fail" not in out.lower(), f"port stop: {out!r}")
                 out = t.cmd("port close 0")
