@@ -26,12 +26,25 @@
 #   vbr-xdp-rx    vbr on af_xdp:<veth>, rxonly; frames from a generator in
 #                 the netns (testpmd txonly on net_af_xdp on the peer)
 #   afxdp-rx      net_af_xdp on the same veth, rxonly, the same generator
+#   vbr-xdp-rx-inline  vbr-xdp-rx with progress=inline: the forwarding
+#                 lcore 1 (CPU 1) alone pulls the socket's Rx ring, as
+#                 net_af_xdp's does; the generator on CPU 0 as above
+#   vbr-afp-rx, vbr-afp-rx-inline  vbr on af_packet:<veth>, rxonly,
+#                 progress=thread and inline, the same generator
+#   afpacket-rx   net_af_packet on the same veth, rxonly, the same generator
 #   vbr-pair-inline-meter  vbr-pair-inline with one rte_mtr meter on every
 #                 frame of both ports (rule eth -> meter, trTCM at rates
 #                 no run reaches: every frame green, policy green to queue
 #                 0), against vbr-pair-inline in the same run; core layout
 #                 as vbr-pair-inline (-l 0,1, fwd lcore 1 alone does the
 #                 work, the meter's one lcore)
+#   vbr-pair-inline-rule  vbr-pair-inline with the meter case's rule and
+#                 no meter (rule eth -> queue 0): the fair peer of
+#                 vbr-pair-inline-meter. vbr-pair-inline has no rule at
+#                 all, so against it the meter case also pays for the
+#                 device's rule lookup and the tag it reads; the issue's
+#                 "meter on every frame vs no meter" is printed against
+#                 both (-l 0,1 as vbr-pair-inline)
 #   vbr-pair-inline-2lc-meter  two forwarding lcores on two CPUs, each
 #                 port's two Rx queues split between them (testpmd gives
 #                 lcore 1 queue 0 of both ports, lcore 2 queue 1), one meter
@@ -49,6 +62,12 @@
 #                 rules with queue 0 and no meter; -l 0,1 as
 #                 vbr-pair-inline (fwd lcore 1 alone on CPU 1). Flowgen
 #                 builds the frames it sends, so its Mpps are below io's
+#   vbr-pair-inline-1k-mark  the same 1k rules with mark i / queue 0 and
+#                 no meter: the device tags each frame and the Rx burst
+#                 reads the tag and its action table entry, as for a
+#                 meter; against it the 1k meter case shows what the
+#                 policer itself costs (informative: the issue's peer is
+#                 vbr-pair-inline-1k); -l 0,1 as vbr-pair-inline
 #   vbr-mtr-micro  not testpmd: build/app/bench/bench-mtr, 1000 meters on
 #                 a port: creation and destruction rate, bytes per meter
 #                 (DPDK heap and libc heap, measured), the policer's cycles
@@ -188,6 +207,11 @@ SETUP = {"vbr-pair-inline-meter": [
         f"create port meter {port} 1 1 1 yes 0xffff 0 g 0",
         f"flow create {port} ingress pattern eth / end actions meter "
         f"mtr_id 1 / end")]}
+# The meter case's rule without the meter: its fair peer.
+SETUP["vbr-pair-inline-rule"] = [
+    f"flow create {port} ingress pattern eth / end actions queue index 0 / "
+    f"end" for port in (0, 1)]
+CASES["vbr-pair-inline-rule"] = CASES["vbr-pair-inline"]
 # Two Rx lcores sharing one meter per port, and the same without it.
 TWO_LC = ["--lcores", "0@0,1@0,2@1"]
 for _c in ("vbr-pair-inline-2lc", "vbr-pair-inline-2lc-meter"):
@@ -209,7 +233,8 @@ SETUP["vbr-pair-inline-2lc-meter"] = [
         f"meter mtr_id 1 / rss / end")]
 # One meter per rule over 1k rules, and the same rules without meters.
 N_RULES = 1000
-for _c in ("vbr-pair-inline-1k", "vbr-pair-inline-1k-meter"):
+for _c in ("vbr-pair-inline-1k", "vbr-pair-inline-1k-meter",
+           "vbr-pair-inline-1k-mark"):
     CASES[_c] = ("flowgen", CASES["vbr-pair-inline"][1])
     APP_ARGS[_c] = ["--flowgen-flows=1024"]
 
@@ -221,6 +246,10 @@ def dst(i):
 SETUP["vbr-pair-inline-1k"] = [
     f"flow create {port} ingress pattern eth / ipv4 dst is {dst(i)} / end "
     f"actions queue index 0 / end" for port in (0, 1)
+    for i in range(N_RULES)]
+SETUP["vbr-pair-inline-1k-mark"] = [
+    f"flow create {port} ingress pattern eth / ipv4 dst is {dst(i)} / end "
+    f"actions mark id {i} / queue index 0 / end" for port in (0, 1)
     for i in range(N_RULES)]
 SETUP["vbr-pair-inline-1k-meter"] = [
     cmd for port in (0, 1) for cmd in (
@@ -236,6 +265,40 @@ CASES["vbr-afp-tx-inline"] = (
     "txonly", [f"net_vbr0,wire=af_packet:{VETH}0,progress=inline"])
 CASES["vbr-xdp-tx-inline"] = (
     "txonly", [f"net_vbr0,wire=af_xdp:{VETH}0,progress=inline"])
+# af_packet Rx: frames from the -rx cases' generator in the netns; the
+# port's CPU 1 (fwd lcore; inline: the only one the port uses; thread: the
+# engine on CPU 0 with the generator).
+CASES["vbr-afp-rx"] = ("rxonly", [vbr(0, f"af_packet:{VETH}0")])
+CASES["vbr-afp-rx-inline"] = (
+    "rxonly", [f"net_vbr0,wire=af_packet:{VETH}0,progress=inline"])
+CASES["afpacket-rx"] = ("rxonly", [f"net_af_packet0,iface={VETH}0"])
+AFP_RX_CASES = ["vbr-afp-rx", "vbr-afp-rx-inline", "afpacket-rx"]
+# af_xdp Rx inline: CPU 1 (fwd lcore) is the only one the port uses; the
+# generator's lcore on CPU 0, with nothing of vbr's there.
+CASES["vbr-xdp-rx-inline"] = (
+    "rxonly", [f"net_vbr0,wire=af_xdp:{VETH}0,progress=inline"])
+XDP_RX_CASES = ["vbr-xdp-rx-inline"]
+XDP_RX_RATIOS = (("vbr-xdp-rx-inline", "afxdp-rx"),)
+# The af_xdp ratios again, rep by rep: the two runs of a rep are next to
+# each other in time, so the machine's swings (two speed levels, other
+# load) move both, where the medians of each case may come from different
+# levels.
+XDP_PAIRED = (("vbr-xdp-tx", "afxdp-tx"), ("vbr-xdp-tx-inline", "afxdp-tx"),
+              ("vbr-xdp-rx", "afxdp-rx"), ("vbr-xdp-rx-inline", "afxdp-rx"))
+
+
+def print_paired(res):
+    for a, b in XDP_PAIRED:
+        ra, rb = res.get(a, []), res.get(b, [])
+        if len(ra) != REPS or len(rb) != REPS:
+            continue  # a failed run: the reps no longer line up
+        mp = sorted(x[0] / y[0] for x, y in zip(ra, rb))
+        cp = sorted(x[2] / y[2] for x, y in zip(ra, rb))
+        print(f"{a} / {b}, paired by rep: {mp[len(mp) // 2]:.2f}x Mpps "
+              f"({' '.join(f'{v:.2f}' for v in mp)}), "
+              f"{cp[len(cp) // 2]:.2f}x process cycles/packet")
+AFP_RX_RATIOS = (("vbr-afp-rx", "afpacket-rx"),
+                 ("vbr-afp-rx-inline", "afpacket-rx"))
 
 
 # Two-process cases: (vdev of A, vdev of B); {tag} makes names unique.
@@ -446,9 +509,10 @@ def idle_cpu(case="vbr-pair"):
 
 def main():
     cases = ["vbr-pair", "vbr-pair-service", "vbr-pair-inline",
-             "vbr-pair-inline-meter", "memif",
+             "vbr-pair-inline-meter", "vbr-pair-inline-rule", "memif",
              "vbr-pair-inline-2lc", "vbr-pair-inline-2lc-meter",
              "vbr-pair-inline-1k", "vbr-pair-inline-1k-meter",
+             "vbr-pair-inline-1k-mark",
              "vbr-shm", "vbr-shm-2p", "vbr-shm-2p-inline", "memif-2p"]
     root = os.geteuid() == 0
     veth_up = False
@@ -460,6 +524,8 @@ def main():
                   "afxdp-tx"]
         cases += ["vbr-xdp-tx", "vbr-xdp-tx-inline", "vbr-xdp-rx",
                   "afxdp-rx"]
+        cases += AFP_RX_CASES
+        cases += XDP_RX_CASES
     else:
         print("(not root or no netns-veth.sh: veth cases skipped)")
     only = [c for c in os.environ.get("BENCH_CASES", "").split(",") if c]
@@ -525,11 +591,31 @@ def main():
                  ("vbr-pair-inline", "memif"),
                  ("vbr-pair-inline", "vbr-pair"),
                  ("vbr-pair-inline-meter", "vbr-pair-inline"),
+                 ("vbr-pair-inline-meter", "vbr-pair-inline-rule"),
                  ("vbr-pair-inline-2lc-meter", "vbr-pair-inline-2lc"),
-                 ("vbr-pair-inline-1k-meter", "vbr-pair-inline-1k")):
+                 ("vbr-pair-inline-1k-meter", "vbr-pair-inline-1k"),
+                 ("vbr-pair-inline-1k-meter", "vbr-pair-inline-1k-mark"),
+                 ("vbr-pair-inline-1k-mark", "vbr-pair-inline-1k"),
+                 *AFP_RX_RATIOS, *XDP_RX_RATIOS):
         if a in rows and b in rows:
+            goal = {
+                ("vbr-pair-inline-meter", "vbr-pair-inline"):
+                    "  (issue 12 goal: >= 0.90x Mpps; its peer has no rule)",
+                ("vbr-pair-inline-meter", "vbr-pair-inline-rule"):
+                    "  (issue 12 goal: >= 0.90x Mpps; the fair peer)",
+                ("vbr-pair-inline-2lc-meter", "vbr-pair-inline-2lc"):
+                    "  (issue 12 goal: >= 0.90x Mpps)",
+                ("vbr-pair-inline-1k-meter", "vbr-pair-inline-1k"):
+                    "  (issue 12 goal: >= 0.90x Mpps)",
+                ("vbr-pair-inline-1k-meter", "vbr-pair-inline-1k-mark"):
+                    "  (informative: the policer's own share)",
+                ("vbr-pair-inline-1k-mark", "vbr-pair-inline-1k"):
+                    "  (informative: the tag's share)",
+            }.get((a, b), "")
             print(f"{a} / {b}: {rows[a][0] / rows[b][0]:.2f}x Mpps, "
-                  f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet")
+                  f"{rows[a][2] / rows[b][2]:.2f}x process cycles/packet"
+                  + goal)
+    print_paired(res)
     if idle is not None:
         print(f"idle vbr pair process, progress=thread (started, "
               f"forwarding stopped): "

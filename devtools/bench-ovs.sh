@@ -23,10 +23,19 @@
 # cleared at the start of the window); phwol: the share of frames that came
 # with a mark.
 #
-# Core layout: OVS main thread on CPU 0 (dpdk-lcore-mask 0x1), its one PMD
-# thread on CPU 1 (pmd-cpu-mask 0x2, alone); testpmd main and forwarding
-# lcore on CPU 0 (--lcores 0@0,1@0). af_xdp: not measured by this script
-# yet (the case needs a generator on a veth peer).
+# Case af_xdp (OVS's ports on Linux interfaces): the same, with OVS ports
+# p0 = net_vbr0,wire=af_xdp:<A0> and p1 = net_vbr1,wire=af_xdp:<B0> on two
+# veth pairs this script makes (bxa<pid>0/1, bxb<pid>0/1, in the root
+# namespace, IPv6 off, removed at the end), and testpmd's ports 1 and 2 on
+# the other ends through DPDK's net_af_packet (A1, B1): the kernel's veth
+# between the generator and OVS, as with a NIC's traffic.
+#
+# Core layout (both cases): OVS main thread on CPU 0 (dpdk-lcore-mask
+# 0x1), its one PMD thread on CPU 1 (pmd-cpu-mask 0x2, alone); testpmd main
+# and forwarding lcore on CPU 0 (--lcores 0@0,1@0); for af_xdp the veths'
+# kernel work runs on the CPU of whoever sends.
+#
+# Environment: BENCH_CASES (comma-separated: shm, af_xdp; default both).
 #
 # Needs root (hugepages for OVS: 160 2 MB pages, reserved and given back)
 # and devtools/setup.sh (openvswitch-switch-dpdk, scapy).
@@ -74,9 +83,43 @@ def flows_file(path, flows):
         f.write("priority=0,actions=drop\n")
 
 
-def measure(d, ovs, flows, offload):
+def ovs_devargs(case, i):
+    """The dpdk-devargs of OVS port p<i> in a case."""
+    if case == "af_xdp":
+        return ("net_vbr%d,wire=af_xdp:bx%s%d0,profile=full,progress=inline"
+                % (i, "ab"[i], PID))
+    return ("net_vbr%d,wire=shm:bovs%s%d,profile=full,progress=inline"
+            % (i, "ab"[i], PID))
+
+
+def gen_vdevs(case):
+    """testpmd's ports 1 (into OVS's p0) and 2 (out of OVS's p1)."""
+    if case == "af_xdp":
+        return ["--vdev", "net_af_packet1,iface=bxa%d1" % PID,
+                "--vdev", "net_af_packet2,iface=bxb%d1" % PID]
+    return ["--vdev", "net_vbr1,wire=shm:bovsa%d,progress=inline" % PID,
+            "--vdev", "net_vbr2,wire=shm:bovsb%d,progress=inline" % PID]
+
+
+def veths(up):
+    """The af_xdp case's two veth pairs, both ends in the root namespace."""
+    for x in "ab":
+        a, b = "bx%s%d0" % (x, PID), "bx%s%d1" % (x, PID)
+        if not up:
+            run("ip", "link", "del", a, check_rc=False)
+            continue
+        run("ip", "link", "add", a, "type", "veth", "peer", "name", b)
+        for n in (a, b):
+            run("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % n)
+            run("ip", "link", "set", n, "up")
+
+
+def measure(d, ovs, flows, offload, case="shm"):
     ovs.vsctl("--no-wait", "set", "Open_vSwitch", ".",
               "other_config:hw-offload=%s" % str(offload).lower())
+    for i in range(2):
+        ovs.vsctl("--no-wait", "set", "Interface", "p%d" % i,
+                  "options:dpdk-devargs=%s" % ovs_devargs(case, i))
     ovs.start()
     t = None
     try:
@@ -88,9 +131,7 @@ def measure(d, ovs, flows, offload):
                "--no-shconf", "--file-prefix", "bovs-tp%d" % PID, "--no-pci",
                "-d", PMD,
                "--vdev", "net_pcap0,rx_pcap=%s/in.pcap,tx_pcap=/dev/null,"
-               "infinite_rx=1" % d,
-               "--vdev", "net_vbr1,wire=shm:bovsa%d,progress=inline" % PID,
-               "--vdev", "net_vbr2,wire=shm:bovsb%d,progress=inline" % PID]
+               "infinite_rx=1" % d] + gen_vdevs(case)
         t = td.TestPmd(eal, ["--port-topology=chained",
                              "--total-num-mbufs=16384"], log=open(os.devnull,
                                                                   "w"))
@@ -119,6 +160,24 @@ def measure(d, ovs, flows, offload):
         ovs.stop_vswitchd()
 
 
+def bench_case(d, ovs, case, flows):
+    """One case with flows megaflows: offload off and on, side by side."""
+    res = {}
+    for rep in range(REPS):
+        for off in (False, True):
+            m = measure(d, ovs, flows, off, case)
+            res.setdefault(off, []).append(m)
+            print("%-6s  %9d  %-7s  %6.3f  %7.0f  %6.1f  (%d)" %
+                  (case, flows, "on" if off else "off", m[0], m[1], m[2],
+                   m[3]), flush=True)
+    mo = sum(x[0] for x in res[False]) / REPS
+    mn = sum(x[0] for x in res[True]) / REPS
+    co = sum(x[1] for x in res[False]) / REPS
+    cn = sum(x[1] for x in res[True]) / REPS
+    print("%-6s  %9d  on/off   Mpps x%.2f, cycles/packet x%.2f" %
+          (case, flows, mn / mo if mo else 0, cn / co if co else 0))
+
+
 def main():
     d = tempfile.mkdtemp(prefix="vbr-bench-ovs-")
     before = int(open(HUGE).read())
@@ -126,7 +185,11 @@ def main():
         f.write(str(before + HUGE_PAGES))
     added = int(open(HUGE).read()) - before
     ovs = None
+    cases = [c for c in os.environ.get("BENCH_CASES",
+                                       "shm,af_xdp").split(",") if c]
     try:
+        if "af_xdp" in cases:
+            veths(True)
         ovs = Ovs(d, PMD, "bovs%d" % PID)
         ovs.vsctl("--no-wait", "set", "Open_vSwitch", ".",
                   "other_config:dpdk-init=true",
@@ -142,28 +205,17 @@ def main():
         for i, c in enumerate("ab"):
             ovs.vsctl("--no-wait", "add-port", "br0", "p%d" % i, "--", "set",
                       "Interface", "p%d" % i, "type=dpdk",
-                      "options:dpdk-devargs=net_vbr%d,wire=shm:bovs%s%d,"
-                      "profile=full,progress=inline" % (i, c, PID))
-        print("case  megaflows  offload  Mpps    cyc/pkt  phwol%  "
+                      "options:dpdk-devargs=%s" % ovs_devargs("shm", i))
+        print("case    megaflows  offload  Mpps    cyc/pkt  phwol%  "
               "(megaflows seen)")
-        for flows in (1, 1000):
-            res = {}
-            for rep in range(REPS):
-                for off in (False, True):
-                    m = measure(d, ovs, flows, off)
-                    res.setdefault(off, []).append(m)
-                    print("shm   %9d  %-7s  %6.3f  %7.0f  %6.1f  (%d)" %
-                          (flows, "on" if off else "off", m[0], m[1], m[2],
-                           m[3]), flush=True)
-            mo = sum(x[0] for x in res[False]) / REPS
-            mn = sum(x[0] for x in res[True]) / REPS
-            co = sum(x[1] for x in res[False]) / REPS
-            cn = sum(x[1] for x in res[True]) / REPS
-            print("shm   %9d  on/off   Mpps x%.2f, cycles/packet x%.2f" %
-                  (flows, mn / mo if mo else 0, cn / co if co else 0))
+        for case in cases:
+            for flows in (1, 1000):
+                bench_case(d, ovs, case, flows)
     finally:
         if ovs is not None:
             ovs.stop()
+        if "af_xdp" in cases:
+            veths(False)
         cur = int(open(HUGE).read())
         with open(HUGE, "w") as f:
             f.write(str(max(0, cur - added)))

@@ -10,7 +10,9 @@
 #
 # Exits 0 when: every tenant's packets and bytes equal what the generator
 # sent, each tenant forwarded frames back to the generator, and silver (the
-# one above its CIR) has red > 0.
+# one above its CIR) has red > 0 when the generator's send trace has red
+# (rte_meter on it: a machine that starves the generator sends slower, and
+# then the demo says so instead).
 #
 # Core layout: gateway -l 0-1 (main lcore 0: control and the view; lcore 1
 # forwards), generator -l 0 (one lcore sends and receives). Both use
@@ -104,13 +106,18 @@ for name, g in gen.items():
                    f"{g['sent_bytes']}")
     if g["received"] == 0:
         bad.append(f"{name}: nothing came back through the gateway")
-if rows.get("silver", {}).get("red", 0) == 0:
+starved = gen.get("silver", {}).get("expected_red", 0) == 0
+if not starved and rows.get("silver", {}).get("red", 0) == 0:
     bad.append("silver: above its CIR, but no red frame")
 for b in bad:
     print("run-demo.sh: " + b, file=sys.stderr)
 if bad:
     sys.exit(1)
 s = rows["silver"]
+if starved:
+    print("==> note: the generator did not get silver above its CIR (its "
+          "send trace has no red for rte_meter: the machine starved it); "
+          "no red expected")
 print(f"==> done: every tenant counted exactly; silver red "
       f"{s['red']}/{s['packets']} (expected from rte_meter on the "
       f"generator's send times: {gen['silver']['expected_red']})")

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_common.h>
@@ -58,6 +59,10 @@
 #define TGW_DEFAULT_SLOT TGW_MAX_TENANTS	/* counters of unmatched frames */
 #define TGW_MAX_QUEUES 64
 #define TGW_DRAIN_MS 100
+#define TGW_PACE_XSTATS 2	/* tx_q<N>_pace_bytes, tx_q<N>_pace_full_ns */
+#define TGW_PACE_READ_NS 1000000	/* a read slower than this is retried */
+#define TGW_PACE_CHECK_MS 3	/* the wait of the exactness check */
+#define TGW_PACE_CHECKS 20	/* exactness checks per snapshot at most */
 
 /* Datapath counters of one slot: written by its owner lcore only. */
 struct tgw_dp_stats {
@@ -87,6 +92,11 @@ struct tgw_row {
 	uint64_t rx_missed;	/**< matched, never polled (Rx queue full) */
 	uint64_t dropped;	/**< red + rx_missed + tx_dropped */
 	uint64_t tx_pkts, tx_bytes, tx_dropped;
+	uint64_t pace_bytes;	/**< what left the Tx queue (the pacer's count) */
+	uint64_t pace_full_ns;	/**< time its bucket sat full */
+	uint64_t pace_ns;	/**< when the two were read, ns since start */
+	bool pace_exact;	/**< no stretch full pending at the read */
+	bool paced;		/**< the four above are there */
 	double tx_mbps;
 	uint32_t rate_limit_mbps;
 	bool metered;
@@ -131,6 +141,12 @@ static struct {
 	unsigned int n_rows;
 	uint64_t prev_tx_bytes[TGW_MAX_TENANTS + 1];
 	uint64_t prev_tsc;
+	/* the egress port's pacing xstats (vbr on swverbs), by Tx queue */
+	bool pace;			/**< the port has them */
+	uint64_t pace_id[TGW_MAX_QUEUES][TGW_PACE_XSTATS];
+	uint64_t pace_base[TGW_MAX_TENANTS + 1][TGW_PACE_XSTATS];
+	uint64_t pace_prev[TGW_MAX_TENANTS + 1][2];	/**< bytes, ns */
+	uint64_t start_ns;		/**< CLOCK_MONOTONIC at start */
 	uint64_t reloads, reload_errors;
 	bool launched;		/**< the workers run */
 } g = {
@@ -244,6 +260,155 @@ tgw_wait_ms(unsigned int ms)
 		tgw_poll_once(0);
 }
 
+/* ---- egress departures: the pacer's counts ---- */
+
+/*
+ * What left a tenant's Tx queue, and when: the egress port's
+ * tx_q<N>_pace_bytes and tx_q<N>_pace_full_ns xstats (vbr on swverbs),
+ * read with the time of the read. What the Tx queue took (tx_bytes) is
+ * not it: a paced queue holds up to TGW_TXD frames. Without those xstats
+ * (a NIC whose driver does not show its pacer) the view's rates come
+ * from tx_bytes.
+ */
+struct tgw_pace_sample {
+	uint64_t v[TGW_PACE_XSTATS];	/**< bytes, full_ns (the xstats) */
+	uint64_t ns;			/**< read at, ns since start */
+	bool exact;
+};
+
+static uint64_t
+tgw_now_ns(void)
+{
+	struct timespec ts;
+
+	/* the pacer's clock (swverbs: CLOCK_MONOTONIC), not the TSC's */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void
+tgw_pace_init(void)
+{
+	static const char *const names[TGW_PACE_XSTATS] = {
+		"pace_bytes", "pace_full_ns",
+	};
+	char name[RTE_ETH_XSTATS_NAME_SIZE];
+	unsigned int q, k;
+
+	for (q = 0; q < g.nb_txq; q++)
+		for (k = 0; k < TGW_PACE_XSTATS; k++) {
+			snprintf(name, sizeof(name), "tx_q%u_%s", q, names[k]);
+			if (rte_eth_xstats_get_id_by_name(g.out_port, name,
+							  &g.pace_id[q][k]) != 0)
+				return;
+		}
+	g.pace = true;
+}
+
+/* Read the pacing xstats of the N Tx queues TXQ[] into SP[]; a read that
+ * the scheduler stretched (the time would not be the read's) is redone. */
+static int
+tgw_pace_read(const uint16_t *txq, unsigned int n, struct tgw_pace_sample *sp)
+{
+	uint64_t ids[(TGW_MAX_TENANTS + 1) * TGW_PACE_XSTATS];
+	uint64_t v[(TGW_MAX_TENANTS + 1) * TGW_PACE_XSTATS];
+	uint64_t a, b;
+	unsigned int i, k, tries = 0;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < TGW_PACE_XSTATS; k++)
+			ids[i * TGW_PACE_XSTATS + k] = g.pace_id[txq[i]][k];
+	do {
+		a = tgw_now_ns();
+		if (rte_eth_xstats_get_by_id(g.out_port, ids, v,
+					     n * TGW_PACE_XSTATS) !=
+		    (int)(n * TGW_PACE_XSTATS))
+			return -1;
+		b = tgw_now_ns();
+	} while (b - a > TGW_PACE_READ_NS && ++tries < 8);
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < TGW_PACE_XSTATS; k++)
+			sp[i].v[k] = v[i * TGW_PACE_XSTATS + k];
+		sp[i].ns = b - g.start_ns;
+		sp[i].exact = false;
+	}
+	return 0;
+}
+
+/* Slot S's Tx queue. */
+static uint16_t
+tgw_slot_txq(unsigned int s)
+{
+	return s == TGW_DEFAULT_SLOT ? 0 : g.slots[s].txq;
+}
+
+/*
+ * Every live slot's departures into SP[slot]. The pacer adds a stretch
+ * its bucket sat full (the queue empty, or the pacer descheduled) to
+ * full_ns at its next departure: a read within such a stretch has the
+ * bytes short and the stretch not yet counted. So a read is exact once a
+ * read TGW_PACE_CHECK_MS later shows the same full_ns and, for a paced
+ * queue, more bytes (the pacer ran and had nothing pending); else the
+ * later read is checked in turn, TGW_PACE_CHECKS times at most.
+ */
+static void
+tgw_pace_snapshot(struct tgw_pace_sample *sp)
+{
+	struct tgw_pace_sample a[TGW_MAX_TENANTS + 1], b[TGW_MAX_TENANTS + 1];
+	unsigned int slot[TGW_MAX_TENANTS + 1];
+	uint16_t txq[TGW_MAX_TENANTS + 1];
+	unsigned int s, n = 0, i, round, left;
+
+	memset(sp, 0, sizeof(*sp) * (TGW_MAX_TENANTS + 1));
+	if (!g.pace)
+		return;
+	for (s = 0; s <= TGW_MAX_TENANTS; s++) {
+		if (s < TGW_MAX_TENANTS && !g.slots[s].used)
+			continue;
+		txq[n] = tgw_slot_txq(s);
+		slot[n++] = s;
+	}
+	if (tgw_pace_read(txq, n, a) != 0)
+		return;
+	for (round = 0; round < TGW_PACE_CHECKS; round++) {
+		tgw_wait_ms(TGW_PACE_CHECK_MS);
+		if (tgw_pace_read(txq, n, b) != 0)
+			break;
+		for (i = 0, left = 0; i < n; i++) {
+			bool paced = slot[i] != TGW_DEFAULT_SLOT &&
+				g.slots[slot[i]].shaper_id != 0;
+
+			if (a[i].exact)
+				continue;
+			if (b[i].v[1] == a[i].v[1] &&
+			    (b[i].v[0] > a[i].v[0] || !paced))
+				a[i].exact = true;
+			else {
+				a[i] = b[i];
+				left++;
+			}
+		}
+		if (left == 0)
+			break;
+	}
+	for (i = 0; i < n; i++)
+		sp[slot[i]] = a[i];
+}
+
+/* Slot S's counts start here (its Tx queue may have served another). */
+static void
+tgw_pace_base(unsigned int s)
+{
+	struct tgw_pace_sample now = { 0 };
+	uint16_t q = tgw_slot_txq(s);
+
+	if (g.pace && tgw_pace_read(&q, 1, &now) != 0)
+		memset(&now, 0, sizeof(now));
+	memcpy(g.pace_base[s], now.v, sizeof(now.v));
+	g.pace_prev[s][0] = 0;
+	g.pace_prev[s][1] = now.ns;
+}
+
 /* ---- plans ---- */
 
 static unsigned int
@@ -254,22 +419,62 @@ tgw_owner(unsigned int slot)
 	return slot % n;
 }
 
-/* Build and publish every lcore's plan from the used slots (retiring ones
- * included when WITH_RETIRING), then wait until each lcore runs it. */
+/*
+ * A set of plans, one per forwarding lcore, is allocated whole before any
+ * slot changes (a reload allocates the two it needs first, and is refused
+ * when it cannot: the lcores keep running the plans they have), filled
+ * from the slots, then published whole. Publishing cannot fail.
+ */
+static size_t
+tgw_plan_size(void)
+{
+	return sizeof(struct tgw_plan) +
+	       sizeof(((struct tgw_plan *)NULL)->fwd[0]) * (TGW_MAX_QUEUES + 2);
+}
+
+static void
+tgw_plans_free(struct tgw_plan **set)
+{
+	unsigned int w;
+
+	for (w = 0; w < RTE_MAX_LCORE; w++) {
+		free(set[w]);
+		set[w] = NULL;
+	}
+}
+
 static int
-tgw_publish(bool with_retiring)
+tgw_plans_alloc(struct tgw_plan **set)
 {
 	unsigned int nw = g.n_workers > 0 ? g.n_workers : 1;
-	struct tgw_plan *old[RTE_MAX_LCORE];
-	struct tgw_plan *p;
+	unsigned int w;
+
+	memset(set, 0, sizeof(*set) * RTE_MAX_LCORE);
+	for (w = 0; w < nw; w++) {
+		set[w] = calloc(1, tgw_plan_size());
+		if (set[w] == NULL) {
+			fprintf(stderr, "tenant-gw: no memory for the "
+				"forwarding plans (%u of %zu bytes)\n", nw,
+				tgw_plan_size());
+			tgw_plans_free(set);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Fill SET from the used slots: retiring ones too when WITH_RETIRING, none
+ * that SKIP (may be NULL) names. */
+static void
+tgw_plans_fill(struct tgw_plan **set, bool with_retiring, const bool *skip)
+{
+	unsigned int nw = g.n_workers > 0 ? g.n_workers : 1;
 	unsigned int w, s, q;
-	uint64_t gen;
+	struct tgw_plan *p;
 
 	for (w = 0; w < nw; w++) {
-		p = calloc(1, sizeof(*p) + sizeof(p->fwd[0]) *
-			   (TGW_MAX_QUEUES + 2));
-		if (p == NULL)
-			return -ENOMEM;
+		p = set[w];
+		p->n = 0;
 		if (w == 0) {
 			/* default queue and the way back */
 			p->fwd[p->n++] = (struct tgw_fwd){
@@ -282,15 +487,31 @@ tgw_publish(bool with_retiring)
 			struct tgw_slot *sl = &g.slots[s];
 
 			if (!sl->used || tgw_owner(s) != w ||
-			    (sl->retiring && !with_retiring))
+			    (sl->retiring && !with_retiring) ||
+			    (skip != NULL && skip[s]))
 				continue;
 			for (q = 0; q < sl->conf.rx_queues; q++)
 				p->fwd[p->n++] = (struct tgw_fwd){
 					g.in_port, sl->rxq[q], g.out_port,
 					sl->txq, s };
 		}
+	}
+}
+
+/* Hand SET to the lcores, wait until each runs it, free the plans it
+ * replaced; SET is left empty. */
+static void
+tgw_plans_publish(struct tgw_plan **set)
+{
+	unsigned int nw = g.n_workers > 0 ? g.n_workers : 1;
+	struct tgw_plan *old[RTE_MAX_LCORE] = { NULL };
+	unsigned int w;
+	uint64_t gen;
+
+	for (w = 0; w < nw; w++) {
 		old[w] = g.plan[w];
-		__atomic_store_n(&g.plan[w], p, __ATOMIC_RELEASE);
+		__atomic_store_n(&g.plan[w], set[w], __ATOMIC_RELEASE);
+		set[w] = NULL;
 	}
 	gen = __atomic_add_fetch(&g.plan_gen, 1, __ATOMIC_ACQ_REL);
 	if (g.n_workers == 0)
@@ -298,8 +519,20 @@ tgw_publish(bool with_retiring)
 	for (w = 0; w < nw && g.launched; w++)
 		while (__atomic_load_n(&g.seen_gen[w], __ATOMIC_ACQUIRE) < gen)
 			usleep(100);
-	for (w = 0; w < nw; w++)
-		free(old[w]);
+	tgw_plans_free(old);
+}
+
+/* Build and publish every lcore's plan from the used slots, not the
+ * retiring ones. */
+static int
+tgw_publish(void)
+{
+	struct tgw_plan *set[RTE_MAX_LCORE];
+
+	if (tgw_plans_alloc(set) != 0)
+		return -ENOMEM;
+	tgw_plans_fill(set, false, NULL);
+	tgw_plans_publish(set);
 	return 0;
 }
 
@@ -676,6 +909,7 @@ tgw_slot_prepare(const struct tgw_tenant_conf *t)
 	}
 	memset(&g.dp[s], 0, sizeof(g.dp[s]));
 	g.prev_tx_bytes[s] = 0;
+	tgw_pace_base(s);
 	sl->used = true;
 	return s;
 fail:
@@ -793,8 +1027,10 @@ tgw_update_kept(struct tgw_slot *sl, const struct tgw_tenant_conf *t)
 static void
 tgw_reload(void)
 {
+	struct tgw_plan *make[RTE_MAX_LCORE], *brk[RTE_MAX_LCORE];
 	struct tgw_config nc;
 	bool fresh[TGW_MAX_TENANTS] = { false };
+	bool published = false;
 	char err[512];
 	unsigned int i, s, kept = 0, added = 0, removed = 0;
 	int r;
@@ -803,6 +1039,27 @@ tgw_reload(void)
 			    sizeof(err)) != 0) {
 		fprintf(stderr, "tenant-gw: reload refused, the running "
 			"configuration stays: %s\n", err);
+		g.reload_errors++;
+		return;
+	}
+	if (nc.default_drop != g.conf.default_drop) {
+		/* the default rule and its counters stay as started */
+		fprintf(stderr, "tenant-gw: reload: \"default\" changes at a "
+			"restart only; it stays \"%s\"\n",
+			g.conf.default_drop ? "drop" : "queue");
+		nc.default_drop = g.conf.default_drop;
+	}
+	/* the two plan sets it publishes, before anything changes */
+	if (tgw_plans_alloc(make) != 0) {
+		fprintf(stderr, "tenant-gw: reload refused, the running "
+			"configuration stays: out of memory\n");
+		g.reload_errors++;
+		return;
+	}
+	if (tgw_plans_alloc(brk) != 0) {
+		tgw_plans_free(make);
+		fprintf(stderr, "tenant-gw: reload refused, the running "
+			"configuration stays: out of memory\n");
 		g.reload_errors++;
 		return;
 	}
@@ -830,7 +1087,9 @@ tgw_reload(void)
 		fresh[r] = true;
 		added++;
 	}
-	tgw_publish(true);
+	tgw_plans_fill(make, true, NULL);
+	tgw_plans_publish(make);
+	published = true;
 	for (s = 0; s < TGW_MAX_TENANTS; s++)
 		if (fresh[s] && tgw_slot_rule(s) != 0)
 			goto undo;
@@ -855,7 +1114,8 @@ tgw_reload(void)
 		sl->flow = NULL;
 	}
 	tgw_wait_ms(TGW_DRAIN_MS);
-	tgw_publish(false);
+	tgw_plans_fill(brk, false, NULL);
+	tgw_plans_publish(brk);
 	for (s = 0; s < TGW_MAX_TENANTS; s++) {
 		if (!g.slots[s].used || !g.slots[s].retiring)
 			continue;
@@ -872,18 +1132,25 @@ undo:
 	fprintf(stderr, "tenant-gw: reload failed, the running configuration "
 		"stays\n");
 	g.reload_errors++;
-	for (s = 0; s < TGW_MAX_TENANTS; s++) {
+	for (s = 0; s < TGW_MAX_TENANTS; s++)
+		g.slots[s].retiring = false;
+	/* the lcores stop polling the new slots before they go */
+	if (published) {
+		tgw_plans_fill(brk, false, fresh);
+		tgw_plans_publish(brk);
+	}
+	for (s = 0; s < TGW_MAX_TENANTS; s++)
 		if (fresh[s])
 			tgw_slot_release(s);
-		g.slots[s].retiring = false;
-	}
-	tgw_publish(false);
+	tgw_plans_free(make);
+	tgw_plans_free(brk);
 }
 
 /* ---- view ---- */
 
 static void
-tgw_read_row(unsigned int s, struct tgw_row *r, double dt)
+tgw_read_row(unsigned int s, struct tgw_row *r, double dt,
+	     const struct tgw_pace_sample *ps)
 {
 	const struct tgw_slot *sl = &g.slots[s];
 	const struct tgw_dp_stats *st = &g.dp[s];
@@ -925,9 +1192,26 @@ tgw_read_row(unsigned int s, struct tgw_row *r, double dt)
 	r->dropped = r->red + r->rx_missed + r->tx_dropped;
 	if (s == TGW_DEFAULT_SLOT && g.conf.default_drop)
 		r->dropped += r->packets;
+	/* the pacer counts the frames of a paced queue only */
+	r->paced = g.pace && ps->ns != 0 && sl->shaper_id != 0;
+	if (r->paced) {
+		r->pace_bytes = ps->v[0] - RTE_MIN(ps->v[0], g.pace_base[s][0]);
+		r->pace_full_ns = ps->v[1] - RTE_MIN(ps->v[1], g.pace_base[s][1]);
+		r->pace_ns = ps->ns;
+		r->pace_exact = ps->exact;
+	}
 	if (dt > 0) {
-		r->tx_mbps = (double)(r->tx_bytes - g.prev_tx_bytes[s]) * 8 /
-			dt / 1e6;
+		/* a paced queue: its departures over the time between the two
+		 * reads; else what it took over the last second */
+		if (r->paced)
+			r->tx_mbps = ps->ns <= g.pace_prev[s][1] ? 0 :
+				(double)(r->pace_bytes - g.pace_prev[s][0]) *
+				8 * 1e3 / (double)(ps->ns - g.pace_prev[s][1]);
+		else
+			r->tx_mbps = (double)(r->tx_bytes -
+				g.prev_tx_bytes[s]) * 8 / dt / 1e6;
+		g.pace_prev[s][0] = r->pace_bytes;
+		g.pace_prev[s][1] = ps->ns;
 		g.prev_tx_bytes[s] = r->tx_bytes;
 	} else {
 		r->tx_mbps = prev_mbps;	/* the summary: the last second's */
@@ -943,9 +1227,11 @@ tgw_snapshot(bool rates)
 	uint64_t now = rte_get_tsc_cycles();
 	double dt = g.prev_tsc == 0 || !rates ? 0 :
 		(double)(now - g.prev_tsc) / rte_get_tsc_hz();
+	struct tgw_pace_sample ps[TGW_MAX_TENANTS + 1];
 	struct tgw_row rows[TGW_MAX_TENANTS + 1];
 	unsigned int s, n = 0, i;
 
+	tgw_pace_snapshot(ps);
 	for (s = 0; s < TGW_MAX_TENANTS + 1; s++) {
 		if (s < TGW_MAX_TENANTS && !g.slots[s].used)
 			continue;
@@ -953,7 +1239,7 @@ tgw_snapshot(bool rates)
 		for (i = 0; i < g.n_rows; i++)
 			if (strcmp(g.rows[i].name, g.slots[s].conf.name) == 0)
 				rows[n].tx_mbps = g.rows[i].tx_mbps;
-		tgw_read_row(s, &rows[n++], dt);
+		tgw_read_row(s, &rows[n++], dt, &ps[s]);
 	}
 	if (rates)
 		g.prev_tsc = now;
@@ -972,11 +1258,17 @@ tgw_print_json(const struct tgw_row *r, double t, bool summary)
 	       ", \"rx_missed\": %" PRIu64
 	       ", \"dropped\": %" PRIu64 ", \"tx_packets\": %" PRIu64
 	       ", \"tx_bytes\": %" PRIu64 ", \"tx_dropped\": %" PRIu64
-	       ", \"tx_mbps\": %.3f, \"rate_limit_mbps\": %" PRIu32 "}\n",
+	       ", \"tx_mbps\": %.3f, \"rate_limit_mbps\": %" PRIu32,
 	       t, summary ? "\"summary\": true, " : "", r->name, r->packets,
 	       r->bytes, r->green, r->yellow, r->red, r->rx_missed,
 	       r->dropped, r->tx_pkts,
 	       r->tx_bytes, r->tx_dropped, r->tx_mbps, r->rate_limit_mbps);
+	if (r->paced)
+		printf(", \"tx_pace_bytes\": %" PRIu64 ", \"tx_pace_full_ns\": %"
+		       PRIu64 ", \"tx_pace_time\": %.6f, \"tx_pace_exact\": %s",
+		       r->pace_bytes, r->pace_full_ns, r->pace_ns / 1e9,
+		       r->pace_exact ? "true" : "false");
+	printf("}\n");
 }
 
 static void
@@ -1071,6 +1363,12 @@ tgw_tm_tenant(const char *cmd __rte_unused, const char *params,
 					  (uint64_t)(r->tx_mbps * 1000));
 		rte_tel_data_add_dict_u64(d, "rate_limit_mbps",
 					  r->rate_limit_mbps);
+		if (r->paced) {
+			rte_tel_data_add_dict_u64(d, "tx_pace_bytes",
+						  r->pace_bytes);
+			rte_tel_data_add_dict_u64(d, "tx_pace_full_ns",
+						  r->pace_full_ns);
+		}
 		ret = 0;
 	}
 	pthread_mutex_unlock(&g.view_lock);
@@ -1156,9 +1454,9 @@ tgw_port_init(uint16_t port, uint16_t nb_rxq, uint16_t nb_txq)
 }
 
 static void
-tgw_usage(const char *prog)
+tgw_usage(FILE *f, const char *prog)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: %s [EAL options] -- --config FILE [--fwd io|macswap]\n"
 		"       [--ports IN,OUT] [--view json|table] [--duration SECS]\n"
 		"  --config FILE   tenants (JSON, see examples/tenant-gw/README.md)\n"
@@ -1166,7 +1464,12 @@ tgw_usage(const char *prog)
 		"  --ports IN,OUT  ingress and egress port ids (default 0,1)\n"
 		"  --view V        json lines or a redrawn table (default: table\n"
 		"                  on a terminal, json otherwise)\n"
-		"  --duration S    exit after S seconds (default: at SIGINT)\n",
+		"  --duration S    exit after S seconds (default: at SIGINT)\n"
+		"  --help          this text\n"
+		"Ports: IN and OUT (two --vdev net_vbrN,wire=... or dev=...);\n"
+		"every lcore of -l but the main one forwards. SIGHUP reloads\n"
+		"FILE, SIGINT prints the summary and exits. Telemetry:\n"
+		"/tenant_gw/tenants, /tenant_gw/tenant,NAME.\n",
 		prog);
 }
 
@@ -1217,21 +1520,24 @@ tgw_args(int argc, char **argv)
 			if (*end != '\0' || g.duration == 0)
 				goto bad;
 			break;
+		case 'h':
+			tgw_usage(stdout, argv[0]);
+			return 1;
 		default:
-			tgw_usage(argv[0]);
+			tgw_usage(stderr, argv[0]);
 			return -1;
 		}
 	}
 	if (g.config_file == NULL || optind != argc) {
 		fprintf(stderr, "tenant-gw: --config FILE is required\n");
-		tgw_usage(argv[0]);
+		tgw_usage(stderr, argv[0]);
 		return -1;
 	}
 	return 0;
 bad:
 	fprintf(stderr, "tenant-gw: bad value for --%s: %s\n",
 		opts[c == 'f' ? 1 : c == 'p' ? 2 : c == 'v' ? 3 : 4].name, optarg);
-	tgw_usage(argv[0]);
+	tgw_usage(stderr, argv[0]);
 	return -1;
 }
 
@@ -1273,7 +1579,12 @@ main(int argc, char **argv)
 	argc -= ret;
 	argv += ret;
 	argv[0] = "tenant-gw";
-	if (tgw_args(argc, argv) != 0)
+	ret = tgw_args(argc, argv);
+	if (ret == 1) {
+		rte_eal_cleanup();
+		return 0;
+	}
+	if (ret != 0)
 		goto fail_eal;
 	if (!rte_eth_dev_is_valid_port(g.in_port) ||
 	    !rte_eth_dev_is_valid_port(g.out_port)) {
@@ -1322,6 +1633,9 @@ main(int argc, char **argv)
 	}
 	rte_eth_promiscuous_enable(g.in_port);
 	rte_eth_promiscuous_enable(g.out_port);
+	g.start_ns = tgw_now_ns();
+	tgw_pace_init();
+	tgw_pace_base(TGW_DEFAULT_SLOT);
 	snprintf(g.slots[TGW_DEFAULT_SLOT].conf.name, TGW_NAME_LEN,
 		 "(unmatched)");
 	g.slots[TGW_DEFAULT_SLOT].used = false;
@@ -1341,7 +1655,7 @@ main(int argc, char **argv)
 	}
 	if (tgw_tm_commit() != 0)
 		goto fail_ports;
-	if (tgw_publish(false) != 0)
+	if (tgw_publish() != 0)
 		goto fail_ports;
 	signal(SIGINT, tgw_on_signal);
 	signal(SIGTERM, tgw_on_signal);

@@ -394,14 +394,21 @@ gen_port_init(uint16_t port, struct rte_mempool *mp)
 }
 
 static void
-gen_usage(void)
+gen_usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: tenant-gw-gen [EAL options] -- --config FILE\n"
 		"       --mix NAME=MBPS:SIZE:PACKETS [--mix ...]\n"
 		"       [--unmatched MBPS:SIZE:PACKETS] [--wait SECS]\n"
-		"  sends on port 0, receives on port 1; --wait: how long to\n"
-		"  wait for frames back after the last one sent (default 1)\n");
+		"  --config FILE  the gateway's tenant file\n"
+		"  --mix          PACKETS frames of SIZE bytes (64 to 1514, no\n"
+		"                 FCS) at MBPS Mbit/s to tenant NAME\n"
+		"  --unmatched    the same, to no tenant (VLAN 4094)\n"
+		"  --wait SECS    how long to wait for frames back after the\n"
+		"                 last one sent (default 1)\n"
+		"  --help         this text\n"
+		"  sends on port 0, receives on port 1; one JSON object per\n"
+		"  tenant on stdout at the end\n");
 }
 
 int
@@ -412,6 +419,7 @@ main(int argc, char **argv)
 		{ "mix", required_argument, NULL, 'm' },
 		{ "unmatched", required_argument, NULL, 'u' },
 		{ "wait", required_argument, NULL, 'w' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *mixes[GEN_MAX_FLOWS], *unmatched = NULL, *file = NULL;
@@ -420,7 +428,7 @@ main(int argc, char **argv)
 	struct rte_mempool *mp;
 	uint64_t last_rx, hz;
 	uint64_t rcvd_before;
-	char err[512];
+	char err[512], *end;
 	bool busy;
 	int c, ret;
 
@@ -445,8 +453,17 @@ main(int argc, char **argv)
 			unmatched = optarg;
 			break;
 		case 'w':
-			wait_s = atoi(optarg);
+			wait_s = strtoul(optarg, &end, 10);
+			if (*optarg == '\0' || *end != '\0' || wait_s > 3600) {
+				fprintf(stderr, "tenant-gw-gen: --wait %s: "
+					"seconds, 0 to 3600\n", optarg);
+				goto fail;
+			}
 			break;
+		case 'h':
+			gen_usage(stdout);
+			rte_eal_cleanup();
+			return 0;
 		default:
 			goto usage;
 		}
@@ -504,7 +521,7 @@ main(int argc, char **argv)
 	rte_eal_cleanup();
 	return 0;
 usage:
-	gen_usage();
+	gen_usage(stderr);
 fail:
 	rte_eal_cleanup();
 	return 1;

@@ -266,6 +266,7 @@ swv_device_create_attr(const char *name, const char *wire,
 	dev->next_qpn = SWV_NUM_FIRST;
 	dev->next_wqn = SWV_NUM_FIRST;
 	pthread_mutex_init(&dev->wire_lock, NULL);
+	pthread_mutex_init(&dev->mtu_lock, NULL);
 
 	pthread_mutex_lock(&swv_lock);
 	if (device_find(name) != NULL) {
@@ -483,6 +484,7 @@ swv_device_destroy(const char *name)
 	swv_pace_fini(dev);
 	pthread_mutex_unlock(&swv_lock);
 	pthread_mutex_destroy(&dev->wire_lock);
+	pthread_mutex_destroy(&dev->mtu_lock);
 	free(dev->wire_spec);
 	free(dev);
 	return 0;
@@ -774,8 +776,9 @@ dev_max_mtu(struct swv_device *dev)
 	return max;
 }
 
-void
-swv_dev_mtu_sync(struct swv_device *dev)
+/* dev->mtu_lock held. */
+static void
+dev_mtu_sync_locked(struct swv_device *dev)
 {
 	/*
 	 * The MTU, an Ethernet header and one VLAN tag, as a ConnectX's port
@@ -788,6 +791,28 @@ swv_dev_mtu_sync(struct swv_device *dev)
 	if (mtu == 0)
 		mtu = dev_mtu(dev);
 	SWV_STORE(&dev->rx_max_frame, mtu + SWV_MTU_OVERHEAD);
+}
+
+void
+swv_dev_mtu_sync(struct swv_device *dev)
+{
+	pthread_mutex_lock(&dev->mtu_lock);
+	dev_mtu_sync_locked(dev);
+	pthread_mutex_unlock(&dev->mtu_lock);
+}
+
+void
+swv_dev_mtu_sync_try(struct swv_device *dev)
+{
+	/*
+	 * Without the lock, the engine could read rx_mtu 0 and the wire's
+	 * MTU, the control path set rx_mtu and store its frame size, and the
+	 * engine then store the wire's over it until its next check.
+	 */
+	if (pthread_mutex_trylock(&dev->mtu_lock) != 0)
+		return;
+	dev_mtu_sync_locked(dev);
+	pthread_mutex_unlock(&dev->mtu_lock);
 }
 
 uint32_t

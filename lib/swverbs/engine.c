@@ -50,6 +50,7 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -68,10 +69,15 @@
 #define SWV_LINK_CHECK_NS 10000000ull
 #define SWV_DEEP_SLEEP_NS 100000000ull	/* link checks while asleep */
 #define SWV_MAX_FDS 64
-/* Paced QPs waiting: idle passes before a sleep, spin and wake margins. */
+/*
+ * Paced QPs waiting: idle passes before a sleep; a departure nearer than
+ * SWV_PACE_SPIN_NS and the engine's estimate of its oversleep (struct
+ * swv_late) is spun for, a later one slept for, to that much before its
+ * due time (a QP waits for half its bucket: the other half covers a
+ * wake-up later than the estimate).
+ */
 #define SWV_PACE_IDLE_SPINS 16
-#define SWV_PACE_SPIN_NS 50000ull
-#define SWV_PACE_EARLY_NS 20000ull
+#define SWV_PACE_SPIN_NS 20000ull
 
 /* The process-wide default engine: a thread while it has devices. */
 static struct swv_engine swv_default_engine = {
@@ -168,7 +174,7 @@ swv_link_check(struct swv_device *dev, uint64_t now)
 		up = 0;
 	else
 		SWV_STORE(&dev->speed, wire->ops->speed_mbps(wire));
-	swv_dev_mtu_sync(dev);	/* an MTU set from outside (ip link) */
+	swv_dev_mtu_sync_try(dev);	/* an MTU set from outside (ip link) */
 	if (up != SWV_LOAD(&dev->link)) {
 		SWV_STORE(&dev->link, up);
 		swv_device_event(dev, up ? IBV_EVENT_PORT_ACTIVE :
@@ -187,6 +193,8 @@ device_work(struct swv_engine *eng, struct swv_device *dev, uint64_t now)
 	struct cds_list_head *node;
 	struct swv_wq *wq;
 	unsigned int n;
+	uint32_t i;
+	bool run;
 
 	/*
 	 * Node by node, cds_list_entry() on real nodes only: the _entry
@@ -194,11 +202,20 @@ device_work(struct swv_engine *eng, struct swv_device *dev, uint64_t now)
 	 * (UBSan: misaligned member access).
 	 */
 	n = wire->ops->rx_burst(wire, SWV_RX_BUDGET);
+	run = swv_run_sync(dev);	/* the QPs to visit: not the waiting */
 	if (SWV_UNLIKELY(dev->wheel != NULL))
 		swv_pace_advance(dev);	/* paced QPs now due */
-	cds_list_for_each_rcu(node, &dev->qps)
-		n += swv_qp_process(cds_list_entry(node, struct swv_qp, node),
-				    SWV_TX_BUDGET);
+	if (SWV_LIKELY(run)) {
+		for (i = 0; i < dev->nrun; ) {
+			n += swv_qp_process(dev->run[i], SWV_TX_BUDGET);
+			i += swv_run_keep(dev, i);
+		}
+	} else {
+		cds_list_for_each_rcu(node, &dev->qps)
+			n += swv_qp_process(cds_list_entry(node, struct swv_qp,
+							   node),
+					    SWV_TX_BUDGET);
+	}
 	cds_list_for_each_rcu(node, &dev->wqs) {
 		wq = cds_list_entry(node, struct swv_wq, node);
 		if (SWV_UNLIKELY(SWV_LOAD(&wq->rq.state) == SWV_RQ_ERR))
@@ -248,7 +265,8 @@ engine_tx_pending(struct swv_engine *eng)
 /*
  * The engine's own thread.
  */
-static void
+/* Return: ppoll()'s (0: the timeout ended the sleep). */
+static int
 engine_sleep(struct swv_engine *eng, uint64_t ns, bool bell)
 {
 	struct pollfd fds[SWV_MAX_FDS + 1];
@@ -257,7 +275,7 @@ engine_sleep(struct swv_engine *eng, uint64_t ns, bool bell)
 	struct timespec ts;
 	uint64_t rings;
 	nfds_t n = 0;
-	int fd;
+	int fd, ret;
 
 	cds_list_for_each_rcu(node, &eng->devs) {
 		dev = cds_list_entry(node, struct swv_device, eng_node);
@@ -278,7 +296,7 @@ engine_sleep(struct swv_engine *eng, uint64_t ns, bool bell)
 	ts.tv_sec = (time_t)(ns / 1000000000ull);
 	ts.tv_nsec = (long)(ns % 1000000000ull);
 	rcu_thread_offline();
-	ppoll(fds, n, &ts, NULL);
+	ret = ppoll(fds, n, &ts, NULL);
 	rcu_thread_online();
 	if (bell) {
 		SWV_STORE(&eng->deep_sleeps, eng->deep_sleeps + 1);
@@ -293,6 +311,7 @@ engine_sleep(struct swv_engine *eng, uint64_t ns, bool bell)
 		if (read(eng->bell_fd, &rings, sizeof(rings)) < 0)
 			rings = 0;	/* nothing rang: EAGAIN */
 	}
+	return ret;
 }
 
 void
@@ -325,6 +344,9 @@ engine_give(struct swv_engine *eng)
  * its last pass and the flag, where a post rings no doorbell.
  */
 void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced) = NULL;
+void (*swv_engine_pace_late_hook)(struct swv_engine *eng, uint64_t wake,
+				  uint64_t due, uint64_t late) = NULL;
+uint64_t (*swv_engine_run_delay_hook)(struct swv_engine *eng) = NULL;
 
 /* The earliest departure of a paced QP on the engine's devices. */
 static uint64_t
@@ -343,23 +365,70 @@ engine_pace_next(struct swv_engine *eng)
 }
 
 /*
+ * The engine thread's run-queue wait since the last call (schedstat, fd),
+ * a sample of eng->rq: a sleep's, or the preemptions of a spin.
+ */
+/* How often a spinning engine reads its run-queue wait. */
+#define SWV_RQ_LOOK_NS 1000000ull
+
+static uint64_t
+engine_rq(struct swv_engine *eng, int fd, uint64_t now)
+{
+	uint64_t rd = swv_engine_run_delay_hook != NULL ?
+		      swv_engine_run_delay_hook(eng) : swv_run_delay_ns(fd), d;
+
+	/* 0: the first read (of the thread, or after a test's hook) */
+	d = eng->rq_last != 0 && rd > eng->rq_last ? rd - eng->rq_last : 0;
+	eng->rq_last = rd;
+	if (d > 0)
+		swv_late_add(&eng->rq, now - d, now);
+	return d;
+}
+
+/*
  * Idle passes, and paced QPs wait on the wheels: sleep until the earliest
- * departure is near (SWV_PACE_EARLY_NS before it, the rest spun), with the
+ * departure less the estimate of how late the sleep will end, with the
  * doorbell armed so that a post ends the sleep, as in a deep sleep; spin
- * when it is nearer than SWV_PACE_SPIN_NS. Return: false when no QP waits
- * (the usual idle path then), true otherwise.
+ * when the departure is nearer than that and SWV_PACE_SPIN_NS. A sleep
+ * the timeout ended is a sample of its lateness, less the time the thread
+ * then sat on this machine's run queue (sched_fd: its schedstat): that
+ * comes from the other threads here and would come to a spinning thread
+ * too (the scheduler preempts it, and sooner than a sleeper that woke);
+ * what spinning saves is the rest, the wake-up a halted vCPU's host was
+ * late to deliver. The run-queue waits have an estimate of their own
+ * (eng->rq, from the sleeps and from the preemptions of the spins): while
+ * it is the larger, the CPU is contended here and the engine sleeps to
+ * the due time, as a spin would cost more than it saves. Return: false
+ * when no QP waits (the usual idle path then), true otherwise.
  */
 static bool
-engine_pace_wait(struct swv_engine *eng)
+engine_pace_wait(struct swv_engine *eng, int sched_fd)
 {
-	uint64_t next = engine_pace_next(eng), now, ns;
+	uint64_t next = engine_pace_next(eng), now, ns, late, wake, rd;
 
 	if (next == UINT64_MAX)
 		return false;
 	now = swv_now_ns();
-	if (next <= now + SWV_PACE_SPIN_NS)
+	/*
+	 * Preempted since the last look: at most once a millisecond while
+	 * it spins (a read of procfs, not a departure's cost).
+	 */
+	if (now - eng->rq_look >= SWV_RQ_LOOK_NS) {
+		eng->rq_look = now;
+		engine_rq(eng, sched_fd, now);
+	}
+	late = swv_late_get(&eng->late, now);
+	/*
+	 * Other threads want this CPU more than the host is late: a spin
+	 * would only spend the engine's share of it, and leave it later
+	 * on the run queue at its next wake-up. Sleep to the due time.
+	 */
+	if (swv_late_get(&eng->rq, now) > late)
+		late = 0;
+	SWV_STORE(&eng->pace_late_ns, late);
+	if (next <= now + late + SWV_PACE_SPIN_NS)
 		return true;
-	ns = next - now - SWV_PACE_EARLY_NS;
+	ns = next - now - late;
 	if (ns > SWV_DEEP_SLEEP_NS)
 		ns = SWV_DEEP_SLEEP_NS;	/* link checks */
 	if (ns > SWV_SLEEP_MAX_NS && engine_tx_pending(eng))
@@ -376,19 +445,29 @@ engine_pace_wait(struct swv_engine *eng)
 	/*
 	 * That pass may have parked a QP posted before the flag (it sends
 	 * nothing, and its post rang no doorbell): sleep no later than its
-	 * departure.
+	 * departure, less the estimate.
 	 */
 	next = engine_pace_next(eng);
 	now = swv_now_ns();
-	if (next <= now + SWV_PACE_SPIN_NS) {
+	if (next <= now + late + SWV_PACE_SPIN_NS) {
 		SWV_STORE(&eng->asleep, 0);
 		return true;
 	}
-	if (ns > next - now - SWV_PACE_EARLY_NS)
-		ns = next - now - SWV_PACE_EARLY_NS;
+	if (ns > next - now - late)
+		ns = next - now - late;
 	rcu_quiescent_state();
 	SWV_STORE(&eng->pace_sleeps, eng->pace_sleeps + 1);
-	engine_sleep(eng, ns, true);
+	wake = now + ns;
+	engine_rq(eng, sched_fd, now);
+	if (engine_sleep(eng, ns, true) == 0) {
+		if (swv_engine_pace_late_hook != NULL)
+			swv_engine_pace_late_hook(eng, wake, next, late);
+		now = swv_now_ns();
+		rd = engine_rq(eng, sched_fd, now);
+		if (rd > now - wake)
+			rd = now > wake ? now - wake : 0;
+		swv_late_add(&eng->late, wake, now - rd);
+	}
 	return true;
 }
 
@@ -398,9 +477,12 @@ engine_main(void *arg)
 	struct swv_engine *eng = arg;
 	unsigned int work, idle = 0;
 	uint64_t sleep_ns = SWV_SLEEP_MIN_NS, now;
+	int sched_fd;
 
 	/* Short sleeps must stay short. */
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	/* its run-queue waits (-1 without schedstats: counted as lateness) */
+	sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	/* engine_thread_start() took the engine for this thread. */
 	rcu_register_thread();
 	while (!SWV_LOAD_ACQ(&eng->stop)) {
@@ -418,7 +500,8 @@ engine_main(void *arg)
 			sleep_ns = SWV_SLEEP_MIN_NS;
 			continue;
 		}
-		if (++idle >= SWV_PACE_IDLE_SPINS && engine_pace_wait(eng)) {
+		if (++idle >= SWV_PACE_IDLE_SPINS &&
+		    engine_pace_wait(eng, sched_fd)) {
 			idle = 0;
 			sleep_ns = SWV_SLEEP_MIN_NS;
 			continue;
@@ -462,6 +545,8 @@ engine_main(void *arg)
 		engine_sleep(eng, SWV_DEEP_SLEEP_NS, true);
 	}
 	SWV_STORE(&eng->asleep, 0);
+	if (sched_fd >= 0)
+		close(sched_fd);
 	rcu_unregister_thread();
 	engine_give(eng);
 	return NULL;
@@ -709,6 +794,7 @@ swv_engine_get_stats(const struct swv_engine *eng,
 	st->deep_sleeps = SWV_LOAD(&eng->deep_sleeps);
 	st->fd_wakes = SWV_LOAD(&eng->fd_wakes);
 	st->pace_sleeps = SWV_LOAD(&eng->pace_sleeps);
+	st->pace_late_ns = SWV_LOAD(&eng->pace_late_ns);
 	st->asleep = SWV_LOAD(&eng->asleep) != 0;
 	st->ndev = SWV_LOAD(&eng->ndev);
 	st->thread = SWV_LOAD(&eng->running);
@@ -716,6 +802,19 @@ swv_engine_get_stats(const struct swv_engine *eng,
 	st->pool_mapped = SWV_LOAD(&eng->pool.mapped);
 	st->pool_live = SWV_LOAD(&eng->pool.live);
 	st->retired = SWV_LOAD(&eng->retire.n);
+	return 0;
+}
+
+int
+swv_engine_next_departure(struct swv_engine *eng, uint64_t *due)
+{
+	bool leave;
+
+	if (eng == NULL || due == NULL)
+		return EINVAL;
+	leave = swv_reader_enter();	/* the engine's device list */
+	*due = engine_pace_next(eng);
+	swv_reader_leave(leave);
 	return 0;
 }
 

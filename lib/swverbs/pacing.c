@@ -112,6 +112,7 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 	old = qp->pace_cfg;
 	rcu_assign_pointer(qp->pace_cfg, cfg);
 	SWV_STORE_REL(&qp->pace_gen, qp->pace_gen + 1);
+	swv_qps_changed(qp->dev);	/* a waiting QP is visited again */
 	/*
 	 * The old limit goes after a grace period waited for here, not with
 	 * call_rcu(): liburcu's call_rcu thread could run a callback after
@@ -132,6 +133,10 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 void
 swv_pace_fini(struct swv_device *dev)
 {
+	free(dev->run);
+	dev->run = NULL;
+	dev->nrun = 0;
+	dev->run_cap = 0;
 	if (dev->wheel == NULL)
 		return;
 	pthread_spin_destroy(&dev->wheel->lock);
@@ -204,11 +209,16 @@ swv_qp_pace_stats(struct ibv_qp *ibqp, struct swv_qp_pace_stats *st)
  * for the time its bucket sat full (full_ns).
  *
  * A QP whose next frame does not conform waits on its device's timing
- * wheel until the bucket holds max(that frame, typical_pkt_sz), at most
- * the depth (the inter-burst gap: one wake-up lets a typical packet's worth
- * go at once); the drain skips it with one flag until the wheel's advance,
- * at the start of every pass over the device, finds it due. Work per
- * frame: O(1); per pass: the slots the clock went past, each a bit test.
+ * wheel until the bucket holds that frame or typical_pkt_sz, at most the
+ * depth; on an engine thread, half the depth at least: one wake-up lets a
+ * batch go at once (the thread sleeps between batches, not between
+ * frames), and the other half of the bucket is the slack of the wake-up:
+ * released late by less than that, the QP loses no rate (its bucket is
+ * not full yet). Polled engines release at their callers' calls. A pass
+ * leaves a waiting QP out of the QPs it visits (dev->run) until the
+ * wheel's advance, at the start of every pass over the device, finds it
+ * due. Work per frame: O(1); per pass: the QPs that may send, and the
+ * slots the clock went past, each a bit test.
  */
 
 /* Virtual time t - bytes / rate, into (*ns, *frac). */
@@ -326,6 +336,83 @@ swv_pace_reset(struct swv_qp *qp)
 	}
 	qp->pace_rate = 0;
 	qp->pace_seen = qp->pace_gen;
+	swv_qps_changed(qp->dev);	/* off the wheel: visited again */
+}
+
+void
+swv_pace_unpark(struct swv_qp *qp)
+{
+	struct swv_wheel *w = qp->dev->wheel;
+
+	if (w == NULL)
+		return;	/* no limit was ever set on the device */
+	pthread_spin_lock(&w->lock);
+	qp->pace_dead = true;
+	if (qp->pace_parked)
+		wheel_del(w, qp);
+	pthread_spin_unlock(&w->lock);
+}
+
+/*
+ * The QPs a pass visits. dev->qps but the QPs that wait on the wheel (in
+ * RTS, with no new limit to apply): a pass costs the QPs that may send,
+ * not the thousand that wait; the wheel's advance puts back those due.
+ */
+bool
+swv_run_sync(struct swv_device *dev)
+{
+	uint32_t gen = __atomic_load_n(&dev->qps_gen, __ATOMIC_ACQUIRE);
+	struct cds_list_head *node;
+	struct swv_qp *qp, **a;
+	uint32_t n = 0, cap;
+	bool stale = false;
+
+	if (SWV_LIKELY(gen == dev->run_gen && !dev->run_stale &&
+		       dev->run != NULL))
+		return true;
+	cds_list_for_each_rcu(node, &dev->qps)
+		n++;
+	if (dev->run == NULL || n > dev->run_cap) {
+		cap = n < 16 ? 16 : n + n / 2;
+		a = realloc(dev->run, (size_t)cap * sizeof(*a));
+		if (a == NULL) {
+			dev->run_stale = true;	/* the list this pass */
+			return false;
+		}
+		dev->run = a;
+		dev->run_cap = cap;
+	}
+	dev->nrun = 0;
+	cds_list_for_each_rcu(node, &dev->qps) {
+		qp = cds_list_entry(node, struct swv_qp, node);
+		qp->in_run = false;
+		if (qp->pace_parked && SWV_LOAD(&qp->state) == IBV_QPS_RTS &&
+		    SWV_LOAD(&qp->pace_gen) == qp->pace_seen)
+			continue;	/* the wheel's advance puts it back */
+		if (dev->nrun == dev->run_cap) {
+			stale = true;	/* the list grew: again next pass */
+			continue;
+		}
+		qp->in_run = true;
+		dev->run[dev->nrun++] = qp;
+	}
+	dev->run_gen = gen;
+	dev->run_stale = stale;
+	return true;
+}
+
+/* A QP the wheel let go: visited again from this pass on. */
+static inline void
+run_add(struct swv_device *dev, struct swv_qp *qp)
+{
+	if (qp->in_run || dev->run == NULL)
+		return;
+	if (dev->nrun == dev->run_cap) {
+		dev->run_stale = true;
+		return;
+	}
+	qp->in_run = true;
+	dev->run[dev->nrun++] = qp;
 }
 
 /* The slot a QP due at @due goes to (the wheel lock held). */
@@ -347,6 +434,10 @@ wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t now,
 	uint64_t s;
 
 	pthread_spin_lock(&w->lock);
+	if (SWV_UNLIKELY(qp->pace_dead)) {
+		pthread_spin_unlock(&w->lock);
+		return;	/* being destroyed: on no list the passes walk */
+	}
 	if (w->n == 0)
 		w->tick = now >> SWV_WHEEL_SHIFT;	/* empty: from now on */
 	s = wheel_slot(w, due);
@@ -361,7 +452,8 @@ wheel_park(struct swv_device *dev, struct swv_qp *qp, uint64_t now,
 
 /* Release what is due in slot s at now (the wheel lock held). */
 static void
-wheel_slot_run(struct swv_wheel *w, uint64_t s, uint64_t now)
+wheel_slot_run(struct swv_device *dev, struct swv_wheel *w, uint64_t s,
+	       uint64_t now)
 {
 	struct cds_list_head *node, *next;
 	struct swv_qp *qp;
@@ -375,6 +467,7 @@ wheel_slot_run(struct swv_wheel *w, uint64_t s, uint64_t now)
 		if (late > qp->pace.late_max_ns)
 			SWV_STORE(&qp->pace.late_max_ns, late);
 		wheel_del(w, qp);
+		run_add(dev, qp);
 	}
 	if (cds_list_empty(&w->slot[s]))
 		w->bits[s / 64] &= ~(1ull << (s % 64));
@@ -399,19 +492,31 @@ swv_pace_advance(struct swv_device *dev)
 	for (; t <= end && w->n > 0; t++) {
 		s = t & (SWV_WHEEL_SLOTS - 1);
 		if (w->bits[s / 64] & (1ull << (s % 64)))
-			wheel_slot_run(w, s, now);
+			wheel_slot_run(dev, w, s, now);
 	}
 	/* The current tick again next pass: what is due later in it. */
 	w->tick = end;
 	pthread_spin_unlock(&w->lock);
 }
 
+/*
+ * The earliest due time on the wheel: the slots from the current tick on,
+ * in order; the first one holding a QP due in this turn of the wheel has
+ * the earliest (no QP of a later slot, nor of a later turn, is due before
+ * it). A QP due a turn or more away (2^SWV_WHEEL_SHIFT x SWV_WHEEL_SLOTS
+ * ns, about 4 ms: a slow rate's wait) sits in the slot of its due time
+ * modulo the turn; the scan goes on past it, keeping its due, so that a
+ * sleeper learns the real departure and not the slot's time in this turn
+ * (a sleeper that spins for its wake-up lateness would otherwise spin
+ * through a wait longer than a turn). O(slots) bit tests, plus the QPs of
+ * the slots it reads: all of them only when every QP is a turn away.
+ */
 uint64_t
 swv_pace_next(struct swv_device *dev)
 {
 	struct swv_wheel *w = dev->wheel;
 	struct cds_list_head *node;
-	uint64_t i, s, t, word, next = UINT64_MAX, due;
+	uint64_t i, s, t, word, next = UINT64_MAX, far = UINT64_MAX, due;
 	struct swv_qp *qp;
 
 	if (w == NULL || SWV_LOAD(&w->n) == 0)
@@ -426,20 +531,25 @@ swv_pace_next(struct swv_device *dev)
 			continue;
 		}
 		i += (uint64_t)__builtin_ctzll(word);
+		if (i >= SWV_WHEEL_SLOTS)
+			break;	/* a bit of the word at the turn's end */
 		t = w->tick + i;
 		s = t & (SWV_WHEEL_SLOTS - 1);
-		/* Due in this turn: the earliest; else wake at the slot. */
+		/* Due in this turn: the earliest; else later turns'. */
 		cds_list_for_each(node, &w->slot[s]) {
 			qp = cds_list_entry(node, struct swv_qp, pace.wnode);
 			due = qp->pace.due;
-			if ((due >> SWV_WHEEL_SHIFT) <= t && due < next)
-				next = due;
+			if ((due >> SWV_WHEEL_SHIFT) <= t) {
+				if (due < next)
+					next = due;
+			} else if (due < far) {
+				far = due;
+			}
 		}
-		if (next == UINT64_MAX)
-			next = t << SWV_WHEEL_SHIFT;
+		i++;
 	}
 	pthread_spin_unlock(&w->lock);
-	return next;
+	return next != UINT64_MAX ? next : far;
 }
 
 /* A new limit (or none) from the control path: the bucket follows it. */
@@ -524,10 +634,19 @@ swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 		bytes += len;
 	}
 	if (k < n) {
-		/* Wait for max(frame, typical), within the depth. */
+		/*
+		 * Wait for the frame (or typical_pkt_sz, when larger), within
+		 * the depth; on an engine thread, which sleeps until then, for
+		 * half the bucket at least: one wake-up lets a batch go, and a
+		 * wake-up late by up to the other half loses no rate. Polled
+		 * engines (service, inline) release at their callers' calls
+		 * whatever conforms by then: a batch would only take slack.
+		 */
 		thr_ns = p->v_ns;
 		thr_frac = p->v_frac;
 		x = fr[k].len > p->typical ? fr[k].len : p->typical;
+		if (x < burst / 2 && SWV_LOAD(&qp->dev->eng->running))
+			x = burst / 2;
 		vt_add(&thr_ns, &thr_frac, x < burst ? x : burst, rate);
 		wheel_park(qp->dev, qp, (uint64_t)now,
 			   (uint64_t)thr_ns + (thr_frac != 0));

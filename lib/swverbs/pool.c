@@ -27,6 +27,7 @@
  * that goes away takes its memory with it. Control path only (swv_lock).
  */
 #define SWV_CHUNK_SIZE (2u << 20)
+#define SWV_POOL_HUGE_FROM 3u	/* chunks: 6 MB, ~60k rules */
 #define SWV_PAGE_SIZE 4096u
 
 /*
@@ -71,6 +72,28 @@ pool_size(unsigned int cls)
 	       (cls > SWV_KEY_WORDS ? sizeof(struct swv_flow_tally) : 0);
 }
 
+/*
+ * A chunk's mapping: SWV_CHUNK_SIZE bytes at an address that is a multiple
+ * of it (map twice the size, unmap what lies outside), so that the kernel
+ * can back it with one transparent huge page. Return: NULL on failure.
+ */
+static uint8_t *
+pool_chunk_map(void)
+{
+	size_t sz = SWV_CHUNK_SIZE, head;
+	uint8_t *a;
+
+	a = mmap(NULL, 2 * sz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a == MAP_FAILED)
+		return NULL;
+	head = (sz - ((uintptr_t)a & (sz - 1))) & (sz - 1);
+	if (head > 0)
+		munmap(a, head);
+	munmap(a + head + sz, sz - head);
+	return a + head;
+}
+
 /* Map and fault in one chunk. 0 or ENOMEM. */
 static int
 pool_chunk_add(struct swv_pool *pool)
@@ -79,17 +102,26 @@ pool_chunk_add(struct swv_pool *pool)
 	struct swv_pool_chunk *c;
 	uint8_t *a;
 
-	a = mmap(NULL, sz, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (a == MAP_FAILED)
+	a = pool_chunk_map();
+	if (a == NULL)
 		return ENOMEM;
 	/*
-	 * Fault it in now, in one call (Linux >= 5.14), else page by page in
-	 * a row: either way not one fault per insert. Small pages on purpose:
-	 * measured with bench-steer, a huge page here made inserts ~30%
-	 * slower (the kernel finds and clears 2 MiB at once) and lookups
-	 * spread over 64k rules no faster once they are batched.
+	 * From the SWV_POOL_HUGE_FROM-th chunk on, a huge page where the
+	 * kernel allows it (madvise mode; a hint): frames spread over a
+	 * million rules (~100 MB) read each rule on a page of its own, and
+	 * the page walks of those misses, which the CPU runs only a few at a
+	 * time, keep the lookups of a burst from overlapping; 2 MiB pages map
+	 * the whole pool from the TLB. The first chunks (what small pages'
+	 * TLB reach covers) stay on small pages: a fresh huge page can cost
+	 * more to fault in than 512 small ones recycled (on a VM whose host
+	 * backs guest memory on first touch). Then fault it in now, in one
+	 * call (Linux >= 5.14), else page by page in a row: either way not
+	 * one fault per insert.
 	 */
+	if (pool->mapped >= SWV_POOL_HUGE_FROM * sz)
+		madvise(a, sz, MADV_HUGEPAGE);
+	else
+		madvise(a, sz, MADV_NOHUGEPAGE);	/* THP "always" too */
 	if (madvise(a, sz, SWV_MADV_POPULATE_WRITE) != 0)
 		for (off = 0; off < sz; off += SWV_PAGE_SIZE)
 			a[off] = 0;

@@ -179,44 +179,63 @@ inl_take_or_ask(struct swv_device *dev)
  * and the peer its frames go to are held), flushes of queues in error, the
  * wire's Tx kick, the link check when due. Return: the work found.
  */
+/* One QP's sends (only with @tx); *more: WQEs left. Return: the work. */
+static unsigned int
+inl_qp(struct swv_qp *qp, bool tx, bool *more)
+{
+	unsigned int n = 0, k, i;
+
+	if (SWV_UNLIKELY(!tx) && SWV_LOAD_ACQ(&qp->state) == IBV_QPS_RTS) {
+		*more |= swv_ring_avail(&qp->sq) > 0;
+		return 0;
+	}
+	/*
+	 * Until caught up with the head (which the drain reads only when its
+	 * copy says empty), or stuck (CQ full, wire busy).
+	 */
+	i = 0;
+	do {
+		k = swv_qp_process(qp, SWV_INL_TX_BUDGET);
+		n += k;
+	} while (k > 0 && ++i < SWV_INL_ROUNDS &&
+		 SWV_LOAD(&qp->state) == IBV_QPS_RTS &&
+		 swv_ring_avail(&qp->sq) > 0);
+	/*
+	 * WQEs left (CQ full, wire busy, or posted after the drain read the
+	 * head): the next call goes on with them.
+	 */
+	if (SWV_LOAD(&qp->state) == IBV_QPS_RTS)
+		*more |= swv_ring_avail(&qp->sq) > 0;
+	return n;
+}
+
 static unsigned int
 inl_work(struct swv_device *dev, bool tx, uint64_t now)
 {
 	struct swv_wire *wire = dev->wire;
 	struct cds_list_head *node;
-	struct swv_qp *qp;
 	struct swv_wq *wq;
-	unsigned int n = 0, k, i;
-	bool more = false;
+	unsigned int n = 0;
+	bool more = false, run;
+	uint32_t i;
 
 	if (dev->inl_pull)
 		n = wire->ops->rx_burst(wire, SWV_INL_RX_BUDGET);
-	if (SWV_UNLIKELY(dev->wheel != NULL))
+	run = swv_run_sync(dev);	/* the QPs to visit: not the waiting */
+	if (SWV_UNLIKELY(dev->wheel != NULL)) {
 		swv_pace_advance(dev);	/* paced QPs now due */
-	cds_list_for_each_rcu(node, &dev->qps) {
-		qp = cds_list_entry(node, struct swv_qp, node);
-		if (SWV_UNLIKELY(!tx) &&
-		    SWV_LOAD_ACQ(&qp->state) == IBV_QPS_RTS) {
-			more |= swv_ring_avail(&qp->sq) > 0;
-			continue;
+		/* QPs waiting on the wheel: the next call looks again. */
+		more |= SWV_LOAD(&dev->wheel->n) > 0;
+	}
+	if (SWV_LIKELY(run)) {
+		for (i = 0; i < dev->nrun; ) {
+			n += inl_qp(dev->run[i], tx, &more);
+			i += swv_run_keep(dev, i);
 		}
-		/*
-		 * Until caught up with the head (which the drain reads only
-		 * when its copy says empty), or stuck (CQ full, wire busy).
-		 */
-		i = 0;
-		do {
-			k = swv_qp_process(qp, SWV_INL_TX_BUDGET);
-			n += k;
-		} while (k > 0 && ++i < SWV_INL_ROUNDS &&
-			 SWV_LOAD(&qp->state) == IBV_QPS_RTS &&
-			 swv_ring_avail(&qp->sq) > 0);
-		/*
-		 * WQEs left (CQ full, wire busy, or posted after the drain
-		 * read the head): the next call goes on with them.
-		 */
-		if (SWV_LOAD(&qp->state) == IBV_QPS_RTS)
-			more |= swv_ring_avail(&qp->sq) > 0;
+	} else {
+		cds_list_for_each_rcu(node, &dev->qps)
+			n += inl_qp(cds_list_entry(node, struct swv_qp, node),
+				    tx, &more);
 	}
 	cds_list_for_each_rcu(node, &dev->wqs) {
 		wq = cds_list_entry(node, struct swv_wq, node);

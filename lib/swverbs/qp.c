@@ -100,9 +100,22 @@ qp_rq_to_err(struct swv_rq *rq)
 {
 	struct swv_qp *qp = container_of(rq, struct swv_qp, rq);
 
-	SWV_STORE(&qp->state, IBV_QPS_ERR);
-	SWV_STORE(&qp->ibv_qp.state, IBV_QPS_ERR);
-	SWV_STORE(&rq->state, SWV_RQ_ERR);
+	uint32_t st = SWV_LOAD(&qp->state);
+
+	/*
+	 * Only from a state that receives (RTR, RTS): a RESET or ERR the
+	 * control path stored meanwhile stands. The state first, as
+	 * qp_to_err() (tx.c).
+	 */
+	do {
+		if (st != IBV_QPS_RTR && st != IBV_QPS_RTS)
+			return;
+	} while (!__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR,
+					      false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	SWV_STORE_REL(&qp->ibv_qp.state, IBV_QPS_ERR);
+	SWV_STORE_REL(&rq->state, SWV_RQ_ERR);
+	swv_qps_changed(qp->dev);	/* a waiting QP's flush */
 }
 
 static struct swv_qp *
@@ -243,6 +256,7 @@ create_raw_qp(struct ibv_context *context, struct ibv_pd *pd,
 	if (qp->has_rq)
 		qp->rq.cq->refs++;
 	cds_list_add_tail_rcu(&qp->node, &qp->dev->qps);
+	swv_qps_changed(qp->dev);
 	swv_stat_qp_created(qp);
 	pthread_mutex_unlock(&swv_lock);
 	return &qp->ibv_qp;
@@ -409,6 +423,27 @@ swv_create_qp_ex(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 	return qp;
 }
 
+/* Exchange the QP's state from @from to @to; false if it moved meanwhile. */
+static bool
+qp_state_move(struct swv_qp *qp, uint32_t from, uint32_t to)
+{
+	return __atomic_compare_exchange_n(&qp->state, &from, to, false,
+					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+/* The state's copies: ibv_qp's and the receive queue's. */
+static void
+qp_state_publish(struct swv_qp *qp, enum ibv_qp_state st)
+{
+	SWV_STORE(&qp->ibv_qp.state, st);
+	swv_qps_changed(qp->dev);
+	if (qp->has_rq)
+		SWV_STORE_REL(&qp->rq.state,
+			      st == IBV_QPS_RTR || st == IBV_QPS_RTS ?
+			      SWV_RQ_READY : st == IBV_QPS_ERR ?
+			      SWV_RQ_ERR : SWV_RQ_OFF);
+}
+
 /*
  * The mlx5 profile's RAW_PACKET transitions (core verbs.c qp_state_table,
  * ib_modify_qp_is_ok): on top of RESET -> INIT (with IBV_QP_PORT) -> RTR
@@ -439,12 +474,15 @@ qp_discard(struct swv_qp *qp)
 		swv_ring_discard(&qp->rq.ring);
 }
 
+void (*swv_modify_qp_hook)(struct ibv_qp *qp);
+
 int
 swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
 	struct swv_qp *qp;
 	enum ibv_qp_state cur, next;
 	int allowed = IBV_QP_STATE | IBV_QP_CUR_STATE;
+	bool moves;
 	int ret = 0;
 
 	if (ibqp == NULL || attr == NULL)
@@ -491,23 +529,53 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		goto out;
 	}
 	if (attr_mask & IBV_QP_RATE_LIMIT) {
-		/* Set before the state: paced from the first frame in RTS. */
 		ret = swv_pace_check(qp, attr->rate_limit, 0, 0);
-		if (ret == 0)
-			ret = swv_pace_set(qp, attr->rate_limit, 0, 0);
+		if (ret != 0)
+			goto out;
+	}
+	if (swv_modify_qp_hook != NULL)
+		swv_modify_qp_hook(ibqp);
+	/*
+	 * The engine moves a QP in RTR or RTS to ERR on its own (a local
+	 * error), without swv_lock: a move to a state other than RESET or
+	 * ERR may not undo that, as a device refuses ERR -> RTS. One that
+	 * stays (RTS -> RTS) checks first, so that a refused call changes
+	 * nothing; one that moves exchanges from the state read.
+	 */
+	moves = next == IBV_QPS_RESET || next == IBV_QPS_ERR || next != cur;
+	if (!moves && !qp_state_move(qp, cur, next)) {
+		ret = EINVAL;
+		goto out;
+	}
+	if (attr_mask & IBV_QP_RATE_LIMIT) {
+		/* Set before the state: paced from the first frame in RTS. */
+		ret = swv_pace_set(qp, attr->rate_limit, 0, 0);
 		if (ret != 0)
 			goto out;
 	}
 	/* Release: a ring emptied by an earlier RESET is seen first. */
-	SWV_STORE_REL(&qp->state, next);
-	SWV_STORE(&qp->ibv_qp.state, next);
-	if (qp->has_rq)
-		SWV_STORE_REL(&qp->rq.state,
-			  next == IBV_QPS_RTR || next == IBV_QPS_RTS ?
-			  SWV_RQ_READY : next == IBV_QPS_ERR ?
-			  SWV_RQ_ERR : SWV_RQ_OFF);
+	if (next == IBV_QPS_RESET || next == IBV_QPS_ERR) {
+		SWV_STORE_REL(&qp->state, next);
+	} else if (moves && !qp_state_move(qp, cur, next)) {
+		/* RTR -> RTS: no limit out of RTS, as before the call */
+		if (attr_mask & IBV_QP_RATE_LIMIT)
+			swv_pace_set(qp, 0, 0, 0);
+		ret = EINVAL;
+		goto out;
+	}
+	qp_state_publish(qp, next);
+	/*
+	 * The engine's ERR after the exchange: its stores of the other two
+	 * may have come before these. Store its outcome again.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (next != IBV_QPS_ERR && next != IBV_QPS_RESET &&
+	    SWV_LOAD(&qp->state) == IBV_QPS_ERR)
+		qp_state_publish(qp, IBV_QPS_ERR);
 	if (next == IBV_QPS_RESET) {
 		synchronize_rcu();	/* the engine is out of the queues */
+		/* an ERR whose stores the engine made before the reset's */
+		qp_state_publish(qp, IBV_QPS_RESET);
 		qp_discard(qp);
 		swv_pace_reset(qp);	/* as mlx5: no limit out of RTS */
 	}
@@ -572,6 +640,8 @@ swv_destroy_qp(struct ibv_qp *ibqp)
 		qp->ind->refs--;
 	} else {
 		cds_list_del_rcu(&qp->node);
+		swv_qps_changed(qp->dev);
+		swv_pace_unpark(qp);
 		synchronize_rcu();
 		swv_pace_reset(qp);
 		qp->scq->refs--;

@@ -743,10 +743,15 @@ struct swv_qp {
 	uint32_t pace_seen;
 	uint32_t pace_rate;
 	bool pace_parked;		/**< on the wheel (wheel lock) */
+	bool in_run;			/**< on dev->run (its worker) */
+	bool pace_dead;			/**< being destroyed (wheel lock) */
 	/**
 	 * The QP's own counts since creation (stat.c): engine-written
 	 * (relaxed). The Tx counts share the line of the pacing fields the
-	 * drain reads; Rx writes this line too (one more, engine-private).
+	 * drain reads, added once per drained burst; Rx adds to them per
+	 * frame (cheaper than a tally: cachegrind, bench_swverbs_lines),
+	 * and the Rx path of a hash QP reads no other line of the QP but
+	 * ind's (rx.c), as many lines as before the counts were kept.
 	 */
 	struct swv_qp_stats hw;
 	struct ibv_qp_cap cap;
@@ -1354,6 +1359,12 @@ struct swv_device {
 	 * ones are counted in rx_mtu_dropped.
 	 */
 	uint32_t rx_max_frame;
+	/**
+	 * Held to compute and store rx_max_frame: the engine's link check
+	 * reads the wire's MTU while the control path may set rx_mtu, and
+	 * an older result must not land after a newer one.
+	 */
+	pthread_mutex_t mtu_lock;
 	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */
 	struct cds_list_head reg_node;	/**< registry (swv_lock) */
 	struct cds_list_head eng_node;	/**< engine list (RCU) */
@@ -1396,6 +1407,17 @@ struct swv_device {
 	bool inl_pull;			/**< the wire has frames to pull */
 	struct swv_device *inl_peer;	/**< pair peer (RCU pointer) or NULL */
 	struct swv_wheel *wheel;	/**< pacing.c: made with the first limit */
+	/*
+	 * The raw QPs a pass visits (pacing.c): dev->qps but the QPs that
+	 * wait on the wheel, an array the device's worker (its engine's
+	 * pass, or the inline call that holds it) keeps; built again from
+	 * dev->qps when qps_gen, bumped by every change of the list or of a
+	 * QP's state or limit, moves past run_gen.
+	 */
+	struct swv_qp **run;
+	uint32_t nrun, run_cap, run_gen;
+	bool run_stale;			/**< build again at the next pass */
+	uint32_t qps_gen;		/**< atomic */
 	/* QP counters (stat.c, swv_lock): zero is mode none, no counter. */
 	struct swv_counter *counters;	/**< by ascending cntn */
 	uint32_t cnt_mode;		/**< SWV_COUNTER_MODE_* */
@@ -1439,10 +1461,14 @@ swv_dev_dirty(struct swv_device *dev)
 /* device.c */
 struct swv_device *swv_ctx_dev(struct ibv_context *ctx);
 /**
- * Set dev->rx_max_frame from the wire's MTU now (control path, or the
- * engine's link check: an MTU set on the interface from outside).
+ * Set dev->rx_max_frame from rx_mtu or the wire's MTU now (control path).
  */
 void swv_dev_mtu_sync(struct swv_device *dev);
+/**
+ * The same from the engine's link check (an MTU set on the interface from
+ * outside); skipped while the control path is at it, which syncs itself.
+ */
+void swv_dev_mtu_sync_try(struct swv_device *dev);
 /** The port MTU (bytes above the Ethernet header). */
 uint32_t swv_dev_mtu(struct swv_device *dev);
 /** active_mtu for a port MTU, as mlx5 derives it from its netdev's. */
@@ -1467,6 +1493,11 @@ struct swv_engine {
 	uint64_t deep_sleeps;		/**< sleeps until a doorbell */
 	uint64_t fd_wakes;		/**< deep sleeps a wire's fd ended */
 	uint64_t pace_sleeps;		/**< sleeps until a paced departure */
+	uint64_t pace_late_ns;		/**< late's estimate, published */
+	struct swv_late late;		/**< how late its paced sleeps end */
+	struct swv_late rq;		/**< its thread's run-queue waits */
+	uint64_t rq_last;		/**< its schedstat run_delay, read */
+	uint64_t rq_look;		/**< when, by a look between sleeps */
 	/* control line */
 	uint32_t in_pass SWV_ALIGNED;	/**< a thread drives the engine */
 	uint32_t stop;			/**< the thread must end */
@@ -1582,6 +1613,23 @@ uint32_t swv_pace_rate_max(uint32_t mbps);
  */
 extern void (*swv_engine_sleep_hook)(struct swv_engine *eng, bool paced);
 /**
+ * A test hook (qp.c), NULL outside tests: swv_modify_qp() calls it with
+ * swv_lock held, after it read the QP's state and before it moves it.
+ */
+extern void (*swv_modify_qp_hook)(struct ibv_qp *qp);
+/**
+ * Test hooks, NULL but in tests. pace_late: called by the engine thread
+ * when a sleep until a paced departure due at @due, planned to end at
+ * @wake (@late, the engine's estimate of its oversleep, before due), ended
+ * by its timeout; it may sleep on, to stand for a host that wakes the
+ * thread late. run_delay: the thread's run-queue wait so far (ns), in place
+ * of its schedstat's, to stand for a CPU others want, or nobody does.
+ */
+extern void (*swv_engine_pace_late_hook)(struct swv_engine *eng,
+					 uint64_t wake, uint64_t due,
+					 uint64_t late);
+extern uint64_t (*swv_engine_run_delay_hook)(struct swv_engine *eng);
+/**
  * Check a limit for qp (rate 0: none; burst, typical 0: the defaults).
  * Return: 0 or EINVAL.
  */
@@ -1597,6 +1645,12 @@ int swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
  * after a grace period): drop its limit, take it off the wheel.
  */
 void swv_pace_reset(struct swv_qp *qp);
+/**
+ * A QP being destroyed, off dev->qps, before the grace period: off the
+ * wheel, and it waits on it no more (a pass after the grace period finds
+ * it neither on dev->qps nor on the wheel).
+ */
+void swv_pace_unpark(struct swv_qp *qp);
 /** Free a device's wheel (the device is off its engine). */
 void swv_pace_fini(struct swv_device *dev);
 /*
@@ -1610,6 +1664,35 @@ void swv_pace_fini(struct swv_device *dev);
  * departure on the device's wheel in ns, UINT64_MAX: none waits.
  */
 bool swv_pace_visit(struct swv_qp *qp);
+/*
+ * The QPs a pass visits (struct swv_device's run). swv_qps_changed(): the
+ * list, a QP's state or its limit changed (any thread). swv_run_sync():
+ * at the start of a pass, before the wheel's advance; false: no array
+ * (out of memory), walk dev->qps. swv_run_keep(): after a visit of
+ * dev->run[i]; false: the QP went to wait on the wheel and left the
+ * array (run[i] is another QP now), the wheel's advance puts it back.
+ */
+static inline void
+swv_qps_changed(struct swv_device *dev)
+{
+	__atomic_fetch_add(&dev->qps_gen, 1, __ATOMIC_RELEASE);
+}
+
+bool swv_run_sync(struct swv_device *dev);
+
+static inline bool
+swv_run_keep(struct swv_device *dev, uint32_t i)
+{
+	struct swv_qp *qp = dev->run[i];
+
+	if (SWV_LIKELY(!qp->pace_parked) ||
+	    SWV_LOAD(&qp->state) != IBV_QPS_RTS)
+		return true;
+	qp->in_run = false;
+	dev->run[i] = dev->run[--dev->nrun];
+	return false;
+}
+
 unsigned int swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr,
 			   unsigned int n);
 void swv_pace_refund(struct swv_qp *qp, const struct swv_frame *fr,

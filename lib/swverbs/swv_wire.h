@@ -152,9 +152,10 @@ struct swv_wire {
 	struct swv_device *dev;	/**< the device frames are delivered to */
 	/**
 	 * Shortest frame the device takes from this wire; shorter ones are
-	 * runts, dropped and counted (rx_runts): 60 bytes (the Ethernet
-	 * minimum without FCS) on a kernel wire, 14 (an Ethernet header) on
-	 * an in-memory one, where no MAC pads.
+	 * runts, dropped and counted (rx_runts): 14 (an Ethernet header) on
+	 * an in-memory wire, where no MAC pads; 60 (the Ethernet minimum
+	 * without FCS) on a kernel wire, which pads shorter frames to it
+	 * (swv_netif.h), so that none is a runt there.
 	 */
 	uint32_t min_frame;
 	/**

@@ -835,11 +835,28 @@ struct swv_engine_stats {
 	 * (doorbell armed; counted in deep_sleeps too).
 	 */
 	uint64_t pace_sleeps;
+	/**
+	 * How late its thread's sleeps end (ns, the largest oversleep of
+	 * the last second or two): a sleep until a paced departure ends
+	 * that much before it, and the rest is spun.
+	 */
+	uint64_t pace_late_ns;
 };
 
 /** Read an engine's statistics. Return: 0, EINVAL. */
 int swv_engine_get_stats(const struct swv_engine *eng,
 			 struct swv_engine_stats *stats);
+
+/**
+ * The earliest departure due of a paced QP that waits on the devices of
+ * @eng (CLOCK_MONOTONIC, ns), for an application that drives an engine
+ * without a thread (swv_engine_run_once(), the inline engine's verbs
+ * calls) and naps between its calls: a nap past it delays the departure
+ * by as much, and a delay longer than the QP's bucket lasts loses rate.
+ * Any thread, any time (it takes each device's wheel lock briefly).
+ * Return: 0 and *due (UINT64_MAX: no QP waits), or EINVAL (NULL).
+ */
+int swv_engine_next_departure(struct swv_engine *eng, uint64_t *due);
 
 /** Creation attributes of a device. */
 struct swv_device_attr {

@@ -24,13 +24,22 @@ sq_complete(struct swv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
 		     qp->ibv_qp.qp_num, 0);
 }
 
+/*
+ * Only from RTS, the state it sent in: a RESET or ERR the control path
+ * stored meanwhile stands. The state first: swv_modify_qp() reads it after
+ * its own stores.
+ */
 static void
 qp_to_err(struct swv_qp *qp)
 {
-	SWV_STORE(&qp->state, IBV_QPS_ERR);
-	SWV_STORE(&qp->ibv_qp.state, IBV_QPS_ERR);
+	uint32_t st = IBV_QPS_RTS;
+
+	if (!__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	SWV_STORE_REL(&qp->ibv_qp.state, IBV_QPS_ERR);
 	if (qp->has_rq)
-		SWV_STORE(&qp->rq.state, SWV_RQ_ERR);
+		SWV_STORE_REL(&qp->rq.state, SWV_RQ_ERR);
 }
 
 static unsigned int

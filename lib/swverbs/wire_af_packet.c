@@ -6,10 +6,11 @@
  *
  * Rx: a TPACKET_V3 ring (blocks of variable-size frames, retired by the
  * kernel when full or after SWV_AFP_RX_TOV_MS). The engine walks the blocks
- * the kernel handed over (TP_STATUS_USER), hands each frame to the device
- * and gives the block back (TP_STATUS_KERNEL) once all its frames are
- * consumed; a burst may stop inside a block and resume there. No system call
- * and no allocation per frame.
+ * the kernel handed over (TP_STATUS_USER), hands their frames to the device
+ * in bursts (swv_device_rx_burst()) and gives a block back
+ * (TP_STATUS_KERNEL) once all its frames are consumed and delivered; a
+ * burst may stop inside a block and resume there. No system call and no
+ * allocation per frame.
  *
  * The Rx socket asks for a virtio-net header in front of each frame
  * (PACKET_VNET_HDR) so that it can finish checksums the sender left to
@@ -32,7 +33,13 @@
  * frame carries a virtio-net header (PACKET_VNET_HDR, all zero: no offload)
  * where the kernel has it: the kernel then leaves the length check to us
  * and never drops a frame for its size silently, as PACKET_LOSS would do
- * with one that passed our check against an MTU lowered since.
+ * with one that passed our check against an MTU lowered since. Its
+ * hdr_len is the whole frame (up to SWV_AFP_TX_LINEAR_MAX bytes): the
+ * kernel then copies the frame into the skb's head rather than pointing
+ * page fragments at the ring, which it marks zero-copy; such fragments
+ * cost a page allocation and a copy per frame wherever the skb must own
+ * its data (skb_copy_ubufs(): a veth handing it to its peer, a tap), and
+ * a small frame's copy costs less than the fragment bookkeeping anyway.
  *
  * The wire is bound to an interface index, not to a name: flags and MTU
  * are read for that index. When the index is gone (the interface was
@@ -70,6 +77,8 @@
 #define SWV_AFP_RX_BLOCK_NR 16u
 #define SWV_AFP_RX_FRAME_SIZE 2048u	/* nominal: V3 frames are packed */
 #define SWV_AFP_RX_TOV_MS 1u
+/* Frames handed to the device per swv_device_rx_burst(), at most. */
+#define SWV_AFP_RX_BATCH 32u
 
 /*
  * Tx ring: 256 slots or a few more, each holding the largest frame with a
@@ -83,10 +92,10 @@
 
 /* A failed Tx kick for a down link is retried at most this often. */
 #define SWV_AFP_KICK_RETRY_NS (1000 * 1000)
+/* Frames up to this long go in the skb's head, whole (see top). */
+#define SWV_AFP_TX_LINEAR_MAX 2048u
 
 #define SWV_AFP_VLAN_HLEN 4u
-/* Shortest frame on an Ethernet wire, less the FCS: shorter is a runt. */
-#define SWV_AFP_MIN_FRAME 60u
 
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -103,7 +112,6 @@ struct swv_afp {
 	uint32_t rx_block;		/**< block being read */
 	uint32_t rx_left;		/**< frames left in it; 0: none taken */
 	bool rx_vnet;			/**< frames carry a virtio_net_hdr */
-	uint8_t rx_tag[SWV_AFP_VLAN_HLEN]; /**< re-inserted VLAN tag */
 	/* Tx, engine thread. */
 	uint8_t *tx_map;		/**< the V2 ring */
 	uint32_t tx_frame_size;		/**< slot size */
@@ -178,14 +186,18 @@ afp_csum_finish(uint8_t *frame, uint32_t len,
 	return true;
 }
 
-/* Hand one ring frame to the device; return 1 if delivered. */
+/*
+ * Describe one ring frame for the device in @fr, its iovecs in @iov (4:
+ * MACs, re-inserted VLAN tag, the rest, padding), the tag in @tag. Return
+ * 1 if it is to be delivered, 0 if dropped (counted) or our own.
+ */
 static inline unsigned int
-afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h)
+afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h, struct swv_frame *fr,
+	   struct iovec *iov, uint8_t *tag)
 {
 	const struct sockaddr_ll *sll;
 	uint8_t *frame = (uint8_t *)h + h->tp_mac;
 	uint32_t len = h->tp_snaplen;
-	struct iovec iov[3];
 
 	sll = (const struct sockaddr_ll *)((uint8_t *)h +
 		TPACKET_ALIGN(sizeof(struct tpacket3_hdr)));
@@ -204,12 +216,14 @@ afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h)
 		    !afp_csum_finish(frame, len, vh))
 			goto drop;
 	}
+	fr->iov = iov;
 	if (likely(!(h->tp_status & TP_STATUS_VLAN_VALID))) {
 		if (unlikely(len > SWV_MAX_FRAME))
 			goto drop;
 		iov[0].iov_base = frame;
 		iov[0].iov_len = len;
-		swv_device_rx(afp->nw.wire.dev, iov, 1, len);
+		fr->iovcnt = 1;
+		fr->len = swv_netif_rx_pad(iov, &fr->iovcnt, len);
 		return 1;
 	}
 	/* The kernel took the outer tag off: put it back after the MACs. */
@@ -221,56 +235,87 @@ afp_rx_one(struct swv_afp *afp, struct tpacket3_hdr *h)
 			h->hv1.tp_vlan_tpid : ETH_P_8021Q;
 		uint16_t tci = h->hv1.tp_vlan_tci;
 
-		afp->rx_tag[0] = tpid >> 8;
-		afp->rx_tag[1] = tpid & 0xff;
-		afp->rx_tag[2] = tci >> 8;
-		afp->rx_tag[3] = tci & 0xff;
+		tag[0] = tpid >> 8;
+		tag[1] = tpid & 0xff;
+		tag[2] = tci >> 8;
+		tag[3] = tci & 0xff;
 	}
 	iov[0].iov_base = frame;
 	iov[0].iov_len = 2 * ETH_ALEN;
-	iov[1].iov_base = afp->rx_tag;
+	iov[1].iov_base = tag;
 	iov[1].iov_len = SWV_AFP_VLAN_HLEN;
 	iov[2].iov_base = frame + 2 * ETH_ALEN;
 	iov[2].iov_len = len - 2 * ETH_ALEN;
-	swv_device_rx(afp->nw.wire.dev, iov, 3, len + SWV_AFP_VLAN_HLEN);
+	fr->iovcnt = 3;
+	fr->len = swv_netif_rx_pad(iov, &fr->iovcnt, len + SWV_AFP_VLAN_HLEN);
 	return 1;
 drop:
 	afp_count(&afp->rx_dropped, 1);
 	return 0;
 }
 
+/* Give a block back to the kernel. */
+static inline void
+afp_rx_release(struct tpacket_block_desc *bd)
+{
+	__atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL,
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * Up to SWV_AFP_RX_BATCH frames at a time are handed to the device as one
+ * burst (swv_device_rx_burst(): parsed, then looked up together); the
+ * blocks they were read from go back to the kernel after it, once every
+ * frame of theirs is consumed.
+ */
 static unsigned int
 afp_rx_burst(struct swv_wire *wire, unsigned int budget)
 {
 	struct swv_afp *afp = to_afp(wire);
+	struct swv_frame fr[SWV_AFP_RX_BATCH];
+	struct iovec iov[SWV_AFP_RX_BATCH][4];
+	uint8_t tag[SWV_AFP_RX_BATCH][SWV_AFP_VLAN_HLEN];
+	struct tpacket_block_desc *done[SWV_AFP_RX_BLOCK_NR];
 	struct tpacket_block_desc *bd;
 	struct tpacket3_hdr *h;
-	unsigned int n = 0;
+	unsigned int n = 0, m, ndone, i;
+	bool more = true;
 
-	while (n < budget) {
-		bd = (struct tpacket_block_desc *)(afp->rx_map +
-			(size_t)afp->rx_block * SWV_AFP_RX_BLOCK_SIZE);
-		if (afp->rx_left == 0) {
-			if (!(__atomic_load_n(&bd->hdr.bh1.block_status,
-					      __ATOMIC_ACQUIRE) &
-			      TP_STATUS_USER))
-				break;
-			afp->rx_left = bd->hdr.bh1.num_pkts;
-			afp->rx_pkt = (uint8_t *)bd +
-				bd->hdr.bh1.offset_to_first_pkt;
+	while (more && n < budget) {
+		m = 0;
+		ndone = 0;
+		while (m < SWV_AFP_RX_BATCH && n + m < budget &&
+		       ndone < SWV_AFP_RX_BLOCK_NR) {
+			bd = (struct tpacket_block_desc *)(afp->rx_map +
+				(size_t)afp->rx_block * SWV_AFP_RX_BLOCK_SIZE);
+			if (afp->rx_left == 0) {
+				if (!(__atomic_load_n(&bd->hdr.bh1.block_status,
+						      __ATOMIC_ACQUIRE) &
+				      TP_STATUS_USER)) {
+					more = false;
+					break;
+				}
+				afp->rx_left = bd->hdr.bh1.num_pkts;
+				afp->rx_pkt = (uint8_t *)bd +
+					bd->hdr.bh1.offset_to_first_pkt;
+			}
+			if (afp->rx_left != 0) {
+				h = (struct tpacket3_hdr *)afp->rx_pkt;
+				m += afp_rx_one(afp, h, &fr[m], iov[m], tag[m]);
+				afp->rx_pkt += h->tp_next_offset;
+				afp->rx_left--;
+			}
+			if (afp->rx_left == 0) {
+				done[ndone++] = bd;
+				if (++afp->rx_block == SWV_AFP_RX_BLOCK_NR)
+					afp->rx_block = 0;
+			}
 		}
-		if (afp->rx_left != 0) {
-			h = (struct tpacket3_hdr *)afp->rx_pkt;
-			n += afp_rx_one(afp, h);
-			afp->rx_pkt += h->tp_next_offset;
-			afp->rx_left--;
-		}
-		if (afp->rx_left == 0) {
-			__atomic_store_n(&bd->hdr.bh1.block_status,
-					 TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-			if (++afp->rx_block == SWV_AFP_RX_BLOCK_NR)
-				afp->rx_block = 0;
-		}
+		if (m != 0)
+			swv_device_rx_burst(afp->nw.wire.dev, fr, m);
+		for (i = 0; i < ndone; i++)
+			afp_rx_release(done[i]);
+		n += m;
 	}
 	return n;
 }
@@ -297,9 +342,10 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
        uint32_t len)
 {
 	struct swv_afp *afp = to_afp(wire);
+	struct virtio_net_hdr *vh;
 	struct tpacket2_hdr *h;
 	uint32_t status, left, n;
-	uint8_t *dst;
+	uint8_t *dst, *data;
 	int i;
 
 	if (unlikely(len < ETH_HLEN))
@@ -320,11 +366,13 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return EAGAIN;
 	}
 	dst = (uint8_t *)h + SWV_AFP_TX_DATA_OFF;
+	vh = (struct virtio_net_hdr *)dst;
 	if (afp->tx_vnet) {
 		/* No offload asked: the frame goes out as it is. */
-		memset(dst, 0, SWV_AFP_VNET_LEN);
+		memset(vh, 0, SWV_AFP_VNET_LEN);
 		dst += SWV_AFP_VNET_LEN;
 	}
+	data = dst;
 	left = len;
 	for (i = 0; i < iovcnt && left != 0; i++) {
 		n = iov[i].iov_len < left ? iov[i].iov_len : left;
@@ -334,6 +382,11 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	}
 	if (unlikely(left != 0))
 		return EINVAL;	/* @iov holds fewer than @len bytes */
+	/* A ConnectX pads a short frame: so does this wire (swv_netif.h). */
+	len = swv_netif_tx_pad(data, len);
+	/* The bytes the kernel copies into the skb's head (see top). */
+	if (afp->tx_vnet && likely(len <= SWV_AFP_TX_LINEAR_MAX))
+		vh->hdr_len = htole16((uint16_t)len);
 	h->tp_len = len + (afp->tx_vnet ? SWV_AFP_VNET_LEN : 0);
 	__atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST,
 			 __ATOMIC_RELEASE);
@@ -644,7 +697,8 @@ swv_wire_af_packet_open(struct swv_device *dev, const char *ifname,
 	afp->tx_fd = -1;
 	afp->nw.wire.ops = &afp_ops;
 	afp->nw.wire.dev = dev;
-	afp->nw.wire.min_frame = SWV_AFP_MIN_FRAME;
+	/* Shorter frames are padded (swv_netif.h): none is a runt. */
+	afp->nw.wire.min_frame = SWV_NETIF_MIN_FRAME;
 	err = swv_netif_init(&afp->nw.nif, ifname);
 	if (err != 0)
 		goto fail;

@@ -18,9 +18,11 @@
  * (XDP_STATISTICS rx_dropped; swv_wire_af_xdp_drops()).
  *
  * Tx: tx() takes a frame from the free stack (reclaiming the completion
- * ring when it is empty), copies the frame into it and reserves a Tx ring
- * descriptor; tx_flush() submits all that the burst reserved at once and
- * kicks the kernel (sendto) only when the ring says it needs it. In copy
+ * ring when it is empty; tx_flush() reclaims after each kick, so that the
+ * stack's top is the frames last sent, warm in the cache), copies the frame
+ * into it and reserves a Tx ring descriptor; tx_flush() submits all that
+ * the burst reserved at once and kicks the kernel (sendto) only when the
+ * ring says it needs it. In copy
  * mode the kernel sends at most 32 frames per kick and answers EAGAIN
  * when more wait: tx_flush() kicks again while each kick takes frames, a
  * bounded number of times. No room (no free frame, Tx ring full): EAGAIN,
@@ -95,8 +97,6 @@
 /* A failed Tx kick for a down link is retried at most this often. */
 #define SWV_XDP_KICK_RETRY_NS (1000 * 1000)
 #define SWV_XDP_VLAN_HLEN 4u
-/* Shortest frame on an Ethernet wire, less the FCS: shorter is a runt. */
-#define SWV_XDP_MIN_FRAME 60u
 
 #ifndef likely
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -149,7 +149,7 @@ xdp_rx_burst(struct swv_wire *wire, unsigned int budget)
 {
 	struct swv_xdp *x = to_xdp(wire);
 	struct swv_frame fr[SWV_XDP_RX_BATCH];
-	struct iovec iov[SWV_XDP_RX_BATCH];
+	struct iovec iov[2 * SWV_XDP_RX_BATCH];	/* a frame, its padding */
 	uint64_t addr[SWV_XDP_RX_BATCH];
 	const struct xdp_desc *d;
 	unsigned int total = 0, want, n, i;
@@ -173,11 +173,13 @@ xdp_rx_burst(struct swv_wire *wire, unsigned int budget)
 		for (i = 0; i < n; i++) {
 			d = xsk_ring_cons__rx_desc(&x->rx, idx + i);
 			addr[i] = d->addr;
-			iov[i].iov_base = xsk_umem__get_data(x->area, d->addr);
-			iov[i].iov_len = d->len;
-			fr[i].iov = &iov[i];
+			iov[2 * i].iov_base = xsk_umem__get_data(x->area,
+								 d->addr);
+			iov[2 * i].iov_len = d->len;
+			fr[i].iov = &iov[2 * i];
 			fr[i].iovcnt = 1;
-			fr[i].len = d->len;
+			fr[i].len = swv_netif_rx_pad(&iov[2 * i], &fr[i].iovcnt,
+						     d->len);
 		}
 		swv_device_rx_burst(x->nw.wire.dev, fr, n);
 		xsk_ring_cons__release(&x->rx, n);
@@ -216,7 +218,7 @@ xdp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	struct xdp_desc *d;
 	uint32_t idx, left, n, have = 0;
 	uint64_t addr;
-	uint8_t *dst;
+	uint8_t *dst, *data;
 	int i;
 
 	if (unlikely(len < ETH_HLEN))
@@ -249,6 +251,7 @@ xdp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	}
 	addr = x->tx_free[--x->tx_nfree];
 	dst = xsk_umem__get_data(x->area, addr);
+	data = dst;
 	left = len;
 	for (i = 0; i < iovcnt && left != 0; i++) {
 		n = iov[i].iov_len < left ? (uint32_t)iov[i].iov_len : left;
@@ -258,7 +261,8 @@ xdp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	}
 	d = xsk_ring_prod__tx_desc(&x->tx, idx);
 	d->addr = addr;
-	d->len = len;
+	/* A ConnectX pads a short frame: so does this wire (swv_netif.h). */
+	d->len = swv_netif_tx_pad(data, len);
 	d->options = 0;
 	x->tx_reserved++;
 	return 0;
@@ -331,8 +335,12 @@ xdp_tx_flush(struct swv_wire *wire)
 		else
 			x->tx_kick = false;
 	}
-	if (x->tx_nfree < SWV_XDP_TX_FRAMES / 2)
-		xdp_reclaim(x);
+	/*
+	 * What the kernel has sent goes back on top of the free stack at
+	 * once, so that the next burst writes the frames this one did, still
+	 * in the cache, not ones sent thousands of frames ago.
+	 */
+	xdp_reclaim(x);
 }
 
 /*
@@ -700,7 +708,8 @@ swv_wire_af_xdp_open(struct swv_device *dev, const char *spec,
 	x->queue = queue;
 	x->nw.wire.ops = &xdp_ops;
 	x->nw.wire.dev = dev;
-	x->nw.wire.min_frame = SWV_XDP_MIN_FRAME;
+	/* Shorter frames are padded (swv_netif.h): none is a runt. */
+	x->nw.wire.min_frame = SWV_NETIF_MIN_FRAME;
 	err = swv_netif_init(&x->nw.nif, ifname);
 	if (err != 0)
 		goto fail;

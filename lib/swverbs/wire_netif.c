@@ -6,6 +6,7 @@
  */
 
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,10 +51,51 @@ netif_ifr(const struct swv_netif *nif, struct ifreq *ifr)
 	return 0;
 }
 
+/*
+ * The MTU cache. An ioctl and the store of its result go together, one
+ * caller at a time: else a reader (the engine's link check, a port query)
+ * that got the old MTU from the kernel could store it after a set stored
+ * the new one, and Tx would refuse frames of the new MTU until the next
+ * read. A holder makes one ioctl. A set waits for a reader, yielding; a
+ * reader never waits (it may be an inline port's burst, and a set's ioctl
+ * takes the RTNL lock): it keeps the cache as it is, which the holder
+ * updates.
+ */
+void (*swv_netif_mtu_hook)(struct swv_netif *nif);
+
+static void
+netif_mtu_lock(struct swv_netif *nif)
+{
+	while (__atomic_exchange_n(&nif->mtu_busy, 1, __ATOMIC_ACQUIRE) != 0)
+		sched_yield();
+}
+
+static void
+netif_mtu_unlock(struct swv_netif *nif)
+{
+	__atomic_store_n(&nif->mtu_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* Read the MTU of the interface named in @ifr into the cache. */
+static void
+netif_mtu_read(struct swv_netif *nif, struct ifreq *ifr)
+{
+	if (__atomic_exchange_n(&nif->mtu_busy, 1, __ATOMIC_ACQUIRE) != 0)
+		return;
+	if (ioctl(nif->fd, SIOCGIFMTU, ifr) == 0 && ifr->ifr_mtu > 0) {
+		if (swv_netif_mtu_hook != NULL)
+			swv_netif_mtu_hook(nif);
+		__atomic_store_n(&nif->mtu, (uint32_t)ifr->ifr_mtu,
+				 __ATOMIC_RELAXED);
+	}
+	netif_mtu_unlock(nif);
+}
+
 void
 swv_netif_refresh(struct swv_netif *nif)
 {
 	struct ifreq ifr;
+	bool link;
 	int err;
 
 	if (nif->gone)
@@ -64,14 +106,16 @@ swv_netif_refresh(struct swv_netif *nif)
 		return;
 	}
 	if (err == 0 && ioctl(nif->fd, SIOCGIFFLAGS, &ifr) == 0)
-		nif->link = (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) ==
+		link = (ifr.ifr_flags & (IFF_UP | IFF_RUNNING)) ==
 			(IFF_UP | IFF_RUNNING);
 	else
-		nif->link = false;
-	if (err == 0 && ioctl(nif->fd, SIOCGIFMTU, &ifr) == 0 &&
-	    ifr.ifr_mtu > 0)
-		__atomic_store_n(&nif->mtu, (uint32_t)ifr.ifr_mtu,
-				 __ATOMIC_RELAXED);
+		link = false;
+	/* A NIC negotiates its speed as its link comes up. */
+	if (link != nif->link)
+		nif->speed_stale = true;
+	nif->link = link;
+	if (err == 0)
+		netif_mtu_read(nif, &ifr);
 }
 
 bool
@@ -149,6 +193,8 @@ swv_netif_open(struct swv_netif *nif, int fd, uint8_t mac[6])
 		return ENODEV;
 	nif->next = swv_now_coarse_ns() + SWV_NETIF_REFRESH_NS;
 	nif->speed = netif_ethtool_speed(fd, nif->ifname);
+	nif->speed_next = swv_now_coarse_ns() + SWV_NETIF_SPEED_NS;
+	nif->speed_stale = false;
 	return 0;
 }
 
@@ -157,10 +203,8 @@ swv_netif_mtu(struct swv_netif *nif)
 {
 	struct ifreq ifr;
 
-	if (!nif->gone && netif_ifr(nif, &ifr) == 0 &&
-	    ioctl(nif->fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0)
-		__atomic_store_n(&nif->mtu, (uint32_t)ifr.ifr_mtu,
-				 __ATOMIC_RELAXED);
+	if (!nif->gone && netif_ifr(nif, &ifr) == 0)
+		netif_mtu_read(nif, &ifr);
 	return __atomic_load_n(&nif->mtu, __ATOMIC_RELAXED);
 }
 
@@ -174,10 +218,15 @@ swv_netif_set_mtu(struct swv_netif *nif, uint32_t mtu)
 	if (err != 0)
 		return err;
 	ifr.ifr_mtu = (int)mtu;
-	if (ioctl(nif->fd, SIOCSIFMTU, &ifr) != 0)
-		return errno;
+	netif_mtu_lock(nif);
+	if (ioctl(nif->fd, SIOCSIFMTU, &ifr) != 0) {
+		err = errno;
+		netif_mtu_unlock(nif);
+		return err;
+	}
 	/* Frames up to it go out from the next one on. */
 	__atomic_store_n(&nif->mtu, mtu, __ATOMIC_RELAXED);
+	netif_mtu_unlock(nif);
 	return 0;
 }
 
@@ -204,9 +253,14 @@ swv_netif_set_up(struct swv_netif *nif, bool up)
 uint32_t
 swv_netif_speed(struct swv_netif *nif)
 {
+	uint64_t now = swv_now_coarse_ns();
 	struct ifreq ifr;
 	uint32_t speed = 0;
 
+	if (!nif->speed_stale && now < nif->speed_next)
+		return __atomic_load_n(&nif->speed, __ATOMIC_RELAXED);
+	nif->speed_stale = false;
+	nif->speed_next = now + SWV_NETIF_SPEED_NS;
 	if (!nif->gone && netif_ifr(nif, &ifr) == 0)
 		speed = netif_ethtool_speed(nif->fd, ifr.ifr_name);
 	if (speed != 0)
@@ -215,6 +269,8 @@ swv_netif_speed(struct swv_netif *nif)
 		speed = __atomic_load_n(&nif->speed, __ATOMIC_RELAXED);
 	return speed;
 }
+
+const uint8_t swv_netif_zeros[SWV_NETIF_MIN_FRAME];
 
 uint32_t
 swv_netif_frame_max(const struct swv_netif *nif, const struct iovec *iov,

@@ -3,7 +3,7 @@
 """examples/tenant-gw end to end: the gateway and its generator as two
 DPDK processes joined by two shm wires, real frames.
 
-usage: test_tenant_gw.py BUILD_DIR config|traffic|reload
+usage: test_tenant_gw.py BUILD_DIR config|traffic|pacing|reload
 
 config   every bad config is refused before a port is touched: non-zero
          exit, the file and the JSON path of the field in the message
@@ -12,6 +12,12 @@ traffic  per-tenant counts exact against what the generator sent; the
          rte_meter gives for the generator's send trace; a paced tenant's
          egress rate against its configured rate; the JSON lines and the
          telemetry endpoints
+pacing   two tenants paced at 10 and 4 Mbit/s, each sent twice its
+         rate for 8 s: what left each tenant's Tx queue (the PMD's
+         tx_q<N>_pace_bytes) over the run, less the time its bucket sat
+         full (tx_q<N>_pace_full_ns: a descheduled gateway), within 1 % of
+         the configured rate; and the tx_mbps column the user reads is
+         that same figure
 reload   (--fwd macswap) SIGHUP make-before-break: an unchanged tenant
          keeps its counters
          and loses no frame while others change, go and come; a bad
@@ -19,9 +25,12 @@ reload   (--fwd macswap) SIGHUP make-before-break: an unchanged tenant
 
 No timing assertion: the meter profiles make the red share a matter of
 bucket sizes, not of when frames arrive (the PMD colours at poll time, a
-loaded machine moves poll times), and the pacing check is the bound
-pacing guarantees (never above rate + bucket over the window) with a loose
-lower bound.
+loaded machine moves poll times); the pacing check reads departures from
+the sender's side, the gateway's pacer, not arrivals (those carry the
+delays of the gateway's and the generator's scheduling), and discounts
+the time the pacer says it could not send: what is left is a property of
+the token bucket, rate * (time - full) within one bucket, on a loaded
+machine too.
 """
 
 import json
@@ -63,13 +72,14 @@ def eal(prefix, lcores, wire):
 
 
 class Gateway:
-    def __init__(self, conf, wire="shm", fwd="io"):
+    def __init__(self, conf, wire="shm", fwd="io", env=None):
         self.prefix = "g"
         argv = [GW] + eal(self.prefix, "0-1", wire) + [
             "--", "--config", conf, "--view", "json", "--fwd", fwd]
         print("+ " + " ".join(argv), flush=True)
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, **(env or {})))
         self.err = []
         self.out = []
         threading.Thread(target=self._pump, args=(self.proc.stderr, self.err),
@@ -129,6 +139,17 @@ def write(dirname, name, text):
     with open(path, "w") as f:
         f.write(text)
     return path
+
+
+def start_gateway(tmp, name, text, **kw):
+    """Write the config NAME, start a gateway on it; (file, gateway), the
+    gateway None when it did not start."""
+    conf = write(tmp, name, text)
+    gw = Gateway(conf, **kw)
+    if not check(gw.wait_for("ready"), "gateway did not start"):
+        gw.stop()
+        return conf, None
+    return conf, gw
 
 
 def summary(rows):
@@ -212,6 +233,21 @@ def test_config(tmp):
         # the config error is all it says: no port, queue, rule or meter
         # message (each of those would be a line of its own)
         check(len(msg) == 1, f"{name}: a port was touched: {msg}")
+    # --help: the usage on stdout, exit 0, for both programs; a bad --wait
+    for prog, tail, want_rc, want in [
+            (GW, ["--help"], 0, "usage: tenant-gw [EAL options]"),
+            (GEN, ["--help"], 0, "usage: tenant-gw-gen [EAL options]"),
+            (GEN, ["--config", "x.json", "--mix", "a=1:64:1", "--wait", "x"],
+             1, None)]:
+        p = subprocess.run([prog] + eal("h", "0", "pair") + ["--"] + tail,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        name = f"{os.path.basename(prog)} {' '.join(tail)}"
+        check(p.returncode == want_rc, f"{name}: exit {p.returncode}")
+        if want is not None:
+            check(p.stdout.startswith(want), f"{name}: stdout {p.stdout!r}")
+        else:
+            check("--wait x: seconds" in p.stderr, f"{name}: {p.stderr!r}")
     # and a good one starts (so that the cases above fail for their reason)
     conf = write(tmp, "good.json", '{"tenants": [' + GOOD_TENANT + ']}')
     gw = Gateway(conf, wire="pair")
@@ -241,10 +277,8 @@ KEYS = ["tenant", "packets", "bytes", "green", "yellow", "red", "dropped",
 
 
 def test_traffic(tmp):
-    conf = write(tmp, "traffic.json", TRAFFIC)
-    gw = Gateway(conf)
-    if not check(gw.wait_for("ready"), "gateway did not start"):
-        gw.stop()
+    conf, gw = start_gateway(tmp, "traffic.json", TRAFFIC)
+    if gw is None:
         return
     gen = run_gen(conf, ["--mix", "burst=20:500:4000",
                          "--mix", "trburst=20:300:3000",
@@ -301,6 +335,88 @@ def test_traffic(tmp):
     check(names is not None and "paced" in names, f"telemetry: {names}")
 
 
+# ---- pacing ----
+
+PACING = """{
+    "tenants": [
+        {"name": "ten", "vlan": 10, "rate_mbps": 10},
+        {"name": "four", "vlan": 40, "rate_mbps": 4}
+    ]
+}
+"""
+PACE_RATES = {"ten": 10, "four": 4}
+PACE_SPAN_MIN = 3.0     # s of departures the 1 % is checked over, at least
+
+
+def pace_window(rows, name):
+    """The tenant's first and last per-second lines whose departures were
+    read exact (nothing pending in the pacer at the read)."""
+    mine = [r for r in rows if r["tenant"] == name and not r.get("summary")]
+    exact = [i for i, r in enumerate(mine) if r.get("tx_pace_exact")]
+    if len(exact) < 2:
+        return mine, None, None
+    return mine, exact[0], exact[-1]
+
+
+def test_pacing(tmp):
+    conf, gw = start_gateway(tmp, "pacing.json", PACING)
+    if gw is None:
+        return
+    # 1000-byte frames: 8 s at twice the rate; the Tx queue (512 frames)
+    # holds 0.4 s and 1 s of departures, so the gateway's pacers always
+    # have frames waiting but when the machine starves the processes
+    gen = run_gen(conf, ["--mix", "ten=20:1000:20000",
+                         "--mix", "four=8:1000:8000"])
+    time.sleep(1.5)
+    rc, rows = gw.stop()
+    check(rc == 0, f"gateway exit {rc}")
+    for name, rate in PACE_RATES.items():
+        mine, i0, i1 = pace_window(rows, name)
+        if not check(i0 is not None and all("tx_pace_bytes" in r
+                                              for r in mine),
+                     f"{name}: fewer than two exact departure reads in "
+                     f"{len(mine)} lines"):
+            continue
+        a, b = mine[i0], mine[i1]
+        span = b["tx_pace_time"] - a["tx_pace_time"]
+        full = (b["tx_pace_full_ns"] - a["tx_pace_full_ns"]) / 1e9
+        sent = (b["tx_pace_bytes"] - a["tx_pace_bytes"]) * 8 / 1e6
+        busy = span - full
+        mbps = sent / busy if busy > 0 else 0.0
+        bucket = rate * 125000 * 20 // 1000     # the gateway's: 20 ms
+        slack = bucket * 8 / 1e6 / busy if busy > 0 else 0.0
+        print(f"{name}: {sent:.3f} Mbit left in {span:.3f} s, bucket full "
+              f"{full:.3f} s: {mbps:.4f} Mbit/s, limit {rate} "
+              f"({(mbps / rate - 1) * 100:+.3f} %; the bucket is "
+              f"{slack / rate * 100:.3f} % of it); plain "
+              f"{sent / span:.4f} Mbit/s; generator got "
+              f"{gen.get(name, {}).get('received')} of "
+              f"{gen.get(name, {}).get('sent')}", flush=True)
+        if not check(busy >= PACE_SPAN_MIN,
+                     f"{name}: {busy:.3f} s of departures, need "
+                     f"{PACE_SPAN_MIN} (the machine starved the gateway)"):
+            continue
+        check(abs(mbps - rate) <= rate * 0.01,
+              f"{name}: {mbps:.4f} Mbit/s left its queue, not within 1 % "
+              f"of {rate}")
+        # the tx_mbps column: each second's departures over that second,
+        # so over the window it adds up to the same figure
+        col = 0.0
+        for j in range(i0 + 1, i1 + 1):
+            p, r = mine[j - 1], mine[j]
+            dt = r["tx_pace_time"] - p["tx_pace_time"]
+            want = (r["tx_pace_bytes"] - p["tx_pace_bytes"]) * 8 / 1e6 / dt
+            check(abs(r["tx_mbps"] - want) <= 0.002,
+                  f"{name}: line {j}: tx_mbps {r['tx_mbps']}, departures "
+                  f"{want:.4f} Mbit/s")
+            col += r["tx_mbps"] * dt
+        check(abs(col / busy - rate) <= rate * 0.01,
+              f"{name}: tx_mbps over the window, less the time full: "
+              f"{col / busy:.4f} Mbit/s, not within 1 % of {rate}")
+        check(all(r["rate_limit_mbps"] == rate for r in mine),
+              f"{name}: rate_limit_mbps")
+
+
 # ---- reload ----
 
 RELOAD_A = """{
@@ -317,6 +433,7 @@ RELOAD_A = """{
 """
 RELOAD_B = """{
     "spare_queues": 3,
+    "default": "drop",
     "tenants": [
         {"name": "keep", "vlan": 10,
          "meter": {"algorithm": "srtcm", "cir_kbps": 50000, "cbs": 200000,
@@ -330,21 +447,65 @@ RELOAD_B = """{
 """
 
 
+# four new tenants and three spare Tx queues: the fourth finds none, after
+# the first three got their queues, meters and shapers
+RELOAD_HALF = """{
+    "spare_queues": 3,
+    "tenants": [
+        {"name": "keep", "vlan": 10,
+         "meter": {"algorithm": "srtcm", "cir_kbps": 50000, "cbs": 200000,
+                   "ebs": 100000}},
+        {"name": "change", "vlan": 20, "rate_mbps": 7},
+        {"name": "n1", "vlan": 41, "rate_mbps": 3},
+        {"name": "n2", "vlan": 42, "rate_mbps": 3},
+        {"name": "n3", "vlan": 43},
+        {"name": "n4", "vlan": 44}
+    ]
+}
+"""
+
+
+def check_baselines(rows, names):
+    """Across the reloads, the counters of tenants NAMES never go back (a
+    baseline reset would), and every row's departures equal what its Tx
+    queue took once the queues are drained (the summary)."""
+    for name in names:
+        mine = [r for r in rows if r["tenant"] == name]
+        for key in ["packets", "bytes", "green", "yellow", "tx_packets",
+                    "tx_bytes", "tx_pace_bytes"]:
+            vals = [r.get(key, 0) for r in mine]
+            check(all(a <= b for a, b in zip(vals, vals[1:])),
+                  f"{name}: {key} went back across a reload: {vals}")
+    for name, r in summary(rows).items():
+        if "tx_pace_bytes" in r:
+            check(r["tx_pace_bytes"] == r["tx_bytes"],
+                  f"{name}: {r['tx_pace_bytes']} bytes left its Tx queue, "
+                  f"{r['tx_bytes']} went in")
+
+
 def test_reload(tmp):
-    conf = write(tmp, "reload.json", RELOAD_A)
-    gw = Gateway(conf, fwd="macswap")
-    if not check(gw.wait_for("ready"), "gateway did not start"):
-        gw.stop()
+    conf, gw = start_gateway(tmp, "reload.json", RELOAD_A, fwd="macswap")
+    if gw is None:
         return
     res = {}
-    t = threading.Thread(target=lambda: res.update(run_gen(conf, [
-        "--mix", "keep=2:250:5000", "--mix", "change=1:250:2000"])))
+    gconf = write(tmp, "gen.json", RELOAD_A)  # the file changes under it
+    t = threading.Thread(target=lambda: res.update(run_gen(gconf, [
+        "--mix", "keep=2:250:5000", "--mix", "change=1:250:2000",
+        "--unmatched", "1:128:1000"])))
     t.start()
     time.sleep(1.5)
     # a bad file first: refused, nothing changes
     write(tmp, "reload.json", '{"tenants": [{"name": "keep", "vlan": 10,}]}')
     gw.proc.send_signal(signal.SIGHUP)
     check(gw.wait_for("reload refused"), "bad reload not refused")
+    # one that fails half-way: undone, nothing changes
+    write(tmp, "reload.json", RELOAD_HALF)
+    gw.proc.send_signal(signal.SIGHUP)
+    check(gw.wait_for("reload failed, the running configuration stays"),
+          "half-way reload not undone")
+    check(any("n4: no free Tx queue left" in line for line in gw.err),
+          "half-way reload: not refused for n4's Tx queue")
+    time.sleep(1.2)
     write(tmp, "reload.json", RELOAD_B)
     gw.proc.send_signal(signal.SIGHUP)
     check(gw.wait_for("reloaded"), "no reload")
@@ -353,6 +514,19 @@ def test_reload(tmp):
     check(rc == 0, f"gateway exit {rc}")
     check(any("2 kept, 2 new, 2 retired" in line for line in gw.err),
           "reload: not 2 kept, 2 new, 2 retired")
+    check(not any(r["tenant"] in ("n1", "n2", "n3", "n4") for r in rows),
+          "the half-way reload's tenants showed in the view")
+    check_baselines(rows, ["keep", "change", "(unmatched)"])
+    # "default" changes at a restart only: the unmatched frames still go
+    # through, and the view does not count them dropped
+    check(any('"default" changes at a restart only; it stays "queue"' in
+              line for line in gw.err), "default: no word of it staying")
+    u, gu = summary(rows).get("(unmatched)"), res.get("(unmatched)")
+    if check(u is not None and gu is not None, "(unmatched): no row"):
+        check(u["packets"] == gu["sent"] and gu["received"] == gu["sent"] and
+              u["dropped"] == 0 and u["rx_missed"] == 0,
+              f"(unmatched): sent {gu['sent']}, received {gu['received']}, "
+              f"gateway {u}")
     s = summary(rows)
     k, g = s.get("keep"), res.get("keep")
     if check(k is not None and g is not None, "keep: no row"):
@@ -373,19 +547,78 @@ def test_reload(tmp):
           f"tenants after reload: {sorted(s)}")
 
 
+def test_reload_nomem(tmp):
+    """A reload out of memory (the shim fails the gateway's own callocs,
+    its forwarding plans) is refused before anything changes: the running
+    tenants keep forwarding and counting; once memory is back the same
+    file reloads."""
+    shim = os.path.abspath(sys.argv[3])
+    trigger = os.path.join(tmp, "nomem")
+    conf, gw = start_gateway(tmp, "reload.json", RELOAD_A,
+                             env={"LD_PRELOAD": shim,
+                                  "TGW_FAILALLOC": trigger})
+    if gw is None:
+        return
+    res = {}
+    gconf = write(tmp, "gen.json", RELOAD_A)
+    t = threading.Thread(target=lambda: res.update(run_gen(gconf, [
+        "--mix", "keep=2:250:5000", "--mix", "gone=1:250:2000"])))
+    t.start()
+    time.sleep(1.0)
+    write(tmp, "reload.json", RELOAD_B)
+    open(trigger, "w").close()
+    gw.proc.send_signal(signal.SIGHUP)
+    refused = gw.wait_for("reload refused, the running configuration "
+                          "stays: out of memory")
+    os.unlink(trigger)
+    n_refused = len(gw.out)
+    check(any("tgw-failalloc: calloc fails on purpose" in line
+              for line in gw.err), "the shim failed no calloc")
+    check(refused, "reload out of memory not refused")
+    check(not any("reloaded" in line for line in gw.err),
+          "a reload out of memory went ahead")
+    # one whole second's lines after the refusal (five rows), then again
+    end = time.time() + 20
+    while len(gw.out) < n_refused + 5 and time.time() < end:
+        time.sleep(0.1)
+    n_before = len(gw.out)
+    gw.proc.send_signal(signal.SIGHUP)
+    check(gw.wait_for("reloaded"), "no reload once memory is back")
+    t.join()
+    rc, rows = gw.stop()
+    check(rc == 0, f"gateway exit {rc}")
+    # between the two: the running configuration, "gone" forwarding
+    mid = [json.loads(line) for line in gw.out[n_refused:n_before]
+           if line.startswith("{")]
+    names = {r["tenant"] for r in mid}
+    check(names == {"keep", "change", "gone", "moved", "(unmatched)"},
+          f"after the refused reload: not the running configuration: "
+          f"{sorted(names)}")
+    check_baselines(rows, ["keep"])
+    s = summary(rows)
+    k, g = s.get("keep"), res.get("keep")
+    if check(k is not None and g is not None, "keep: no row"):
+        print(f"keep: sent {g['sent']} received {g['received']} gateway {k}")
+        check(k["packets"] == g["sent"] and g["received"] == g["sent"],
+              f"keep: sent {g['sent']}, received {g['received']}, "
+              f"counted {k['packets']}")
+    check("gone" not in s and "new" in s, f"after reload: {sorted(s)}")
+
+
 def main():
     mode = sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="tgw-test-") as tmp:
         try:
             {"config": test_config, "traffic": test_traffic,
-             "reload": test_reload}[mode](tmp)
+             "pacing": test_pacing, "reload": test_reload,
+             "reload-nomem": test_reload_nomem}[mode](tmp)
         finally:
             for suffix in ("a", "b"):
                 try:
                     os.unlink(f"/dev/shm/swverbs-shm.{TAG}{suffix}")
                 except FileNotFoundError:
                     pass
-            for prefix in ("g", "t"):
+            for prefix in ("g", "t", "h"):
                 shutil.rmtree(f"/var/run/dpdk/{TAG}{prefix}",
                               ignore_errors=True)
     if failures:

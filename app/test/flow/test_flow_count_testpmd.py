@@ -34,6 +34,23 @@ def count_of(text):
     return int(h.group(1)), int(b.group(1))
 
 
+def wait_count(t, cmd, want, seconds=20):
+    """The output of cmd (a count query) once it shows want frames or
+    more (hits and their bytes), or after seconds, then read again a
+    moment later. Hits are counted as port 0 classifies the frames, which
+    may come after port 1's 'stop' (the engine still gathering port 1's
+    Tx rings, or an inline post left for the next call); only port 1
+    sends, so they stop at what it sent, which the second read is there
+    to show."""
+    def done(out):
+        got = count_of(out)
+        return got is not None and got[0] >= want and \
+            got[1] >= want * FRAME
+    tp.wait_until(lambda: t.cmd(cmd), done, seconds)
+    time.sleep(0.2)
+    return t.cmd(cmd)
+
+
 def traffic(t):
     """Port 1 sends for a moment; frames sent."""
     t.cmd("start")
@@ -60,8 +77,7 @@ def run(pmd):
         out = t.cmd("flow query 0 0 count")
         c.check(count_of(out) == (0, 0), "new rule: 0 hits, 0 bytes")
         a = traffic(t)
-        time.sleep(0.2)
-        out = t.cmd("flow query 0 0 count")
+        out = wait_count(t, "flow query 0 0 count", a)
         c.check(a > 0 and count_of(out) == (a, a * FRAME),
                 f"count rule: {count_of(out)} == ({a}, {a * FRAME})")
         out = t.cmd("flow indirect_action 0 create action_id 9 ingress "
@@ -83,12 +99,14 @@ def run(pmd):
         b = traffic(t)
         d = traffic(t)
         c.check(b > 0 and d > 0, f"traffic sent: {b} {d}")
-        time.sleep(0.2)
+        # the indirect count reaching b + d shows that every frame sent
+        # has been classified: rule 0 is read after it
+        ind = wait_count(t, "flow indirect_action 0 query 9", b + d)
         out = t.cmd("flow query 0 0 count")
         c.check(count_of(out) == (a, a * FRAME),
                 f"count rule unchanged: {count_of(out)} == ({a}, "
                 f"{a * FRAME})")
-        out = t.cmd("flow indirect_action 0 query 9")
+        out = ind
         c.check("Indirect COUNT action" in out and
                 count_of(out) == (b + d, (b + d) * FRAME),
                 f"indirect: {count_of(out)} == ({b + d}, "
@@ -118,9 +136,14 @@ def run(pmd):
         c.check("used by 2 rules" in out and "busy" in out,
                 "used indirect action: EBUSY")
 
-        # the tcp rule sees no traffic: aged 5 s after creation (+1 s tick)
-        time.sleep(max(0, t_age + 6.5 - time.monotonic()))
-        out = t.cmd("flow query 0 3 age")
+        # the tcp rule sees no traffic: aged 5 s after creation, at the
+        # next 1 s tick; the tick is an EAL alarm re-armed at the end of
+        # each run, later on a loaded machine, so it is polled for (10 s
+        # past the nominal 6.5 s) rather than looked at once
+        time.sleep(max(0, t_age + 5 - time.monotonic()))
+        out = tp.wait_until(lambda: t.cmd("flow query 0 3 age"),
+                            lambda out: re.search(r"aged:\s+1", out),
+                            max(0, t_age + 16.5 - time.monotonic()), 0.1)
         c.check(re.search(r"aged:\s+1", out) is not None, "age rule aged")
         out = t.cmd("flow aged 0")
         c.check("total aged flows: 1" in out and

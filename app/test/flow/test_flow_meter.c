@@ -142,7 +142,7 @@ rt_new(struct vbr_mtr_prm *prm, uint64_t t0)
 	if (rt == NULL)
 		return NULL;
 	memset(rt, 0, vbr_mtr_rt_size(vbr_mtr_rt_nslots(NSLOTS)));
-	vbr_mtr_rt_init(rt, NSLOTS);
+	vbr_mtr_rt_init(rt, NSLOTS, vbr_mtr_own_setup());
 	vbr_mtr_rt_reset(rt, NSLOTS - 1, prm, t0);
 	return rt;
 }
@@ -601,6 +601,280 @@ test_shared_exact(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * One slot alone takes the meter (runs publish with a plain store, no
+ * CAS); another slot's run revokes it for good, the control path's too,
+ * and a reset leaves it to the next slot that runs it. Colours as
+ * rte_meter's all along.
+ */
+static int
+test_owner(void)
+{
+	const struct rte_mtr_meter_profile *mp = &profiles[1];
+	struct vbr_mtr_prm prm;
+	struct vbr_mtr_rt *rt;
+	struct ref ref;
+	uint64_t t = 1000;
+	unsigned int i;
+
+	if (!vbr_mtr_own_setup()) {
+		printf("  no membarrier(2): meters are never owned\n");
+		return TEST_SKIPPED;
+	}
+	TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&prm, mp), "profile");
+	TEST_ASSERT_SUCCESS(ref_init(&ref, mp, t), "reference");
+	rt = rt_new(&prm, t);
+	TEST_ASSERT_NOT_NULL(rt, "runtime");
+	TEST_ASSERT_EQUAL((uint32_t)rt->cur & (VBR_MTR_CUR_OWNED |
+		VBR_MTR_CUR_SHARED), 0, "a new meter has no owner");
+	for (i = 0; i < 3000; i++) {
+		unsigned int slot = i < 1000 ? 0 : i < 2000 ? 1 : 2;
+		uint32_t cur;
+
+		if (i == 2000) {
+			/* A reset: no owner, the next run's slot takes it. */
+			vbr_mtr_rt_reset(rt, vbr_mtr_rt_ctrl(rt), &prm, t);
+			TEST_ASSERT_SUCCESS(ref_init(&ref, mp, t), "reference");
+		}
+		t += rand() % 20000;
+		TEST_ASSERT_EQUAL(vbr_mtr_color(rt, slot, t, 100),
+				  ref_check(&ref, t, 100), "frame %u", i);
+		cur = (uint32_t)rt->cur;
+		if (i < 1000 || i >= 2000) {
+			TEST_ASSERT(cur & VBR_MTR_CUR_OWNED,
+				    "frame %u: slot %u alone owns it", i, slot);
+			TEST_ASSERT_EQUAL((cur & VBR_MTR_CUR_REC) / 2, slot,
+					  "frame %u: the owner's record", i);
+		} else {
+			TEST_ASSERT_EQUAL(cur & (VBR_MTR_CUR_OWNED |
+				VBR_MTR_CUR_SHARED), VBR_MTR_CUR_SHARED,
+				"frame %u: slot 1 revoked slot 0, for good", i);
+		}
+	}
+	/* The control path revokes too; shared slots never own. */
+	vbr_mtr_rt_revoke(rt, &(uint64_t){ rt->cur });
+	TEST_ASSERT(!((uint32_t)rt->cur & VBR_MTR_CUR_OWNED), "revoked");
+	vbr_mtr_rt_reset(rt, vbr_mtr_rt_ctrl(rt), &prm, t);
+	vbr_mtr_color(rt, NSLOTS, t, 100);
+	TEST_ASSERT(!((uint32_t)rt->cur & VBR_MTR_CUR_OWNED),
+		    "the shared slot does not take a meter");
+	free(rt);
+	return TEST_SUCCESS;
+}
+
+/* Whether byte off of a runtime lies in one of the lines l[0, n). */
+static bool
+in_lines(const struct vbr_mtr_rt *rt, size_t off, const uintptr_t *l,
+	 unsigned int n)
+{
+	uintptr_t a = (uintptr_t)rt + off;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (a >= l[i] && a < l[i] + RTE_CACHE_LINE_SIZE)
+			return true;
+	return false;
+}
+
+/*
+ * The owner of a meter runs its record in place: a run and its counts
+ * change no byte outside the lines vbr_mtr_rt_lines() names for its slot
+ * (what the Rx burst prefetches): not cur (the owner publishes nothing),
+ * not the slot's other record, no other slot; for every algorithm and
+ * mode, runs of 1 to 32 frames, colours as rte_meter's all along. Then a
+ * revocation hands the owner's state on whole: the next run, from another
+ * slot, still colours as rte_meter.
+ */
+static int
+test_owner_lines(void)
+{
+	size_t sz = vbr_mtr_rt_size(vbr_mtr_rt_nslots(NSLOTS));
+	uint8_t *before = malloc(sz);
+	unsigned int k, o, i, c, r;
+
+	RTE_BUILD_BUG_ON(offsetof(struct vbr_mtr_rt, in.order) +
+			 sizeof(uint32_t) > RTE_CACHE_LINE_SIZE);
+	TEST_ASSERT_NOT_NULL(before, "snapshot");
+	if (!vbr_mtr_own_setup()) {
+		free(before);
+		return TEST_SKIPPED;
+	}
+	for (k = 0; k < RTE_DIM(profiles); k++) {
+		/* Slot 0 owns, then slot 2 (rt_new() resets from slot 3). */
+		for (o = 0; o < 3; o += 2) {
+			const struct rte_mtr_meter_profile *mp = &profiles[k];
+			uint64_t t = 1000000;
+			uintptr_t l[VBR_MTR_RT_LINES];
+			struct vbr_mtr_prm prm;
+			struct vbr_mtr_rt *rt;
+			unsigned int nl;
+			struct ref ref;
+			uint64_t cur;
+
+			TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&prm, mp),
+					    "profile");
+			TEST_ASSERT_SUCCESS(ref_init(&ref, mp, t), "reference");
+			rt = rt_new(&prm, t);
+			TEST_ASSERT_NOT_NULL(rt, "runtime");
+			nl = vbr_mtr_rt_lines(rt, (int)o, l);
+			TEST_ASSERT_EQUAL(nl, VBR_MTR_RT_LINES, "lines");
+			srand(k * 3 + o + 1);
+			for (i = 0; i < 400; i++) {
+				uint32_t len[32];
+				uint8_t got[32];
+
+				t += rand() % 5000;
+				r = 1 + rand() % 32;
+				for (c = 0; c < r; c++)
+					len[c] = 60 + rand() % 1455;
+				memcpy(before, rt, sz);
+				cur = __atomic_load_n(&rt->cur,
+						      __ATOMIC_RELAXED);
+				vbr_mtr_color_n(rt, o, t, len, r, NULL, got);
+				for (c = 0; c < r; c++) {
+					uint32_t pl = mp->packet_mode ?
+						      1 : len[c];
+
+					TEST_ASSERT_EQUAL(got[c],
+						ref_check(&ref, t, pl),
+						"%s frame %u", alg_name[mp->alg],
+						c);
+					vbr_mtr_count(rt, o,
+						(enum rte_color)got[c], len[c],
+						got[c] == RTE_COLOR_RED);
+				}
+				if (i == 0) {
+					/* The first run takes the meter. */
+					TEST_ASSERT((uint32_t)rt->cur &
+						    VBR_MTR_CUR_OWNED,
+						    "slot %u owns it", o);
+					continue;
+				}
+				TEST_ASSERT_EQUAL(rt->cur, cur, "%s, owner %u, "
+						  "run %u: cur written",
+						  alg_name[mp->alg], o, i);
+				for (c = 0; c < sz; c++)
+					TEST_ASSERT(before[c] ==
+						    ((uint8_t *)rt)[c] ||
+						    in_lines(rt, c, l, nl),
+						    "%s, owner %u, run %u: "
+						    "byte %u written, outside "
+						    "the prefetched lines",
+						    alg_name[mp->alg], o, i, c);
+			}
+			/* Another slot revokes and goes on from the state. */
+			t += 3000;
+			TEST_ASSERT_EQUAL(vbr_mtr_color(rt, 1, t, 700),
+					  ref_check(&ref, t, mp->packet_mode ?
+						    1 : 700), "after revoke");
+			TEST_ASSERT_EQUAL((uint32_t)rt->cur &
+					  (VBR_MTR_CUR_OWNED |
+					   VBR_MTR_CUR_SHARED),
+					  VBR_MTR_CUR_SHARED, "revoked");
+			free(rt);
+		}
+	}
+	printf("  %zu profiles, owners 0 and 2: runs write %u lines, cur "
+	       "untouched\n", RTE_DIM(profiles), VBR_MTR_RT_LINES);
+	free(before);
+	return TEST_SUCCESS;
+}
+
+#define LATE_ROUNDS 300
+#define LATE_FRAMES 20000
+/* Slot 0, the owner, and the slots that join it (a revoker and others). */
+#define LATE_THREADS 3
+
+struct late {
+	struct vbr_mtr_rt *rt;
+	unsigned int slot;
+	unsigned int *go;	/* 1: slot 0 runs; 2: the others too */
+	uint64_t n[RTE_COLORS];
+};
+
+static void *
+late_run(void *arg)
+{
+	struct late *l = arg;
+	unsigned int i;
+
+	if (l->slot == 0)
+		__atomic_store_n(l->go, 1, __ATOMIC_RELEASE);
+	else	/* join while slot 0 owns the meter and runs it */
+		while (__atomic_load_n(l->go, __ATOMIC_ACQUIRE) < 2)
+			;
+	for (i = 0; i < LATE_FRAMES; i++) {
+		uint32_t len[4] = { 100, 100, 100, 100 };
+		uint8_t c[4];
+		unsigned int k;
+
+		vbr_mtr_color_n(l->rt, l->slot, 5000, len, 4, NULL, c);
+		for (k = 0; k < 4; k++)
+			l->n[c[k]]++;
+		if (l->slot == 0 && i == LATE_FRAMES / 8)
+			__atomic_store_n(l->go, 2, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * A second lcore joins a meter the first owns, while the first runs it,
+ * many times over (a reset between rounds gives it back its owner): at
+ * one fixed time the buckets hand out exactly cbs and ebs bytes per round
+ * between the two, so the revocation lost no update of the owner's (a
+ * plain store of the owner over the other's CAS would give more green).
+ */
+static int
+test_owner_revoked_exact(void)
+{
+	struct rte_mtr_meter_profile mp = {
+		.alg = RTE_MTR_SRTCM_RFC2697,
+		.srtcm_rfc2697 = { .cir = 1000, .cbs = 4000000,
+				   .ebs = 2000000 },
+	};
+	struct vbr_mtr_prm prm;
+	struct vbr_mtr_rt *rt;
+	unsigned int r, i, c;
+
+	if (!vbr_mtr_own_setup())
+		return TEST_SKIPPED;
+	TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&prm, &mp), "profile");
+	rt = rt_new(&prm, 5000);
+	TEST_ASSERT_NOT_NULL(rt, "runtime");
+	for (r = 0; r < LATE_ROUNDS; r++) {
+		struct late l[LATE_THREADS];
+		pthread_t th[LATE_THREADS];
+		unsigned int go = 0;
+		uint64_t n[RTE_COLORS] = { 0 };
+
+		vbr_mtr_rt_reset(rt, vbr_mtr_rt_ctrl(rt), &prm, 5000);
+		for (i = 0; i < LATE_THREADS; i++) {
+			memset(&l[i], 0, sizeof(l[i]));
+			l[i].rt = rt;
+			l[i].slot = i;
+			l[i].go = &go;
+			TEST_ASSERT_SUCCESS(pthread_create(&th[i], NULL,
+				late_run, &l[i]), "thread");
+		}
+		for (i = 0; i < LATE_THREADS; i++)
+			pthread_join(th[i], NULL);
+		for (i = 0; i < LATE_THREADS; i++)
+			for (c = 0; c < RTE_COLORS; c++)
+				n[c] += l[i].n[c];
+		TEST_ASSERT_EQUAL(n[RTE_COLOR_GREEN], 40000, "round %u: green "
+				  "%" PRIu64 " (slot 0 %" PRIu64 "), not cbs / 100",
+				  r, n[0], l[0].n[0]);
+		TEST_ASSERT_EQUAL(n[RTE_COLOR_YELLOW], 20000, "round %u: "
+				  "yellow %" PRIu64 ", not ebs / 100", r, n[1]);
+		TEST_ASSERT((uint32_t)rt->cur & VBR_MTR_CUR_SHARED,
+			    "round %u: slot 0 revoked", r);
+	}
+	printf("  %u rounds: %u slots joined slot 0's meter, exact each\n",
+	       LATE_ROUNDS, LATE_THREADS - 1);
+	free(rt);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "vbr meter policer",
 	.cases = {
@@ -612,6 +886,9 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_in_colour),
 		TEST_CASE(test_reset),
 		TEST_CASE(test_shared_exact),
+		TEST_CASE(test_owner),
+		TEST_CASE(test_owner_lines),
+		TEST_CASE(test_owner_revoked_exact),
 		TEST_CASES_END(),
 	},
 };
@@ -622,7 +899,7 @@ static const struct unit_test_suite suite = {
 
 #define NB_RXQ 2
 #define RING_SIZE 512
-#define WAIT_MS 2000		/* the most a frame is waited for */
+#define WAIT_MS 10000		/* the most a frame is waited for */
 #define IP4(a, b, c, d) \
 	(((uint32_t)(a) << 24) | ((b) << 16) | ((c) << 8) | (d))
 #define ACT(t, c) { .type = RTE_FLOW_ACTION_TYPE_##t, .conf = (c) }
@@ -732,9 +1009,11 @@ send_dscp(const uint16_t *lens, const uint8_t *dscp, unsigned int n,
 				  "the meter saw %" PRIu64 " frames", i,
 				  lens[i], seen - base);
 	}
+	/* At least one poll, however late this thread runs. */
 	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 50;
-	while (rte_get_timer_cycles() < deadline)
+	do
 		poll_into(g);
+	while (rte_get_timer_cycles() < deadline);
 	TEST_ASSERT_EQUAL(g->n[0] + g->n[1], want, "late frames");
 	return TEST_SUCCESS;
 }
@@ -1194,7 +1473,7 @@ poll_q1(struct got *g)
 	uint16_t n, k;
 
 	memset(g, 0, sizeof(*g));
-	while (rte_get_timer_cycles() < deadline) {
+	do {	/* at least one burst, however late this thread runs */
 		n = rte_eth_rx_burst(port1, 1, r, RTE_DIM(r));
 		for (k = 0; k < n; k++) {
 			if (g->n[1] < RTE_DIM(g->len[1]))
@@ -1202,7 +1481,7 @@ poll_q1(struct got *g)
 			g->n[1]++;
 		}
 		rte_pktmbuf_free_bulk(r, n);
-	}
+	} while (rte_get_timer_cycles() < deadline);
 	return g->n[1];
 }
 
@@ -1492,8 +1771,9 @@ send_tagged(uint8_t pcp, bool want, const char *what)
 		  seen_by(MTR_AWARE) < base + 1) &&
 		 rte_get_timer_cycles() < deadline);
 	deadline = rte_get_timer_cycles() + rte_get_timer_hz() / 50;
-	while (rte_get_timer_cycles() < deadline)
+	do
 		poll_into(&g);
+	while (rte_get_timer_cycles() < deadline);
 	TEST_ASSERT_EQUAL(seen_by(MTR_AWARE), base + 1, "%s: metered", what);
 	TEST_ASSERT_EQUAL(g.n[0] + g.n[1], n, "%s: arrived", what);
 	return TEST_SUCCESS;

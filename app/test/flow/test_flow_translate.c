@@ -1078,6 +1078,144 @@ test_companions(void)
 	return TEST_SUCCESS;
 }
 
+/* Translate pattern (QUEUE 0) into d; 0 or the error. */
+static int
+isect_prep(const struct rte_flow_item *pattern, struct vbr_flow_desc *d)
+{
+	static const struct rte_flow_action_queue q0 = { .index = 0 };
+	const struct rte_flow_action acts[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &q0 },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct rte_flow_attr attr = { .ingress = 1 };
+	struct vbr_flow_caps caps = { .nb_rx_queues = 2 };
+	struct rte_flow_error err;
+
+	return vbr_flow_prepare(&caps, &attr, pattern, acts, d, &err);
+}
+
+/*
+ * Whether two rules' verbs specs may match one frame: the steering
+ * owner's test for rules a rule's companions would take frames from. Apart
+ * only by an L3 family, an L4 protocol or a field under common mask bits.
+ */
+static int
+test_attr_intersect(void)
+{
+	static const struct rte_flow_item_eth d1 = {
+		.dst.addr_bytes = { 2, 0, 0, 0, 0, 1 },
+	}, d2 = {
+		.dst.addr_bytes = { 2, 0, 0, 0, 0, 2 },
+	}, t4 = { .type = RTE_BE16(0x0800) }, t6 = { .type = RTE_BE16(0x86dd) };
+	static const struct rte_flow_item_eth dm = {
+		.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+	}, tm = { .type = RTE_BE16(0xffff) };
+	static const struct rte_flow_item_vlan v100 = { .tci = RTE_BE16(100) },
+		v101 = { .tci = RTE_BE16(101) }, vm = { .tci = RTE_BE16(0xfff) };
+	static const struct rte_flow_item_udp p53 = { .hdr.dst_port =
+						      RTE_BE16(53) };
+	static const struct rte_flow_item_udp pm = { .hdr.dst_port =
+						     RTE_BE16(0xffff) };
+#define END { .type = RTE_FLOW_ITEM_TYPE_END }
+	const struct {
+		const char *name;
+		struct rte_flow_item a[4], b[4];
+		bool isect;
+	} c[] = {
+		{ "same dst", { I(ETH, &d1, &dm), END },
+		  { I(ETH, &d1, &dm), END }, true },
+		{ "other dst", { I(ETH, &d1, &dm), END },
+		  { I(ETH, &d2, &dm), END }, false },
+		{ "dst against any eth", { I(ETH, &d1, &dm), END },
+		  { I(ETH, NULL, NULL), END }, true },
+		{ "ipv4 against ipv6", { I(ETH, NULL, NULL), I(IPV4, NULL, NULL),
+					 END },
+		  { I(ETH, NULL, NULL), I(IPV6, NULL, NULL), END }, false },
+		{ "eth type 0x0800 against ipv6", { I(ETH, &t4, &tm), END },
+		  { I(ETH, NULL, NULL), I(IPV6, NULL, NULL), END }, false },
+		{ "eth type 0x86dd against ipv6", { I(ETH, &t6, &tm), END },
+		  { I(ETH, NULL, NULL), I(IPV6, NULL, NULL), END }, true },
+		{ "udp against tcp", { I(ETH, NULL, NULL), I(IPV4, NULL, NULL),
+				       I(UDP, NULL, NULL), END },
+		  { I(ETH, NULL, NULL), I(IPV4, NULL, NULL), I(TCP, NULL, NULL),
+		    END }, false },
+		{ "udp port against udp", { I(ETH, NULL, NULL),
+					    I(IPV4, NULL, NULL),
+					    I(UDP, &p53, &pm), END },
+		  { I(ETH, NULL, NULL), I(IPV4, NULL, NULL), I(UDP, NULL, NULL),
+		    END }, true },
+		{ "vid 100 against vid 101", { I(ETH, NULL, NULL),
+					       I(VLAN, &v100, &vm), END },
+		  { I(ETH, NULL, NULL), I(VLAN, &v101, &vm), END }, false },
+		{ "vid 100 against ipv4", { I(ETH, NULL, NULL),
+					    I(VLAN, &v100, &vm), END },
+		  { I(ETH, NULL, NULL), I(IPV4, NULL, NULL), END }, true },
+	};
+#undef END
+	static struct vbr_flow_desc da, db;
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(c); i++) {
+		TEST_ASSERT_SUCCESS(isect_prep(c[i].a, &da), "%s: a", c[i].name);
+		TEST_ASSERT_SUCCESS(isect_prep(c[i].b, &db), "%s: b", c[i].name);
+		TEST_ASSERT_EQUAL(vbr_flow_attr_intersect(&da.u.attr,
+				  da.items_end, &db.u.attr, db.items_end),
+				  c[i].isect, "%s", c[i].name);
+		TEST_ASSERT_EQUAL(vbr_flow_attr_intersect(&db.u.attr,
+				  db.items_end, &da.u.attr, da.items_end),
+				  c[i].isect, "%s (b, a)", c[i].name);
+	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * A companion's fate in its verbs attr: the VID split replaces the VLAN
+ * match of the base companion; a drop adds a count (when counted) and a
+ * drop spec.
+ */
+static int
+test_comp_fate(void)
+{
+	const struct rte_flow_item pattern[] = {
+		I(ETH, &ovs_eth6_untagged, &ovs_eth_m),
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	static struct vbr_flow_desc d;
+	uint8_t buf[VBR_FLOW_BUF_SIZE] __rte_aligned(8);
+	struct ibv_flow_attr *a = (struct ibv_flow_attr *)buf;
+	struct ibv_counters *cnt = (struct ibv_counters *)(uintptr_t)0x1000;
+	struct ibv_flow_spec_counter_action ca;
+	struct ibv_flow_spec_eth e;
+	uint32_t type;
+	size_t n;
+
+	TEST_ASSERT_SUCCESS(isect_prep(pattern, &d), "prepare");
+	TEST_ASSERT_EQUAL(d.comp, VBR_FLOW_COMP_TAGGED, "has_vlan 0");
+	n = vbr_flow_comp_attr(&d.u.attr, d.items_end, d.comp, 0, 3, buf,
+			       sizeof(buf));
+	TEST_ASSERT_EQUAL(n, (size_t)d.items_end, "base companion");
+	n = vbr_flow_comp_fate(buf, sizeof(buf), 0x0a0, 0xff0, false, NULL);
+	TEST_ASSERT_EQUAL(n, (size_t)d.items_end, "accept: no spec added");
+	memcpy(&e, buf + sizeof(*a), sizeof(e));
+	TEST_ASSERT_EQUAL(e.mask.vlan_tag, RTE_BE16(0xff0), "VID mask");
+	TEST_ASSERT_EQUAL(e.val.vlan_tag, RTE_BE16(0x0a0), "VID");
+	n = vbr_flow_comp_fate(buf, sizeof(buf), 0, 0, true, cnt);
+	TEST_ASSERT_EQUAL(n, d.items_end + sizeof(ca) +
+			  sizeof(struct ibv_flow_spec_action_drop), "drop");
+	TEST_ASSERT_EQUAL(a->size, n, "attr size");
+	TEST_ASSERT_EQUAL(a->num_of_specs, 3, "eth, count, drop");
+	memcpy(&ca, buf + d.items_end, sizeof(ca));
+	TEST_ASSERT_EQUAL(ca.type, IBV_FLOW_SPEC_ACTION_COUNT, "count spec");
+	TEST_ASSERT(ca.counters == cnt, "its counters");
+	memcpy(&type, buf + d.items_end + sizeof(ca), sizeof(type));
+	TEST_ASSERT_EQUAL(type, IBV_FLOW_SPEC_ACTION_DROP, "drop spec");
+	memcpy(&e, buf + sizeof(*a), sizeof(e));
+	TEST_ASSERT_EQUAL(e.mask.vlan_tag, RTE_BE16(0xff0), "VID kept");
+	TEST_ASSERT_EQUAL(vbr_flow_comp_fate(buf, d.items_end + 4, 0, 0, true,
+					     NULL), 0u, "room short");
+	return TEST_SUCCESS;
+}
+
 /*
  * eth type 0x8100 / vlan: the TPID is dropped on a device whose VLAN
  * match selects C-tags only; refused where it takes any TPID (it would
@@ -1126,6 +1264,8 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_error_cause),
 		TEST_CASE(test_mark_mapping),
 		TEST_CASE(test_companions),
+		TEST_CASE(test_attr_intersect),
+		TEST_CASE(test_comp_fate),
 		TEST_CASE(test_vlan_tpid),
 		TEST_CASES_END(),
 	},

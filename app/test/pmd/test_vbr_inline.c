@@ -665,6 +665,31 @@ test_rcu(void)
 }
 
 /*
+ * The ring sizes a port suggests (dev_info), which testpmd takes without
+ * --rxd/--txd: 256, the mlx5 PMD's for up to two queues, within the limits.
+ */
+static int
+check_default_rings(const char *name)
+{
+	struct rte_eth_dev_info info;
+	uint16_t port;
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name(name, &port), "%s",
+			    name);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_info_get(port, &info), "dev_info");
+	TEST_ASSERT_EQUAL(info.default_rxportconf.ring_size, 256,
+			  "default Rx ring %u", info.default_rxportconf.ring_size);
+	TEST_ASSERT_EQUAL(info.default_txportconf.ring_size, 256,
+			  "default Tx ring %u", info.default_txportconf.ring_size);
+	TEST_ASSERT(info.rx_desc_lim.nb_min <= 256 &&
+		    info.rx_desc_lim.nb_max >= 256 &&
+		    info.tx_desc_lim.nb_min <= 256 &&
+		    info.tx_desc_lim.nb_max >= 256,
+		    "256 outside the descriptor limits");
+	return TEST_SUCCESS;
+}
+
+/*
  * The ends of a cable run one model: an inline end and a thread end are
  * refused at probe (the second one); engine_cpu= belongs to thread. No
  * progress= is inline, the default; engine_cpu= alone is thread.
@@ -674,6 +699,7 @@ test_devargs(void)
 {
 	TEST_ASSERT_SUCCESS(rte_vdev_init("net_vbr0",
 			    "wire=pair:inl-x,progress=inline"), "inline end");
+	TEST_ASSERT_SUCCESS(check_default_rings("net_vbr0"), "ring sizes");
 	TEST_ASSERT(rte_vdev_init("net_vbr1",
 				  "wire=pair:inl-x,progress=thread") != 0,
 		    "a thread end joined an inline end's cable");

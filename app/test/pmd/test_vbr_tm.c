@@ -374,6 +374,49 @@ test_qp_set_racing_recovery(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A device that refuses a limit on a QP in RTS (EINVAL: the glue's
+ * modify_qp_rate_limit swapped for one that says so): the set fails with
+ * -EINVAL and the wanted limit stays the old one, not kept for a
+ * recovery that will never come. The QP's state is read, not guessed
+ * from the errno.
+ */
+static struct vbr_glue refusing_glue;
+
+static int
+refuse_rate_limit(struct ibv_qp *qp, struct ibv_qp_rate_limit_attr *attr)
+{
+	(void)qp;
+	(void)attr;
+	return EINVAL;
+}
+
+static int
+test_qp_refused_in_rts(void)
+{
+	struct vbr_txq *txq = rte_eth_devices[port0].data->tx_queues[0];
+	const struct vbr_glue *glue = txq->priv->glue;
+	uint32_t rate, burst;
+	uint16_t pkt;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 30000, 0, 0), "30M");
+	QP_LIMIT_IS(30000, "30M on the QP");
+	refusing_glue = *glue;
+	refusing_glue.modify_qp_rate_limit = refuse_rate_limit;
+	txq->priv->glue = &refusing_glue;
+	ret = set_limit(port0, 0, 60000, 0, 0);
+	txq->priv->glue = glue;
+	TEST_ASSERT_EQUAL(ret, -EINVAL, "refused in RTS: %d", ret);
+	TEST_ASSERT_SUCCESS(get_limit(port0, 0, &rate, &burst, &pkt), "get");
+	TEST_ASSERT_EQUAL(rate, 30000, "the wanted limit is the old one: %u",
+			  rate);
+	QP_LIMIT_IS(30000, "the old limit on the QP");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "removed");
+	QP_LIMIT_IS(0, "removed");
+	return TEST_SUCCESS;
+}
+
 /* A leaf's profile on the QP: 12500124 bytes/s is 100000 kbit/s. */
 static int
 test_qp_tm_leaf(void)
@@ -416,6 +459,32 @@ test_qp_tm_leaf(void)
 	return TEST_SUCCESS;
 }
 
+/* tx_q<N>_pace_bytes / _pace_full_ns: the pacer's counts, from a reset. */
+static int
+test_qp_pace_xstats(void)
+{
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 100000, 0, 0), "limit");
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port0), "reset");
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port0, "tx_q0_pace_bytes"), 0,
+			  "pace bytes after a reset");
+	TEST_ASSERT(vbr_test_xstat(port0, "tx_q0_pace_full_ns") != UINT64_MAX,
+		    "no tx_q0_pace_full_ns");
+	for (i = 0; i < 3; i++)
+		TEST_ASSERT_SUCCESS(cross(), "frame %u", i);
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port0, "tx_q0_pace_bytes"), 3 * 64,
+			  "pace bytes of three 64-byte frames");
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "no limit");
+	TEST_ASSERT_SUCCESS(cross(), "unpaced frame");
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port0, "tx_q0_pace_bytes"), 3 * 64,
+			  "an unpaced frame is not the pacer's");
+	TEST_ASSERT_SUCCESS(rte_eth_xstats_reset(port0), "reset");
+	TEST_ASSERT_EQUAL(vbr_test_xstat(port0, "tx_q0_pace_bytes"), 0,
+			  "pace bytes after the second reset");
+	return TEST_SUCCESS;
+}
+
 static void
 tm_teardown(void)
 {
@@ -444,7 +513,9 @@ static struct unit_test_suite suite_qp = {
 		TEST_CASE(test_qp_recovery),
 		TEST_CASE(test_qp_set_in_err),
 		TEST_CASE(test_qp_set_racing_recovery),
+		TEST_CASE(test_qp_refused_in_rts),
 		TEST_CASE(test_qp_tm_leaf),
+		TEST_CASE(test_qp_pace_xstats),
 		TEST_CASES_END(),
 	},
 };

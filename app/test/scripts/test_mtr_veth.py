@@ -8,9 +8,12 @@ network namespace the test makes and removes.
    refills in 50 ns, long before the next frame), the policy sending green
    to queue 0, yellow to queue 1, red to the bin. scapy sends frames of
    64, 400, 401, 500, 501, 1000, 300 and 450 bytes (no FCS: the length the
-   meter counts), 20 ms apart so that each is alone in its Rx burst:
-   frames up to CBS are green, up to PBS yellow, above red. 'show port
-   meter stats' and the queues' xstats must count exactly that.
+   meter counts), each once the meter has counted the one before, so that
+   each is alone in its Rx burst (the meter reads the clock once a burst:
+   two frames polled together see no refill between them, whatever the
+   time between their sends): frames up to CBS are green, up to PBS
+   yellow, above red. 'show port meter stats' and the queues' xstats must
+   count exactly that.
 2. Colour-aware: the same meter takes input colours from its DSCP table
    (IPv4 DSCP, IPv6 traffic class) and, first, its VLAN table (PCP, DEI)
    ('set port meter dscp table / vlan table / proto'); 100-byte frames all
@@ -52,13 +55,17 @@ AWARE = [
 ]
 AWARE_LEN = 100
 
+# One frame per line read, "sent" written once it is: the test says when
+# the next may go.
 SEND = r"""
-import sys, time
-from scapy.all import Ether, Dot1Q, IP, IPv6, UDP, Raw, sendp, get_if_hwaddr
-iface, dst, spec = sys.argv[1], sys.argv[2], sys.argv[3]
+import sys
+from scapy.all import Ether, Dot1Q, IP, IPv6, UDP, Raw, conf, get_if_hwaddr
+iface, dst = sys.argv[1], sys.argv[2]
 src = get_if_hwaddr(iface)
-for item in spec.split(";"):
-    kind, length, dscp, pcp, dei = item.split(",")
+s = conf.L2socket(iface=iface)
+print("ready", flush=True)
+for item in sys.stdin:
+    kind, length, dscp, pcp, dei = item.strip().split(",")
     length, dscp = int(length), int(dscp)
     p = Ether(src=src, dst=dst)
     if pcp != "-":
@@ -70,8 +77,9 @@ for item in spec.split(";"):
     p = p / UDP(sport=4000, dport=5000)
     p = p / Raw(b"\0" * (length - len(p)))
     assert len(p) == length, (len(p), length)
-    sendp(p, iface=iface, verbose=0)
-    time.sleep(0.02)
+    s.send(p)
+    print("sent", flush=True)
+s.close()
 """
 
 
@@ -85,15 +93,61 @@ def table(n, colours):
     return " ".join(colours.get(i, "G") for i in range(n))
 
 
-def send(veth_ns, peer_if, items):
-    spec = ";".join(",".join(str(x) for x in it) for it in items)
-    sh(["ip", "netns", "exec", veth_ns, PY, "-c", SEND, peer_if, VBR_MAC,
-        spec])
+def metered(t):
+    """Frames meter 1 has coloured since its stats were last cleared,
+    passed or dropped."""
+    st = mtr_stats(t.cmd("show port meter stats 0 1 no"))
+    return sum(st.get(f"Pkts {k}", 0) for k in ("G", "Y", "R", "DROPPED"))
+
+
+def send(t, veth_ns, peer_if, items):
+    """Send items one at a time: each once the meter has counted the one
+    before (or 10 s passed: then the counts will tell), so no two share
+    an Rx burst however late the pollers run."""
+    argv = ["ip", "netns", "exec", veth_ns, PY, "-c", SEND, peer_if,
+            VBR_MAC]
+    print("+ " + " ".join(argv[:6] + ["SEND"] + argv[7:]), flush=True)
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError("the scapy sender did not start")
+        base = metered(t)
+        for i, it in enumerate(items):
+            p.stdin.write(",".join(str(x) for x in it) + "\n")
+            p.stdin.flush()
+            if p.stdout.readline().strip() != "sent":
+                raise RuntimeError(f"the scapy sender failed on {it}")
+            seen = tp.wait_until(lambda: metered(t),
+                                 lambda m: m >= base + i + 1, 10)
+            if seen < base + i + 1:
+                print(f"frame {i} {it}: not metered in 10 s", flush=True)
+        p.stdin.close()
+        if p.wait(30) != 0:
+            raise RuntimeError(f"the scapy sender exited {p.returncode}")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def queues(t):
     xs = t.cmd("show port xstats 0")
     return xstat(xs, "rx_q0_packets") or 0, xstat(xs, "rx_q1_packets") or 0
+
+
+def wait_queues(t, base, colours, seconds=10):
+    """Until the queues took (since base, their counts then) the green and
+    yellow frames of colours, or seconds: a loaded machine may bring them
+    later than a fixed window; then half a second more for any extra."""
+    want = sum(1 for x in colours if x != 2)
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        q = queues(t)
+        if q[0] - base[0] + q[1] - base[1] >= want:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
 
 
 def expect(c, t, what, colours, size):
@@ -146,9 +200,10 @@ def run(pmd, script, kind):
 
         # 1. trTCM CBS 400, PBS 500
         t.cmd("start")
-        send(prefix + "ns", prefix + "1",
+        q = queues(t)
+        send(t, prefix + "ns", prefix + "1",
              [("ip4", n, 0, "-", 0) for n in LENS])
-        time.sleep(0.5)
+        wait_queues(t, q, COLOURS)
         t.cmd("stop")
         q0, q1 = queues(t)
         n = expect(c, t, "trtcm cbs 400 pbs 500", COLOURS, LENS)
@@ -171,10 +226,10 @@ def run(pmd, script, kind):
                         "actions meter mtr_id 1 / end")
             c.check("created" in out, f"{pat} rule on meter 1")
         t.cmd("start")
-        send(prefix + "ns", prefix + "1",
+        send(t, prefix + "ns", prefix + "1",
              [(k, AWARE_LEN, d, "-" if p is None else p, dei)
               for k, d, p, dei, _ in AWARE])
-        time.sleep(0.5)
+        wait_queues(t, (q0, q1), [x[4] for x in AWARE])
         t.cmd("stop")
         a0, a1 = queues(t)
         want = [x[4] for x in AWARE]

@@ -62,6 +62,16 @@ def stats(t):
     return tp.port_stats(t.cmd("show port stats 0"), 0) or {}
 
 
+def wait_errors(t, n):
+    """Port 0's stats once n frames sent into a down link are errors, or
+    after 20 s: the PMD counts a frame sent at its post and moves it to
+    the errors only once the device, which may drain the queue later
+    (thread, service), has counted it dropped."""
+    return tp.wait_until(lambda: stats(t),
+                         lambda s: s.get("TX-errors", 0) >= n and
+                         s.get("TX-bytes", 1) == 0)
+
+
 def sent_and_counted(c, tx, rx, what):
     """tx sends 4 bursts of 32 frames; rx (rxonly) counts exactly 128."""
     rx.cmd("clear port stats all")
@@ -121,7 +131,7 @@ def run(pmd):
         a.cmd("stop")
         a.cmd("clear port stats all")
         send_bursts(a, 2)
-        sa = stats(a)
+        sa = wait_errors(a, 64)
         c.check(sa.get("TX-packets") == 0 and sa.get("TX-errors") == 64 and
                 sa.get("TX-bytes") == 0,
                 f"sent into a down link: TX-packets {sa.get('TX-packets')} "
@@ -154,7 +164,7 @@ def run(pmd):
         c.check(not link_up(p1) and not link_up(p2),
                 "each has a lone end: link down")
         send_bursts(p2, 1)
-        s2 = stats(p2)
+        s2 = wait_errors(p2, 32)
         c.check(s2.get("TX-packets") == 0 and s2.get("TX-errors") == 32 and
                 s2.get("TX-bytes") == 0,
                 f"frames sent on a lone pair end are errors ({s2})")

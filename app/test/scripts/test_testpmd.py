@@ -25,6 +25,11 @@ def link_ok(info, c, what):
             f"{what}: non-zero link speed ({m.group(0) if m else 'none'})")
 
 
+def rx_packets(t, port):
+    st = tp.port_stats(t.cmd(f"show port stats {port}"), port) or {}
+    return st.get("RX-packets", 0)
+
+
 def run(pmd):
     c = tp.Checker()
     # mbufs large enough for one 9000-byte MTU frame (no scatter needed)
@@ -44,11 +49,17 @@ def run(pmd):
         link_ok(t.cmd("show port info 1"), c, "port 1")
 
         # rxonly + tx_first: each port sends exactly BURSTS bursts, the
-        # other receives them; nothing else moves, so counts are exact
-        t.cmd(f"start tx_first {BURSTS}")
-        time.sleep(1)
-        st = tp.fwd_stats(t.cmd("stop"))
+        # other receives them; nothing else moves, so counts are exact.
+        # The receive counts are waited for (the engine moves the frames
+        # when it runs, later on a loaded machine), then a moment more
+        # for any frame beyond them.
         want = BURSTS * BURST
+        base = [rx_packets(t, p) for p in (0, 1)]
+        t.cmd(f"start tx_first {BURSTS}")
+        for p in (0, 1):
+            tp.wait_rx(t, p, base[p] + want)
+        time.sleep(0.5)
+        st = tp.fwd_stats(t.cmd("stop"))
         ok = (0 in st and 1 in st)
         c.check(ok, "stop prints forward statistics for ports 0 and 1")
         if ok:
@@ -93,8 +104,10 @@ def run(pmd):
 
         # traffic still flows after the restart
         t.cmd("set fwd rxonly")
+        base = rx_packets(t, 1)
         t.cmd("start tx_first")
-        time.sleep(1)
+        tp.wait_rx(t, 1, base + BURST)
+        time.sleep(0.5)
         st = tp.fwd_stats(t.cmd("stop"))
         c.check(st.get(1, {}).get("RX-packets") == BURST,
                 f"after restart: port 1 RX-packets == {BURST}")

@@ -31,17 +31,37 @@ EVENT_LINE = re.compile(r"\nPort \d+: [^\n]*? event\n")
 # them: each half is taken out on its own too.
 EVENT_HEAD = re.compile(r"\nPort (?!\d)")
 EVENT_TAIL = re.compile(r"\d+: [a-z][a-z ]*? event\n")
+# Or in the two writes "\n" and "Port 0: link state change event\n"
+# (glibc flushes a line-buffered stream up to the last newline it was
+# handed): the line without its newline, which lands on its own, in a
+# prompt ("t" "\n" "estpmd> ") or in a command's echo.
+EVENT_BARE = re.compile(r"Port \d+: [a-z][a-z ]*? event\n")
+PROMPT_SPLIT = [PROMPT[:k] + "\n" + PROMPT[k:] for k in range(1, len(PROMPT))]
 
 
 def strip_events(text):
     """testpmd's output without the event lines its interrupt thread
-    printed into it, whole or in their two halves."""
+    printed into it, whole or in their halves."""
     text = EVENT_LINE.sub("", text)
     if "\nPort " in text:
         n = len(EVENT_HEAD.findall(text))
         text = EVENT_HEAD.sub("", text)
         text = EVENT_TAIL.sub("", text, count=n)
+    if EVENT_BARE.search(text):
+        text = EVENT_BARE.sub("", text)
+        for split in PROMPT_SPLIT:
+            text = text.replace(split, PROMPT)
     return text
+
+
+def find_echo(tail, line):
+    """Where the echo of a command starts and ends in @tail, (-1, -1) if
+    it is not there: a newline an event split off may sit inside it."""
+    i = tail.find(line)
+    if i >= 0:
+        return i, i + len(line)
+    m = re.search("\n?".join(re.escape(c) for c in line), tail)
+    return (m.start(), m.end()) if m else (-1, -1)
 
 SKIP = 77
 
@@ -178,7 +198,7 @@ class TestPmd:
 
     def wait_prompt(self, timeout=60):
         """Wait for the first prompt (start-up done)."""
-        if not self._wait(lambda: PROMPT in self.out, timeout):
+        if not self._wait(lambda: PROMPT in strip_events(self.out), timeout):
             raise RuntimeError("testpmd did not reach its prompt:\n" +
                                self.out[-3000:])
 
@@ -194,7 +214,7 @@ class TestPmd:
             # the echo of the command, its output, then a fresh prompt,
             # after which testpmd may print asynchronous event lines
             # ("Port 0: link state change event") with no new prompt
-            i = tail.find(line)
+            i = find_echo(tail, line)[0]
             j = tail.rfind(PROMPT)
             return i >= 0 and j > i and \
                 ASYNC_AFTER_PROMPT.fullmatch(tail[j + len(PROMPT):])
@@ -202,7 +222,7 @@ class TestPmd:
             raise RuntimeError(f"no prompt after '{line}':\n" +
                                self.out[start:][-3000:])
         tail = strip_events(self.out[start:])
-        tail = tail[tail.find(line) + len(line):]
+        tail = tail[find_echo(tail, line)[1]:]
         return tail[:tail.rfind(PROMPT)]
 
     def quit(self, timeout=30):
@@ -252,6 +272,19 @@ def wait_rx(t, port, want, seconds=20):
         if st.get("RX-packets", 0) >= want or time.monotonic() > end:
             return st
         time.sleep(0.1)
+
+
+def wait_until(read, done, seconds=20, step=0.05):
+    """Call read() until done(its value) holds or seconds pass; return the
+    last value read, for the caller to check exactly. A counter the
+    device publishes later than the command that made it move (another
+    thread's pass, on a loaded machine) is waited for, not slept for."""
+    end = time.monotonic() + seconds
+    while True:
+        v = read()
+        if done(v) or time.monotonic() > end:
+            return v
+        time.sleep(step)
 
 
 def fwd_stats(text):

@@ -244,9 +244,17 @@ t_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, unsigned int ms)
 	return got;
 }
 
-/* Wait until the condition holds or 2 s pass. */
+/*
+ * The most a positive wait lasts (a frame through the engine, a count, a
+ * link change), normally done within a millisecond: the deadline only ends
+ * a failing test, and must outlast an engine thread starved on a loaded
+ * machine (sanitizers, parallel tests on 2 CPUs), which 2 s did not always.
+ */
+#define T_WAIT_MS 10000
+
+/* Wait until the condition holds or T_WAIT_MS pass. */
 #define T_WAIT(cond) do { \
-	uint64_t t_end_ = t_now_ms() + 2000; \
+	uint64_t t_end_ = t_now_ms() + T_WAIT_MS; \
 	while (!(cond) && t_now_ms() < t_end_) \
 		usleep(100); \
 } while (0)

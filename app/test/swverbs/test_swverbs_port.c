@@ -3,12 +3,15 @@
 /*
  * The port: swv_query_port_ex() (its errno cases and fields), link control
  * (swv_set_port_link(): the peer of a pair cable loses carrier and raises
- * its event) and the MTU (frames above it dropped on receive, counted).
+ * its event) and the MTU (frames above it dropped on receive, counted; the
+ * engine's periodic MTU check never undoes an Rx MTU set meanwhile).
  */
 
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 
+#include "swv_priv.h"
 #include "swv_test_util.h"
 
 static int
@@ -287,6 +290,88 @@ test_rx_mtu_drop(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The engine's MTU check against the control path. The wire's ops are
+ * wrapped: the engine's first mtu() call after arming stalls until the
+ * control path has set an Rx MTU (300 ms at most: with the fix, the
+ * control path waits for the engine instead), and the engine's next pass
+ * is held in tx_flush() until the test has read the longest frame the
+ * device takes. Without the lock, the engine's stale result (from the
+ * wire's MTU) lands over the Rx MTU's.
+ */
+static const struct swv_wire_ops *mtu_real_ops;
+static struct swv_wire_ops mtu_slow_ops;
+static uint32_t mtu_armed, mtu_calls, mtu_set, mtu_back, mtu_held, mtu_read;
+
+static void
+mtu_wait(const uint32_t *flag, unsigned int ms)
+{
+	uint64_t end = t_now_ms() + ms;
+
+	while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE) && t_now_ms() < end)
+		usleep(100);
+}
+
+static uint32_t
+mtu_slow(struct swv_wire *w)
+{
+	if (__atomic_load_n(&mtu_armed, __ATOMIC_ACQUIRE) &&
+	    __atomic_add_fetch(&mtu_calls, 1, __ATOMIC_ACQ_REL) == 1) {
+		mtu_wait(&mtu_set, 300);
+		__atomic_store_n(&mtu_back, 1, __ATOMIC_RELEASE);
+	}
+	return mtu_real_ops->mtu != NULL ? mtu_real_ops->mtu(w) : 0;
+}
+
+static void
+mtu_hold_flush(struct swv_wire *w)
+{
+	if (__atomic_load_n(&mtu_back, __ATOMIC_ACQUIRE) &&
+	    !__atomic_exchange_n(&mtu_held, 1, __ATOMIC_ACQ_REL))
+		mtu_wait(&mtu_read, 2000);
+	mtu_real_ops->tx_flush(w);
+}
+
+static int
+test_mtu_check_keeps_rx_mtu(void)
+{
+	struct swv_device *dev;
+	struct ibv_context *ctx;
+	uint32_t got;
+
+	TEST_ASSERT_SUCCESS(swv_device_create("pmtu", "loop", NULL), "");
+	ctx = t_open("pmtu");
+	TEST_ASSERT_NOT_NULL(ctx, "");
+	dev = swv_ctx_dev(ctx);
+	TEST_ASSERT_EQUAL(SWV_LOAD(&dev->rx_max_frame),
+			  1500 + SWV_MTU_OVERHEAD, "the wire's MTU at first");
+	mtu_real_ops = dev->wire->ops;
+	mtu_slow_ops = *mtu_real_ops;
+	mtu_slow_ops.mtu = mtu_slow;
+	mtu_slow_ops.tx_flush = mtu_hold_flush;
+	__atomic_store_n(&dev->wire->ops, &mtu_slow_ops, __ATOMIC_RELEASE);
+	__atomic_store_n(&mtu_armed, 1, __ATOMIC_RELEASE);
+	/* The engine is in its check, with rx_mtu 0 read. */
+	T_WAIT(__atomic_load_n(&mtu_calls, __ATOMIC_ACQUIRE) >= 1);
+	TEST_ASSERT(__atomic_load_n(&mtu_calls, __ATOMIC_ACQUIRE) >= 1,
+		    "the engine checks the MTU");
+	TEST_ASSERT_SUCCESS(swv_set_port_rx_mtu(ctx, 1400), "");
+	__atomic_store_n(&mtu_set, 1, __ATOMIC_RELEASE);
+	/* The engine's next pass has begun: the stalled check has stored. */
+	T_WAIT(__atomic_load_n(&mtu_held, __ATOMIC_ACQUIRE));
+	got = SWV_LOAD(&dev->rx_max_frame);
+	__atomic_store_n(&mtu_read, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&mtu_armed, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&dev->wire->ops, mtu_real_ops, __ATOMIC_RELEASE);
+	TEST_ASSERT(__atomic_load_n(&mtu_held, __ATOMIC_ACQUIRE),
+		    "the engine's next pass");
+	TEST_ASSERT_EQUAL(got, 1400 + SWV_MTU_OVERHEAD,
+			  "the Rx MTU's frame size, not the wire's (%u)", got);
+	swv_close_device(ctx);
+	TEST_ASSERT_SUCCESS(swv_device_destroy("pmtu"), "");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs port",
 	.cases = {
@@ -296,6 +381,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_link_pair),
 		TEST_CASE(test_link_loop),
 		TEST_CASE(test_rx_mtu_drop),
+		TEST_CASE(test_mtu_check_keeps_rx_mtu),
 		TEST_CASES_END(),
 	},
 };

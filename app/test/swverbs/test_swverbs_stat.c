@@ -5,9 +5,11 @@
  * calls, auto mode by type, pid and both (a QP bound at its RESET -> INIT
  * with a port, as the kernel binds), and counts exact against frames
  * sent over a pair wire: bound before traffic, after part of it, unbound in
- * the middle.
+ * the middle; over bursts whose frames go to two QPs in runs, on the
+ * thread and the inline engines.
  */
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/prctl.h>
@@ -376,6 +378,242 @@ test_counts_pair(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Counts exact over bursts whose frames go to two receivers in runs
+ * (whatever the engine gathers per burst must be in by the completions):
+ * r1, r2 on device b, bound to one counter in turn, then both, then r1
+ * unbound, with frames in runs of 1 to 5 per QP inside each burst and r2
+ * running out of buffers in the middle of one. After each burst's completions
+ * are polled, each QP's own counts and the counter are exact.
+ */
+#define RB_N 24			/* frames per burst */
+#define RB_DIM(a) (sizeof(a) / sizeof((a)[0]))
+#define RB_LEN(i) (60 + ((i) * 37) % 400)
+
+struct rb_sum {
+	uint64_t frames[2], bytes[2], oob[2];
+};
+
+/* Whether frame i of burst k goes to r2 (runs of 1..5 frames). */
+static bool
+rb_to_r2(unsigned int k, unsigned int i)
+{
+	static const uint8_t runs[] = { 3, 1, 5, 2, 1, 4, 2, 3, 1, 2 };
+	unsigned int r = 0, at = 0;
+
+	while (at + runs[(r + k) % RB_DIM(runs)] <= i) {
+		at += runs[(r + k) % RB_DIM(runs)];
+		r++;
+	}
+	return (r & 1) != 0;
+}
+
+/* One burst k of RB_N frames a -> b in one post, sums of what went where. */
+static int
+rb_burst(struct tport *a, uint8_t *tbuf, const uint8_t *mac1,
+	 const uint8_t *mac2, unsigned int k, struct rb_sum *sent)
+{
+	struct ibv_send_wr wr[RB_N], *bad = NULL;
+	struct ibv_sge sge[RB_N];
+	struct ibv_wc wc[RB_N];
+	unsigned int i, q;
+
+	memset(sent, 0, sizeof(*sent));
+	for (i = 0; i < RB_N; i++) {
+		uint32_t len = RB_LEN(i + k);
+
+		q = rb_to_r2(k, i);
+		t_frame(tbuf + i * 512, len, q ? mac2 : mac1, a->d.mac,
+			(uint8_t)i);
+		sge[i].addr = (uintptr_t)(tbuf + i * 512);
+		sge[i].length = len;
+		sge[i].lkey = a->tmr->lkey;
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].next = i + 1 < RB_N ? &wr[i + 1] : NULL;
+		sent->frames[q]++;
+		sent->bytes[q] += len;
+	}
+	if (ibv_post_send(a->d.sqp, wr, &bad) != 0)
+		return -1;
+	return t_poll(a->d.scq, wc, RB_N, 2000) == RB_N ? 0 : -1;
+}
+
+/* Post n receives of 512 bytes on qp from rbuf slot *slot on. */
+static int
+rb_recv(struct tport *b, struct ibv_qp *qp, uint8_t *rbuf, unsigned int n,
+	unsigned int *slot)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++, (*slot)++)
+		if (t_recv(qp, b->rmr, rbuf + (*slot % 256) * 512, 512,
+			   *slot) != 0)
+			return -1;
+	return 0;
+}
+
+static int
+rb_qp_is(struct ibv_qp *qp, uint64_t frames, uint64_t bytes, uint64_t oob)
+{
+	struct swv_qp_stats st;
+
+	if (swv_query_qp_stats(qp, &st, NULL, NULL) != 0)
+		return 0;
+	if (st.rx_frames != frames || st.rx_bytes != bytes ||
+	    st.rx_out_of_buffer != oob) {
+		printf("    qp %u: rx %" PRIu64 "/%" PRIu64 " bytes %" PRIu64
+		       "/%" PRIu64 " oob %" PRIu64 "/%" PRIu64 "\n",
+		       qp->qp_num, st.rx_frames, frames, st.rx_bytes, bytes,
+		       st.rx_out_of_buffer, oob);
+		return 0;
+	}
+	return 1;
+}
+
+static int
+runs_case(struct swv_engine *eng, const char *tag)
+{
+	static uint8_t tbuf[RB_N * 512], rbuf[256 * 512];
+	struct swv_device_attr attr = {
+		.flags = SWV_DEVICE_PROFILE_MLX5, .engine = eng,
+	};
+	/* bound[k][q]: r(q+1) bound to x during burst k */
+	static const bool bound[][2] = {
+		{ false, false }, { true, false }, { true, true },
+		{ true, true }, { false, true }, { false, true },
+	};
+	uint64_t xf = 0, xb = 0, xo = 0, own[2][3] = { { 0 } };
+	struct ibv_wc wc[RB_N];
+	struct ibv_qp *r[2];
+	struct ibv_flow *fl2;
+	struct tport a, b;
+	struct rb_sum s;
+	uint8_t mac2[6];
+	char na[24], nb[24], wire[32];
+	unsigned int k, q, slot = 0, want, got;
+	uint32_t x = 0, c;
+
+	snprintf(na, sizeof(na), "st-r%sa", tag);
+	snprintf(nb, sizeof(nb), "st-r%sb", tag);
+	snprintf(wire, sizeof(wire), "pair:st-runs-%s", tag);
+	TEST_ASSERT_SUCCESS(t_port_setup(&a, na, wire, &attr, tbuf,
+					 sizeof(tbuf), rbuf, 512, false), "");
+	TEST_ASSERT_SUCCESS(t_port_setup(&b, nb, wire, &attr, tbuf,
+					 sizeof(tbuf), rbuf, sizeof(rbuf),
+					 true), "");
+	memcpy(mac2, b.d.mac, 6);
+	mac2[5] ^= 0x40;
+	r[0] = b.d.rqp;
+	r[1] = t_raw_qp(&b.d, 1, 256, 1, 1);
+	TEST_ASSERT_NOT_NULL(r[1], "");
+	TEST_ASSERT_SUCCESS(t_qp_to(r[1], IBV_QPS_RTR), "");
+	fl2 = t_flow_eth(r[1], mac2, 0);
+	TEST_ASSERT_NOT_NULL(fl2, "");
+	for (k = 0; k < RB_DIM(bound); k++) {
+		/* The binds of this burst, made between bursts. */
+		for (q = 0; q < 2; q++) {
+			if (bound[k][q] == (k > 0 && bound[k - 1][q]))
+				continue;
+			if (!bound[k][q]) {
+				TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(b.d.ctx,
+						    qpn(r[q]), x), "");
+			} else if (x == 0) {
+				TEST_ASSERT_SUCCESS(swv_counter_bind_qp_alloc(
+						    b.d.ctx, qpn(r[q]), &x), "");
+			} else {
+				TEST_ASSERT_SUCCESS(swv_counter_bind_qp(b.d.ctx,
+						    qpn(r[q]), x), "");
+			}
+		}
+		/*
+		 * A buffer for each frame; in burst 3, r2 has 3, its other
+		 * frames are dropped (out of buffer).
+		 */
+		want = 0;
+		for (q = 0, c = 0; q < RB_N; q++)
+			c += rb_to_r2(k, q);
+		TEST_ASSERT_SUCCESS(rb_recv(&b, r[0], rbuf, RB_N - c, &slot),
+				    "");
+		TEST_ASSERT_SUCCESS(rb_recv(&b, r[1], rbuf, k == 3 ? 3 : c,
+					    &slot), "");
+		TEST_ASSERT_SUCCESS(rb_burst(&a, tbuf, b.d.mac, mac2, k, &s),
+				    "burst %u", k);
+		for (q = 0; q < 2; q++) {
+			uint64_t f = s.frames[q], by = s.bytes[q], o = 0;
+
+			if (q == 1 && k == 3) {
+				/* The first 3 in, by their lengths. */
+				unsigned int i, n = 0;
+
+				by = 0;
+				for (i = 0; i < RB_N; i++)
+					if (rb_to_r2(k, i) && n++ < 3)
+						by += RB_LEN(i + k);
+				o = f - 3;
+				f = 3;
+			}
+			own[q][0] += f;
+			own[q][1] += by;
+			own[q][2] += o;
+			want += f;
+			if (bound[k][q]) {
+				xf += f;
+				xb += by;
+				xo += o;
+			}
+		}
+		for (got = 0; got < want; got += c) {
+			c = (uint32_t)t_poll(b.d.rcq, wc, (int)(want - got),
+					     2000);
+			TEST_ASSERT(c > 0, "burst %u: %u of %u received", k,
+				    got, want);
+		}
+		/* A QP short of buffers leaves its own WQEs unused: none. */
+		if (k == 3) {
+			struct swv_port_counters pc;
+
+			T_WAIT(swv_query_port_counters(b.d.ctx, &pc) == 0 &&
+			       pc.rx_out_of_buffer == own[1][2]);
+		}
+		for (q = 0; q < 2; q++)
+			TEST_ASSERT(rb_qp_is(r[q], own[q][0], own[q][1],
+					     own[q][2]), "burst %u: r%u", k, q + 1);
+		if (x == 0)
+			continue;	/* none bound yet */
+		TEST_ASSERT_EQUAL(cnt_get(b.d.ctx, x, ST(rx_frames)), xf,
+				  "burst %u: counter frames", k);
+		TEST_ASSERT_EQUAL(cnt_get(b.d.ctx, x, ST(rx_bytes)), xb,
+				  "burst %u: counter bytes", k);
+		TEST_ASSERT_EQUAL(cnt_get(b.d.ctx, x,
+					  ST(rx_out_of_buffer)), xo,
+				  "burst %u: counter out of buffer", k);
+	}
+	TEST_ASSERT(t_counters_ok(b.d.ctx), "port identity");
+	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(b.d.ctx, qpn(r[1]), x), "");
+	swv_destroy_flow(fl2);
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(r[1]), "");
+	t_port_teardown(&b);
+	t_port_teardown(&a);
+	return TEST_SUCCESS;
+}
+
+static int
+test_counts_runs_thread(void)
+{
+	return runs_case(NULL, "t");
+}
+
+static int
+test_counts_runs_inline(void)
+{
+	return runs_case(swv_engine_inline(), "i");
+}
+
 /* The MR of st[0 .. n - 1] numbered after lkey's slot, or NULL. */
 static const struct swv_mr_stats *
 mr_find(const struct swv_mr_stats *st, int n, uint32_t lkey)
@@ -445,6 +683,8 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_auto_pid),
 		TEST_CASE(test_auto_type_pid),
 		TEST_CASE(test_counts_pair),
+		TEST_CASE(test_counts_runs_thread),
+		TEST_CASE(test_counts_runs_inline),
 		TEST_CASE(test_mr_stats),
 		TEST_CASES_END(),
 	},

@@ -1066,6 +1066,85 @@ test_burst_order(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Past its first chunks the rule pool asks for transparent huge pages: the
+ * mapping of the last of 100,000 rules (10 MB of them) is one with huge
+ * pages advised ("hg" in /proc/self/smaps VmFlags) and holds the whole
+ * 2 MiB-aligned block around the rule (the chunk is aligned, so one huge
+ * page can back it). Lookups over a million rules then do not take a page
+ * walk per frame. Skipped where the kernel has no THP.
+ */
+static int
+pool_vma_flags(uintptr_t a, uintptr_t *lo, uintptr_t *hi, char *flags,
+	       size_t len)
+{
+	char line[512];
+	bool in = false;
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	int ret = -1;
+
+	if (fp == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		unsigned long s, e;
+
+		if (sscanf(line, "%lx-%lx ", &s, &e) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= s && a < e;
+			if (in) {
+				*lo = s;
+				*hi = e;
+			}
+		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			snprintf(flags, len, "%s", line + 8);
+			ret = 0;
+			break;
+		}
+	}
+	fclose(fp);
+	return ret;
+}
+
+static int
+test_pool_huge(void)
+{
+	enum { N = 100000 };
+	const uintptr_t huge = 2u << 20;
+	struct ibv_flow_spec_ipv4_ext *ip;
+	uintptr_t a, lo = 0, hi = 0;
+	struct ibv_flow **fl;
+	char flags[512];
+	struct rb r;
+	int i;
+
+	if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+		return TEST_SKIPPED;
+	fl = calloc(N, sizeof(*fl));
+	TEST_ASSERT_NOT_NULL(fl, "");
+	r_init(&r, IBV_FLOW_ATTR_NORMAL, 0);
+	ip = r_ip4(&r, false);
+	ip->mask.dst_ip = 0xffffffff;
+	for (i = 0; i < N; i++) {
+		ip->val.dst_ip = htonl(0x0a000000 + (uint32_t)i);
+		fl[i] = r_create(&r, d.rqp);
+		TEST_ASSERT_NOT_NULL(fl[i], "rule %d: %d", i, errno);
+	}
+	a = (uintptr_t)fl[N - 1];
+	TEST_ASSERT_SUCCESS(pool_vma_flags(a, &lo, &hi, flags, sizeof(flags)),
+			    "no mapping holds the rule at %#lx",
+			    (unsigned long)a);
+	printf("  rule at %#lx, mapping %#lx-%#lx, flags%s", (unsigned long)a,
+	       (unsigned long)lo, (unsigned long)hi, flags);
+	TEST_ASSERT(strstr(flags, " hg") != NULL,
+		    "huge pages not advised for the rule pool");
+	TEST_ASSERT(lo <= (a & ~(huge - 1)) && hi >= (a & ~(huge - 1)) + huge,
+		    "the chunk is not 2 MiB aligned");
+	for (i = 0; i < N; i++)
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(fl[i]), "");
+	free(fl);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs steering",
 	.cases = {
@@ -1082,6 +1161,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_retire_mid_update),
 		TEST_CASE(test_churn_traffic),
 		TEST_CASE(test_burst_order),
+		TEST_CASE(test_pool_huge),
 		TEST_CASES_END(),
 	},
 };

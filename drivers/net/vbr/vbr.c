@@ -198,6 +198,8 @@ vbr_port_rebind(struct vbr_priv *priv)
 	ret = priv->glue->port_rebind(priv->ctx, why, sizeof(why));
 	if (ret != 0)
 		VBR_LOG(ERR, "port %u: %s", priv->dev->data->port_id, why);
+	else
+		__atomic_store_n(&priv->removed, 0, __ATOMIC_RELEASE);
 	return -ret;
 }
 
@@ -325,6 +327,7 @@ vbr_dev_close(struct rte_eth_dev *dev)
 
 	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
 		return 0;
+	vbr_tel_port_del(dev);
 	vbr_dev_release_queues(dev);
 	vbr_release(priv);
 	return 0;
@@ -392,6 +395,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 	priv = dev->data->dev_private;
 	priv->dev = dev;
 	rte_spinlock_init(&priv->mr_lock);
+	rte_spinlock_init(&priv->link_lock);
 	rte_spinlock_init(&priv->qp_cnt_lock);
 	TAILQ_INIT(&priv->mrs);
 	SLIST_INIT(&priv->mr_retired);
@@ -469,6 +473,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 				RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS;
 	vbr_link_update(dev, 0);
 	rte_eth_dev_probing_finish(dev);
+	vbr_tel_port_add(dev);
 	VBR_LOG(INFO, "%s: port %u on %s device %s, MAC "
 		RTE_ETHER_ADDR_PRT_FMT, name, dev->data->port_id,
 		priv->glue->name, priv->ibdev_name,

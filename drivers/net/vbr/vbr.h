@@ -37,6 +37,8 @@ struct rte_vdev_device;
 #define VBR_ETH_OVERHEAD (RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
 /** Descriptor limits advertised to applications. */
 #define VBR_MIN_DESC 64
+/** Descriptors per queue an application takes by default (dev_info). */
+#define VBR_DEFAULT_DESC 256
 /** RSS hash types the hash QP can use (mapped by vbr_flow_rss_fields()). */
 #define VBR_RSS_OFFLOADS (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | \
 			  RTE_ETH_RSS_UDP | RTE_ETH_RSS_L3_SRC_ONLY | \
@@ -101,6 +103,18 @@ struct vbr_priv {
 	unsigned int mr_cb:1;		/**< mempool event callback set */
 	unsigned int intr_cb:1;		/**< async fd handler registered */
 	unsigned int mp_user:1;		/**< counted in vbr_mp.c's users */
+	/**
+	 * The device raised IBV_EVENT_DEVICE_FATAL (vbr_intr.c), until a
+	 * start binds the port again (vbr_port_rebind()): its send queues
+	 * are not recovered meanwhile (atomic).
+	 */
+	uint8_t removed;
+	/**
+	 * Held by vbr_link_update() from its port query to its store: the
+	 * interrupt thread and the application's (dev_start, link_get) both
+	 * update the link, and an older reading must not land last.
+	 */
+	rte_spinlock_t link_lock;
 	struct rte_intr_handle *intr;	/**< async event fd */
 	/* Steering (vbr_steer.c). */
 	struct vbr_steer_caps steer_caps; /**< what the device accepts */
@@ -110,6 +124,8 @@ struct vbr_priv {
 	unsigned int vlan_drop_cnt:1;	/**< vlan_drop has an object */
 	struct vbr_count vlan_drop;	/**< frames the VLAN filter drops */
 	uint64_t vlan_drop_base;	/**< vlan_drop at the last reset */
+	unsigned int comp_drop_cnt:1;	/**< comp_drop has an object */
+	struct vbr_count comp_drop;	/**< companions' unmatched drops */
 	uint64_t handoff_freed_base;	/**< vbr_mtr_handoff_freed() then */
 	struct rte_ether_addr mc_addrs[VBR_MAX_MC_ADDRS]; /**< mc list */
 	uint32_t nb_mc_addrs;		/**< entries of mc_addrs */
@@ -124,10 +140,10 @@ struct vbr_priv {
 	pthread_mutex_t flow_lock;	/**< serialises the flow ops */
 	TAILQ_HEAD(, rte_flow) flows;	/**< user and internal rules */
 	uint32_t nb_user_flows;		/**< user rules in flows */
+	uint32_t nb_comp_flows;		/**< of them, with companions */
 	LIST_HEAD(, vbr_rss) rss_objs;	/**< hash QPs shared by rules */
 	struct vbr_rss_table *rss_table; /**< rss_objs by hash (vbr_rss.c) */
 	struct vbr_count_port *count_port; /**< indirect COUNTs and AGE */
-	uint32_t flow_seq;		/**< number of the next user rule */
 	uint32_t flow_tag_rules;	/**< rules with a tag (Rx reads) */
 	struct vbr_rx_act_table *rx_act; /**< what tags mean (vbr_rxtx.h) */
 	struct vbr_tags *tags;		/**< who uses which tag (vbr_steer.c) */
@@ -147,6 +163,12 @@ struct vbr_priv {
 	/** QP counters at the last reset (a fixed array, never freed). */
 	struct vbr_qp_cnt_base qp_cnt_base[VBR_STATS_QP_CNT_MAX];
 	unsigned int nb_qp_cnt_base;	/**< entries of qp_cnt_base */
+	/**
+	 * VBR_GLUE_CNT_* the device xstats show, from the first read that
+	 * worked (atomic; 0: none yet): a failed read later does not move
+	 * the xstats after them.
+	 */
+	uint32_t xstats_valid;
 	/* Tx rate limits and rte_tm (vbr_tm.c). */
 	struct vbr_tm *tm;		/**< made on first use (atomic) */
 };
@@ -162,6 +184,11 @@ int vbr_port_sync_mtu(struct vbr_priv *priv);
 extern const struct eth_dev_ops vbr_dev_ops;
 void vbr_dev_release_queues(struct rte_eth_dev *dev);
 int vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete);
+/*
+ * Test hook: called by vbr_link_update() between its port query and its
+ * store of the link (NULL: none).
+ */
+extern void (*vbr_link_update_hook)(struct rte_eth_dev *dev);
 
 /* vbr_stats.c */
 int vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats);
@@ -171,6 +198,12 @@ int vbr_xstats_get_names(struct rte_eth_dev *dev,
 int vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 		   unsigned int size);
 void vbr_stats_release(struct vbr_priv *priv);
+void vbr_tel_write_lock(void);
+void vbr_tel_write_unlock(void);
+void vbr_tel_port_add(struct rte_eth_dev *dev);
+void vbr_tel_port_del(struct rte_eth_dev *dev);
+struct rte_eth_dev *vbr_tel_get(uint16_t port_id);
+void vbr_tel_put(void);
 
 /* vbr_steer.c (rules: vbr_steer.h) */
 int vbr_steer_probe(struct vbr_priv *priv);
@@ -180,6 +213,7 @@ int vbr_steer_sync(struct vbr_priv *priv);
 void vbr_steer_flush(struct vbr_priv *priv, bool internal);
 void vbr_steer_release(struct vbr_priv *priv);
 uint64_t vbr_steer_vlan_dropped(struct vbr_priv *priv);
+uint64_t vbr_steer_comp_unmatched(struct vbr_priv *priv);
 void vbr_steer_flow_counts(struct vbr_priv *priv, uint64_t out[3]);
 int vbr_steer_rss_configure(struct vbr_priv *priv);
 int vbr_steer_reta_update(struct rte_eth_dev *dev,
@@ -258,7 +292,6 @@ int vbr_set_queue_rate_limit(struct rte_eth_dev *dev, uint16_t queue_idx,
 			     uint32_t tx_rate);
 int vbr_tm_ops_get(struct rte_eth_dev *dev, void *arg);
 int vbr_tm_txq_ready(struct vbr_txq *txq);
-void vbr_tm_stats_reset(struct vbr_priv *priv);
 /*
  * Test hook: called by vbr_tm_txq_ready() between reading the queue's
  * wanted limit and putting it on the QP (NULL: none).

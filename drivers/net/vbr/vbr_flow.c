@@ -2080,6 +2080,201 @@ vbr_flow_comp_attr(const struct ibv_flow_attr *attr, uint16_t items_end,
 	return items_end;
 }
 
+/** Which base companion (vbr_flow_comp_attr() i) a VLAN_COMP_* bit owns. */
+uint8_t
+vbr_flow_comp_bit(uint8_t comp, unsigned int i)
+{
+	if (comp & VBR_FLOW_COMP_TAGGED && i < 2)
+		return VBR_FLOW_COMP_TAGGED;
+	return VBR_FLOW_COMP_V6_EXT;
+}
+
+/**
+ * Give a companion built by vbr_flow_comp_attr() in buf its fate: with
+ * vmask non-zero, its outer eth spec matches the VLAN TCI vid under vmask
+ * instead of the VID bit of the base companion (a VLAN mask selects tagged
+ * frames); with drop, it drops, counted by counters if not NULL. Return
+ * the new size, 0 if room is short or the companion has no eth spec.
+ */
+size_t
+vbr_flow_comp_fate(uint8_t *buf, size_t room, uint16_t vid, uint16_t vmask,
+		   bool drop, struct ibv_counters *counters)
+{
+	struct ibv_flow_attr *out = (struct ibv_flow_attr *)buf;
+	size_t size = out->size;
+	uint8_t *pos = buf + sizeof(*out);
+
+	if (vmask != 0) {
+		struct ibv_flow_spec_eth e;
+
+		if (size < sizeof(*out) + sizeof(e))
+			return 0;
+		memcpy(&e, pos, sizeof(e));
+		if (e.type != IBV_FLOW_SPEC_ETH)
+			return 0;
+		e.val.vlan_tag = rte_cpu_to_be_16(vid & vmask);
+		e.mask.vlan_tag = rte_cpu_to_be_16(vmask);
+		memcpy(pos, &e, sizeof(e));
+	}
+	if (!drop)
+		return size;
+	if (size + sizeof(struct ibv_flow_spec_counter_action) +
+	    sizeof(struct ibv_flow_spec_action_drop) > room)
+		return 0;
+	if (counters != NULL) {
+		vbr_flow_spec_hdr(buf + size, IBV_FLOW_SPEC_ACTION_COUNT,
+				  sizeof(struct ibv_flow_spec_counter_action));
+		vbr_flow_spec_set_counters(buf + size, counters);
+		size += sizeof(struct ibv_flow_spec_counter_action);
+		out->num_of_specs++;
+	}
+	vbr_flow_spec_hdr(buf + size, IBV_FLOW_SPEC_ACTION_DROP,
+			  sizeof(struct ibv_flow_spec_action_drop));
+	size += sizeof(struct ibv_flow_spec_action_drop);
+	out->num_of_specs++;
+	out->size = size;
+	return size;
+}
+
+/* Where the filter of a spec is, and its size; false: not an item spec. */
+static bool
+vbr_flow_spec_filter(uint32_t type, size_t *off, size_t *len)
+{
+#define F(t, s) case IBV_FLOW_SPEC_##t: \
+	*off = offsetof(struct s, val); \
+	*len = sizeof(((struct s *)NULL)->val); \
+	return true
+	switch (type & ~(uint32_t)IBV_FLOW_SPEC_INNER) {
+	F(ETH, ibv_flow_spec_eth);
+	F(IPV4, ibv_flow_spec_ipv4);
+	F(IPV4_EXT, ibv_flow_spec_ipv4_ext);
+	F(IPV6, ibv_flow_spec_ipv6);
+	F(TCP, ibv_flow_spec_tcp_udp);
+	F(UDP, ibv_flow_spec_tcp_udp);
+	F(VXLAN_TUNNEL, ibv_flow_spec_tunnel);
+	F(GRE, ibv_flow_spec_gre);
+	F(MPLS, ibv_flow_spec_mpls);
+	F(ESP, ibv_flow_spec_esp);
+	default:
+		return false;
+	}
+#undef F
+}
+
+/** Item specs of a rule at most (outer and inner eth, L3, L4, tunnel). */
+#define VBR_FLOW_ISECT_SPECS 8
+
+/* What the item specs of one attr say, per header level (outer, inner). */
+struct vbr_flow_isect {
+	const uint8_t *spec[VBR_FLOW_ISECT_SPECS]; /**< first of each type */
+	uint32_t type[VBR_FLOW_ISECT_SPECS];	/**< their types */
+	unsigned int nb;			/**< entries of spec */
+	uint8_t l3[2];			/**< 4, 6, 0xff other, 0 any */
+	uint8_t l4[2];			/**< IPPROTO_TCP, _UDP, 0 any */
+};
+
+/* Index the item specs of attr (up to end); false: a spec is malformed. */
+static bool
+vbr_flow_isect_index(const struct ibv_flow_attr *attr, uint16_t end,
+		     struct vbr_flow_isect *x)
+{
+	const uint8_t *pos = (const uint8_t *)attr + sizeof(*attr);
+	const uint8_t *stop = (const uint8_t *)attr + end;
+
+	x->nb = 0;
+	memset(x->l3, 0, sizeof(x->l3));
+	memset(x->l4, 0, sizeof(x->l4));
+	while (pos < stop) {
+		struct ibv_flow_spec spec;
+		unsigned int in, i;
+
+		memcpy(&spec.hdr, pos, sizeof(spec.hdr));
+		if (spec.hdr.size == 0 || pos + spec.hdr.size > stop)
+			return false;
+		in = !!(spec.hdr.type & IBV_FLOW_SPEC_INNER);
+		for (i = 0; i < x->nb && x->type[i] != spec.hdr.type; i++)
+			;
+		if (i == x->nb) {
+			if (x->nb == VBR_FLOW_ISECT_SPECS)
+				return false;
+			x->spec[x->nb] = pos;
+			x->type[x->nb++] = spec.hdr.type;
+		}
+		switch (spec.hdr.type & ~(uint32_t)IBV_FLOW_SPEC_INNER) {
+		case IBV_FLOW_SPEC_IPV4:
+		case IBV_FLOW_SPEC_IPV4_EXT:
+			x->l3[in] = 4;
+			break;
+		case IBV_FLOW_SPEC_IPV6:
+			x->l3[in] = 6;
+			break;
+		case IBV_FLOW_SPEC_TCP:
+			x->l4[in] = IPPROTO_TCP;
+			break;
+		case IBV_FLOW_SPEC_UDP:
+			x->l4[in] = IPPROTO_UDP;
+			break;
+		case IBV_FLOW_SPEC_ETH: {
+			struct ibv_flow_spec_eth e;
+
+			memcpy(&e, pos, sizeof(e));
+			if (e.mask.ether_type != RTE_BE16(0xffff) ||
+			    x->l3[in] != 0)
+				break;
+			x->l3[in] = e.val.ether_type == RTE_BE16(0x0800) ? 4 :
+				    e.val.ether_type == RTE_BE16(0x86dd) ? 6 :
+				    0xff;
+			break;
+		}
+		default:
+			break;
+		}
+		pos += spec.hdr.size;
+	}
+	return true;
+}
+
+/**
+ * Whether some frame may match both attrs' item specs (a up to a_end, b
+ * up to b_end): false only when they provably cannot, by an L3 family, an
+ * L4 protocol or a field both match under a common mask bit with different
+ * values. Used to find the rules a rule's companions would take frames
+ * from; "may" errs on the side of a conflict.
+ */
+bool
+vbr_flow_attr_intersect(const struct ibv_flow_attr *a, uint16_t a_end,
+			const struct ibv_flow_attr *b, uint16_t b_end)
+{
+	struct vbr_flow_isect xa, xb;
+	unsigned int in, t, u;
+	size_t off, len, i;
+
+	if (!vbr_flow_isect_index(a, a_end, &xa) ||
+	    !vbr_flow_isect_index(b, b_end, &xb))
+		return true;
+	for (in = 0; in < 2; in++) {
+		if (xa.l3[in] != 0 && xb.l3[in] != 0 && xa.l3[in] != xb.l3[in])
+			return false;
+		if (xa.l4[in] != 0 && xb.l4[in] != 0 && xa.l4[in] != xb.l4[in])
+			return false;
+	}
+	for (t = 0; t < xa.nb; t++) {
+		const uint8_t *sa = xa.spec[t], *sb;
+
+		for (u = 0; u < xb.nb && xb.type[u] != xa.type[t]; u++)
+			;
+		if (u == xb.nb ||
+		    !vbr_flow_spec_filter(xa.type[t], &off, &len))
+			continue;
+		sb = xb.spec[u];
+		for (i = 0; i < len; i++)
+			if ((sa[off + i] ^ sb[off + i]) & sa[off + len + i] &
+			    sb[off + len + i])
+				return false;
+	}
+	return true;
+}
+
 /*
  * Dump.
  */

@@ -16,6 +16,7 @@
 #ifndef VBR_FLOW_H
 #define VBR_FLOW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -171,6 +172,12 @@ unsigned int vbr_flow_nb_comp(uint8_t comp);
 size_t vbr_flow_comp_attr(const struct ibv_flow_attr *attr,
 			  uint16_t items_end, uint8_t comp, unsigned int i,
 			  uint16_t priority, uint8_t *buf, size_t room);
+uint8_t vbr_flow_comp_bit(uint8_t comp, unsigned int i);
+size_t vbr_flow_comp_fate(uint8_t *buf, size_t room, uint16_t vid,
+			  uint16_t vmask, bool drop,
+			  struct ibv_counters *counters);
+bool vbr_flow_attr_intersect(const struct ibv_flow_attr *a, uint16_t a_end,
+			     const struct ibv_flow_attr *b, uint16_t b_end);
 const char *vbr_flow_f_name(uint32_t bit);
 int vbr_flow_error(struct rte_flow_error *error, int code,
 		   enum rte_flow_error_type type, const void *cause,
@@ -246,6 +253,8 @@ int vbr_rss_missing_queue(const struct vbr_priv *priv,
 void vbr_rss_stop(struct vbr_priv *priv);
 void vbr_rss_release(struct vbr_priv *priv);
 void vbr_rss_dump(FILE *file, const struct vbr_rss *rss);
+void vbr_rss_dump_verbs(FILE *file, const struct vbr_priv *priv);
+void vbr_rss_dump_queues(FILE *file, const uint16_t *q, unsigned int n);
 unsigned int vbr_rss_nb_sets(const struct vbr_priv *priv, unsigned int *qps);
 unsigned int vbr_rss_qpns(const struct vbr_priv *priv, uint32_t *qpn,
 			  unsigned int max);

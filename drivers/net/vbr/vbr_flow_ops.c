@@ -77,6 +77,21 @@ vbr_flow_validate(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 	return ret;
 }
 
+/*
+ * The debug line of a rule made or gone: its number, its verbs flows and
+ * how many of them are companions, on the device or not. Caller holds
+ * flow_lock.
+ */
+static void
+vbr_flow_log(const struct vbr_priv *priv, const struct rte_flow *flow,
+	     const char *what)
+{
+	VBR_LOG(DEBUG, "port %u: rule %u %s: %u verbs flows (%u companions), "
+		"%u on the device", priv->dev->data->port_id, flow->id, what,
+		flow->nb_vf + flow->nb_cf, flow->nb_cf,
+		vbr_steer_nb_vf_on(flow));
+}
+
 static struct rte_flow *
 vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 		const struct rte_flow_item pattern[],
@@ -86,9 +101,18 @@ vbr_flow_create(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_flow_desc d;
 
+	struct rte_flow *flow;
+
 	if (vbr_flow_translate(priv, attr, pattern, actions, &d, error) != 0)
 		return NULL;
-	return vbr_steer_rule_create(priv, &d, error);
+	flow = vbr_steer_rule_create(priv, &d, error);
+	if (flow != NULL && rte_log_can_log(vbr_logtype, RTE_LOG_DEBUG)) {
+		pthread_mutex_lock(&priv->flow_lock);
+		if (vbr_steer_rule_check(priv, flow) != NULL)
+			vbr_flow_log(priv, flow, "created");
+		pthread_mutex_unlock(&priv->flow_lock);
+	}
+	return flow;
 }
 
 static int
@@ -106,6 +130,7 @@ vbr_flow_destroy(struct rte_eth_dev *dev, struct rte_flow *flow,
 			RTE_FLOW_ERROR_TYPE_HANDLE, flow,
 			"vbr: no such rule on this port");
 	}
+	vbr_flow_log(priv, f, "destroyed");
 	vbr_steer_rule_free(priv, f);
 	pthread_mutex_unlock(&priv->flow_lock);
 	return 0;
@@ -178,14 +203,39 @@ vbr_flow_isolate(struct rte_eth_dev *dev, int enable,
 	return vbr_steer_isolate(dev->data->dev_private, enable, error);
 }
 
+/* The port's rules in creation order, as vbr_priv.flows holds them. */
+TAILQ_HEAD(vbr_flow_rules, rte_flow);
+
+/*
+ * A new user rule's number, the one testpmd gives it: one more than the
+ * newest live user rule's, 0 when there is none (testpmd 22.11's
+ * port_flow_create numbers from the head of its own list, newest first).
+ * With the rules made from testpmd alone, its "flow list" and vbr's "flow
+ * dump" show the same numbers. Internal rules sit after the user ones
+ * (vbr_steer_sync()), so the walk from the tail is short. Caller holds
+ * flow_lock.
+ */
+uint32_t
+vbr_flow_rule_number(const struct vbr_priv *priv)
+{
+	const struct rte_flow *f;
+
+	for (f = TAILQ_LAST(&priv->flows, vbr_flow_rules); f != NULL;
+	     f = TAILQ_PREV(f, vbr_flow_rules, next))
+		if (f->tier == VBR_STEER_TIER_USER)
+			return f->id + 1;
+	return 0;
+}
+
 static void
 vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 		  FILE *file)
 {
 	unsigned int i;
 
-	fprintf(file, "port %u vbr rule %u: %s", priv->dev->data->port_id,
-		flow->id, vbr_steer_fate_name(flow->fate));
+	fprintf(file, "port %u vbr rule %u: handle %p, %s",
+		priv->dev->data->port_id, flow->id, (const void *)flow,
+		vbr_steer_fate_name(flow->fate));
 	if (flow->rss != NULL)
 		vbr_rss_dump(file, flow->rss);
 	if (flow->rx_act & VBR_RX_ACT_FLAG)
@@ -203,14 +253,16 @@ vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 		fprintf(file, ", indirect count");
 	if (flow->age != NULL)
 		fprintf(file, ", age");
-	fprintf(file, ", %u verbs flow%s (", flow->nb_vf,
-		flow->nb_vf > 1 ? "s" : "");
+	fprintf(file, ", %u verbs flow%s (", flow->nb_cf + flow->nb_vf,
+		flow->nb_cf + flow->nb_vf > 1 ? "s" : "");
+	for (i = 0; i < flow->nb_cf; i++)
+		fprintf(file, "%scompanion %s %s at %u", i > 0 ? ", " : "",
+			vbr_steer_cfate_name(flow->cf[i].fate),
+			vbr_flow_pt_name(flow->cf[i].pt),
+			flow->level * VBR_FLOW_PRIO_SUB);
 	for (i = 0; i < flow->nb_vf; i++)
-		fprintf(file, "%s%s%s at %u", i > 0 ? ", " : "",
-			flow->vf[i].comp != 0 ? "companion " : "",
+		fprintf(file, "%s%s at %u", i + flow->nb_cf > 0 ? ", " : "",
 			vbr_flow_pt_name(flow->vf[i].pt),
-			flow->vf[i].comp != 0 ?
-			flow->level * VBR_FLOW_PRIO_SUB :
 			vbr_steer_prio(priv, flow, flow->vf[i].pt));
 	fprintf(file, "), %s\n", vbr_steer_nb_vf_on(flow) > 0 ?
 		"on the device" : "not on the device (port stopped)");
@@ -239,10 +291,14 @@ vbr_flow_dev_dump(struct rte_eth_dev *dev, struct rte_flow *flow, FILE *file,
 			vbr_flow_dump_one(priv, f, file);
 	} else {
 		sets = vbr_rss_nb_sets(priv, &qps);
-		/* the rules there are, not flow_seq (the next rule id) */
+		/*
+		 * The rules in creation order, numbered as testpmd numbers
+		 * them (vbr_flow_rule_number()).
+		 */
 		fprintf(file, "port %u: %s, %u vbr rules, %u queue sets on "
 			"the device (%u hash QPs), %u verbs flow priorities, "
-			"levels 0 to %u\n", dev->data->port_id,
+			"levels 0 to %u; rules oldest first, numbered as "
+			"testpmd numbers them\n", dev->data->port_id,
 			priv->isolated ? "isolated" : "not isolated",
 			priv->nb_user_flows, sets, qps,
 			priv->steer_caps.nb_prios,

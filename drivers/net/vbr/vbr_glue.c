@@ -682,4 +682,5 @@ const struct vbr_glue vbr_glue_ibv = {
 	.get_cq_event = ibv_get_cq_event,
 	.ack_cq_events = ibv_ack_cq_events,
 	.cq_peek = vbr_ibv_cq_peek,
+	.query_qp = ibv_query_qp,
 };

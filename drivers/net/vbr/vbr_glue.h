@@ -115,6 +115,12 @@ struct vbr_glue_mr {
 	struct vbr_glue_val val[VBR_GLUE_MR_VALS];
 };
 
+/** What a QP's pacer let go, over the QP's life (qp_pace_stats). */
+struct vbr_glue_qp_pace {
+	uint64_t bytes;		/**< bytes of the frames it let go */
+	uint64_t full_ns;	/**< time its bucket sat full (rate unused) */
+};
+
 /** A QP counter: who it is for, and its values by name. */
 struct vbr_glue_qp_counter {
 	uint32_t cntn;
@@ -393,6 +399,18 @@ struct vbr_glue {
 	 * CQ's indexes (ibverbs without a direct-verbs provider).
 	 */
 	int (*cq_peek)(struct ibv_cq_ex *cq, struct vbr_glue_cq_peek *peek);
+	/**
+	 * A paced QP's departures as its pacer counts them (struct
+	 * vbr_glue_qp_pace; swverbs' swv_qp_pace_stats()). 0 or a positive
+	 * errno. NULL: the device does not show them (ibverbs).
+	 */
+	int (*qp_pace_stats)(struct ibv_qp *qp, struct vbr_glue_qp_pace *st);
+	/**
+	 * ibv_query_qp(): the QP's attributes (qp_state: why the device
+	 * refused a rate limit). 0 or a positive errno.
+	 */
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
 };
 
 /* Bits of post_send_burst()'s signaled[i]. */
@@ -466,5 +484,7 @@ extern const struct vbr_glue_backend vbr_glue_backends[];
  * or of another build).
  */
 const struct vbr_glue *vbr_glue_ibverbs_load(const char **why);
+/** A swverbs port's progress model by its devargs (thread, service...). */
+const char *vbr_glue_sw_progress_name(const char *args);
 
 #endif /* VBR_GLUE_H */

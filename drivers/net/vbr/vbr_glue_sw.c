@@ -22,6 +22,7 @@
 
 #include <rte_alarm.h>
 #include <rte_common.h>
+#include <rte_kvargs.h>
 #include <rte_lcore.h>
 #include <rte_memory.h>
 #include <rte_pause.h>
@@ -136,6 +137,32 @@ vbr_sw_progress_parse(const char *value, enum vbr_sw_progress *p, char *why,
 	snprintf(why, len, "progress=%s: give thread, service or inline",
 		 value);
 	return EINVAL;
+}
+
+/*
+ * The progress model a swverbs port's devargs ask for (dump_priv): the
+ * value of progress=, else thread with engine_cpu=, else the default.
+ * args is the devargs string after the device name; NULL: none.
+ */
+const char *
+vbr_glue_sw_progress_name(const char *args)
+{
+	struct rte_kvargs *kv = args != NULL ? rte_kvargs_parse(args, NULL) :
+				NULL;
+	const char *v, *name;
+	enum vbr_sw_progress p = VBR_SW_PROGRESS_DEFAULT;
+	char why[96];
+
+	v = kv != NULL ? rte_kvargs_get(kv, VBR_SW_ARG_PROGRESS) : NULL;
+	if (v != NULL) {
+		if (vbr_sw_progress_parse(v, &p, why, sizeof(why)) != 0)
+			p = VBR_SW_PROGRESS_DEFAULT;
+	} else if (kv != NULL && rte_kvargs_count(kv, VBR_SW_ARG_ENGINE_CPU)) {
+		p = VBR_SW_PROGRESS_THREAD;
+	}
+	name = vbr_sw_progress_names[p];
+	rte_kvargs_free(kv);
+	return name;
 }
 
 static int
@@ -896,6 +923,20 @@ vbr_sw_counter_list(struct ibv_context *context, uint8_t port,
 }
 
 static int
+vbr_sw_qp_pace_stats(struct ibv_qp *qp, struct vbr_glue_qp_pace *st)
+{
+	struct swv_qp_pace_stats ps;
+	int ret;
+
+	ret = swv_qp_pace_stats(qp, &ps);
+	if (ret != 0)
+		return ret;
+	st->bytes = ps.bytes;
+	st->full_ns = ps.full_ns;
+	return 0;
+}
+
+static int
 vbr_sw_mr_list(struct ibv_context *context, struct vbr_glue_mr *m,
 	       unsigned int max, unsigned int *n)
 {
@@ -1050,6 +1091,8 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.get_cq_event = swv_get_cq_event,
 	.ack_cq_events = swv_ack_cq_events,
 	.cq_peek = vbr_sw_cq_peek,
+	.qp_pace_stats = vbr_sw_qp_pace_stats,
+	.query_qp = swv_query_qp,
 };
 
 _Static_assert(VBR_GLUE_SEND_SIGNALED == SWV_SEND_BURST_SIGNALED &&

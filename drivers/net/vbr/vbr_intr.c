@@ -54,6 +54,7 @@ vbr_intr_handler(void *arg)
 	if (removed) {
 		VBR_LOG(WARNING, "port %u: device removed (%s)",
 			dev->data->port_id, priv->ibdev_name);
+		__atomic_store_n(&priv->removed, 1, __ATOMIC_RELEASE);
 		vbr_link_update(dev, 0);
 		if (link_event && dev->data->dev_conf.intr_conf.lsc)
 			rte_eth_dev_callback_process(dev,

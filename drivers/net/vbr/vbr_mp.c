@@ -82,18 +82,12 @@ static unsigned int vbr_mp_users;
 /* A secondary's burst said it moves nothing (once per process). */
 static uint8_t vbr_mp_burst_said;
 
-/* The primary: one operation on one of its vbr ports. */
+/* The primary: one operation on one of its vbr ports, held. */
 static int
-vbr_mp_do(const struct vbr_mp_param *p)
+vbr_mp_do_port(struct rte_eth_dev *dev, const struct vbr_mp_param *p)
 {
-	struct rte_eth_dev *dev;
 	struct vbr_mp_rss *rss;
 
-	if (!rte_eth_dev_is_valid_port(p->port_id))
-		return -ENODEV;
-	dev = &rte_eth_devices[p->port_id];
-	if (dev->dev_ops != &vbr_dev_ops)
-		return -ENODEV;
 	/* the ops below that write through buf need one */
 	if (p->buf == NULL && (p->n != 0 || p->op == VBR_MP_RSS_CONF))
 		return -EINVAL;
@@ -127,6 +121,25 @@ vbr_mp_do(const struct vbr_mp_param *p)
 	default:
 		return -EINVAL;
 	}
+}
+
+/*
+ * The primary: one operation on one of its vbr ports, which the port's
+ * close (on the application's thread) waits for, as for a telemetry
+ * handler (vbr_stats.c): never on a port being closed.
+ */
+static int
+vbr_mp_do(const struct vbr_mp_param *p)
+{
+	struct rte_eth_dev *dev;
+	int ret;
+
+	dev = vbr_tel_get(p->port_id);
+	if (dev == NULL)
+		return -ENODEV;
+	ret = vbr_mp_do_port(dev, p);
+	vbr_tel_put();
+	return ret;
 }
 
 /* The primary's action: answer a secondary's request. */

@@ -97,6 +97,9 @@ vbr_mr_chunk_cb(struct rte_mempool *mp, void *opaque,
 		return;
 	}
 	TAILQ_INSERT_TAIL(&priv->mrs, mr, next);
+	VBR_LOG(DEBUG, "port %u: mempool %s: registered addr %p length %zu: "
+		"lkey 0x%x", priv->dev->data->port_id, mp->name, memhdr->addr,
+		memhdr->len, mr->ibv_mr->lkey);
 }
 
 /* Deregister every MR of mp. Called under mr_lock. */
@@ -110,6 +113,10 @@ vbr_mr_drop_mempool(struct vbr_priv *priv, const struct rte_mempool *mp)
 		if (mp != NULL && mr->mp != mp)
 			continue;
 		TAILQ_REMOVE(&priv->mrs, mr, next);
+		VBR_LOG(DEBUG, "port %u: mempool %s: deregistered addr %p "
+			"length %zu: lkey 0x%x", priv->dev->data->port_id,
+			mr->mp->name, mr->ibv_mr->addr, mr->ibv_mr->length,
+			mr->ibv_mr->lkey);
 		priv->glue->dereg_mr(mr->ibv_mr);
 		rte_free(mr);
 	}

@@ -47,8 +47,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mtr_driver.h>
@@ -110,9 +113,26 @@ enum vbr_mtr_kind {
 	VBR_MTR_KINDS,
 };
 
+/**
+ * The objects of one kind by id, for lookups: an rte_hash (extendable
+ * buckets, so it takes cap entries whatever their hashes) made again four
+ * times as large when full, so that n objects cost O(n) to add, not the
+ * O(n^2) of a list walk per add.
+ */
+struct vbr_mtr_index {
+	struct rte_hash *h;		/**< id -> object; NULL: none yet */
+	uint32_t cap;			/**< entries h takes */
+	uint32_t n;			/**< entries in h */
+};
+
+/** Entries of a kind's first index; each growth multiplies them by 4. */
+#define VBR_MTR_INDEX_MIN 64u
+
 /** A port's meters (vbr_priv.mtr). */
 struct vbr_mtr_port {
 	struct vbr_mtr_list objs[VBR_MTR_KINDS]; /**< by kind, add order */
+	struct vbr_mtr_index index[VBR_MTR_KINDS]; /**< by kind, by id */
+	int socket;			/**< NUMA node of the indexes */
 	struct vbr_mtr_list retired;	/**< deleted profiles once used */
 	uint32_t nb_free;		/**< entries of free_slots */
 	uint32_t free_head;		/**< the one freed first */
@@ -197,22 +217,82 @@ vbr_mtr_port(struct vbr_priv *priv)
 	for (unsigned int k = 0; k < VBR_MTR_KINDS; k++)
 		TAILQ_INIT(&mp->objs[k]);
 	TAILQ_INIT(&mp->retired);
+	mp->socket = priv->dev->device->numa_node;
 	priv->mtr = mp;
 	return mp;
+}
+
+/*
+ * Make room in kind k's index for one more object: a first index, or one
+ * four times as large with every object of the kind in it. 0 or -ENOMEM.
+ */
+static int
+vbr_mtr_index_reserve(struct vbr_mtr_port *mp, enum vbr_mtr_kind k)
+{
+	static uint32_t made;	/* names are process-wide: unique ones */
+	struct vbr_mtr_index *x = &mp->index[k];
+	struct rte_hash_parameters hp = {
+		.key_len = sizeof(uint32_t),
+		.hash_func = rte_jhash,
+		.socket_id = mp->socket,
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+	};
+	char name[RTE_HASH_NAMESIZE];
+	struct vbr_mtr_obj *o;
+	struct rte_hash *h;
+
+	if (x->h != NULL && x->n < x->cap)
+		return 0;
+	if (x->cap > UINT32_MAX / 4)
+		return -ENOMEM;
+	hp.entries = x->h != NULL ? 4 * x->cap : VBR_MTR_INDEX_MIN;
+	snprintf(name, sizeof(name), "vbr_mtr_%d_%u", (int)getpid(),
+		 __atomic_fetch_add(&made, 1, __ATOMIC_RELAXED));
+	hp.name = name;
+	h = rte_hash_create(&hp);
+	if (h == NULL)
+		return -ENOMEM;
+	TAILQ_FOREACH(o, &mp->objs[k], next) {
+		if (rte_hash_add_key_data(h, &o->id, o) != 0) {
+			rte_hash_free(h);
+			return -ENOMEM;
+		}
+	}
+	rte_hash_free(x->h);
+	x->h = h;
+	x->cap = hp.entries;
+	return 0;
 }
 
 /* The object of kind k with this id, or NULL. */
 static struct vbr_mtr_obj *
 vbr_mtr_obj_find(struct vbr_mtr_port *mp, enum vbr_mtr_kind k, uint32_t id)
 {
-	struct vbr_mtr_obj *o;
+	void *o;
 
-	if (mp == NULL)
+	if (mp == NULL || mp->index[k].h == NULL ||
+	    rte_hash_lookup_data(mp->index[k].h, &id, &o) < 0)
 		return NULL;
-	TAILQ_FOREACH(o, &mp->objs[k], next)
-		if (o->id == id)
-			return o;
-	return NULL;
+	return o;
+}
+
+/*
+ * Put o, new, in its list and index (room reserved by vbr_mtr_obj_new()).
+ * Holds flow_lock.
+ */
+static void
+vbr_mtr_obj_link(struct vbr_mtr_port *mp, enum vbr_mtr_kind k,
+		 struct vbr_mtr_obj *o)
+{
+	struct vbr_mtr_index *x = &mp->index[k];
+
+	/* Cannot fail: fewer entries than cap, extendable buckets. */
+	if (rte_hash_add_key_data(x->h, &o->id, o) == 0)
+		x->n++;
+	else
+		VBR_LOG(ERR, "rte_mtr object %u of kind %d: not indexed",
+			o->id, (int)k);
+	TAILQ_INSERT_TAIL(&mp->objs[k], o, next);
 }
 
 static struct vbr_mtr_profile *
@@ -260,7 +340,7 @@ vbr_mtr_obj_new(struct vbr_priv *priv, enum vbr_mtr_kind k, uint32_t id,
 				  NULL, vbr_mtr_kinds[k].exists);
 		return NULL;
 	}
-	o = calloc(1, size);
+	o = vbr_mtr_index_reserve(mp, k) == 0 ? calloc(1, size) : NULL;
 	if (o == NULL) {
 		rte_mtr_error_set(error, ENOMEM, vbr_mtr_kinds[k].type, NULL,
 				  vbr_mtr_kinds[k].nomem);
@@ -291,6 +371,8 @@ vbr_mtr_obj_take(struct vbr_priv *priv, enum vbr_mtr_kind k, uint32_t id,
 		return NULL;
 	}
 	TAILQ_REMOVE(&priv->mtr->objs[k], o, next);
+	if (rte_hash_del_key(priv->mtr->index[k].h, &o->id) >= 0)
+		priv->mtr->index[k].n--;
 	return o;
 }
 
@@ -388,7 +470,7 @@ vbr_mtr_profile_add(struct rte_eth_dev *dev, uint32_t id,
 		p = container_of(o, struct vbr_mtr_profile, obj);
 		p->params = *params;
 		p->prm = prm;
-		TAILQ_INSERT_TAIL(&priv->mtr->objs[VBR_MTR_PROFILE], o, next);
+		vbr_mtr_obj_link(priv->mtr, VBR_MTR_PROFILE, o);
 	}
 	pthread_mutex_unlock(&priv->flow_lock);
 	return o != NULL ? 0 : -rte_errno;
@@ -550,7 +632,7 @@ vbr_mtr_policy_add(struct rte_eth_dev *dev, uint32_t id,
 	if (o != NULL) {
 		memcpy(container_of(o, struct vbr_mtr_policy, obj)->act, act,
 		       sizeof(act));
-		TAILQ_INSERT_TAIL(&priv->mtr->objs[VBR_MTR_POLICY], o, next);
+		vbr_mtr_obj_link(priv->mtr, VBR_MTR_POLICY, o);
 	}
 	pthread_mutex_unlock(&priv->flow_lock);
 	return o != NULL ? 0 : -rte_errno;
@@ -594,7 +676,7 @@ vbr_mtr_sum(const struct vbr_mtr_rt *rt, struct vbr_mtr_cnt *s)
 
 	memset(s, 0, sizeof(*s));
 	for (i = 0; i < rt->nslots; i++) {
-		const struct vbr_mtr_cnt *k = &rt->cnt[i];
+		const struct vbr_mtr_cnt *k = &rt->slot[i].cnt;
 
 		for (c = 0; c < RTE_COLORS; c++) {
 			s->pkts[c] += __atomic_load_n(&k->pkts[c],
@@ -605,6 +687,27 @@ vbr_mtr_sum(const struct vbr_mtr_rt *rt, struct vbr_mtr_cnt *s)
 		s->dpkts += __atomic_load_n(&k->dpkts, __ATOMIC_RELAXED);
 		s->dbytes += __atomic_load_n(&k->dbytes, __ATOMIC_RELAXED);
 	}
+}
+
+/*
+ * Whether meters may be owned by an lcore (vbr_mtr.h): the process is
+ * registered for membarrier(2), once; a kernel that cannot leaves every
+ * run on the CAS.
+ */
+static bool
+vbr_mtr_own_ok(void)
+{
+	static int ok = -1;	/* under flow_lock; ports alike */
+
+	if (ok < 0) {
+		/* A secondary's lcores never own (vbr_mtr.h). */
+		ok = rte_eal_process_type() == RTE_PROC_PRIMARY &&
+		     vbr_mtr_own_setup();
+		if (!ok)
+			VBR_LOG(INFO, "no membarrier(2): every meter run "
+				"publishes with a CAS");
+	}
+	return ok;
 }
 
 /* A meter's runtime: a slot freed before (its memory kept), or a new one. */
@@ -642,7 +745,7 @@ vbr_mtr_rt_get(struct vbr_priv *priv, struct vbr_mtr_port *mp,
 				priv->dev->device->numa_node);
 	if (rt == NULL)
 		return -ENOMEM;
-	vbr_mtr_rt_init(rt, neal);
+	vbr_mtr_rt_init(rt, neal, vbr_mtr_own_ok());
 	m->slot = mp->next_slot++;
 	__atomic_store_n(&t->mtr[m->slot], rt, __ATOMIC_RELEASE);
 	m->rt = rt;
@@ -865,7 +968,7 @@ vbr_mtr_create(struct rte_eth_dev *dev, uint32_t id,
 	vbr_mtr_use_profile(m, prof);
 	__atomic_store_n(&m->rt->enabled, params->meter_enable != 0,
 			 __ATOMIC_RELEASE);
-	TAILQ_INSERT_TAIL(&mp->objs[VBR_MTR_METER], o, next);
+	vbr_mtr_obj_link(mp, VBR_MTR_METER, o);
 	ret = 0;
 	goto out;
 nomem:
@@ -1440,6 +1543,7 @@ vbr_mtr_release(struct vbr_priv *priv)
 			TAILQ_REMOVE(&mp->objs[k], o, next);
 			free(o);
 		}
+		rte_hash_free(mp->index[k].h);
 	}
 	while ((o = TAILQ_FIRST(&mp->retired)) != NULL) {
 		TAILQ_REMOVE(&mp->retired, o, next);

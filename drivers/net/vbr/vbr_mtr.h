@@ -23,6 +23,15 @@
  * timestamp or the meter's last one if later (rte_meter needs time that
  * does not go back; lcores read the TSC at different moments).
  *
+ * Most meters are run by one lcore (one Rx lcore, or a meter per rule):
+ * the first EAL lcore to run a meter after its reset owns it and runs
+ * its record in place, no copy, no CAS, cur left as it is, as long as it
+ * is alone; another thread's run, or the control path, revokes the owner
+ * (vbr_mtr_rt_revoke(): a CAS, membarrier(2), and a wait for the owner's
+ * run under way, if one is), and from then on, until the next reset (a
+ * profile set), every run takes the CAS. The colours stay those of one
+ * rte_meter: the revocation changes no bucket and loses no update.
+ *
  * Colour-aware meters take each frame's input colour from its headers
  * (vbr_mtr_in_colour(): the outer or inner VLAN's PCP and DEI, the outer
  * or inner IPv4 DSCP or IPv6 traffic class' DSCP, by the meter's protocol
@@ -37,11 +46,16 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
 
 #include <rte_common.h>
 #include <rte_lcore.h>
 #include <rte_meter.h>
+#include <rte_prefetch.h>
 #include <rte_spinlock.h>
 #include <rte_mtr.h>
 
@@ -68,6 +82,11 @@ struct vbr_mtr_rec {
 	} m;				/**< rte_meter's state */
 	struct vbr_mtr_prm *p;		/**< profile (kept until close) */
 	uint64_t last;			/**< latest time fed to rte_meter */
+	/**
+	 * Of a slot's rec[0] only, never copied with the record: 1 while
+	 * the slot's lcore runs the meter as its owner (vbr_mtr_color_n()).
+	 */
+	uint32_t busy;
 } __rte_cache_aligned;
 
 /** What a policy does with the frames of one colour. */
@@ -116,26 +135,72 @@ struct vbr_mtr_in {
 	uint8_t tab[VBR_MTR_IN_PROTOS][VBR_MTR_IN_DSCP]; /**< by protocol */
 };
 
-/** A meter as the datapath sees it. */
+/**
+ * A slot: its two records and its counts, side by side, so that a run
+ * touches the lines of one slot (vbr_mtr_rt_prefetch()).
+ */
+struct vbr_mtr_slot {
+	struct vbr_mtr_rec rec[2];	/**< records 2 * slot, 2 * slot + 1 */
+	struct vbr_mtr_cnt cnt;		/**< the slot's counts */
+} __rte_cache_aligned;
+
+/**
+ * A meter as the datapath sees it. What a run reads (cur, enabled, neal,
+ * act, in.order) is in the first cache line; the input colour tables
+ * follow.
+ */
 struct vbr_mtr_rt {
-	uint64_t cur;			/**< version << 32 | record in use */
+	/** version << 32 | VBR_MTR_CUR_* flags | record in use */
+	uint64_t cur;
 	uint32_t enabled;		/**< 0: every frame green */
 	uint16_t nslots;		/**< slots (two records each): neal + 2 */
 	uint16_t neal;			/**< slots of EAL lcore indexes */
 	rte_spinlock_t shared;		/**< of slot neal: other threads */
 	struct vbr_mtr_pact act[RTE_COLORS]; /**< the policy, per colour */
+	uint32_t own;			/**< 1: an lcore may own the meter */
 	struct vbr_mtr_in in;		/**< input colours (colour-aware) */
-	struct vbr_mtr_cnt *cnt;	/**< nslots counts */
-	struct vbr_mtr_rec rec[];	/**< 2 * nslots records */
+	struct vbr_mtr_slot slot[];	/**< nslots slots */
 };
 
-/** Bytes of a meter runtime with nslots slots, counts behind. */
+/** cur: the record in use. */
+#define VBR_MTR_CUR_REC 0x3fffffffu
+/** cur: the record's slot's lcore owns the meter (no CAS). */
+#define VBR_MTR_CUR_OWNED (1u << 30)
+/** cur: an owner was revoked: no lcore takes it again until a reset. */
+#define VBR_MTR_CUR_SHARED (1u << 31)
+
+/**
+ * Make this process' threads owners a thread of any process can revoke
+ * (membarrier(2), global expedited: a secondary process' thread may run a
+ * meter too). true: done (once per process is enough), meters may be
+ * owned by this process' lcores; false: the kernel cannot, every run
+ * takes the CAS. Only the primary process' lcores own meters: a secondary
+ * process' lcores have the same lcore indexes, so they use the shared
+ * slot (the Rx burst passes them no index).
+ */
+static inline bool
+vbr_mtr_own_setup(void)
+{
+	long q = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0);
+
+	return q > 0 && (q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) &&
+	       syscall(__NR_membarrier,
+		       MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0) == 0;
+}
+
+/** Record i (2 * slot + 0 or 1) of a runtime. */
+static inline struct vbr_mtr_rec *
+vbr_mtr_rt_rec(struct vbr_mtr_rt *rt, uint32_t i)
+{
+	return &rt->slot[i / 2].rec[i % 2];
+}
+
+/** Bytes of a meter runtime with nslots slots. */
 static inline size_t
 vbr_mtr_rt_size(unsigned int nslots)
 {
 	return sizeof(struct vbr_mtr_rt) +
-	       2 * nslots * sizeof(struct vbr_mtr_rec) +
-	       nslots * sizeof(struct vbr_mtr_cnt);
+	       nslots * sizeof(struct vbr_mtr_slot);
 }
 
 /** Slots of a runtime for neal EAL lcore indexes. */
@@ -145,14 +210,59 @@ vbr_mtr_rt_nslots(unsigned int neal)
 	return neal + 2;
 }
 
-/** Lay out a zeroed runtime of vbr_mtr_rt_size(vbr_mtr_rt_nslots(neal)). */
+/**
+ * Lay out a zeroed runtime of vbr_mtr_rt_size(vbr_mtr_rt_nslots(neal));
+ * own: vbr_mtr_own_setup() said yes.
+ */
 static inline void
-vbr_mtr_rt_init(struct vbr_mtr_rt *rt, unsigned int neal)
+vbr_mtr_rt_init(struct vbr_mtr_rt *rt, unsigned int neal, bool own)
 {
 	rt->neal = neal;
 	rt->nslots = vbr_mtr_rt_nslots(neal);
+	rt->own = own;
 	rte_spinlock_init(&rt->shared);
-	rt->cnt = (struct vbr_mtr_cnt *)&rt->rec[2 * rt->nslots];
+}
+
+/** Lines vbr_mtr_rt_lines() names. */
+#define VBR_MTR_RT_LINES 3
+
+/**
+ * The lines a run of rt from the slot of lcore index idx touches, into
+ * l[0, VBR_MTR_RT_LINES): the first line of rt, the slot's rec[0] (its
+ * busy flag, and the record an owner runs in place) and its counts; not
+ * rec[1], which only runs that take the CAS (a meter several threads
+ * share: it is in the cache) or an owner that took the meter while rec[0]
+ * was in use write. Addresses only, nothing read from rt, so the Rx burst
+ * asks for the next runs' meters before it runs this one. idx -1 (a
+ * thread with no EAL index): the first line only (return 1); an index of
+ * neal or more (its thread runs the shared slot) names lines past the
+ * slots, which a prefetch never reads. Return the lines named.
+ */
+static inline unsigned int
+vbr_mtr_rt_lines(const struct vbr_mtr_rt *rt, int idx, uintptr_t *l)
+{
+	uintptr_t s = (uintptr_t)rt + offsetof(struct vbr_mtr_rt, slot) +
+		      (uintptr_t)idx * sizeof(struct vbr_mtr_slot);
+
+	l[0] = (uintptr_t)rt;
+	if (idx < 0)
+		return 1;
+	l[1] = s + offsetof(struct vbr_mtr_slot, rec);
+	l[2] = s + offsetof(struct vbr_mtr_slot, cnt);
+	return 3;
+}
+
+/** Ask for the lines of vbr_mtr_rt_lines(), no loop: one to three. */
+static __rte_always_inline void
+vbr_mtr_rt_prefetch(const struct vbr_mtr_rt *rt, int idx)
+{
+	uintptr_t l[VBR_MTR_RT_LINES];
+
+	rte_prefetch0(rt);
+	if (vbr_mtr_rt_lines(rt, idx, l) == VBR_MTR_RT_LINES) {
+		rte_prefetch0((const void *)l[1]);
+		rte_prefetch0((const void *)l[2]);
+	}
 }
 
 /** The slot of the control path (under the port's flow_lock). */
@@ -258,8 +368,60 @@ vbr_mtr_rec_reset(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p,
 }
 
 /*
+ * The meter's owner (cur has VBR_MTR_CUR_OWNED) is revoked: cur gets
+ * VBR_MTR_CUR_SHARED instead, the same record, a new version. Every thread
+ * then runs the meter with the CAS. The owner runs its record in place and
+ * never writes cur, so the revocation goes in two steps: first cur gets
+ * both flags (revoking: the owner no longer takes the meter, and every
+ * other thread waits here); then membarrier(2) makes every running thread
+ * of the processes registered (the owner's) pass a full barrier, after
+ * which the owner's busy flag says whether a run that began before the
+ * revocation is under way (a run sets busy before it reads cur: a run that
+ * began after the barrier sees the revocation); it is waited for (a few
+ * frames' work), and its record is then whole. Last, cur drops
+ * VBR_MTR_CUR_OWNED: nobody else writes cur while both flags are set. No
+ * update is lost: the revocation changes no bucket. *cur: cur as read
+ * last; on return it has no owner.
+ */
+static inline void
+vbr_mtr_rt_revoke(struct vbr_mtr_rt *rt, uint64_t *cur)
+{
+	const uint32_t both = VBR_MTR_CUR_OWNED | VBR_MTR_CUR_SHARED;
+	uint64_t c = *cur;
+
+	while ((uint32_t)c & VBR_MTR_CUR_OWNED) {
+		uint32_t rec = (uint32_t)c & VBR_MTR_CUR_REC;
+		uint64_t nw = (((c >> 32) + 1) << 32) | rec | both;
+		const uint32_t *busy = &rt->slot[rec / 2].rec[0].busy;
+
+		if (((uint32_t)c & both) == both) {
+			/* Another thread revokes: wait for it. */
+			rte_pause();
+			c = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		if (!__atomic_compare_exchange_n(&rt->cur, &c, nw, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		/* Cannot fail: own is set only when the owners' process
+		 * registered.
+		 */
+		(void)syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED,
+			      0);
+		while (__atomic_load_n(busy, __ATOMIC_ACQUIRE) != 0)
+			rte_pause();
+		c = nw & ~(uint64_t)VBR_MTR_CUR_OWNED;
+		__atomic_store_n(&rt->cur, c, __ATOMIC_RELEASE);
+	}
+	*cur = c;
+}
+
+/*
  * Publish profile p with full buckets from slot (the caller's, not shared
- * with another thread at the time), as the meter's state from now on.
+ * with another thread at the time), as the meter's state from now on; an
+ * owner is revoked first, and the new state has none (the next lcore to
+ * run the meter takes it).
  */
 static inline void
 vbr_mtr_rt_reset(struct vbr_mtr_rt *rt, unsigned int slot,
@@ -269,8 +431,10 @@ vbr_mtr_rt_reset(struct vbr_mtr_rt *rt, unsigned int slot,
 	uint32_t mine;
 
 	do {
-		mine = 2 * slot + ((uint32_t)cur == 2 * slot);
-		vbr_mtr_rec_reset(&rt->rec[mine], p, now);
+		vbr_mtr_rt_revoke(rt, &cur);
+		mine = 2 * slot + (((uint32_t)cur & VBR_MTR_CUR_REC) ==
+				   2 * slot);
+		vbr_mtr_rec_reset(vbr_mtr_rt_rec(rt, mine), p, now);
 	} while (!__atomic_compare_exchange_n(&rt->cur, &cur,
 			(((cur >> 32) + 1) << 32) | mine, false,
 			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
@@ -319,9 +483,11 @@ vbr_mtr_run_aware(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
  * so only its colour logic is left, done here without rte_meter's two
  * divisions per frame. The logic is rte_meter's colour-aware one (its
  * colour-blind checks are the colour-aware ones for green input); the
- * trace tests hold it to rte_meter frame for frame.
+ * trace tests hold it to rte_meter frame for frame. Not inlined: a run of
+ * one frame (one meter per rule) never calls it, and vbr_mtr_run_in(),
+ * its caller, is then small enough to inline.
  */
-static inline void
+static __rte_noinline void
 vbr_mtr_run_rest(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
 		 const uint32_t *len, unsigned int n, const uint8_t *inc,
 		 uint8_t *c)
@@ -385,45 +551,114 @@ vbr_mtr_run_rest(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
 	}
 }
 
+/*
+ * The run of vbr_mtr_color_n() on record r itself: colours c[0, n). The
+ * caller's alone while it runs (its copy, or the record of the meter it
+ * owns).
+ */
+static __rte_always_inline void
+vbr_mtr_run_in(struct vbr_mtr_rec *r, uint64_t tsc, const uint32_t *len,
+	       unsigned int n, const uint8_t *inc, uint8_t *c)
+{
+	struct vbr_mtr_prm *p = r->p;
+	uint64_t t = RTE_MAX(tsc, r->last);
+	uint32_t l = p->packet_mode ? 1 : len[0];
+
+	r->last = t;
+	c[0] = inc == NULL ? vbr_mtr_run(r, p, t, l) :
+	       vbr_mtr_run_aware(r, p, t, l, (enum rte_color)inc[0]);
+	if (n > 1)
+		vbr_mtr_run_rest(r, p, len, n, inc, c);
+}
+
+/*
+ * The run of vbr_mtr_color_n() on record r, a copy of from (its fields,
+ * not busy): colours c[0, n).
+ */
+static inline void
+vbr_mtr_run_n(struct vbr_mtr_rec *r, const struct vbr_mtr_rec *from,
+	      uint64_t tsc, const uint32_t *len, unsigned int n,
+	      const uint8_t *inc, uint8_t *c)
+{
+	/*
+	 * A copy torn by another lcore fails the caller's CAS; the profile
+	 * is read once, whole, before the copy is used.
+	 */
+	r->m = from->m;
+	r->last = from->last;
+	r->p = __atomic_load_n(&from->p, __ATOMIC_RELAXED);
+	vbr_mtr_run_in(r, tsc, len, n, inc, c);
+}
+
 /**
  * The colours c[0, n) of n frames of len[0, n) bytes, one after the other
  * at time tsc (TSC cycles), from slot: the caller's lcore's, used by no
  * other thread at the same time; inc[0, n) their input colours (NULL:
  * colour-blind). The n frames go into the meter at once: one copy and one
- * compare-and-swap for them all.
+ * publication for them all.
+ *
+ * Publication: a compare-and-swap of cur, or none when the slot's lcore
+ * owns the meter: it runs the record in use in place. The first EAL lcore
+ * (slot below neal) to run a meter after its reset takes it (in the same
+ * CAS, its record then rec[0] of its slot, next to busy, unless that one
+ * was in use); while it is the only one, its runs take no locked
+ * instruction and read and write one record line (when every frame is a
+ * run of its own, one meter per rule over many rules, the CAS and the
+ * copy's second record line were most of a run's cost).
+ * Any other thread, or the control path, revokes it first
+ * (vbr_mtr_rt_revoke()); from then on every run takes the CAS, until the
+ * next reset.
  */
 static inline void
 vbr_mtr_color_n(struct vbr_mtr_rt *rt, unsigned int slot, uint64_t tsc,
 		const uint32_t *len, unsigned int n, const uint8_t *inc,
 		uint8_t *c)
 {
-	uint64_t cur = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
+	bool own = rt->own && slot < rt->neal;
+	uint64_t cur;
 
+	if (own) {
+		uint32_t *busy = &rt->slot[slot].rec[0].busy;
+		uint32_t in;
+
+		/* busy before cur is read: the revoker's barrier sees it. */
+		__atomic_store_n(busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		cur = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
+		in = (uint32_t)cur & VBR_MTR_CUR_REC;
+		/* Owned by this slot, and not being revoked. */
+		if (((uint32_t)cur & (VBR_MTR_CUR_OWNED |
+				      VBR_MTR_CUR_SHARED)) ==
+		    VBR_MTR_CUR_OWNED && in / 2 == slot) {
+			/*
+			 * In place: nobody else reads the record while the
+			 * meter is owned (a revoker waits for busy first), so
+			 * no copy, and cur is left as it is.
+			 */
+			vbr_mtr_run_in(vbr_mtr_rt_rec(rt, in), tsc, len, n,
+				       inc, c);
+			__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+			return;
+		}
+		__atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+	} else {
+		cur = __atomic_load_n(&rt->cur, __ATOMIC_ACQUIRE);
+	}
 	for (;;) {
-		uint32_t in = (uint32_t)cur;
-		uint32_t mine = 2 * slot + (in == 2 * slot);
-		struct vbr_mtr_rec *r = &rt->rec[mine];
-		struct vbr_mtr_prm *p;
-		unsigned int i;
-		uint64_t t;
+		uint32_t in, mine, flags;
 
-		/*
-		 * A copy torn by another lcore fails the CAS below; the
-		 * profile is read once, whole, before the copy is used.
-		 */
-		*r = rt->rec[in];
-		p = __atomic_load_n(&rt->rec[in].p, __ATOMIC_RELAXED);
-		r->p = p;
-		t = RTE_MAX(tsc, r->last);
-		r->last = t;
-		i = p->packet_mode ? 1 : len[0];
-		c[0] = inc == NULL ? vbr_mtr_run(r, p, t, i) :
-		       vbr_mtr_run_aware(r, p, t, i, (enum rte_color)inc[0]);
-		if (n > 1)
-			vbr_mtr_run_rest(r, p, len, n, inc, c);
+		vbr_mtr_rt_revoke(rt, &cur);
+		in = (uint32_t)cur & VBR_MTR_CUR_REC;
+		mine = 2 * slot + (in == 2 * slot);
+		/* Never owned since the reset: this lcore takes it. */
+		flags = (uint32_t)cur & VBR_MTR_CUR_SHARED;
+		if (own && flags == 0)
+			flags = VBR_MTR_CUR_OWNED;
+		vbr_mtr_run_n(vbr_mtr_rt_rec(rt, mine), vbr_mtr_rt_rec(rt, in),
+			      tsc, len, n, inc, c);
 		if (__atomic_compare_exchange_n(&rt->cur, &cur,
-				(((cur >> 32) + 1) << 32) | mine, false,
-				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+				(((cur >> 32) + 1) << 32) | flags | mine,
+				false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return;
 	}
 }
@@ -572,47 +807,26 @@ vbr_mtr_in_colour(const struct vbr_mtr_in *in, uint32_t order,
 	return vbr_mtr_in_colour_vlan(in, order, f, len, -1);
 }
 
-/** A run's counts, added to a slot's at its end: [RTE_COLORS] dropped. */
-struct vbr_mtr_tally {
-	uint32_t pkts[RTE_COLORS + 1];	/**< frames per colour, dropped */
-	uint32_t bytes[RTE_COLORS + 1];	/**< their bytes (a run: < 4 GB) */
-};
-
 /**
- * Count a frame of colour c in a run's tally: as passed in colour c, or,
- * dropped (by the policy or a full hand-off ring), only as dropped, as
+ * Count a frame of colour c (len bytes) in slot's counts (only its lcore
+ * writes them; the shared slot's under its lock): as passed in colour c,
+ * or, dropped (by the policy or a full hand-off ring), only as dropped, as
  * rte_mtr_stats defines n_pkts[] (packets passed) and n_pkts_dropped.
  */
 static inline void
-vbr_mtr_tally(struct vbr_mtr_tally *y, enum rte_color c, uint32_t len,
-	      bool dropped)
+vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot, enum rte_color c,
+	      uint32_t len, bool dropped)
 {
-	unsigned int k = dropped ? RTE_COLORS : (unsigned int)c;
+	struct vbr_mtr_cnt *k = &rt->slot[slot].cnt;
 
-	y->pkts[k]++;
-	y->bytes[k] += len;
-}
-
-/** Add a run's tally to slot's counts (only its lcore writes them). */
-static inline void
-vbr_mtr_count(struct vbr_mtr_rt *rt, unsigned int slot,
-	      const struct vbr_mtr_tally *y)
-{
-	struct vbr_mtr_cnt *k = &rt->cnt[slot];
-	unsigned int c;
-
-	for (c = 0; c < RTE_COLORS; c++) {
-		if (y->pkts[c] == 0)
-			continue;
-		__atomic_store_n(&k->pkts[c], k->pkts[c] + y->pkts[c],
+	if (likely(!dropped)) {
+		__atomic_store_n(&k->pkts[c], k->pkts[c] + 1,
 				 __ATOMIC_RELAXED);
-		__atomic_store_n(&k->bytes[c], k->bytes[c] + y->bytes[c],
+		__atomic_store_n(&k->bytes[c], k->bytes[c] + len,
 				 __ATOMIC_RELAXED);
-	}
-	if (y->pkts[RTE_COLORS] != 0) {
-		__atomic_store_n(&k->dpkts, k->dpkts + y->pkts[RTE_COLORS],
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&k->dbytes, k->dbytes + y->bytes[RTE_COLORS],
+	} else {
+		__atomic_store_n(&k->dpkts, k->dpkts + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&k->dbytes, k->dbytes + len,
 				 __ATOMIC_RELAXED);
 	}
 }

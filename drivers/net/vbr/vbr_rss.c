@@ -498,6 +498,64 @@ vbr_rss_dump(FILE *file, const struct vbr_rss *rss)
 		rss->has_key ? "own" : "port", rss->refcnt, n);
 }
 
+/*
+ * " q0 q1 ..." of a queue list, a list that repeats shorter one as "
+ * q0 q1 (x<times>)" (a redirection table spread over its queues).
+ */
+void
+vbr_rss_dump_queues(FILE *file, const uint16_t *q, unsigned int n)
+{
+	unsigned int p, i;
+
+	for (p = 1; p < n; p++) {
+		if (n % p != 0)
+			continue;
+		for (i = p; i < n && q[i] == q[i % p]; i++)
+			;
+		if (i == n)
+			break;
+	}
+	for (i = 0; i < RTE_MIN(p, n); i++)
+		fprintf(file, " %u", q[i]);
+	if (p < n)
+		fprintf(file, " (x%u)", n / p);
+}
+
+/*
+ * For dump_priv: a line per queue set with its verbs objects, "  rss
+ * <queues>: ind table <n>|none, hash QPs <qpn>[(state)]...". Caller holds
+ * flow_lock.
+ */
+void
+vbr_rss_dump_verbs(FILE *file, const struct vbr_priv *priv)
+{
+	const struct vbr_rss *rss;
+	unsigned int pt, i;
+
+	LIST_FOREACH(rss, &priv->rss_objs, next) {
+		fprintf(file, "  rss set%s", rss == priv->rss_port ?
+			" (port)" : "");
+		vbr_rss_dump_queues(file, rss->queues, rss->nb_queues);
+		fprintf(file, ": %u rules, ind table ", rss->refcnt);
+		if (rss->ind_table != NULL)
+			fprintf(file, "%u", rss->ind_table->ind_tbl_num);
+		else
+			fprintf(file, "none");
+		fprintf(file, ", hash QPs");
+		for (pt = 0; pt < VBR_FLOW_PT_MAX; pt++) {
+			const struct ibv_qp *qp = rss->qp[pt];
+
+			/* types with equal fields share a QP: print it once */
+			for (i = 0; i < pt && qp != NULL; i++)
+				if (rss->qp[i] == qp)
+					qp = NULL;
+			if (qp != NULL)
+				fprintf(file, " %u", qp->qp_num);
+		}
+		fprintf(file, "\n");
+	}
+}
+
 /** Queue sets with a hash QP on the device, and (qps) their hash QPs. */
 unsigned int
 vbr_rss_nb_sets(const struct vbr_priv *priv, unsigned int *qps)

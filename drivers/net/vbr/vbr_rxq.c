@@ -518,6 +518,10 @@ vbr_rx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	if (ret != 0)
 		goto error;
 	dev->data->rx_queues[idx] = rxq;
+	VBR_LOG(DEBUG, "port %u rxq %u: %u descriptors x %u segments, "
+		"socket %d, mempool %s: wq %u, cq handle %u (%d cqes)",
+		rxq->port_id, idx, desc, segs, (int)socket, mp->name,
+		rxq->wq->wq_num, rxq->cq->handle, rxq->cq->cqe);
 	return 0;
 error:
 	vbr_rxq_free(rxq);

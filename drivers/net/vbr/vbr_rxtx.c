@@ -277,14 +277,14 @@ vbr_rx_mark(struct rte_mbuf *m, unsigned int how, uint32_t id)
 }
 
 /*
- * A metered frame of colour c (len bytes), counted in the run's tally y,
+ * A metered frame of colour c (len bytes), counted in the meter's slot,
  * and its policy's action for it. Return true when the frame stays in
  * this burst.
  */
 static bool
 vbr_rx_police(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
-	      struct vbr_mtr_rt *rt, struct rte_mbuf *m, enum rte_color c,
-	      uint32_t len, struct vbr_mtr_tally *y)
+	      struct vbr_mtr_rt *rt, unsigned int slot, struct rte_mbuf *m,
+	      enum rte_color c, uint32_t len)
 {
 	const struct vbr_mtr_pact *a = &rt->act[c];
 	struct rte_ring *r;
@@ -294,14 +294,14 @@ vbr_rx_police(struct vbr_rxq *rxq, const struct vbr_rx_act_table *t,
 	if (a->mark != 0)
 		vbr_rx_mark(m, a->mark, a->mark_id);
 	if (a->fate == VBR_MTR_FATE_PASS || a->queue == rxq->queue_id) {
-		vbr_mtr_tally(y, c, len, false);
+		vbr_mtr_count(rt, slot, c, len, false);
 		return true;
 	}
 	/* A queue gone since (fewer Rx queues configured): nobody polls it. */
 	r = likely(a->queue < rxq->priv->dev->data->nb_rx_queues) ?
 	    __atomic_load_n(&t->handoff[a->queue], __ATOMIC_ACQUIRE) : NULL;
 	if (likely(r != NULL) && rte_ring_mp_enqueue(r, m) == 0) {
-		vbr_mtr_tally(y, c, len, false);
+		vbr_mtr_count(rt, slot, c, len, false);
 		return false;
 	}
 drop:
@@ -309,7 +309,7 @@ drop:
 	 * Dropped by the policy, or its queue's hand-off ring is full or
 	 * gone: counted as dropped only.
 	 */
-	vbr_mtr_tally(y, c, len, true);
+	vbr_mtr_count(rt, slot, c, len, true);
 	rte_pktmbuf_free(m);
 	return false;
 }
@@ -338,6 +338,44 @@ vbr_rx_handed(struct vbr_rxq *rxq, struct rte_mbuf **pkts, uint16_t nb_pkts,
 	return n;
 }
 
+/** Frames ahead whose meter the metered loop asks for. */
+#define VBR_RX_MTR_AHEAD 4
+
+/* Ask for the meter lines of frame f of e[0, n), if metered. */
+static inline void
+vbr_rx_mtr_prefetch(const struct vbr_rx_act_table *t, const uint64_t *e,
+		    unsigned int f, unsigned int n, int idx)
+{
+	struct vbr_mtr_rt *rt;
+
+	if (f >= n || !(e[f] & VBR_RX_ACT_METER))
+		return;
+	rt = __atomic_load_n(&t->mtr[e[f] >> VBR_RX_ACT_MTR_SHIFT],
+			     __ATOMIC_RELAXED);
+	if (rt != NULL)
+		vbr_mtr_rt_prefetch(rt, idx);
+}
+
+/*
+ * The lcore index whose meter slots this thread's Rx bursts use, -1: the
+ * shared slot. A secondary process' lcores have the primary's indexes:
+ * they take the shared slot (vbr_mtr.h). The process type is read once
+ * per process (a static, not in the Rx queue, which a secondary process
+ * shares), not per burst.
+ */
+static inline int
+vbr_rx_mtr_idx(void)
+{
+	static int primary = -1;	/* 1 or 0 once read */
+	int p = __atomic_load_n(&primary, __ATOMIC_RELAXED);
+
+	if (unlikely(p < 0)) {
+		p = rte_eal_process_type() == RTE_PROC_PRIMARY;
+		__atomic_store_n(&primary, p, __ATOMIC_RELAXED);
+	}
+	return likely(p) ? rte_lcore_index(-1) : -1;
+}
+
 /*
  * What the rules' tags say for frames pkts[0, n) (tags tg[]): mark, flag,
  * meter and policy. Frames a policy drops or hands to another queue leave
@@ -353,12 +391,11 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 	uint64_t e[VBR_RX_CHUNK];
 	uint32_t len[VBR_RX_CHUNK];
 	uint8_t col[VBR_RX_CHUNK], inc[VBR_RX_CHUNK];
-	struct vbr_mtr_tally y;
 	const uint8_t *ic;
-	unsigned int slot;
+	unsigned int slot, ahead = 0;
 	uint32_t order, last_tag = 0;	/* tag 0: no entry */
 	uint64_t last = 0;
-	uint64_t tsc = 0;
+	uint64_t tsc;
 	uint16_t i, j, q, k = 0;
 	bool locked;
 	int idx = -1;
@@ -376,7 +413,20 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			vbr_rx_mark(pkts[i], 1, (uint32_t)e[i]);
 		else if (e[i] & VBR_RX_ACT_FLAG)
 			vbr_rx_mark(pkts[i], 2, 0);
+		if ((e[i] & VBR_RX_ACT_METER) && ahead < VBR_RX_MTR_AHEAD) {
+			/*
+			 * The first metered frames' meter lines are asked
+			 * for now: on their way while the rest of the chunk
+			 * is looked up.
+			 */
+			if (ahead++ == 0)
+				idx = vbr_rx_mtr_idx();
+			vbr_rx_mtr_prefetch(t, e, i, n, idx);
+		}
 	}
+	if (ahead == 0)
+		return n;	/* no meter: the frames stay as they are */
+	tsc = rte_rdtsc();
 	for (i = 0; i < n; i = j) {
 		uint64_t mtr = e[i] >> VBR_RX_ACT_MTR_SHIFT;
 		struct vbr_mtr_rt *rt;
@@ -386,10 +436,14 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			j = i + 1;
 			continue;
 		}
-		if (tsc == 0) {
-			idx = rte_lcore_index(-1);
-			tsc = rte_rdtsc();
-		}
+		/*
+		 * The meter lines of the frame VBR_RX_MTR_AHEAD on are asked
+		 * for now, to be at hand when its run comes (a meter per rule
+		 * over many rules: each frame a run of its own, its meter not
+		 * in the cache); a few ahead, not the whole chunk, which
+		 * would fill the line fill buffers and stall.
+		 */
+		vbr_rx_mtr_prefetch(t, e, i + VBR_RX_MTR_AHEAD, n, idx);
 		/*
 		 * A run of frames of one meter goes in at once. Metered: the
 		 * frame as it came, as COUNT counts it: a stripped tag's 4
@@ -432,15 +486,13 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			memcpy(col, ic, j - i);
 		else
 			memset(col, RTE_COLOR_GREEN, j - i);
-		memset(&y, 0, sizeof(y));
 		for (q = i; q < j; q++) {
-			if (vbr_rx_police(rxq, t, rt, pkts[q], col[q - i],
-					  len[q - i], &y))
+			if (vbr_rx_police(rxq, t, rt, slot, pkts[q],
+					  col[q - i], len[q - i]))
 				pkts[k++] = pkts[q];
 			else
 				*bytes -= pkts[q]->pkt_len;
 		}
-		vbr_mtr_count(rt, slot, &y);
 		vbr_mtr_rt_slot_put(rt, locked);
 	}
 	return k;
@@ -932,8 +984,14 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	if (unlikely(txq->stopped))
 		return 0;
 	vbr_txq_complete(txq);
-	if (unlikely(txq->err_pending))
-		vbr_txq_recover(txq, txq->head);
+	if (unlikely(!vbr_txq_can_post(txq))) {
+		/* In ERR: recover now, or (backoff, removed) send none. */
+		if (!txq->gone)
+			vbr_txq_recover(txq, txq->recover_wait ?
+					txq->recover_unposted : txq->head);
+		if (!vbr_txq_can_post(txq))
+			return 0;
+	}
 	if (unlikely(txq->csum)) {
 		while (n < nb_pkts && !stop)
 			n += vbr_tx_chunk(txq, pkts + n,

@@ -104,6 +104,11 @@ struct vbr_rxq {
 	uint64_t mbuf_init;		/**< rearm_data of a received mbuf */
 	uint16_t nstash;		/**< mbufs in stash */
 	struct rte_mbuf *stash[VBR_RX_STASH]; /**< fresh, for refills */
+	/*
+	 * Counters, only ever added to by the queue's lcore; a stats reset
+	 * takes them into base (vbr_stats.c), so that it cannot be lost
+	 * under an add in flight.
+	 */
 	uint64_t ipackets;		/**< packets received */
 	uint64_t ibytes;		/**< bytes received */
 	uint64_t ierrors;		/**< error completions */
@@ -126,6 +131,10 @@ struct vbr_rxq {
 	struct ibv_comp_channel *channel; /**< intr_conf.rxq, or NULL */
 	unsigned int stopped:1;		/**< WQ in RESET, no buffers posted */
 	unsigned int deferred:1;	/**< rx_deferred_start */
+	/* The counters at the last stats reset (vbr_stats.c). */
+	struct {
+		uint64_t ipackets, ibytes, ierrors, rx_nombuf;
+	} base;
 };
 
 /**
@@ -156,18 +165,34 @@ struct vbr_txq {
 	uint16_t port_id;		/**< ethdev port */
 	uint16_t queue_id;		/**< queue index */
 	struct vbr_mr_cache mr_cache;	/**< recent lkey lookups */
+	/* Counters of the queue's lcore, reset into base (as the Rx's). */
 	uint64_t opackets;		/**< packets posted */
 	uint64_t obytes;		/**< bytes posted */
 	uint64_t oerrors;		/**< dropped or failed packets */
 	uint64_t bad_frames;		/**< refused before posting */
 	uint64_t wqe_errors;		/**< WQEs the device failed */
 	uint64_t recoveries;		/**< ERR -> RESET -> ... -> RTS */
+	uint64_t pace_base_bytes;	/**< the pacer's counts at the last */
+	uint64_t pace_base_full_ns;	/**< stats reset (vbr_stats.c) */
+	uint64_t recoveries_deferred;	/**< bursts that left it in ERR */
+	/* The counters above at the last stats reset (vbr_stats.c). */
+	struct {
+		uint64_t opackets, obytes, oerrors, bad_frames, wqe_errors;
+		uint64_t recoveries, recoveries_deferred;
+	} base;
 	/* Send queue in error: set by vbr_txq_complete(), slow path. */
 	unsigned int err_pending:1;	/**< an error CQE was polled */
 	enum ibv_wc_status err_status;	/**< its status */
 	uint32_t err_wr_id;		/**< its WQE (ring index) */
 	uint64_t log_tsc;		/**< last recovery message */
 	uint32_t log_quiet;		/**< recoveries not logged since */
+	/* Recovery backoff and a removed device (vbr_txq_recover()). */
+	unsigned int recover_wait:1;	/**< a recovery waits: post none */
+	unsigned int gone:1;		/**< device removed: send none */
+	uint32_t recover_unposted;	/**< its unposted (recover_wait) */
+	uint64_t recover_tsc;		/**< the last recovery */
+	uint64_t recover_at;		/**< none before (timer cycles) */
+	uint64_t recover_backoff;	/**< current wait (timer cycles) */
 	uint8_t csum;			/**< IPV4/UDP/TCP_CKSUM offloads */
 	/* Queue operations (vbr_txq.c). */
 	unsigned int deferred:1;	/**< tx_deferred_start */
@@ -177,6 +202,19 @@ struct vbr_txq {
 
 /** Tx mbuf flags that ask for IBV_SEND_IP_CSUM. */
 #define VBR_TX_OL_CSUM (RTE_MBUF_F_TX_IP_CKSUM | RTE_MBUF_F_TX_L4_MASK)
+
+/**
+ * A queue counter since the last stats reset: what it holds less its base,
+ * 0 if a frame counted before the reset was taken off since (a Tx error).
+ */
+static inline uint64_t
+vbr_qcount(const uint64_t *cnt, const uint64_t *base)
+{
+	uint64_t c = __atomic_load_n(cnt, __ATOMIC_RELAXED);
+	uint64_t b = __atomic_load_n(base, __ATOMIC_RELAXED);
+
+	return c > b ? c - b : 0;
+}
 
 /** A device timestamp of the clock of khz kHz in nanoseconds. */
 static inline uint64_t
@@ -206,6 +244,12 @@ int vbr_mr_find(struct vbr_priv *priv, struct vbr_mr_cache *cache,
 void vbr_txq_complete(struct vbr_txq *txq);
 /* vbr_txq.c: the slow path of a send queue in error. */
 void vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted);
+/** Whether the queue can post now (no recovery waits, device there). */
+static inline bool
+vbr_txq_can_post(const struct vbr_txq *txq)
+{
+	return !txq->err_pending && !txq->recover_wait && !txq->gone;
+}
 
 /*
  * Give back a batch of sent mbufs. With MBUF_FAST_FREE the application

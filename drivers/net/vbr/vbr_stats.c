@@ -88,12 +88,19 @@ static const struct vbr_xstat vbr_xstats[] = {
 static int
 vbr_dev_counters(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
 {
+	uint64_t u;
 	int ret;
 
 	ret = priv->glue->query_port_counters(priv->ctx, c);
-	if (ret != 0)
+	if (ret != 0) {
 		memset(c, 0, sizeof(*c));
-	return ret;
+		return ret;
+	}
+	/* Companions drop as unmatched what no rule would take: no_match. */
+	u = RTE_MIN(vbr_steer_comp_unmatched(priv), c->dropped);
+	c->no_match += u;
+	c->dropped -= u;
+	return 0;
 }
 
 /* The uint64_t counter at offset in a struct of counters. */
@@ -103,20 +110,32 @@ vbr_counter(const void *base, size_t offset)
 	return *(const uint64_t *)((const char *)base + offset);
 }
 
+/* In vbr_priv.xstats_valid once a read worked, even of a device with none. */
+#define VBR_XSTATS_VALID_KNOWN (1u << 31)
+
 /*
  * Device counters shown as xstats: those the device says it counts (the
  * glue's valid bits; swverbs has them all, the ibverbs glue out_of_buffer
- * only); none when the device has no counters.
+ * only), as the first read that worked said: a read that fails later
+ * (a sysfs file that cannot be read) shows them as 0, at the same ids.
+ * None while no read has worked.
  */
 static unsigned int
 vbr_xstats_dev_count(struct vbr_priv *priv, struct vbr_glue_port_counters *c)
 {
+	uint32_t valid = __atomic_load_n(&priv->xstats_valid,
+					 __ATOMIC_RELAXED);
 	unsigned int k, n = 0;
 
-	if (vbr_dev_counters(priv, c) != 0)
-		return 0;
+	if (vbr_dev_counters(priv, c) == 0 &&
+	    (valid & VBR_XSTATS_VALID_KNOWN) == 0) {
+		valid = c->valid | VBR_XSTATS_VALID_KNOWN;
+		__atomic_store_n(&priv->xstats_valid, valid,
+				 __ATOMIC_RELAXED);
+	}
+	c->valid = valid;
 	for (k = 0; k < RTE_DIM(vbr_xstats); k++)
-		n += (c->valid & vbr_xstats[k].bit) != 0;
+		n += (valid & vbr_xstats[k].bit) != 0;
 	return n;
 }
 
@@ -140,13 +159,50 @@ vbr_xstat_nth(const struct vbr_glue_port_counters *c, unsigned int i)
 struct vbr_txq_xstat {
 	const char *name;	/* after "tx_q<N>_" */
 	size_t offset;		/* in struct vbr_txq */
+	size_t base;		/* its base there */
 };
 
+#define VBR_TXQ_XSTAT(f) \
+	{ #f, offsetof(struct vbr_txq, f), offsetof(struct vbr_txq, base.f) }
 static const struct vbr_txq_xstat vbr_txq_xstats[] = {
-	{ "bad_frames", offsetof(struct vbr_txq, bad_frames) },
-	{ "wqe_errors", offsetof(struct vbr_txq, wqe_errors) },
-	{ "recoveries", offsetof(struct vbr_txq, recoveries) },
+	VBR_TXQ_XSTAT(bad_frames),
+	VBR_TXQ_XSTAT(wqe_errors),
+	VBR_TXQ_XSTAT(recoveries),
+	VBR_TXQ_XSTAT(recoveries_deferred),
 };
+#undef VBR_TXQ_XSTAT
+
+/*
+ * Pacing xstats, after the Tx queue ones, on a device whose pacer shows
+ * its counts (glue qp_pace_stats; swverbs): tx_q<N>_pace_bytes, what the
+ * queue's pacer let go, and tx_q<N>_pace_full_ns, the time its bucket sat
+ * full (the rate unused: the queue empty, or the pacer late by more than
+ * the bucket). Over [t0, t1] the bytes are within a bucket of rate * (t1 -
+ * t0 - full_ns); the pacer adds a stretch full to full_ns at its next
+ * departure.
+ */
+static const char *const vbr_pace_xstats[] = { "pace_bytes", "pace_full_ns" };
+
+static unsigned int
+vbr_pace_xstats_count(const struct rte_eth_dev *dev)
+{
+	const struct vbr_priv *priv = dev->data->dev_private;
+
+	return priv->glue->qp_pace_stats == NULL ? 0 :
+	       dev->data->nb_tx_queues * RTE_DIM(vbr_pace_xstats);
+}
+
+/* A Tx queue's pacer counts since the last reset (0 without a QP). */
+static void
+vbr_pace_read(const struct vbr_txq *txq, struct vbr_glue_qp_pace *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (txq == NULL || txq->qp == NULL ||
+	    txq->priv->glue->qp_pace_stats(txq->qp, st) != 0)
+		return;
+	st->bytes -= RTE_MIN(st->bytes, txq->pace_base_bytes);
+	st->full_ns -= RTE_MIN(st->full_ns, txq->pace_base_full_ns);
+}
 
 /*
  * Steering xstats, after the device ones: frames the VLAN filter dropped
@@ -237,6 +293,62 @@ vbr_stats_release(struct vbr_priv *priv)
 	rte_spinlock_unlock(&priv->qp_cnt_lock);
 }
 
+/* Whether qpn is one of the port's QPs: a Tx queue's or a hash QP. */
+static bool
+vbr_xstats_own_qp(struct rte_eth_dev *dev, const uint32_t *hash,
+		  unsigned int nhash, uint32_t qpn)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+		const struct vbr_txq *txq = dev->data->tx_queues[i];
+
+		if (txq != NULL && txq->qp != NULL && txq->qp->qp_num == qpn)
+			return true;
+	}
+	for (i = 0; i < nhash; i++)
+		if (hash[i] == qpn)
+			return true;
+	return false;
+}
+
+/*
+ * The QP counters xstats show: the device's that count one of the port's
+ * QPs at least. On a NIC the device's counters are every process's (rdma
+ * statistic qp lists them all), which are not this port's to show.
+ */
+static struct vbr_glue_qp_counter *
+vbr_xstats_qp_counters(struct rte_eth_dev *dev, unsigned int *n)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	struct vbr_glue_qp_counter *c;
+	uint32_t hash[RTE_TEL_MAX_ARRAY_ENTRIES];
+	unsigned int nhash = 0, i, k, m = 0;
+
+	c = vbr_qp_counters(priv, n);
+	if (c == NULL)
+		return NULL;
+	if (priv->flow_lock_init) {
+		pthread_mutex_lock(&priv->flow_lock);
+		nhash = vbr_rss_qpns(priv, hash, RTE_DIM(hash));
+		pthread_mutex_unlock(&priv->flow_lock);
+		nhash = RTE_MIN(nhash, (unsigned int)RTE_DIM(hash));
+	}
+	for (i = 0; i < *n; i++) {
+		for (k = 0; k < RTE_MIN(c[i].nqps,
+					(uint32_t)VBR_GLUE_QP_CNT_QPS); k++)
+			if (vbr_xstats_own_qp(dev, hash, nhash, c[i].lqpn[k]))
+				break;
+		if (k < RTE_MIN(c[i].nqps, (uint32_t)VBR_GLUE_QP_CNT_QPS)) {
+			if (m != i)
+				c[m] = c[i];
+			m++;
+		}
+	}
+	*n = m;
+	return c;
+}
+
 /* Values of the QP counters c[0 .. n - 1]. */
 static unsigned int
 vbr_qp_cnt_nvals(const struct vbr_glue_qp_counter *c, unsigned int n)
@@ -249,19 +361,22 @@ vbr_qp_cnt_nvals(const struct vbr_glue_qp_counter *c, unsigned int n)
 }
 
 /*
- * Number of xstats: device counters, steering, the Tx queue ones, then
+ * Number of xstats: device counters, steering, the Tx queue ones and their
+ * pacer ones (the fixed xstats, *n_fixed: their ids change with
+ * nb_tx_queues only), then
  * the QP counters' (*qc, *nqc: free *qc).
  */
 static unsigned int
 vbr_xstats_count(struct rte_eth_dev *dev, struct vbr_glue_port_counters *c,
-		 unsigned int *n_dev, struct vbr_glue_qp_counter **qc,
-		 unsigned int *nqc)
+		 unsigned int *n_dev, unsigned int *n_fixed,
+		 struct vbr_glue_qp_counter **qc, unsigned int *nqc)
 {
 	*n_dev = vbr_xstats_dev_count(dev->data->dev_private, c);
-	*qc = vbr_qp_counters(dev->data->dev_private, nqc);
-	return *n_dev + VBR_XSTATS_STEER +
-	       dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats) +
-	       vbr_qp_cnt_nvals(*qc, *nqc);
+	*n_fixed = *n_dev + VBR_XSTATS_STEER +
+		   dev->data->nb_tx_queues * RTE_DIM(vbr_txq_xstats) +
+		   vbr_pace_xstats_count(dev);
+	*qc = vbr_xstats_qp_counters(dev, nqc);
+	return *n_fixed + vbr_qp_cnt_nvals(*qc, *nqc);
 }
 
 int
@@ -269,7 +384,7 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_glue_port_counters c;
-	uint64_t down;
+	uint64_t down, pk, by, er;
 	uint16_t i;
 
 	for (i = 0; i < dev->data->nb_rx_queues; i++) {
@@ -277,14 +392,18 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 
 		if (rxq == NULL)
 			continue;
-		stats->ipackets += rxq->ipackets;
-		stats->ibytes += rxq->ibytes;
-		stats->ierrors += rxq->ierrors;
-		stats->rx_nombuf += rxq->rx_nombuf;
+		pk = vbr_qcount(&rxq->ipackets, &rxq->base.ipackets);
+		by = vbr_qcount(&rxq->ibytes, &rxq->base.ibytes);
+		er = vbr_qcount(&rxq->ierrors, &rxq->base.ierrors);
+		stats->ipackets += pk;
+		stats->ibytes += by;
+		stats->ierrors += er;
+		stats->rx_nombuf += vbr_qcount(&rxq->rx_nombuf,
+					       &rxq->base.rx_nombuf);
 		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-			stats->q_ipackets[i] = rxq->ipackets;
-			stats->q_ibytes[i] = rxq->ibytes;
-			stats->q_errors[i] = rxq->ierrors;
+			stats->q_ipackets[i] = pk;
+			stats->q_ibytes[i] = by;
+			stats->q_errors[i] = er;
 		}
 	}
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
@@ -292,12 +411,15 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 
 		if (txq == NULL)
 			continue;
-		stats->opackets += txq->opackets;
-		stats->obytes += txq->obytes;
-		stats->oerrors += txq->oerrors;
+		pk = vbr_qcount(&txq->opackets, &txq->base.opackets);
+		by = vbr_qcount(&txq->obytes, &txq->base.obytes);
+		stats->opackets += pk;
+		stats->obytes += by;
+		stats->oerrors += vbr_qcount(&txq->oerrors,
+					     &txq->base.oerrors);
 		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-			stats->q_opackets[i] = txq->opackets;
-			stats->q_obytes[i] = txq->obytes;
+			stats->q_opackets[i] = pk;
+			stats->q_obytes[i] = by;
 		}
 	}
 	vbr_dev_counters(priv, &c);
@@ -334,29 +456,45 @@ vbr_stats_reset(struct rte_eth_dev *dev)
 	struct vbr_priv *priv = dev->data->dev_private;
 	uint16_t i;
 
-	vbr_tm_stats_reset(priv);	/* before the Tx queues' counters go */
+	/*
+	 * The queues' counters are their lcores' alone: a reset takes their
+	 * values as the base the reads subtract. Zeroing them from here could
+	 * be undone by an add in flight on the lcore (its load before the
+	 * zero, its store after).
+	 */
+#define VBR_TAKE(q, f) __atomic_store_n(&(q)->base.f, \
+	__atomic_load_n(&(q)->f, __ATOMIC_RELAXED), __ATOMIC_RELAXED)
 	for (i = 0; i < dev->data->nb_rx_queues; i++) {
 		struct vbr_rxq *rxq = dev->data->rx_queues[i];
 
 		if (rxq == NULL)
 			continue;
-		rxq->ipackets = 0;
-		rxq->ibytes = 0;
-		rxq->ierrors = 0;
-		rxq->rx_nombuf = 0;
+		VBR_TAKE(rxq, ipackets);
+		VBR_TAKE(rxq, ibytes);
+		VBR_TAKE(rxq, ierrors);
+		VBR_TAKE(rxq, rx_nombuf);
 	}
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
 		struct vbr_txq *txq = dev->data->tx_queues[i];
 
 		if (txq == NULL)
 			continue;
-		txq->opackets = 0;
-		txq->obytes = 0;
-		txq->oerrors = 0;
-		txq->bad_frames = 0;
-		txq->wqe_errors = 0;
-		txq->recoveries = 0;
+		VBR_TAKE(txq, opackets);
+		VBR_TAKE(txq, obytes);
+		VBR_TAKE(txq, oerrors);
+		VBR_TAKE(txq, bad_frames);
+		VBR_TAKE(txq, wqe_errors);
+		VBR_TAKE(txq, recoveries);
+		VBR_TAKE(txq, recoveries_deferred);
+		if (priv->glue->qp_pace_stats != NULL && txq->qp != NULL) {
+			struct vbr_glue_qp_pace ps = { 0 };
+
+			priv->glue->qp_pace_stats(txq->qp, &ps);
+			txq->pace_base_bytes = ps.bytes;
+			txq->pace_base_full_ns = ps.full_ns;
+		}
 	}
+#undef VBR_TAKE
 	vbr_dev_counters(priv, &priv->cnt_base);
 	vbr_qp_cnt_reset(priv);
 	priv->vlan_drop_base = vbr_steer_vlan_dropped(priv);
@@ -370,9 +508,9 @@ vbr_xstats_get_names(struct rte_eth_dev *dev,
 {
 	struct vbr_glue_port_counters c;
 	struct vbr_glue_qp_counter *qc;
-	unsigned int n_dev, nqc, n, n_txq, i, j, k;
+	unsigned int n_dev, n_fixed, nqc, n, n_txq, i, j, k;
 
-	n = vbr_xstats_count(dev, &c, &n_dev, &qc, &nqc);
+	n = vbr_xstats_count(dev, &c, &n_dev, &n_fixed, &qc, &nqc);
 	if (names == NULL || size < n) {
 		free(qc);
 		return n;
@@ -394,6 +532,10 @@ vbr_xstats_get_names(struct rte_eth_dev *dev,
 			 k / (unsigned int)RTE_DIM(vbr_txq_xstats),
 			 vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].name);
 	}
+	for (k = 0; k < vbr_pace_xstats_count(dev); k++, i++)
+		snprintf(names[i].name, sizeof(names[i].name), "tx_q%u_%s",
+			 k / (unsigned int)RTE_DIM(vbr_pace_xstats),
+			 vbr_pace_xstats[k % RTE_DIM(vbr_pace_xstats)]);
 	for (j = 0; j < nqc; j++)
 		for (k = 0; k < qc[j].nvals; k++, i++)
 			snprintf(names[i].name, sizeof(names[i].name),
@@ -409,20 +551,31 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_glue_port_counters c;
 	struct vbr_glue_qp_counter *qc;
-	unsigned int n_dev, nqc, n, n_txq, i, j, k;
+	unsigned int n_dev, n_fixed, nqc, n, n_txq, i, j, k;
+	struct vbr_glue_qp_pace ps = { 0 };
 	uint64_t held[3];
 
-	n = vbr_xstats_count(dev, &c, &n_dev, &qc, &nqc);
-	if (xstats == NULL || size < n) {
+	n = vbr_xstats_count(dev, &c, &n_dev, &n_fixed, &qc, &nqc);
+	/*
+	 * A caller sized the array from xstats_get_names: a QP counter
+	 * bound since then must not make this get fail (ethdev would then
+	 * fill nothing, rte_eth_xstats_get_by_id() read no value), so with
+	 * room for the fixed xstats, the QP counters' fill what is left,
+	 * at their ids in the names of now.
+	 */
+	if (xstats == NULL || size < n_fixed) {
 		free(qc);
 		return n;
 	}
+	n = RTE_MIN(n, size);
 	for (i = 0; i < n_dev; i++) {
 		size_t off = vbr_xstat_nth(&c, i)->offset;
+		uint64_t v = vbr_counter(&c, off);
+		uint64_t b = vbr_counter(&priv->cnt_base, off);
 
 		xstats[i].id = i;
-		xstats[i].value = vbr_counter(&c, off) -
-				  vbr_counter(&priv->cnt_base, off);
+		/* 0 while the device cannot be read (vbr_dev_counters()) */
+		xstats[i].value = v >= b ? v - b : 0;
 	}
 	xstats[i].id = i;
 	xstats[i].value = vbr_steer_vlan_dropped(priv) - priv->vlan_drop_base;
@@ -440,15 +593,27 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
 	for (i++; i < n_dev + VBR_XSTATS_STEER + n_txq; i++) {
 		const struct vbr_txq *txq;
 
+		const struct vbr_txq_xstat *x;
+
 		k = i - n_dev - VBR_XSTATS_STEER;
 		txq = dev->data->tx_queues[k / RTE_DIM(vbr_txq_xstats)];
+		x = &vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)];
 		xstats[i].id = i;
-		xstats[i].value = txq == NULL ? 0 : vbr_counter(txq,
-			vbr_txq_xstats[k % RTE_DIM(vbr_txq_xstats)].offset);
+		xstats[i].value = txq == NULL ? 0 : vbr_qcount(
+			(const uint64_t *)((const char *)txq + x->offset),
+			(const uint64_t *)((const char *)txq + x->base));
+	}
+	for (k = 0; k < vbr_pace_xstats_count(dev); k++, i++) {
+		if (k % RTE_DIM(vbr_pace_xstats) == 0)
+			vbr_pace_read(dev->data->tx_queues[k /
+				      RTE_DIM(vbr_pace_xstats)], &ps);
+		xstats[i].id = i;
+		xstats[i].value = k % RTE_DIM(vbr_pace_xstats) == 0 ?
+				  ps.bytes : ps.full_ns;
 	}
 	rte_spinlock_lock(&priv->qp_cnt_lock);
 	for (j = 0; j < nqc; j++)
-		for (k = 0; k < qc[j].nvals; k++, i++) {
+		for (k = 0; k < qc[j].nvals && i < n; k++, i++) {
 			xstats[i].id = i;
 			xstats[i].value = vbr_qp_cnt_value(priv, &qc[j], k);
 		}
@@ -482,13 +647,82 @@ vbr_xstats_get(struct rte_eth_dev *dev, struct rte_eth_xstat *xstats,
  *
  * <port> is the ethdev port id; ifname and port are the verbs device and
  * its port number, as rdma's "link DEV/PORT". A request that fails answers
- * {error: <errno name>, errno: <n>, message: <strerror>, what}, for a
- * tool's "Failed to ..." lines. Values are the device's, never reset.
+ * {error: <errno name>, errno: <n>, message: <strerror>, what}, and
+ * extack: the kernel's reason where the kernel gives one, for a tool's
+ * error lines. Values are the device's, never reset.
  * (22.11's telemetry nests one level only: an array in a dict, no dict in
  * an array; hence one request per port and per counter.)
+ *
+ * The handlers, and the rte_mp action (vbr_mp.c), run on EAL's telemetry
+ * and multi-process threads while the application closes, stops or
+ * reconfigures a port. They reach a port only through vbr_tel_live[],
+ * read under vbr_tel_lock's read side: probe publishes a port there once
+ * it is whole and close takes it out first, both under the write side,
+ * so that once close goes on to free the queues, QPs and dev_private no
+ * handler holds the port. A handler reads the queue arrays only while the
+ * port is started, and stop clears that under the write side: ethdev
+ * reconfigures and sets up (frees) queues only on a stopped port.
  */
 
 #define VBR_TEL_PREFIX "/vbr/"
+
+/* Handlers in, close/stop/configure out (the comment above). */
+static pthread_rwlock_t vbr_tel_lock = PTHREAD_RWLOCK_INITIALIZER;
+/* The ports handlers may use, by ethdev port id: their dev_private. */
+static struct vbr_priv *vbr_tel_live[RTE_MAX_ETHPORTS];
+
+void
+vbr_tel_write_lock(void)
+{
+	pthread_rwlock_wrlock(&vbr_tel_lock);
+}
+
+void
+vbr_tel_write_unlock(void)
+{
+	pthread_rwlock_unlock(&vbr_tel_lock);
+}
+
+/** Probe: the port is whole; handlers may use it. */
+void
+vbr_tel_port_add(struct rte_eth_dev *dev)
+{
+	vbr_tel_write_lock();
+	vbr_tel_live[dev->data->port_id] = dev->data->dev_private;
+	vbr_tel_write_unlock();
+}
+
+/** Close, first: no handler uses the port any more once this returns. */
+void
+vbr_tel_port_del(struct rte_eth_dev *dev)
+{
+	vbr_tel_write_lock();
+	vbr_tel_live[dev->data->port_id] = NULL;
+	vbr_tel_write_unlock();
+}
+
+/*
+ * A handler's hold on port_id: the port, read-locked (vbr_tel_put() it),
+ * or NULL, nothing held, when it is not a live vbr port of this process.
+ */
+struct rte_eth_dev *
+vbr_tel_get(uint16_t port_id)
+{
+	if (port_id >= RTE_MAX_ETHPORTS)
+		return NULL;
+	pthread_rwlock_rdlock(&vbr_tel_lock);
+	if (vbr_tel_live[port_id] == NULL) {
+		pthread_rwlock_unlock(&vbr_tel_lock);
+		return NULL;
+	}
+	return &rte_eth_devices[port_id];
+}
+
+void
+vbr_tel_put(void)
+{
+	pthread_rwlock_unlock(&vbr_tel_lock);
+}
 
 /* The vbr port named by the first field of params, or NULL. */
 static struct rte_eth_dev *
@@ -502,12 +736,11 @@ vbr_tel_dev(const char *params, const char **rest)
 		return NULL;
 	errno = 0;
 	v = strtoul(params, &end, 10);
+	/* the handler holds the read side (vbr_tel_handler) */
 	if (errno != 0 || (*end != '\0' && *end != ',') ||
-	    v >= RTE_MAX_ETHPORTS || !rte_eth_dev_is_valid_port((uint16_t)v))
+	    v >= RTE_MAX_ETHPORTS || vbr_tel_live[v] == NULL)
 		return NULL;
 	dev = &rte_eth_devices[v];
-	if (dev->dev_ops != &vbr_dev_ops || dev->data->dev_private == NULL)
-		return NULL;
 	*rest = *end == ',' ? end + 1 : end;
 	return dev;
 }
@@ -605,11 +838,10 @@ vbr_tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 	RTE_SET_USED(cmd);
 	RTE_SET_USED(params);
 	rte_tel_data_start_dict(d);
-	RTE_ETH_FOREACH_DEV(id) {
-		struct rte_eth_dev *dev = &rte_eth_devices[id];
-		const struct vbr_priv *priv = dev->data->dev_private;
+	for (id = 0; id < RTE_MAX_ETHPORTS; id++) {
+		const struct vbr_priv *priv = vbr_tel_live[id];
 
-		if (dev->dev_ops != &vbr_dev_ops || priv == NULL)
+		if (priv == NULL)
 			continue;
 		snprintf(key, sizeof(key), "%u", id);
 		snprintf(link, sizeof(link), "%s/1", priv->ibdev_name);
@@ -795,7 +1027,8 @@ vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	}
 	vbr_tel_head(d, priv);
 	rte_tel_data_start_array(tx, RTE_TEL_U64_VAL);
-	for (i = 0; i < dev->data->nb_tx_queues; i++) {
+	/* stopped: ethdev may be releasing the queues (the comment above) */
+	for (i = 0; priv->started && i < dev->data->nb_tx_queues; i++) {
 		const struct vbr_txq *txq = dev->data->tx_queues[i];
 
 		rte_tel_data_add_array_u64(tx, txq != NULL && txq->qp != NULL ?
@@ -814,6 +1047,9 @@ vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	rte_tel_data_add_dict_container(d, "hash_lqpn", hash, 0);
 	return 0;
 }
+
+#define VBR_TEL_EBUSY_AUTO \
+	"Modifying auto mode is not allowed when there is a bound QP"
 
 static int
 vbr_tel_qp_set_auto(const char *cmd, const char *params,
@@ -841,10 +1077,14 @@ vbr_tel_qp_set_auto(const char *cmd, const char *params,
 				     "usage: <port>,{off|type|pid|type,pid}");
 	priv = dev->data->dev_private;
 	ret = priv->glue->counter_set_auto_mode(priv->ctx, 1, mask);
+	if (ret == EBUSY) {
+		/* the kernel's extack, which rdma prints as "Error: ..." */
+		vbr_tel_error(d, ret, VBR_TEL_EBUSY_AUTO);
+		rte_tel_data_add_dict_string(d, "extack", VBR_TEL_EBUSY_AUTO);
+		return 0;
+	}
 	if (ret != 0)
-		return vbr_tel_error(d, ret, ret == EBUSY ?
-			"Modifying auto mode is not allowed when there is a bound QP" :
-			"set auto mode");
+		return vbr_tel_error(d, ret, "set auto mode");
 	vbr_tel_mode_head(d, priv);
 	return 0;
 }
@@ -1036,37 +1276,67 @@ vbr_tel_mr(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* The endpoints: name, handler, help. */
+static const struct {
+	const char *name;
+	telemetry_cb fn;
+	const char *help;
+} vbr_tel_cmds[] = {
+	{ VBR_TEL_PREFIX "ports", vbr_tel_ports,
+	  "The vbr ports: ethdev port id to verbs DEV/PORT. No parameters" },
+	{ VBR_TEL_PREFIX "port", vbr_tel_port,
+	  "A vbr port: verbs device, ethdev name, backend. "
+	  "Parameters: int port_id" },
+	{ VBR_TEL_PREFIX "port_counters", vbr_tel_port_counters,
+	  "A port's device counters. Parameters: int port_id" },
+	{ VBR_TEL_PREFIX "qp_mode", vbr_tel_qp_mode,
+	  "A port's QP counter mode. Parameters: int port_id" },
+	{ VBR_TEL_PREFIX "qp_counters", vbr_tel_qp_counters,
+	  "A port's QP counter mode and counters. Parameters: int port_id" },
+	{ VBR_TEL_PREFIX "qp_counter", vbr_tel_qp_counter,
+	  "A QP counter. Parameters: int port_id, int cntn" },
+	{ VBR_TEL_PREFIX "qps", vbr_tel_qps,
+	  "A port's QP numbers (Tx queues, hash QPs). "
+	  "Parameters: int port_id" },
+	{ VBR_TEL_PREFIX "mrs", vbr_tel_mrs,
+	  "A port's device's MR numbers. Parameters: int port_id" },
+	{ VBR_TEL_PREFIX "mr", vbr_tel_mr,
+	  "An MR's counters. Parameters: int port_id, int mrn" },
+	{ VBR_TEL_PREFIX "qp_set_auto", vbr_tel_qp_set_auto,
+	  "Set QP counter auto mode. "
+	  "Parameters: int port_id, off|type|pid|type,pid" },
+	{ VBR_TEL_PREFIX "qp_bind", vbr_tel_qp_bind,
+	  "Bind a QP to a new or given counter. "
+	  "Parameters: int port_id, int lqpn[, int cntn]" },
+	{ VBR_TEL_PREFIX "qp_unbind", vbr_tel_qp_unbind,
+	  "Unbind one or all QPs of a counter. "
+	  "Parameters: int port_id, int cntn[, int lqpn]" },
+};
+
+/* Every endpoint: its handler under the read side of vbr_tel_lock. */
+static int
+vbr_tel_handler(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int i;
+	int ret = -EINVAL;
+
+	for (i = 0; i < RTE_DIM(vbr_tel_cmds); i++)
+		if (strcmp(cmd, vbr_tel_cmds[i].name) == 0)
+			break;
+	if (i == RTE_DIM(vbr_tel_cmds))
+		return ret;
+	pthread_rwlock_rdlock(&vbr_tel_lock);
+	ret = vbr_tel_cmds[i].fn(cmd, params, d);
+	pthread_rwlock_unlock(&vbr_tel_lock);
+	return ret;
+}
+
 RTE_INIT(vbr_telemetry_init)
 {
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "ports", vbr_tel_ports,
-		"The vbr ports: ethdev port id to verbs DEV/PORT. No parameters");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "port", vbr_tel_port,
-		"A vbr port: verbs device, ethdev name, backend. Parameters: int port_id");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "port_counters",
-		vbr_tel_port_counters,
-		"A port's device counters. Parameters: int port_id");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_mode", vbr_tel_qp_mode,
-		"A port's QP counter mode. Parameters: int port_id");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_counters",
-		vbr_tel_qp_counters,
-		"A port's QP counter mode and counters. Parameters: int port_id");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_counter",
-		vbr_tel_qp_counter,
-		"A QP counter. Parameters: int port_id, int cntn");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qps", vbr_tel_qps,
-		"A port's QP numbers (Tx queues, hash QPs). Parameters: int port_id");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "mrs", vbr_tel_mrs,
-		"A port's device's MR numbers. Parameters: int port_id");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "mr", vbr_tel_mr,
-		"An MR's counters. Parameters: int port_id, int mrn");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_set_auto",
-		vbr_tel_qp_set_auto,
-		"Set QP counter auto mode. Parameters: int port_id, off|type|pid|type,pid");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_bind", vbr_tel_qp_bind,
-		"Bind a QP to a new or given counter. "
-		"Parameters: int port_id, int lqpn[, int cntn]");
-	rte_telemetry_register_cmd(VBR_TEL_PREFIX "qp_unbind",
-		vbr_tel_qp_unbind,
-		"Unbind one or all QPs of a counter. "
-		"Parameters: int port_id, int cntn[, int lqpn]");
+	unsigned int i;
+
+	for (i = 0; i < RTE_DIM(vbr_tel_cmds); i++)
+		rte_telemetry_register_cmd(vbr_tel_cmds[i].name,
+					   vbr_tel_handler,
+					   vbr_tel_cmds[i].help);
 }

@@ -30,12 +30,15 @@
  * has_frag_ext 0: vbr_flow.c) gets companion verbs flows that catch the
  * frames it must not take, at the first verbs priority of its level; its
  * own flows move one priority down (the L3 and L2 flows of an expansion
- * share the last one: they carry the same tag). The companions deliver on
- * the rule's queue set, hashed as the rule's own type, with no tag and no
- * counter: frames outside the meaning never carry the rule's mark. They
- * are verbs flows of the rule (vf[], before its own), so they go on and off
- * the device, and move, with it: created before the own flows, destroyed
- * after them, so that no excluded frame carries the mark meanwhile.
+ * share the last one: they carry the same tag). The companions carry no
+ * tag and no counter of the rule, so frames outside the meaning never
+ * carry its mark, and they give those frames the fate they have without
+ * the rule ("Companions' fate" below): the port's queue set, the VLAN
+ * filter's drop, or an unmatched drop, computed from the port's state when
+ * the rule goes on the device and again at each sync. They are verbs flows
+ * of the rule (cf[]), so they go on and off the device with it: created
+ * before the own flows, destroyed after them, so that no excluded frame
+ * carries the mark meanwhile.
  *
  * VLAN filter. A ConnectX matches a VLAN mask only on tagged frames, and it
  * has no "untagged only" match. So with the filter on, per address: the
@@ -50,7 +53,10 @@
  * port's RSS queue set; isolated mode changes on a stopped port only, as
  * rte_flow_isolate() advises), make-before-break: the new
  * rules go on the device first, then the old ones are destroyed, so no
- * frame of an address finds no rule. When the port's RSS changes (reta,
+ * frame of an address finds no rule. A rule whose companions the new
+ * state would make inexact makes the sync fail (the change is refused);
+ * rules whose companions change move after the commit
+ * (vbr_steer_cf_move()). When the port's RSS changes (reta,
  * key, hash types) the user DROP rules, which sit on the port's queue set,
  * are copied onto the new set the same way; a copy and its original bind
  * the same counters object, and a frame takes one of the two, so counts
@@ -81,6 +87,8 @@
 #define VBR_STEER_ATTR_ROOM (VBR_FLOW_BUF_SIZE + 128)
 /** VID bits: one drop rule each for "tagged with a non-zero VID". */
 #define VBR_STEER_VID_BITS 12
+/** Companions of a rule at most: 7 bases, a VID split with 12 per VID. */
+#define VBR_STEER_CF_MAX (7 + 13 * (VBR_MAX_VLAN_IDS + 1))
 /** A MAC no frame carries, for the probe rules. */
 static const struct rte_ether_addr vbr_steer_probe_mac = {
 	.addr_bytes = { 0x02, 0x76, 0x62, 0x72, 0x00, 0x01 },
@@ -369,6 +377,561 @@ vbr_steer_set(struct vbr_priv *priv, const struct rte_flow *flow)
 }
 
 /*
+ * Companions' fate. A companion catches frames its rule's verbs specs
+ * match and its meaning excludes (vbr_flow_comp_attr()); they must go
+ * where they would go without the rule. Below the rule that is either a
+ * user rule at its level or a worse one, or the internal rules. A user
+ * rule that may match such frames is a conflict, refused when the second
+ * of the two is created (vbr_steer_cf_overlap()): giving the companions
+ * that rule's fate would mean copies of its mark, counters and meter on
+ * more verbs flows. Otherwise the port's state decides, and so does the
+ * companion: isolated, the frames are dropped as unmatched (no internal
+ * rule); promiscuous, or all-multicast for a multicast dst, they are
+ * accepted on the port's queue set; an exact dst the port lists (an
+ * address, the multicast list, broadcast) is accepted too, or with the
+ * VLAN filter on split by VID: the accepted VIDs and VID 0 (one flow
+ * each, the full VID) are accepted, the rest (the complement in disjoint
+ * prefixes of the VID, at most 12 per accepted VID) dropped and counted
+ * with the filter's own drops (rx_vlan_filtered); a dst the port does not
+ * take is dropped and counted as unmatched (rx_no_match, through the
+ * comp_drop counters object). The accepted ones are hashed by the port's
+ * queue set as the internal rules would hash them, which needs one
+ * packet type: a port RSS that would tell the frames apart by L4 is
+ * refused (the companions have one verbs priority, the expansion needs
+ * one per layer). Every companion of one rule sits at one verbs priority
+ * and no two overlap, so the device needs no order among them.
+ */
+
+/* What the port does with the frames before its VLAN filter. */
+enum vbr_steer_pfate {
+	VBR_STEER_PF_ACCEPT,	/**< taken, whatever the tag */
+	VBR_STEER_PF_VID,	/**< taken by address: the VLAN filter decides */
+	VBR_STEER_PF_UNMATCHED,	/**< no internal rule takes them */
+};
+
+/* The excluded frames of a VBR_FLOW_COMP_* bit, for messages. */
+static const char *
+vbr_steer_comp_what(uint8_t bit)
+{
+	return bit == VBR_FLOW_COMP_TAGGED ?
+	       "802.1Q-tagged frames (eth has_vlan 0)" :
+	       "IPv6 frames with an extension header (ipv6 has_frag_ext 0)";
+}
+
+/* The rule's outer eth spec (its first), false: none. */
+static bool
+vbr_steer_eth_spec(const struct rte_flow *flow, struct ibv_flow_spec_eth *e)
+{
+	if (flow->items_end < sizeof(*flow->attr) + sizeof(*e))
+		return false;
+	memcpy(e, (const uint8_t *)flow->attr + sizeof(*flow->attr),
+	       sizeof(*e));
+	return e->type == IBV_FLOW_SPEC_ETH;
+}
+
+/* Whether the port's own rules take dst: an address, listed, broadcast. */
+static bool
+vbr_steer_addr_listed(const struct vbr_priv *priv,
+		      const struct rte_ether_addr *dst)
+{
+	const struct rte_ether_addr *macs = priv->dev->data->mac_addrs;
+	unsigned int i;
+
+	if (rte_is_broadcast_ether_addr(dst))
+		return true;
+	for (i = 0; i < VBR_MAX_MAC_ADDRS; i++)
+		if (!rte_is_zero_ether_addr(&macs[i]) &&
+		    rte_is_same_ether_addr(&macs[i], dst))
+			return true;
+	for (i = 0; i < priv->nb_mc_addrs; i++)
+		if (rte_is_same_ether_addr(&priv->mc_addrs[i], dst))
+			return true;
+	return false;
+}
+
+/* What the port does with the excluded frames of bit of a rule. */
+static int
+vbr_steer_port_fate(const struct vbr_priv *priv, const struct rte_flow *flow,
+		    uint8_t bit, enum vbr_steer_pfate *pf,
+		    struct rte_flow_error *error)
+{
+	struct ibv_flow_spec_eth e;
+	struct rte_ether_addr dst;
+
+	if (priv->isolated || priv->promisc) {
+		*pf = priv->isolated ? VBR_STEER_PF_UNMATCHED :
+				       VBR_STEER_PF_ACCEPT;
+		return 0;
+	}
+	if (!vbr_steer_eth_spec(flow, &e) ||
+	    !rte_is_broadcast_ether_addr((const struct rte_ether_addr *)
+					 e.mask.dst_mac))
+		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
+			NULL, "vbr: the %s this rule excludes must take the "
+			"fate the port's MAC filter gives them, which its "
+			"companions follow for one eth dst only: give the dst "
+			"under a full mask, or make the port promiscuous",
+			vbr_steer_comp_what(bit));
+	memcpy(&dst, e.val.dst_mac, sizeof(dst));
+	if (priv->allmulti && rte_is_multicast_ether_addr(&dst))
+		*pf = VBR_STEER_PF_ACCEPT;
+	else if (vbr_steer_addr_listed(priv, &dst))
+		*pf = priv->dev->data->dev_conf.rxmode.offloads &
+		      RTE_ETH_RX_OFFLOAD_VLAN_FILTER ?
+		      VBR_STEER_PF_VID : VBR_STEER_PF_ACCEPT;
+	else
+		*pf = VBR_STEER_PF_UNMATCHED;
+	return 0;
+}
+
+static int
+vbr_steer_vid_cmp(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
+/* The VIDs the VLAN filter takes, 0 (untagged, priority tag) included. */
+static unsigned int
+vbr_steer_vids(const struct vbr_priv *priv, uint16_t *out)
+{
+	unsigned int i, n = 0, k;
+
+	out[n++] = 0;
+	for (i = 0; i < priv->nb_vlan_ids; i++)
+		out[n++] = priv->vlan_ids[i] & RTE_ETHER_MAX_VLAN_ID;
+	qsort(out, n, sizeof(out[0]), vbr_steer_vid_cmp);
+	for (i = 1, k = 1; i < n; i++)
+		if (out[i] != out[k - 1])
+			out[k++] = out[i];
+	return k;
+}
+
+/* Whether vid is in the sorted v[0, n). */
+static bool
+vbr_steer_vid_in(const uint16_t *v, unsigned int n, uint16_t vid)
+{
+	return bsearch(&vid, v, n, sizeof(v[0]), vbr_steer_vid_cmp) != NULL;
+}
+
+/*
+ * The VIDs under prefix (its top depth bits) that are not in the sorted
+ * v[lo, hi), as disjoint prefixes: appended to cf as filtered companions
+ * of base 0.
+ */
+static void
+vbr_steer_vid_rest(const uint16_t *v, unsigned int lo, unsigned int hi,
+		   uint16_t prefix, unsigned int depth,
+		   struct vbr_steer_cf *cf, unsigned int *n)
+{
+	uint16_t half;
+	unsigned int mid;
+
+	if (lo == hi) {
+		cf[(*n)++] = (struct vbr_steer_cf){
+			.vid = prefix,
+			.vmask = (RTE_ETHER_MAX_VLAN_ID << (12 - depth)) &
+				 RTE_ETHER_MAX_VLAN_ID,
+			.fate = VBR_STEER_CF_FILTERED,
+		};
+		return;
+	}
+	if (depth == 12)
+		return;
+	half = prefix | (1u << (11 - depth));
+	for (mid = lo; mid < hi && v[mid] < half; mid++)
+		;
+	vbr_steer_vid_rest(v, lo, mid, prefix, depth + 1, cf, n);
+	vbr_steer_vid_rest(v, mid, hi, half, depth + 1, cf, n);
+}
+
+/* Append one companion to cf. */
+static void
+vbr_steer_cf_add(struct vbr_steer_cf *cf, unsigned int *n, unsigned int base,
+		 uint16_t vid, uint16_t vmask, enum vbr_steer_cfate fate)
+{
+	cf[(*n)++] = (struct vbr_steer_cf){
+		.base = base, .vid = vid, .vmask = vmask, .fate = fate,
+	};
+}
+
+/*
+ * The companions of a rule for the port's state (see above): into cf
+ * (VBR_STEER_CF_MAX entries), their number in *nb; port is the port's set
+ * (NULL while stopped), types its RSS types. Return 0, or a negative errno
+ * with *error saying why the rule cannot be exact on the port as it is.
+ */
+static int
+vbr_steer_cf_plan(struct vbr_priv *priv, const struct rte_flow *flow,
+		  struct vbr_rss *port, uint64_t types,
+		  struct vbr_steer_cf *cf, unsigned int *nb,
+		  struct rte_flow_error *error)
+{
+	unsigned int nb_base = vbr_flow_nb_comp(flow->comp), i, n = 0, nv = 0;
+	uint16_t vids[VBR_MAX_VLAN_IDS + 1];
+	struct ibv_flow_spec_eth e;
+	enum vbr_steer_pfate pf = VBR_STEER_PF_ACCEPT;
+	struct vbr_flow_desc *d;
+	struct vbr_flow_exp x;
+	int ret;
+
+	for (i = 0; i < nb_base; i++) {
+		uint8_t bit = vbr_flow_comp_bit(flow->comp, i);
+		unsigned int j;
+		uint16_t vid;
+
+		ret = vbr_steer_port_fate(priv, flow, bit, &pf, error);
+		if (ret != 0)
+			return ret;
+		if (pf != VBR_STEER_PF_VID) {
+			vbr_steer_cf_add(cf, &n, i, 0, 0,
+					 pf == VBR_STEER_PF_ACCEPT ?
+					 VBR_STEER_CF_ACCEPT :
+					 VBR_STEER_CF_UNMATCHED);
+			continue;
+		}
+		if (nv == 0)
+			nv = vbr_steer_vids(priv, vids);
+		if (bit == VBR_FLOW_COMP_TAGGED) {
+			/* Base 0 split by VID covers every tagged frame. */
+			if (i != 0)
+				continue;
+			for (j = 0; j < nv; j++)
+				vbr_steer_cf_add(cf, &n, 0, vids[j],
+						 RTE_ETHER_MAX_VLAN_ID,
+						 VBR_STEER_CF_ACCEPT);
+			vbr_steer_vid_rest(vids, 0, nv, 0, 0, cf, &n);
+			continue;
+		}
+		if (!vbr_steer_eth_spec(flow, &e) ||
+		    (rte_be_to_cpu_16(e.mask.vlan_tag) &
+		     RTE_ETHER_MAX_VLAN_ID) != RTE_ETHER_MAX_VLAN_ID)
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_ITEM, NULL,
+				"vbr: ipv6 item: has_frag_ext 0 on a port "
+				"whose VLAN filter is on: the frames its "
+				"companions catch are taken or dropped by "
+				"VID, and verbs cannot tell untagged ones "
+				"apart: give a vlan item with the full VID, "
+				"make the port promiscuous, or turn the "
+				"filter off");
+		vid = rte_be_to_cpu_16(e.val.vlan_tag) & RTE_ETHER_MAX_VLAN_ID;
+		vbr_steer_cf_add(cf, &n, i, 0, 0,
+				 vbr_steer_vid_in(vids, nv, vid) ?
+				 VBR_STEER_CF_ACCEPT : VBR_STEER_CF_FILTERED);
+	}
+	*nb = n;
+	/* Accepted frames are hashed as the port's own rules hash them. */
+	d = malloc(sizeof(*d));
+	if (d == NULL)
+		return rte_flow_error_set(error, ENOMEM,
+			RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+			"vbr: no memory for the rule's companions");
+	d->l3 = flow->l3;
+	d->l4 = flow->l4;
+	d->sub = flow->sub;
+	vbr_flow_expand(d, types, &x);
+	free(d);
+	for (i = 0; i < n; i++) {
+		bool acc = cf[i].fate == VBR_STEER_CF_ACCEPT;
+
+		if (acc && x.nb > 1)
+			break;
+		cf[i].set = acc ? port : vbr_steer_set(priv, flow);
+		cf[i].pt = acc ? x.pt[0] : VBR_FLOW_PT_L2;
+	}
+	if (i < n)
+		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
+			NULL, "vbr: the port's RSS would hash the frames this "
+			"rule's companions give back to it by %u packet types "
+			"(as %s and below), which verbs orders by priority, "
+			"and a rule's companions have one: fix the L4 "
+			"protocol in the pattern, or give the port fewer RSS "
+			"types", x.nb, vbr_flow_pt_name(x.pt[0]));
+	return 0;
+}
+
+/* The counters object a companion's drops go to, NULL: none. */
+static struct vbr_count *
+vbr_steer_cf_cnt(struct vbr_priv *priv, const struct vbr_steer_cf *cf)
+{
+	if (cf->fate == VBR_STEER_CF_FILTERED && priv->vlan_drop_cnt)
+		return &priv->vlan_drop;
+	if (cf->fate == VBR_STEER_CF_UNMATCHED && priv->comp_drop_cnt)
+		return &priv->comp_drop;
+	return NULL;
+}
+
+/*
+ * ibv_create_flow() of the verbs attr in buf on qp, for a flow of type pt
+ * of rule flow (what: which one, for the message). NULL with *err and
+ * *error set.
+ */
+static struct ibv_flow *
+vbr_steer_flow_make(struct vbr_priv *priv, const struct rte_flow *flow,
+		    struct ibv_qp *qp, uint8_t *buf, unsigned int pt,
+		    const char *what, int *err, struct rte_flow_error *error)
+{
+	struct ibv_flow *f;
+
+	errno = 0;
+	f = priv->glue->create_flow(qp, (struct ibv_flow_attr *)buf);
+	if (f != NULL)
+		return f;
+	*err = errno != 0 ? errno : EIO;
+	VBR_LOG(DEBUG, "port %u: rule %u (%s): ibv_create_flow%s: %s",
+		priv->dev->data->port_id, flow->id, vbr_flow_pt_name(pt),
+		what, strerror(*err));
+	vbr_flow_error(error, *err, RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+		       "vbr: ibv_create_flow%s: %s (errno %d%s)", what,
+		       strerror(*err), *err, *err == ENOTSUP ?
+		       ": the device does not support a spec or action of "
+		       "the rule" : "");
+	return NULL;
+}
+
+/* Destroy a rule's companions, last first, and forget them. */
+static void
+vbr_steer_cf_off(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	struct vbr_count *cnt;
+	unsigned int i;
+	int ret;
+
+	for (i = flow->nb_cf; i-- > 0;) {
+		struct vbr_steer_cf *cf = &flow->cf[i];
+
+		if (cf->flow == NULL)
+			continue;
+		cnt = vbr_steer_cf_cnt(priv, cf);
+		if (cnt != NULL)
+			vbr_count_unbind(priv, cnt);
+		ret = priv->glue->destroy_flow(cf->flow);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: rule %u: companion: "
+				"destroy_flow: %s", priv->dev->data->port_id,
+				flow->id, strerror(ret));
+		cf->flow = NULL;
+	}
+	free(flow->cf);
+	flow->cf = NULL;
+	flow->nb_cf = 0;
+}
+
+/*
+ * The RSS types the port's queue set tells frames apart by: its hash
+ * types, none if its reta names one queue only (every hash picks it).
+ */
+static uint64_t
+vbr_steer_port_types(const struct vbr_priv *priv)
+{
+	unsigned int i;
+
+	if ((priv->dev->data->dev_conf.rxmode.mq_mode &
+	     RTE_ETH_MQ_RX_RSS_FLAG) == 0)
+		return 0;
+	for (i = 1; i < priv->reta_size; i++)
+		if (priv->reta[i] != priv->reta[0])
+			return priv->rss_hf;
+	return 0;
+}
+
+/*
+ * The companions of a rule for the port's state now, in a fresh array
+ * (*nb entries; NULL and 0 with none). Return 0 or a negative errno with
+ * *error set.
+ */
+static int
+vbr_steer_cf_make(struct vbr_priv *priv, const struct rte_flow *flow,
+		  struct vbr_steer_cf **out, unsigned int *nb,
+		  struct rte_flow_error *error)
+{
+	struct vbr_steer_cf *cf;
+	unsigned int n = 0;
+	int ret;
+
+	*out = NULL;
+	*nb = 0;
+	if (flow->comp == 0 || flow->tier != VBR_STEER_TIER_USER)
+		return 0;
+	cf = calloc(VBR_STEER_CF_MAX, sizeof(*cf));
+	if (cf == NULL)
+		return rte_flow_error_set(error, ENOMEM,
+			RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+			"vbr: no memory for the rule's companions");
+	ret = vbr_steer_cf_plan(priv, flow, priv->rss_port,
+				vbr_steer_port_types(priv), cf, &n, error);
+	if (ret != 0) {
+		free(cf);
+		return ret;
+	}
+	*out = realloc(cf, n * sizeof(*cf));
+	if (*out == NULL)
+		*out = cf;
+	*nb = n;
+	return 0;
+}
+
+/* Whether the companions in cf[0, n) are the rule's now. */
+static bool
+vbr_steer_cf_same(const struct rte_flow *flow, const struct vbr_steer_cf *cf,
+		  unsigned int n)
+{
+	unsigned int i;
+
+	if (n != flow->nb_cf)
+		return false;
+	for (i = 0; i < n; i++) {
+		const struct vbr_steer_cf *a = &cf[i], *b = &flow->cf[i];
+
+		if (a->set != b->set || a->vid != b->vid ||
+		    a->vmask != b->vmask || a->base != b->base ||
+		    a->pt != b->pt || a->fate != b->fate)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Create the companions of a rule for the port's state, at the first
+ * verbs priority of its level. Return 0 or a negative errno with *error
+ * set and none of them left.
+ */
+static int
+vbr_steer_cf_on(struct vbr_priv *priv, struct rte_flow *flow,
+		struct rte_flow_error *error)
+{
+	uint8_t buf[VBR_STEER_ATTR_ROOM] __rte_aligned(8);
+	struct vbr_count *cnt;
+	struct ibv_flow *f;
+	unsigned int i, n;
+	struct ibv_qp *qp;
+	int ret, err;
+
+	ret = vbr_steer_cf_make(priv, flow, &flow->cf, &n, error);
+	if (ret != 0)
+		return ret;
+	flow->nb_cf = n;
+	for (i = 0; i < n; i++) {
+		struct vbr_steer_cf *cf = &flow->cf[i];
+
+		cnt = vbr_steer_cf_cnt(priv, cf);
+		qp = cf->set != NULL ? vbr_rss_qp(priv, cf->set, cf->pt) : NULL;
+		if (qp == NULL) {
+			err = errno != 0 ? errno : EIO;
+			vbr_flow_error(error, err, RTE_FLOW_ERROR_TYPE_HANDLE,
+				NULL, "vbr: cannot create the %s hash QP of "
+				"the rule's companions: %s",
+				vbr_flow_pt_name(cf->pt), strerror(err));
+			goto error;
+		}
+		if (vbr_flow_comp_attr(flow->attr, flow->items_end,
+				       flow->comp, cf->base,
+				       flow->level * VBR_FLOW_PRIO_SUB, buf,
+				       sizeof(buf)) == 0 ||
+		    vbr_flow_comp_fate(buf, sizeof(buf), cf->vid, cf->vmask,
+				       cf->fate != VBR_STEER_CF_ACCEPT,
+				       cnt != NULL ? cnt->obj : NULL) == 0) {
+			err = E2BIG;
+			rte_flow_error_set(error, err,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				"vbr: the rule is too large for its "
+				"companions");
+			goto error;
+		}
+		f = vbr_steer_flow_make(priv, flow, qp, buf, cf->pt,
+					" of a companion", &err, error);
+		if (f == NULL)
+			goto error;
+		cf->flow = f;
+		if (cnt != NULL)
+			vbr_count_bind(cnt);
+	}
+	return 0;
+error:
+	vbr_steer_cf_off(priv, flow);
+	return -err;
+}
+
+/*
+ * Whether rule o may match frames that the companions of rule c catch:
+ * then they would take them from it. The bit of those frames, or 0.
+ */
+static uint8_t
+vbr_steer_cf_takes(const struct rte_flow *c, const struct rte_flow *o)
+{
+	uint8_t buf[VBR_STEER_ATTR_ROOM] __rte_aligned(8);
+	unsigned int i, nb = vbr_flow_nb_comp(c->comp);
+
+	for (i = 0; i < nb; i++) {
+		uint8_t bit = vbr_flow_comp_bit(c->comp, i);
+
+		/* o excludes them too: they are not its frames. */
+		if (o->comp & bit)
+			continue;
+		if (vbr_flow_comp_attr(c->attr, c->items_end, c->comp, i, 0,
+				       buf, sizeof(buf)) == 0 ||
+		    vbr_flow_attr_intersect((struct ibv_flow_attr *)buf,
+					    c->items_end, o->attr,
+					    o->items_end))
+			return bit;
+	}
+	return 0;
+}
+
+/*
+ * Refuse a new rule n that a rule's companions would take frames from,
+ * or whose companions would take frames of a rule at its level or worse
+ * (see "Companions' fate"). Return 0 or a negative errno, *error set.
+ */
+static int
+vbr_steer_cf_overlap(const struct vbr_priv *priv, const struct rte_flow *n,
+		     struct rte_flow_error *error)
+{
+	const struct rte_flow *o;
+	uint8_t bit;
+
+	/* No companions on either side: nothing to check (and no walk of
+	 * a million rules per create).
+	 */
+	if (n->comp == 0 && priv->nb_comp_flows == 0)
+		return 0;
+	TAILQ_FOREACH(o, &priv->flows, next) {
+		if (o->tier != VBR_STEER_TIER_USER || o == n)
+			continue;
+		if (n->comp != 0 && o->level >= n->level) {
+			bit = vbr_steer_cf_takes(n, o);
+			if (bit != 0)
+				return vbr_flow_error(error, ENOTSUP,
+					RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+					"vbr: rule %u (priority %u) may match "
+					"%s that this rule excludes: its "
+					"companions, which send them where "
+					"they would go without it, would "
+					"take them from rule %u: make the "
+					"patterns disjoint, or give rule %u "
+					"a better priority", o->id, o->level,
+					vbr_steer_comp_what(bit), o->id,
+					o->id);
+		}
+		if (o->comp != 0 && n->level >= o->level) {
+			bit = vbr_steer_cf_takes(o, n);
+			if (bit != 0)
+				return vbr_flow_error(error, ENOTSUP,
+					RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+					"vbr: the rule may match %s that rule "
+					"%u (priority %u) excludes: that "
+					"rule's companions catch them first "
+					"and would take them from this one: "
+					"make the patterns disjoint, or give "
+					"this rule a better priority than %u",
+					vbr_steer_comp_what(bit), o->id,
+					o->level, o->level);
+		}
+	}
+	return 0;
+}
+
+/*
  * Destroy the verbs flows in vf[] (flows or copies), last first: the own
  * flows go before their companions (vbr_steer_rule_alloc()).
  */
@@ -384,7 +947,7 @@ vbr_steer_vf_off(struct vbr_priv *priv, struct rte_flow *flow, bool copies)
 
 		if (*f == NULL)
 			continue;
-		if (flow->cnt != NULL && flow->vf[i].comp == 0)
+		if (flow->cnt != NULL)
 			vbr_count_unbind(priv, flow->cnt);
 		ret = priv->glue->destroy_flow(*f);
 		if (ret != 0)
@@ -393,8 +956,21 @@ vbr_steer_vf_off(struct vbr_priv *priv, struct rte_flow *flow, bool copies)
 				strerror(ret));
 		*f = NULL;
 	}
-	if (!copies)
+	if (!copies) {
+		vbr_steer_cf_off(priv, flow);
 		flow->on = NULL;
+	}
+}
+
+/** Name of a companion's fate in dumps. */
+const char *
+vbr_steer_cfate_name(uint8_t fate)
+{
+	switch (fate) {
+	case VBR_STEER_CF_ACCEPT: return "accept";
+	case VBR_STEER_CF_FILTERED: return "vlan-filtered";
+	default: return "unmatched";
+	}
 }
 
 /** Name of a fate in messages and dumps. */
@@ -451,12 +1027,18 @@ vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
 			"vbr: the rule's meter policy targets an Rx queue "
 			"that is not configured");
 	}
+	/* Companions first: on whenever an own flow is. */
+	if (!copies && flow->comp != 0 && flow->tier == VBR_STEER_TIER_USER) {
+		err = -vbr_steer_cf_on(priv, flow, error);
+		if (err != 0)
+			return -err;
+	}
 	for (i = 0; i < flow->nb_vf; i++) {
 		unsigned int pt = flow->vf[i].pt;
 
 		/* A drop rule delivers nothing: any QP of the set. */
-		qp = vbr_rss_qp(priv, rss, flow->fate == VBR_FLOW_FATE_DROP &&
-				flow->vf[i].comp == 0 ? VBR_FLOW_PT_L2 : pt);
+		qp = vbr_rss_qp(priv, rss, flow->fate == VBR_FLOW_FATE_DROP ?
+				VBR_FLOW_PT_L2 : pt);
 		if (qp == NULL) {
 			err = errno;
 			vbr_flow_error(error, err, RTE_FLOW_ERROR_TYPE_HANDLE,
@@ -465,12 +1047,7 @@ vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
 				vbr_flow_pt_name(pt), strerror(err));
 			goto error;
 		}
-		if (flow->vf[i].comp != 0 ?
-		    vbr_flow_comp_attr(flow->attr, flow->items_end,
-				       flow->comp, flow->vf[i].comp - 1,
-				       flow->level * VBR_FLOW_PRIO_SUB, buf,
-				       sizeof(buf)) == 0 :
-		    vbr_flow_expand_attr(flow->attr, flow->items_end,
+		if (vbr_flow_expand_attr(flow->attr, flow->items_end,
 					 flow->l3, flow->l4, pt,
 					 vbr_steer_prio(priv, flow, pt), buf,
 					 sizeof(buf)) == 0) {
@@ -480,25 +1057,15 @@ vbr_steer_vf_on(struct vbr_priv *priv, struct rte_flow *flow,
 				"vbr: the rule is too large to expand");
 			goto error;
 		}
-		errno = 0;
-		f = priv->glue->create_flow(qp, (struct ibv_flow_attr *)buf);
-		if (f == NULL) {
-			err = errno != 0 ? errno : EIO;
-			VBR_LOG(DEBUG, "port %u: rule %u (%s): ibv_create_flow: "
-				"%s", data->port_id, flow->id,
-				vbr_flow_pt_name(pt), strerror(err));
-			vbr_flow_error(error, err, RTE_FLOW_ERROR_TYPE_HANDLE,
-				NULL, "vbr: ibv_create_flow: %s (errno %d%s)",
-				strerror(err), err, err == ENOTSUP ?
-				": the device does not support a spec or "
-				"action of the rule" : "");
+		f = vbr_steer_flow_make(priv, flow, qp, buf, pt, "", &err,
+					error);
+		if (f == NULL)
 			goto error;
-		}
 		if (copies)
 			flow->vf[i].copy = f;
 		else
 			flow->vf[i].flow = f;
-		if (flow->cnt != NULL && flow->vf[i].comp == 0)
+		if (flow->cnt != NULL)
 			vbr_count_bind(flow->cnt);
 	}
 	if (!copies)
@@ -863,14 +1430,13 @@ static struct rte_flow *
 vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 		     uint64_t types, size_t *own_off)
 {
-	unsigned int nb_comp = vbr_flow_nb_comp(d->comp);
 	struct vbr_flow_exp e;
 	struct rte_flow *flow;
 	size_t size, vf_off, attr_off;
 
 	vbr_flow_expand(d, types, &e);
 	vf_off = RTE_ALIGN_CEIL(sizeof(*flow), alignof(struct vbr_steer_vf));
-	attr_off = RTE_ALIGN_CEIL(vf_off + (e.nb + nb_comp) *
+	attr_off = RTE_ALIGN_CEIL(vf_off + e.nb *
 				  sizeof(struct vbr_steer_vf),
 				  alignof(struct ibv_flow_attr));
 	size = attr_off + d->attr_size;
@@ -895,22 +1461,19 @@ vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	flow->l4 = d->l4;
 	flow->sub = d->sub;
 	flow->comp = d->comp;
-	flow->nb_vf = e.nb + nb_comp;
+	flow->nb_vf = e.nb;
 	flow->vf = RTE_PTR_ADD(flow, vf_off);
 	/*
-	 * Companions first, hashed as the pattern's own type (the first),
-	 * then the own flows: vbr_steer_vf_on() creates vf[] in order and
-	 * vbr_steer_vf_off() destroys it in reverse, so the companions are
-	 * on the device whenever an own flow is, and no excluded frame
-	 * matches an own flow while the rule goes on or off (create, queue
-	 * set move, dev_start). This order is part of the contract.
+	 * The companions (vbr_steer_cf_on()) are made when the rule goes on
+	 * the device, from the port's state at that time: vbr_steer_vf_on()
+	 * creates them before vf[] and vbr_steer_vf_off() destroys them
+	 * after it, so they are on the device whenever an own flow is, and
+	 * no excluded frame matches an own flow while the rule goes on or
+	 * off (create, queue set move, dev_start). This order is part of
+	 * the contract.
 	 */
-	for (size_t i = 0; i < nb_comp; i++) {
-		flow->vf[i].pt = e.pt[0];
-		flow->vf[i].comp = i + 1;
-	}
 	for (size_t i = 0; i < e.nb; i++)
-		flow->vf[nb_comp + i].pt = e.pt[i];
+		flow->vf[i].pt = e.pt[i];
 	flow->attr = RTE_PTR_ADD(flow, attr_off);
 	memcpy(flow->attr, d->u.buf, d->attr_size);
 	return flow;
@@ -925,6 +1488,7 @@ vbr_steer_free(struct vbr_priv *priv, struct rte_flow *flow)
 	TAILQ_REMOVE(&priv->flows, flow, next);
 	if (flow->tier == VBR_STEER_TIER_USER) {
 		priv->nb_user_flows--;
+		priv->nb_comp_flows -= flow->comp != 0;
 		vbr_steer_tag_count(priv, flow, -1);
 	}
 	vbr_steer_tag_put(priv, flow->tag);
@@ -1003,7 +1567,20 @@ vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 				RTE_PTR_ADD(flow, own_off) : NULL,
 				error) != 0)
 		goto error_free;
-	flow->id = priv->flow_seq++;
+	flow->id = vbr_flow_rule_number(priv);
+	if (vbr_steer_cf_overlap(priv, flow, error) != 0)
+		goto error_free;
+	if (!priv->flows_on && flow->comp != 0) {
+		struct vbr_steer_cf *cf;
+		unsigned int n;
+
+		/* Stopped: the state it will start with, checked now. */
+		priv->promisc = priv->dev->data->promiscuous;
+		priv->allmulti = priv->dev->data->all_multicast;
+		if (vbr_steer_cf_make(priv, flow, &cf, &n, error) != 0)
+			goto error_free;
+		free(cf);
+	}
 	/* Before the device has it: its first frames read their tag. */
 	vbr_steer_tag_count(priv, flow, 1);
 	if (priv->flows_on &&
@@ -1014,6 +1591,7 @@ vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 	}
 	TAILQ_INSERT_TAIL(&priv->flows, flow, next);
 	priv->nb_user_flows++;
+	priv->nb_comp_flows += flow->comp != 0;
 	pthread_mutex_unlock(&priv->flow_lock);
 	return flow;
 error_free:
@@ -1060,6 +1638,9 @@ vbr_steer_nb_vf_on(const struct rte_flow *flow)
 
 	for (i = 0; i < flow->nb_vf; i++)
 		if (flow->vf[i].flow != NULL)
+			n++;
+	for (i = 0; i < flow->nb_cf; i++)
+		if (flow->cf[i].flow != NULL)
 			n++;
 	return n;
 }
@@ -1288,6 +1869,45 @@ vbr_steer_port_set(struct vbr_priv *priv)
 }
 
 /*
+ * The rules with companions whose companions change with the port's
+ * state: off the device and on again. Their own flows go off first and
+ * come back last, so no excluded frame ever meets them; meanwhile their
+ * frames take the port's fate, unmarked (a companion and the flow it
+ * replaces may have the same match and another action, which a ConnectX
+ * refuses at one priority, so they cannot be made before the old go).
+ * Checked before (vbr_steer_sync_locked()): only a device error can fail
+ * here, and leaves the rule off the device, with the error in the log.
+ */
+static void
+vbr_steer_cf_move(struct vbr_priv *priv)
+{
+	struct rte_flow_error error;
+	struct vbr_steer_cf *cf;
+	struct rte_flow *flow;
+	unsigned int n;
+	bool same;
+
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		if (flow->comp == 0 || flow->on == NULL)
+			continue;
+		if (vbr_steer_cf_make(priv, flow, &cf, &n, &error) != 0)
+			same = false;
+		else
+			same = vbr_steer_cf_same(flow, cf, n);
+		free(cf);
+		if (same && flow->on == vbr_steer_set(priv, flow))
+			continue;
+		vbr_steer_vf_off(priv, flow, false);
+		if (vbr_steer_vf_on(priv, flow, vbr_steer_set(priv, flow),
+				    false, &error) != 0)
+			VBR_LOG(ERR, "port %u: rule %u is off the device: its "
+				"companions could not follow the port's "
+				"state: %s", priv->dev->data->port_id,
+				flow->id, error.message);
+	}
+}
+
+/*
  * Bring the verbs flows in line with the port's state, make-before-break
  * (see the head of the file). Caller holds flow_lock; the port is started.
  */
@@ -1314,11 +1934,27 @@ vbr_steer_sync_locked(struct vbr_priv *priv)
 			VBR_LOG(ERR, "port %u: internal rule: %s",
 				data->port_id, error.message);
 	}
+	/* Rules with companions: exact in the new state, or it is refused. */
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		struct vbr_steer_cf *cf;
+		unsigned int n;
+
+		if (ret != 0)
+			break;
+		if (flow->comp == 0 || flow->on == NULL)
+			continue;
+		ret = vbr_steer_cf_make(priv, flow, &cf, &n, &error);
+		free(cf);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: the change is refused: rule %u "
+				"would not be exact: %s", data->port_id,
+				flow->id, error.message);
+	}
 	/* User DROP rules live on the port's set: copies on the new one. */
 	TAILQ_FOREACH(flow, &priv->flows, next) {
 		if (ret != 0 || port == old)
 			break;
-		if (flow->rss != NULL || flow->on == NULL)
+		if (flow->rss != NULL || flow->on == NULL || flow->comp != 0)
 			continue;
 		ret = vbr_steer_vf_on(priv, flow, port, true, &error);
 		if (ret != 0)
@@ -1338,9 +1974,11 @@ vbr_steer_sync_locked(struct vbr_priv *priv)
 	vbr_steer_flush(priv, true);
 	if (port != old)
 		TAILQ_FOREACH(flow, &priv->flows, next)
-			if (flow->rss == NULL && flow->on != NULL)
+			if (flow->rss == NULL && flow->on != NULL &&
+			    flow->comp == 0)
 				vbr_steer_vf_commit(priv, flow, port);
 	TAILQ_CONCAT(&priv->flows, &list, next);
+	vbr_steer_cf_move(priv);
 	vbr_rss_put(priv, old);
 	return 0;
 }
@@ -1358,19 +1996,30 @@ vbr_steer_sync(struct vbr_priv *priv)
 	return ret;
 }
 
-/* The VLAN filter's counters object, made once (none: drops not counted). */
+/* The counters objects of the VLAN filter's and the companions' drops. */
 static void
 vbr_steer_vlan_count_init(struct vbr_priv *priv)
 {
 	struct rte_flow_error error;
 
-	if (priv->vlan_drop_cnt || priv->glue->create_counters == NULL)
+	if (priv->glue->create_counters == NULL)
 		return;
-	if (vbr_count_init(priv, &priv->vlan_drop, &error) == 0)
-		priv->vlan_drop_cnt = 1;
+	if (!priv->vlan_drop_cnt) {
+		if (vbr_count_init(priv, &priv->vlan_drop, &error) == 0)
+			priv->vlan_drop_cnt = 1;
+		else
+			VBR_LOG(INFO, "port %u: VLAN filter drops not "
+				"counted: %s", priv->dev->data->port_id,
+				error.message);
+	}
+	if (priv->comp_drop_cnt)
+		return;
+	if (vbr_count_init(priv, &priv->comp_drop, &error) == 0)
+		priv->comp_drop_cnt = 1;
 	else
-		VBR_LOG(INFO, "port %u: VLAN filter drops not counted: %s",
-			priv->dev->data->port_id, error.message);
+		VBR_LOG(INFO, "port %u: companions' unmatched drops counted "
+			"as rule drops: %s", priv->dev->data->port_id,
+			error.message);
 }
 
 /**
@@ -1483,6 +2132,22 @@ vbr_steer_vlan_dropped(struct vbr_priv *priv)
 	return q.hits;
 }
 
+/** Frames companions dropped as unmatched (vbr_stats.c: rx_no_match). */
+uint64_t
+vbr_steer_comp_unmatched(struct vbr_priv *priv)
+{
+	struct rte_flow_query_count q = { .reset = 0 };
+	struct rte_flow_error error;
+
+	if (!priv->comp_drop_cnt || !priv->flow_lock_init)
+		return 0;
+	pthread_mutex_lock(&priv->flow_lock);
+	if (vbr_count_query(priv, &priv->comp_drop, &q, &error) != 0)
+		q.hits = 0;
+	pthread_mutex_unlock(&priv->flow_lock);
+	return q.hits;
+}
+
 /**
  * What the port holds, for xstats: out[0] user rules (rte_flow), out[1]
  * the verbs flows of user rules on the device (companions included),
@@ -1519,6 +2184,9 @@ vbr_steer_release(struct vbr_priv *priv)
 	if (priv->vlan_drop_cnt)
 		vbr_count_fini(priv, &priv->vlan_drop);
 	priv->vlan_drop_cnt = 0;
+	if (priv->comp_drop_cnt)
+		vbr_count_fini(priv, &priv->comp_drop);
+	priv->comp_drop_cnt = 0;
 	vbr_rss_release(priv);
 	vbr_mtr_release(priv);
 	vbr_steer_tags_release(priv);

@@ -33,7 +33,27 @@ struct vbr_steer_vf {
 	struct ibv_flow *flow;		/**< on the device, NULL: not */
 	struct ibv_flow *copy;		/**< its copy in a move */
 	uint8_t pt;			/**< enum vbr_flow_pt */
-	uint8_t comp;			/**< 0: the rule's; k: companion k-1 */
+};
+
+/** What a companion does with the frames it catches (vbr_steer.c). */
+enum vbr_steer_cfate {
+	VBR_STEER_CF_ACCEPT,	/**< the port's queue set, as its own rules */
+	VBR_STEER_CF_FILTERED,	/**< dropped as the VLAN filter drops */
+	VBR_STEER_CF_UNMATCHED,	/**< dropped as a frame no rule takes */
+};
+
+/**
+ * One companion verbs flow: a part of the frames its rule's specs match
+ * and its meaning excludes, with the fate they have without the rule.
+ */
+struct vbr_steer_cf {
+	struct ibv_flow *flow;		/**< on the device, NULL: not */
+	struct vbr_rss *set;		/**< queue set its QP is of */
+	uint16_t vid;			/**< VLAN TCI under vmask */
+	uint16_t vmask;			/**< 0: the base companion's match */
+	uint8_t base;			/**< vbr_flow_comp_attr()'s i */
+	uint8_t pt;			/**< packet type of its hash QP */
+	uint8_t fate;			/**< enum vbr_steer_cfate */
 };
 
 /**
@@ -60,7 +80,9 @@ struct rte_flow {
 	uint8_t l4;			/**< vbr_flow_desc.l4 */
 	uint8_t sub;			/**< vbr_flow_desc.sub */
 	uint8_t comp;			/**< vbr_flow_desc.comp */
-	uint8_t nb_vf;			/**< entries of vf, companions last */
+	uint8_t nb_vf;			/**< entries of vf */
+	uint16_t nb_cf;			/**< entries of cf */
+	struct vbr_steer_cf *cf;	/**< companions while on, NULL: none */
 	struct vbr_count *cnt;		/**< counters bound, NULL: none */
 	struct vbr_age *age;		/**< AGE state, NULL: none */
 	struct vbr_steer_vf *vf;	/**< its verbs flows */
@@ -68,6 +90,9 @@ struct rte_flow {
 };
 
 struct vbr_priv;
+
+/* vbr_flow_ops.c */
+uint32_t vbr_flow_rule_number(const struct vbr_priv *priv);
 
 /* vbr_steer.c */
 void vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps);
@@ -79,6 +104,7 @@ struct rte_flow *vbr_steer_rule_check(const struct vbr_priv *priv,
 				      struct rte_flow *flow);
 unsigned int vbr_steer_nb_vf_on(const struct rte_flow *flow);
 const char *vbr_steer_fate_name(enum vbr_flow_fate fate);
+const char *vbr_steer_cfate_name(uint8_t fate);
 int vbr_steer_isolate(struct vbr_priv *priv, int enable,
 		      struct rte_flow_error *error);
 uint16_t vbr_steer_prio(const struct vbr_priv *priv,

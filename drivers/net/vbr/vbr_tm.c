@@ -250,36 +250,36 @@ vbr_tm_txq_ready(struct vbr_txq *txq)
 	return ret;
 }
 
-void
-vbr_tm_stats_reset(struct vbr_priv *priv)
+/*
+ * Whether the queue's QP is out of RTS (ibv_query_qp()'s qp_state): a send
+ * queue in error, or in the datapath's recovery (RESET, INIT, RTR). A QP
+ * whose state cannot be read counts as in RTS: its refusal stands.
+ */
+static bool
+vbr_tm_qp_out_of_rts(struct vbr_txq *txq)
 {
-	struct rte_eth_dev *dev = priv->dev;
-	struct vbr_tm *tm = priv->tm;
-	struct vbr_txq *txq;
-	uint16_t i;
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	int ret;
 
-	/*
-	 * A port stats reset zeroes the queue counters the leaves count
-	 * from; the leaves' own stats go on: their base moves by what the
-	 * reset takes away (modulo 2^64, as the reads subtract).
-	 */
-	if (tm == NULL)
-		return;
-	for (i = 0; i < tm->nb_queues && i < dev->data->nb_tx_queues; i++) {
-		txq = dev->data->tx_queues[i];
-		if (txq == NULL)
-			continue;
-		tm->q[i].pkts_base -= txq->opackets;
-		tm->q[i].bytes_base -= txq->obytes;
+	memset(&attr, 0, sizeof(attr));
+	ret = txq->priv->glue->query_qp(txq->qp, &attr, IBV_QP_STATE, &init);
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u txq %u: query_qp: %s", txq->port_id,
+			txq->queue_id, strerror(ret));
+		return false;
 	}
+	return attr.qp_state != IBV_QPS_RTS;
 }
 
 /*
  * Make r the wanted limit of queue qid, on its QP at once when started.
- * The callers checked r against the device's caps: what the device can
- * still refuse is a QP out of RTS (a send queue in error, before the
- * datapath's recovery brings it back), so the limit stays wanted and the
- * recovery puts it on the QP (vbr_tm_txq_ready()). Return 0 or -errno.
+ * The callers checked r against the device's caps. The device takes a
+ * limit in RTS only: an EINVAL from a QP out of RTS (a send queue in
+ * error, before the datapath's recovery brings it back) keeps the limit
+ * wanted, and the recovery puts it on the QP (vbr_tm_txq_ready()); any
+ * other refusal, an EINVAL from a QP in RTS included, is the caller's
+ * error and the wanted limit stays what it was. Return 0 or -errno.
  */
 static int
 vbr_tm_queue_set(struct vbr_priv *priv, struct vbr_tm *tm, uint16_t qid,
@@ -301,7 +301,7 @@ vbr_tm_queue_set(struct vbr_priv *priv, struct vbr_tm *tm, uint16_t qid,
 	if (txq == NULL || !priv->started || !vbr_tm_paces(priv))
 		return 0;
 	ret = vbr_tm_qp_set(txq, r);
-	if (ret == -EINVAL) {
+	if (ret == -EINVAL && vbr_tm_qp_out_of_rts(txq)) {
 		VBR_LOG(NOTICE, "port %u txq %u: the limit goes on the QP when "
 			"the queue is back in RTS", txq->port_id, qid);
 		return 0;

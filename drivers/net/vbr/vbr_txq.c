@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <string.h>
 
 #include <rte_cycles.h>
@@ -205,6 +206,10 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 		goto error;
 	}
 	dev->data->tx_queues[idx] = txq;
+	VBR_LOG(DEBUG, "port %u txq %u: %u descriptors x %u segments, "
+		"socket %d: qp %u, cq handle %u (%d cqes)", txq->port_id, idx,
+		desc, txq->max_sge, (int)socket, txq->qp->qp_num, txq->cq->handle,
+		txq->cq->cqe);
 	return 0;
 error:
 	vbr_txq_free(txq);
@@ -257,8 +262,27 @@ vbr_txq_start(struct vbr_txq *txq)
 		vbr_txq_stop(txq);
 		return -ret;
 	}
+	/* A new start: no recovery owed, no backoff, the device is there. */
+	txq->recover_wait = 0;
+	txq->gone = 0;
+	txq->recover_tsc = 0;
+	txq->recover_at = 0;
+	txq->recover_backoff = 0;
 	txq->stopped = 0;
 	return 0;
+}
+
+/*
+ * Take a frame counted as sent off the counts (it was not sent), down to
+ * the base of the last stats reset at most: a frame posted before a reset
+ * is not in the counts since.
+ */
+static void
+vbr_txq_uncount(struct vbr_txq *txq, uint32_t len)
+{
+	txq->opackets -= vbr_qcount(&txq->opackets, &txq->base.opackets) > 0;
+	txq->obytes -= RTE_MIN(vbr_qcount(&txq->obytes, &txq->base.obytes),
+			       (uint64_t)len);
 }
 
 /*
@@ -273,8 +297,7 @@ vbr_txq_lose(struct vbr_txq *txq)
 	struct rte_mbuf *m = txq->elts[idx];
 
 	if (m != NULL) {
-		txq->opackets -= RTE_MIN(txq->opackets, 1u);
-		txq->obytes -= RTE_MIN(txq->obytes, (uint64_t)m->pkt_len);
+		vbr_txq_uncount(txq, m->pkt_len);
 		rte_pktmbuf_free(m);
 		txq->elts[idx] = NULL;
 	}
@@ -346,8 +369,7 @@ vbr_txq_repost(struct vbr_txq *txq)
 		uint32_t idx = (uint32_t)wr->wr_id & txq->mask;
 		struct rte_mbuf *m = txq->elts[idx];
 
-		txq->opackets -= RTE_MIN(txq->opackets, 1u);
-		txq->obytes -= RTE_MIN(txq->obytes, (uint64_t)m->pkt_len);
+		vbr_txq_uncount(txq, m->pkt_len);
 		txq->oerrors++;
 		txq->wqe_errors++;
 		rte_pktmbuf_free(m);
@@ -385,15 +407,133 @@ vbr_txq_log_recovery(struct vbr_txq *txq, int failed, uint32_t wqe,
 	txq->log_quiet = 0;
 }
 
+/*
+ * Recoveries back off: one that comes within a second of the last one
+ * waits until VBR_TXQ_BACKOFF_MIN_MS, then twice the previous wait, up to
+ * VBR_TXQ_BACKOFF_MAX_MS; a second without a recovery starts again from
+ * none. A device that fails every send (a wire gone that the device has
+ * not reported yet) so costs a few recoveries a second, not one a burst.
+ */
+#define VBR_TXQ_BACKOFF_MIN_MS 1
+#define VBR_TXQ_BACKOFF_MAX_MS 250
+
+/*
+ * A recovery that found the queue in ERR by a refused post, with no
+ * completion in error read, waits up to this long for the device to flush
+ * what it still holds (vbr_txq_await_flush()).
+ */
+#define VBR_TXQ_FLUSH_WAIT_MS 50
+
+/* Whether a verbs call's errno says the device is gone (uverbs: EIO). */
+static inline bool
+vbr_txq_errno_gone(int err)
+{
+	return err == EIO || err == ENODEV;
+}
+
+/*
+ * The device is gone (its removal event came, or it answers EIO): the
+ * queue stops sending until the port is started again. What the ring
+ * holds is dropped and counted (oerrors, wqe_errors); the QP is left in
+ * ERR, bursts return 0 and leave their packets to the caller.
+ */
+static void
+vbr_txq_retire(struct vbr_txq *txq)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	(void)txq->priv->glue->modify_qp(txq->qp, &attr, IBV_QP_STATE);
+	vbr_txq_cq_discard(txq);
+	txq->err_pending = 0;
+	txq->recover_wait = 0;
+	txq->gone = 1;
+	VBR_LOG(WARNING, "port %u txq %u: device removed: send queue not "
+		"recovered, %u WQEs dropped; no sending until the port starts "
+		"again", txq->port_id, txq->queue_id, txq->head - txq->tail);
+	while (txq->tail != txq->head)
+		vbr_txq_lose(txq);
+}
+
+/*
+ * Whether a recovery may run now; if not, the queue waits in ERR with
+ * the ring kept (recover_wait, its unposted), counted once per burst in
+ * recoveries_deferred.
+ */
+static bool
+vbr_txq_recover_due(struct vbr_txq *txq, uint32_t unposted)
+{
+	uint64_t now = rte_get_timer_cycles();
+
+	if (txq->recover_at == 0 || (int64_t)(now - txq->recover_at) >= 0)
+		return true;
+	if (!txq->recover_wait && !txq->err_pending)
+		txq->recover_unposted = unposted;
+	txq->recover_wait = !txq->err_pending;
+	txq->recoveries_deferred++;
+	return false;
+}
+
+/*
+ * The queue is in ERR and no completion in error was read: the device may
+ * still hold WQEs posted before it moved to ERR, which it completes on its
+ * own time as flushed (IBV_WC_WR_FLUSH_ERR, signaled or not; swverbs'
+ * engine, as a NIC, runs apart from the caller). A RESET now would drop
+ * them with no completion, and the recovery would free them as sent: lost.
+ * So the completions are polled first, until one in error comes
+ * (err_pending: the recovery keeps and posts again what it flushed), every
+ * WQE before unposted has its completion, or VBR_TXQ_FLUSH_WAIT_MS have
+ * passed: a device in ERR flushes at once, so WQEs with no completion by
+ * then were sent (unsignaled ones report nothing).
+ */
+static void
+vbr_txq_await_flush(struct vbr_txq *txq, uint32_t unposted)
+{
+	uint64_t end = rte_get_timer_cycles() +
+		       rte_get_timer_hz() * VBR_TXQ_FLUSH_WAIT_MS / 1000;
+
+	for (;;) {
+		vbr_txq_complete(txq);
+		if (txq->err_pending || txq->tail == unposted ||
+		    __atomic_load_n(&txq->priv->removed, __ATOMIC_ACQUIRE) ||
+		    (int64_t)(rte_get_timer_cycles() - end) >= 0)
+			return;
+		/* The flushing thread may share this CPU. */
+		sched_yield();
+	}
+}
+
+/* A recovery is done: when the next one may come. */
+static void
+vbr_txq_backoff(struct vbr_txq *txq)
+{
+	uint64_t now = rte_get_timer_cycles(), hz = rte_get_timer_hz();
+	uint64_t min = hz * VBR_TXQ_BACKOFF_MIN_MS / 1000;
+	uint64_t max = hz * VBR_TXQ_BACKOFF_MAX_MS / 1000;
+
+	if (txq->recover_tsc == 0 || now - txq->recover_tsc > hz)
+		txq->recover_backoff = 0;
+	else if (txq->recover_backoff == 0)
+		txq->recover_backoff = min;
+	else
+		txq->recover_backoff = RTE_MIN(2 * txq->recover_backoff, max);
+	txq->recover_tsc = now;
+	txq->recover_at = txq->recover_backoff == 0 ? 0 :
+			  now + txq->recover_backoff;
+}
+
 /**
  * Slow path of a send queue in ERR, seen as an error CQE (err_pending) or
  * as a post refused in ERR; slots [unposted, head) are WQEs the device
- * refused. The QP goes to RESET, so the device no longer touches the ring
- * and its last CQEs are in the CQ; the WQEs they show sent are freed. The
+ * refused. A device removed is not recovered (vbr_txq_retire()); a
+ * recovery too soon after the last one waits (vbr_txq_backoff()). The QP
+ * goes to RESET, so the device no longer touches the ring and its last
+ * CQEs are in the CQ; the WQEs they show sent are freed. The
  * WQE the device failed is dropped and counted (oerrors, wqe_errors); one
  * completed with IBV_WC_WR_FLUSH_ERR was only flushed (the QP was moved to
- * ERR from outside) and is kept. WQEs with no CQE before unposted were sent
- * when no CQE in error came: the device reports nothing else for them. Then
+ * ERR from outside) and is kept. With no CQE in error read, the device's
+ * flush is waited for first (vbr_txq_await_flush()); WQEs with no CQE
+ * before unposted after that were sent: the device reports nothing else
+ * for them. Then
  * INIT -> RTR -> RTS and the kept WQEs are posted again. If the QP cannot be
  * made ready, the ring is emptied and the QP left in ERR: the next burst
  * tries again.
@@ -406,7 +546,24 @@ vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted)
 	uint32_t wqe;
 	int failed = 0, ret;
 
+	if (__atomic_load_n(&txq->priv->removed, __ATOMIC_ACQUIRE)) {
+		vbr_txq_retire(txq);
+		return;
+	}
+	if (!vbr_txq_recover_due(txq, unposted))
+		return;
+	if (txq->recover_wait) {
+		unposted = txq->recover_unposted;
+		txq->recover_wait = 0;
+	}
+	if (!txq->err_pending)
+		vbr_txq_await_flush(txq, unposted);
+	vbr_txq_backoff(txq);
 	ret = txq->priv->glue->modify_qp(txq->qp, &attr, IBV_QP_STATE);
+	if (vbr_txq_errno_gone(ret)) {
+		vbr_txq_retire(txq);
+		return;
+	}
 	if (ret != 0) {
 		VBR_LOG(ERR, "port %u txq %u: modify_qp to RESET: %s",
 			txq->port_id, txq->queue_id, strerror(ret));
@@ -429,6 +586,10 @@ vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted)
 		vbr_txq_free_upto(txq, unposted - 1);
 	}
 	ret = vbr_txq_ready(txq);
+	if (vbr_txq_errno_gone(ret)) {
+		vbr_txq_retire(txq);
+		return;
+	}
 	if (ret != 0)
 		goto fail;
 	txq->recoveries++;
