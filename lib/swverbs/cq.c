@@ -475,6 +475,44 @@ swv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 	return &cq->ibv_cq;
 }
 
+/* Whether CQE idx is a receive completion of queue number num. */
+static bool
+cqe_recv_of(const struct swv_cq *cq, uint32_t idx, uint32_t num)
+{
+	if (cq->compact) {
+		uint64_t info = cqe16(cq, idx)->info;
+
+		return (info & SWV_CQI_RECV) &&
+		       ((uint32_t)info & SWV_CQI_QPN_MASK) == num;
+	}
+	return cqe_full(cq, idx)->opcode == IBV_WC_RECV &&
+	       cqe_full(cq, idx)->qp_num == num;
+}
+
+unsigned int
+swv_cq_clean_recv(struct swv_cq *cq, uint32_t num)
+{
+	uint32_t tail = cq->tail, head = SWV_LOAD_ACQ(&cq->head);
+	size_t sz = (size_t)1 << cq->shift;
+	uint32_t i = head, freed = 0;
+
+	/* From the newest down: the ones kept move up over the freed. */
+	while (i != tail) {
+		i--;
+		if (cqe_recv_of(cq, i, num))
+			freed++;
+		else if (freed > 0)
+			memcpy(cq->cqes + ((size_t)((i + freed) & cq->mask) <<
+					   cq->shift),
+			       cq->cqes + ((size_t)(i & cq->mask) << cq->shift),
+			       sz);
+	}
+	cq->ahead = head;
+	if (freed > 0)
+		SWV_STORE_REL(&cq->tail, tail + freed);
+	return freed;
+}
+
 int
 swv_destroy_cq(struct ibv_cq *ibcq)
 {

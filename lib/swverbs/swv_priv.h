@@ -1728,6 +1728,19 @@ int swv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 
 /* cq.c */
 int swv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+/**
+ * Drop the receive CQEs of queue number num from cq, as mlx5's provider
+ * cleans a CQ when a WQ goes from RESET to RDY: what a move to ERR flushed
+ * and nobody polled does not come back after the restart. The queue is out
+ * of the engine (no CQE of it can come); other queues' CQEs may come
+ * meanwhile, and only the published ones are looked at: those kept stay in
+ * order, moved up over the freed slots, and the tail advances past them.
+ * The caller is the CQ's one reader (no poll beside it). A raw QP with its
+ * own receive queue on the same CQ, with the WQ's number, would lose its
+ * receives too (QP and WQ numbers are two spaces; vbr never shares a CQ so).
+ * Return: the CQEs dropped.
+ */
+unsigned int swv_cq_clean_recv(struct swv_cq *cq, uint32_t num);
 /* channel.c */
 /** Raise the armed CQ's event if the CQEs [from, head) qualify. */
 void swv_cq_notify(struct swv_cq *cq, uint32_t from);

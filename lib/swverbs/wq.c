@@ -180,6 +180,9 @@ swv_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 		ret = EINVAL;
 		goto out;
 	}
+	/* mlx5: the CQ forgets what the WQ completed before its RESET. */
+	if (cur == IBV_WQS_RESET && next == IBV_WQS_RDY)
+		swv_cq_clean_recv(wq->rq.cq, wq->rq.num);
 	wq_apply_flags(wq, attr);
 	SWV_STORE(&wq->ibv_wq.state, next);
 	SWV_STORE_REL(&wq->rq.state,

@@ -726,6 +726,104 @@ test_vlan_strip_modify_fail(void)
 	return TEST_SUCCESS;
 }
 
+/* Wait until the CQ holds n CQEs not polled yet. */
+static int
+cq_wait_pending(struct ibv_cq_ex *cq, uint32_t n)
+{
+	const volatile uint32_t *head;
+	uint64_t end = t_now_ms() + 5000;
+	uint32_t pending = 0, tail;
+
+	do {
+		TEST_ASSERT_SUCCESS(swv_cq_peek(cq, &pending, &head, &tail),
+				    "");
+		if (pending == n)
+			return TEST_SUCCESS;
+		usleep(100);
+	} while (t_now_ms() < end);
+	TEST_ASSERT_EQUAL(pending, n, "CQEs pending");
+	return TEST_SUCCESS;
+}
+
+/*
+ * ERR, RESET, RDY: the CQ forgets what the WQ completed before, a receive
+ * and the flushed WQEs nobody polled (mlx5's provider cleans the CQ when a
+ * WQ leaves RESET), and keeps, in order, another WQ's CQEs among them.
+ */
+static int
+test_wq_restart_cleans_cq(void)
+{
+	struct ibv_wq_init_attr wa = { .wq_type = IBV_WQT_RQ };
+	struct ibv_wq_attr st = { .attr_mask = IBV_WQ_ATTR_STATE };
+	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct ibv_wq *w2;
+	unsigned int j;
+	struct rxe e;
+	struct rxc r;
+	struct tf f;
+	uint64_t id = 7;
+	uint8_t fl = SWV_SEND_BURST_SIGNALED;
+
+	TEST_ASSERT_SUCCESS(rxe_setup(&e, 0, false), "");
+	wa.max_wr = 8;
+	wa.max_sge = 1;
+	wa.pd = e.d.pd;
+	wa.cq = ibv_cq_ex_to_cq(e.cq);
+	w2 = swv_create_wq(e.d.ctx, &wa);
+	TEST_ASSERT_NOT_NULL(w2, "second WQ: %d", errno);
+	st.wq_state = IBV_WQS_RDY;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(w2, &st), "");
+	for (j = 0; j < 8; j++) {
+		struct ibv_sge s = {
+			(uintptr_t)rxbuf + j * 2048, 2048, e.rmr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = 100 + j, .sg_list = &s, .num_sge = 1,
+		}, *rb;
+
+		TEST_ASSERT_SUCCESS(ibv_post_wq_recv(w2, &wr, &rb), "");
+	}
+	/* One frame the first WQ receives, left in the CQ. */
+	tf_build(&f, txbuf, 1, 0, 0, 50);
+	tf_fill_l4(&f);
+	sge.addr = (uintptr_t)txbuf;
+	sge.length = f.len;
+	sge.lkey = e.tmr->lkey;
+	TEST_ASSERT_EQUAL(swv_post_send_burst(e.sq1, 1, &id, &sge, &fl), 1u,
+			  "");
+	TEST_ASSERT_EQUAL(t_poll(e.d.scq, &wc, 1, 2000), 1, "scqe");
+	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 1), "");
+	/* The second WQ's 8 flushed, then the first's 63. */
+	st.wq_state = IBV_WQS_ERR;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(w2, &st), "");
+	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 9), "");
+	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
+	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 72), "");
+	st.wq_state = IBV_WQS_RESET;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
+	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 72), "RESET keeps them");
+	st.wq_state = IBV_WQS_RDY;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
+	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 8), "RDY cleans");
+	for (j = 0; j < 8; j++) {
+		TEST_ASSERT_SUCCESS(j == 0 ? ibv_start_poll(e.cq, &pa) :
+				    ibv_next_poll(e.cq), "CQE %u", j);
+		TEST_ASSERT_EQUAL(e.cq->wr_id, 100u + j, "order");
+		TEST_ASSERT_EQUAL(e.cq->status, IBV_WC_WR_FLUSH_ERR, "");
+	}
+	TEST_ASSERT_EQUAL(ibv_next_poll(e.cq), ENOENT, "a ninth CQE");
+	ibv_end_poll(e.cq);
+	/* The restarted WQ receives. */
+	TEST_ASSERT_SUCCESS(rxe_repost(&e), "");
+	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
+	TEST_ASSERT_EQUAL(r.len, f.len, "");
+	TEST_ASSERT_SUCCESS(swv_destroy_wq(w2), "");
+	rxe_teardown(&e);
+	return TEST_SUCCESS;
+}
+
 /* Random frames into a checking, stripping queue: no crash, all counted. */
 static int
 test_rx_fuzz(void)
@@ -768,6 +866,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_vlan_strip),
 		TEST_CASE(test_vlan_strip_stag),
 		TEST_CASE(test_vlan_strip_modify_fail),
+		TEST_CASE(test_wq_restart_cleans_cq),
 		TEST_CASE(test_rx_fuzz),
 		TEST_CASES_END(),
 	},
