@@ -1281,7 +1281,7 @@ intr_hold_cb(void *arg)
  * reported, though the link status the handler reads has not changed.
  */
 static int
-test_lsc_event_after_restart(void)
+lsc_event_after_restart(void)
 {
 	struct rte_eth_conf conf = { .intr_conf = { .lsc = 1 } };
 	struct rte_eth_link link;
@@ -1316,6 +1316,16 @@ test_lsc_event_after_restart(void)
 	TEST_ASSERT_SUCCESS(rte_eth_dev_close(a), "close a");
 	TEST_ASSERT_SUCCESS(rte_vdev_uninit("net_vbr0"), "uninit a");
 	return TEST_SUCCESS;
+}
+
+/* A failed check lets the interrupt thread go at once. */
+static int
+test_lsc_event_after_restart(void)
+{
+	int ret = lsc_event_after_restart();
+
+	__atomic_store_n(&intr_hold, 0, __ATOMIC_RELEASE);
+	return ret;
 }
 
 /*
