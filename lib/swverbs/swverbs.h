@@ -594,6 +594,16 @@ struct swv_qp_pace_stats {
 };
 
 /**
+ * *held: the send WQEs posted to the raw QP that the device has not given
+ * back yet (sent, or completed in error, flushed included). The poster's
+ * call: a QP in ERR with *held 0 has flushed every WQE it was given, and
+ * their completions are in the CQ (or come by the next RESET). A NIC
+ * shows no such count; vbr waits a fixed time there.
+ * Return: 0, EINVAL (a hash QP).
+ */
+int swv_qp_sq_held(struct ibv_qp *qp, uint32_t *held);
+
+/**
  * Read a QP's pacing counters (cumulative over its life; a reset keeps
  * them). Return: 0; EINVAL (NULL, a hash QP).
  */

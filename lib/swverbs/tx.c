@@ -58,6 +58,21 @@ sq_flush(struct swv_qp *qp)
 	return n;
 }
 
+int
+swv_qp_sq_held(struct ibv_qp *ibqp, uint32_t *held)
+{
+	struct swv_qp *qp;
+
+	if (ibqp == NULL || held == NULL)
+		return EINVAL;
+	qp = to_swv_qp(ibqp);
+	if (qp->is_hash)
+		return EINVAL;
+	/* tail is published with the pass's CQEs, after them or beside. */
+	*held = qp->sq.head - SWV_LOAD_ACQ(&qp->sq.tail);
+	return 0;
+}
+
 /* Frames and their iovecs gathered per burst, at most. */
 #define SWV_TX_BURST SWV_RX_BURST
 #define SWV_TX_BURST_IOV (2 * SWV_TX_BURST + SWV_MAX_SGE)

@@ -411,6 +411,12 @@ struct vbr_glue {
 	 */
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
+	/**
+	 * *held: the send WQEs the device was given and has not given back
+	 * (sent or completed in error); swverbs' swv_qp_sq_held(). 0 or a
+	 * positive errno. NULL: the device does not show it (a NIC).
+	 */
+	int (*sq_held)(struct ibv_qp *qp, uint32_t *held);
 };
 
 /* Bits of post_send_burst()'s signaled[i]. */

@@ -1093,6 +1093,7 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.cq_peek = vbr_sw_cq_peek,
 	.qp_pace_stats = vbr_sw_qp_pace_stats,
 	.query_qp = swv_query_qp,
+	.sq_held = swv_qp_sq_held,
 };
 
 _Static_assert(VBR_GLUE_SEND_SIGNALED == SWV_SEND_BURST_SIGNALED &&

@@ -420,9 +420,12 @@ vbr_txq_log_recovery(struct vbr_txq *txq, int failed, uint32_t wqe,
 /*
  * A recovery that found the queue in ERR by a refused post, with no
  * completion in error read, waits up to this long for the device to flush
- * what it still holds (vbr_txq_await_flush()).
+ * what it still holds (vbr_txq_await_flush()); up to the second figure on
+ * a device that shows what it holds (glue sq_held: swverbs), which ends
+ * the wait as soon as it holds nothing.
  */
 #define VBR_TXQ_FLUSH_WAIT_MS 50
+#define VBR_TXQ_FLUSH_WAIT_HELD_MS 2000
 
 /* Whether a verbs call's errno says the device is gone (uverbs: EIO). */
 static inline bool
@@ -483,19 +486,29 @@ vbr_txq_recover_due(struct vbr_txq *txq, uint32_t unposted)
  * (err_pending: the recovery keeps and posts again what it flushed), every
  * WQE before unposted has its completion, or VBR_TXQ_FLUSH_WAIT_MS have
  * passed: a device in ERR flushes at once, so WQEs with no completion by
- * then were sent (unsignaled ones report nothing).
+ * then were sent (unsignaled ones report nothing). A device that tells
+ * what it holds (swverbs, whose engine may be descheduled for longer)
+ * ends the wait when it holds none, their completions then in the CQ or
+ * read after the RESET; VBR_TXQ_FLUSH_WAIT_HELD_MS bounds a dead one.
  */
 static void
 vbr_txq_await_flush(struct vbr_txq *txq, uint32_t unposted)
 {
-	uint64_t end = rte_get_timer_cycles() +
-		       rte_get_timer_hz() * VBR_TXQ_FLUSH_WAIT_MS / 1000;
+	int (*sq_held)(struct ibv_qp *qp, uint32_t *held) =
+		txq->priv->glue->sq_held;
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() *
+		       (sq_held != NULL ? VBR_TXQ_FLUSH_WAIT_HELD_MS :
+			VBR_TXQ_FLUSH_WAIT_MS) / 1000;
+	uint32_t held;
 
 	for (;;) {
 		vbr_txq_complete(txq);
 		if (txq->err_pending || txq->tail == unposted ||
 		    __atomic_load_n(&txq->priv->removed, __ATOMIC_ACQUIRE) ||
 		    (int64_t)(rte_get_timer_cycles() - end) >= 0)
+			return;
+		if (sq_held != NULL && sq_held(txq->qp, &held) == 0 &&
+		    held == 0)
 			return;
 		/* The flushing thread may share this CPU. */
 		sched_yield();
