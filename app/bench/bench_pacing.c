@@ -130,7 +130,7 @@
 #define PB_MAX_LIST 16
 #define PB_GOAL_ERR 0.5		/* % */
 #define PB_GOAL_CPU 5.0		/* % */
-#define PB_SPIN_NS 20000ull	/* a departure nearer: no nap */
+#define PB_SPIN_NS 20000ull	/* a full bucket nearer: no nap */
 #define PB_HOST_NOTE "host: quiet when wait <= --quiet-wait and steal " \
 	"<= --quiet-steal ms a second, else LOADED: a miss then is no " \
 	"reading of the accuracy goal (a thread kept from its CPU that " \
@@ -279,17 +279,19 @@ pb_clock(clockid_t id)
 #define pb_cpu_now() pb_clock(CLOCK_PROCESS_CPUTIME_ID)
 
 /*
- * The application's nap when a pass found nothing to do: --nap us, but,
- * when a paced QP waits on the devices (swv_engine_next_departure()), no
- * later than its departure less this thread's own nap lateness (the
- * largest of the last second or two, less its run-queue waits:
- * swv_late, swv_run_delay_ns(); none while those waits are the larger,
- * as the engine thread does), and none when the departure is nearer
- * than that: on the inline engine the departures happen in this thread's
- * verbs calls, so a nap past one delays it, and a delay longer than the
- * queue's slack (its bucket less the frame it waits for) loses rate. A
- * busy-polling application (testpmd's forwarding lcores) never naps and
- * has no such delay; one that naps must keep its naps to this. Only on
+ * The application's nap when a pass found nothing to do: --nap us; but,
+ * when a paced QP waits on the devices (swv_engine_pace_window()), to
+ * half-way to the earliest time a waiting QP's bucket is full, less this
+ * thread's own nap lateness (the largest of the last second or two, less
+ * its run-queue waits: swv_late, swv_run_delay_ns(); none while those
+ * waits are the larger, as the engine thread does), and none when that
+ * is nearer than the lateness: on the inline engine the departures
+ * happen in this thread's verbs calls, and one called again before the
+ * bucket is full loses no rate (what came due meanwhile goes as a batch,
+ * within the bucket), so one wake-up serves a batch of departures, not
+ * each. The other half of that time is the margin of a wake-up later
+ * than the estimate. A busy-polling application (testpmd's forwarding
+ * lcores) never naps; one that naps must keep its naps to this. Only on
  * the inline engine: the thread and service models release departures
  * on their own threads, whatever this one does. --nap-plain: a full nap
  * whatever waits (the bench before, for comparison).
@@ -298,32 +300,35 @@ static struct {
 	struct swv_late late;	/* this thread's nap lateness */
 	struct swv_late rq;	/* its run-queue waits in naps */
 	int sched_fd;		/* its schedstat, -1: none */
-	uint64_t naps, cut, skipped;
+	uint64_t naps, cut, skipped, stretched;
 } pb_naps = { .sched_fd = -1 };
 
 static void
 pb_nap(struct pb_env *e)
 {
-	uint64_t ns = (uint64_t)opt.nap_us * 1000, now, due, late, rd, wake;
+	uint64_t ns = (uint64_t)opt.nap_us * 1000, now, due, latest, late;
+	uint64_t rd, wake;
 	struct timespec ts;
 
 	if (ns == 0)
 		return;
 	now = pb_now();
 	if (!opt.nap_plain && e->eng == NULL &&
-	    swv_engine_next_departure(swv_engine_inline(), &due) == 0 &&
+	    swv_engine_pace_window(swv_engine_inline(), &due, &latest) == 0 &&
 	    due != UINT64_MAX) {
 		late = swv_late_get(&pb_naps.late, now);
 		if (swv_late_get(&pb_naps.rq, now) > late)
 			late = 0;	/* a contended CPU: no spin */
-		if (due <= now + late + PB_SPIN_NS) {
+		if (latest <= now + late + PB_SPIN_NS) {
 			pb_naps.skipped++;
 			return;
 		}
-		if (ns > due - now - late) {
-			ns = due - now - late;
+		wake = (latest - now - late) / 2;
+		if (wake < ns)
 			pb_naps.cut++;
-		}
+		else if (wake > ns)
+			pb_naps.stretched++;
+		ns = wake;
 	}
 	pb_naps.naps++;
 	ts.tv_sec = (time_t)(ns / 1000000000ull);
@@ -1573,9 +1578,10 @@ main(int argc, char **argv)
 	if (opt.do_cpu)
 		goal_print(&goal_cpu);
 	printf("application naps: %" PRIu64 ", %" PRIu64 " of them cut "
-	       "short to a paced departure; %" PRIu64 " not taken (a departure "
+	       "short and %" PRIu64 " made longer to half-way to a paced "
+	       "queue's full bucket; %" PRIu64 " not taken (a full bucket "
 	       "nearer than the nap's lateness, now %.1f us)\n", pb_naps.naps,
-	       pb_naps.cut, pb_naps.skipped,
+	       pb_naps.cut, pb_naps.stretched, pb_naps.skipped,
 	       swv_late_get(&pb_naps.late, pb_now()) / 1e3);
 	if (e.eng != NULL && !e.service &&
 	    swv_engine_get_stats(e.eng, &es) == 0)

@@ -806,6 +806,31 @@ swv_engine_get_stats(const struct swv_engine *eng,
 }
 
 int
+swv_engine_pace_window(struct swv_engine *eng, uint64_t *due,
+		       uint64_t *latest)
+{
+	struct cds_list_head *node;
+	uint64_t next = UINT64_MAX, full = UINT64_MAX, t, f;
+	bool leave;
+
+	if (eng == NULL || due == NULL || latest == NULL)
+		return EINVAL;
+	leave = swv_reader_enter();	/* the engine's device list */
+	cds_list_for_each_rcu(node, &eng->devs) {
+		t = swv_pace_window(cds_list_entry(node, struct swv_device,
+						   eng_node), &f);
+		if (t < next)
+			next = t;
+		if (f < full)
+			full = f;
+	}
+	swv_reader_leave(leave);
+	*due = next;
+	*latest = full;
+	return 0;
+}
+
+int
 swv_engine_next_departure(struct swv_engine *eng, uint64_t *due)
 {
 	bool leave;

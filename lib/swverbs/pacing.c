@@ -510,19 +510,32 @@ swv_pace_advance(struct swv_device *dev)
  * (a sleeper that spins for its wake-up lateness would otherwise spin
  * through a wait longer than a turn). O(slots) bit tests, plus the QPs of
  * the slots it reads: all of them only when every QP is a turn away.
+ *
+ * With @latest, also the earliest time a waiting QP's bucket is full
+ * (pace.full_at, at or after its due): the scan goes on past the first
+ * departure until a slot begins after the earliest full_at found, as no
+ * QP of that slot or a later one (due there or a turn later) can be full
+ * before it.
  */
-uint64_t
-swv_pace_next(struct swv_device *dev)
+static uint64_t
+pace_window(struct swv_device *dev, uint64_t *latest)
 {
 	struct swv_wheel *w = dev->wheel;
 	struct cds_list_head *node;
 	uint64_t i, s, t, word, next = UINT64_MAX, far = UINT64_MAX, due;
+	uint64_t full = UINT64_MAX;
 	struct swv_qp *qp;
 
+	if (latest != NULL)
+		*latest = UINT64_MAX;
 	if (w == NULL || SWV_LOAD(&w->n) == 0)
 		return UINT64_MAX;
 	pthread_spin_lock(&w->lock);
-	for (i = 0; i < SWV_WHEEL_SLOTS && next == UINT64_MAX; ) {
+	for (i = 0; i < SWV_WHEEL_SLOTS; ) {
+		if (next != UINT64_MAX &&
+		    (latest == NULL ||
+		     ((w->tick + i) << SWV_WHEEL_SHIFT) >= full))
+			break;
 		t = w->tick + i;
 		s = t & (SWV_WHEEL_SLOTS - 1);
 		word = w->bits[s / 64] >> (s % 64);
@@ -535,6 +548,9 @@ swv_pace_next(struct swv_device *dev)
 			break;	/* a bit of the word at the turn's end */
 		t = w->tick + i;
 		s = t & (SWV_WHEEL_SLOTS - 1);
+		if (latest != NULL && next != UINT64_MAX &&
+		    (t << SWV_WHEEL_SHIFT) >= full)
+			break;
 		/* Due in this turn: the earliest; else later turns'. */
 		cds_list_for_each(node, &w->slot[s]) {
 			qp = cds_list_entry(node, struct swv_qp, pace.wnode);
@@ -545,11 +561,27 @@ swv_pace_next(struct swv_device *dev)
 			} else if (due < far) {
 				far = due;
 			}
+			if (qp->pace.full_at < full)
+				full = qp->pace.full_at;
 		}
 		i++;
 	}
 	pthread_spin_unlock(&w->lock);
+	if (latest != NULL)
+		*latest = full;
 	return next != UINT64_MAX ? next : far;
+}
+
+uint64_t
+swv_pace_next(struct swv_device *dev)
+{
+	return pace_window(dev, NULL);
+}
+
+uint64_t
+swv_pace_window(struct swv_device *dev, uint64_t *latest)
+{
+	return pace_window(dev, latest);
 }
 
 /* A new limit (or none) from the control path: the bucket follows it. */
@@ -648,6 +680,11 @@ swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 		if (x < burst / 2 && SWV_LOAD(&qp->dev->eng->running))
 			x = burst / 2;
 		vt_add(&thr_ns, &thr_frac, x < burst ? x : burst, rate);
+		/* When the bucket is full: a visit later loses rate. */
+		lo_ns = p->v_ns;
+		lo_frac = p->v_frac;
+		vt_add(&lo_ns, &lo_frac, burst, rate);
+		p->full_at = (uint64_t)lo_ns + (lo_frac != 0);
 		wheel_park(qp->dev, qp, (uint64_t)now,
 			   (uint64_t)thr_ns + (thr_frac != 0));
 	}

@@ -868,6 +868,19 @@ int swv_engine_get_stats(const struct swv_engine *eng,
  */
 int swv_engine_next_departure(struct swv_engine *eng, uint64_t *due);
 
+/**
+ * swv_engine_next_departure()'s *due, and *latest: the earliest time the
+ * bucket of a paced QP that waits is full (ns; UINT64_MAX: no QP waits).
+ * Called again by then, the engine loses no QP any rate: what came due
+ * meanwhile goes at once, within the bucket (at most max_burst_sz beyond
+ * the rate). An application that naps between its calls may so nap to
+ * *latest, less its own wake-up lateness, and pay one wake-up a batch
+ * instead of one a frame; a nap to *due keeps each departure on time.
+ * Any thread, any time. Return: 0, or EINVAL (NULL).
+ */
+int swv_engine_pace_window(struct swv_engine *eng, uint64_t *due,
+			   uint64_t *latest);
+
 /** Creation attributes of a device. */
 struct swv_device_attr {
 	unsigned int flags;		/**< as swv_device_create_flags() */

@@ -1255,6 +1255,58 @@ test_next_far(void)
 }
 
 /*
+ * swv_engine_pace_window(): the earliest departure and the earliest full
+ * bucket of the QPs that wait, which need not be the same QP's. Service
+ * model, 1000-byte frames, both QPs sending their bucket at once and then
+ * waiting: QP 1 at 10 kbit/s with a 3000-byte bucket waits for one frame
+ * (or typical_pkt_sz) but is full only 3000 bytes after its last frame;
+ * QP 0 at 5 kbit/s with a 1000-byte bucket is full when due (1.6 s), after
+ * QP 1's due (at most 1.2 s) and before QP 1 is full (2.4 s).
+ */
+static int
+test_pace_window(void)
+{
+	struct swv_qp *q0, *q1;
+	uint64_t due, latest, x;
+	uint32_t total[2];
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, "service", 2, 8, 16);
+	if (ret != TEST_SUCCESS)
+		return ret;
+	q0 = to_swv_qp(t.qp[0]);
+	q1 = to_swv_qp(t.qp[1]);
+	TEST_ASSERT_SUCCESS(swv_engine_pace_window(t.eng, &due, &latest), "");
+	TEST_ASSERT(due == UINT64_MAX && latest == UINT64_MAX, "none waits");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 5, 1000), "5 kbit/s");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 1, 10, 3000), "10 kbit/s");
+	total[0] = 1;
+	total[1] = 3;
+	TEST_ASSERT(tq_run(&t, total, 1000, 4000), "the buckets' frames");
+	total[0] = 2;
+	total[1] = 4;
+	tq_run(&t, total, 1000, 50);
+	TEST_ASSERT(q0->pace_parked && q1->pace_parked, "both wait");
+	TEST_ASSERT_EQUAL(q0->pace.full_at, q0->pace.due, "QP 0 full when due");
+	x = q1->pace.typical > 1000 ? q1->pace.typical : 1000;
+	TEST_ASSERT(x < 3000, "typical_pkt_sz %u", q1->pace.typical);
+	TEST_ASSERT(q1->pace.full_at - q1->pace.due <= (3000 - x) * 800000 + 1 &&
+		    q1->pace.full_at - q1->pace.due + 1 >= (3000 - x) * 800000,
+		    "QP 1 full %" PRIu64 " ns after due", q1->pace.full_at -
+		    q1->pace.due);
+	TEST_ASSERT(q1->pace.due < q0->pace.due &&
+		    q0->pace.full_at < q1->pace.full_at, "the order");
+	TEST_ASSERT_SUCCESS(swv_engine_pace_window(t.eng, &due, &latest), "");
+	TEST_ASSERT_EQUAL(due, q1->pace.due, "QP 1's departure first");
+	TEST_ASSERT_EQUAL(latest, q0->pace.full_at, "QP 0's full bucket first");
+	TEST_ASSERT_EQUAL(swv_engine_pace_window(t.eng, &due, NULL), EINVAL,
+			  "");
+	tq_teardown(&t);
+	return TEST_SUCCESS;
+}
+
+/*
  * A pass visits the QPs that may send, not the ones waiting on the wheel:
  * 1,024 backlogged QPs, all waiting (QP 0 for 0.8 s, the others for 8 s),
  * leave none in the device's visit set (dev->run); the wheel puts QP 0
@@ -1552,6 +1604,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_park_before_sleep),
 		TEST_CASE(test_wheel_del_bit),
 		TEST_CASE(test_next_far),
+		TEST_CASE(test_pace_window),
 		TEST_CASE(test_pass_skips_waiting),
 		TEST_CASE(test_many_qps),
 		TEST_CASES_END(),
