@@ -487,6 +487,23 @@ vbr_mtr_periods(uint64_t d, uint64_t period,
 }
 
 /*
+ * One bucket of two (trTCM, RFC 4115) at time t: rte_meter's refill of
+ * its tokens *tok, at most cap, by bpp a whole period since *time.
+ */
+static __rte_always_inline void
+vbr_mtr_bucket(uint64_t *time, uint64_t *tok, uint64_t t, uint64_t period,
+	       uint64_t bpp, uint64_t cap, const struct rte_reciprocal_u64 *rc)
+{
+	uint64_t n = vbr_mtr_periods(t - *time, period, rc), b;
+
+	if (n == 0)
+		return;
+	*time += n * period;
+	b = *tok + n * bpp;
+	*tok = b > cap ? cap : b;
+}
+
+/*
  * The buckets' refill of rte_meter's checks at time t, on their own: the
  * same periods, the same tokens, the same caps (srTCM's overflow from C
  * into E), the same bucket times, for the colour logic of
@@ -521,36 +538,20 @@ vbr_mtr_refill(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
 		const struct rte_meter_trtcm_profile *q = &p->u.tr;
 		struct rte_meter_trtcm *m = &r->m.tr;
 
-		n = vbr_mtr_periods(t - m->time_tc, q->cir_period, &p->rc[0]);
-		if (n != 0) {
-			m->time_tc += n * q->cir_period;
-			a = m->tc + n * q->cir_bytes_per_period;
-			m->tc = a > q->cbs ? q->cbs : a;
-		}
-		n = vbr_mtr_periods(t - m->time_tp, q->pir_period, &p->rc[1]);
-		if (n != 0) {
-			m->time_tp += n * q->pir_period;
-			b = m->tp + n * q->pir_bytes_per_period;
-			m->tp = b > q->pbs ? q->pbs : b;
-		}
+		vbr_mtr_bucket(&m->time_tc, &m->tc, t, q->cir_period,
+			       q->cir_bytes_per_period, q->cbs, &p->rc[0]);
+		vbr_mtr_bucket(&m->time_tp, &m->tp, t, q->pir_period,
+			       q->pir_bytes_per_period, q->pbs, &p->rc[1]);
 		return;
 	}
 	default: {
 		const struct rte_meter_trtcm_rfc4115_profile *q = &p->u.t4;
 		struct rte_meter_trtcm_rfc4115 *m = &r->m.t4;
 
-		n = vbr_mtr_periods(t - m->time_tc, q->cir_period, &p->rc[0]);
-		if (n != 0) {
-			m->time_tc += n * q->cir_period;
-			a = m->tc + n * q->cir_bytes_per_period;
-			m->tc = a > q->cbs ? q->cbs : a;
-		}
-		n = vbr_mtr_periods(t - m->time_te, q->eir_period, &p->rc[1]);
-		if (n != 0) {
-			m->time_te += n * q->eir_period;
-			b = m->te + n * q->eir_bytes_per_period;
-			m->te = b > q->ebs ? q->ebs : b;
-		}
+		vbr_mtr_bucket(&m->time_tc, &m->tc, t, q->cir_period,
+			       q->cir_bytes_per_period, q->cbs, &p->rc[0]);
+		vbr_mtr_bucket(&m->time_te, &m->te, t, q->eir_period,
+			       q->eir_bytes_per_period, q->ebs, &p->rc[1]);
 		return;
 	}
 	}
