@@ -309,72 +309,14 @@ test_trace_aware(void)
 
 /*
  * Idle gaps too, up to 2^43 cycles (an hour at 2.4 GHz) between frames:
- * the refill's quotients of every size, against rte_meter's divisions;
- * one slot and runs, colour-blind and colour-aware.
+ * buckets refilled from empty to full, against rte_meter fed the same
+ * times; one slot and runs, colour-blind and colour-aware.
  */
 static int
 test_trace_idle(void)
 {
 	TEST_ASSERT_SUCCESS(trace_gaps(1, false, false, true), "one slot");
 	TEST_ASSERT_SUCCESS(trace_gaps(NSLOTS - 1, true, true, true), "runs");
-	return TEST_SUCCESS;
-}
-
-/*
- * vbr_mtr_periods() is d / period for the periods rte_meter makes of rates
- * from 1 to 10^11 bytes a second, at the quotients' edges (q x period
- * and one below) and at random up to 2^64 - 1.
- */
-static int
-test_periods(void)
-{
-	uint64_t checked = 0;
-	unsigned int i, j;
-
-	srand(4115);
-	for (i = 0; i < 2000; i++) {
-		struct rte_mtr_meter_profile mp = {
-			.alg = RTE_MTR_TRTCM_RFC2698,
-		};
-		struct vbr_mtr_prm prm;
-		uint64_t rate = 1 + ((uint64_t)rand() << 17 ^ (uint64_t)rand()) %
-				(i % 2 ? 100000000000ull : 100000ull);
-		uint64_t per[2];
-
-		mp.trtcm_rfc2698.cir = rate;
-		mp.trtcm_rfc2698.pir = rate + (uint64_t)rand() % 1000;
-		mp.trtcm_rfc2698.cbs = 2048;
-		mp.trtcm_rfc2698.pbs = 4096;
-		TEST_ASSERT_SUCCESS(vbr_mtr_prm_config(&prm, &mp), "rate %"
-				    PRIu64, rate);
-		per[0] = prm.u.tr.cir_period;
-		per[1] = prm.u.tr.pir_period;
-		for (j = 0; j < 200; j++) {
-			unsigned int b = j % 2;
-			uint64_t d, q = (uint64_t)rand() << 31 ^ (uint64_t)rand();
-
-			switch (j % 4) {
-			case 0:
-				d = (q % (UINT64_MAX / per[b])) * per[b];
-				break;
-			case 1:
-				d = (q % (UINT64_MAX / per[b])) * per[b] - 1;
-				break;
-			default:
-				d = q << 2 ^ (uint64_t)rand() << 40;
-				break;
-			}
-			TEST_ASSERT_EQUAL(vbr_mtr_periods(d, per[b],
-							  &prm.rc[b]),
-					  d / per[b], "%" PRIu64 " / %" PRIu64,
-					  d, per[b]);
-			checked++;
-		}
-		TEST_ASSERT_EQUAL(vbr_mtr_periods(UINT64_MAX, per[0],
-						  &prm.rc[0]),
-				  UINT64_MAX / per[0], "the largest");
-	}
-	printf("  ok: %" PRIu64 " quotients\n", checked);
 	return TEST_SUCCESS;
 }
 
@@ -972,7 +914,6 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_trace_runs),
 		TEST_CASE(test_trace_aware),
 		TEST_CASE(test_trace_idle),
-		TEST_CASE(test_periods),
 		TEST_CASE(test_green_share),
 		TEST_CASE(test_in_colour),
 		TEST_CASE(test_reset),

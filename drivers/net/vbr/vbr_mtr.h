@@ -56,7 +56,6 @@
 #include <rte_lcore.h>
 #include <rte_meter.h>
 #include <rte_prefetch.h>
-#include <rte_reciprocal.h>
 #include <rte_spinlock.h>
 #include <rte_mtr.h>
 
@@ -72,13 +71,6 @@ struct vbr_mtr_prm {
 		struct rte_meter_trtcm_profile tr;	/**< RFC 2698 */
 		struct rte_meter_trtcm_rfc4115_profile t4; /**< RFC 4115 */
 	} u;				/**< by alg */
-	/**
-	 * The buckets' refill periods as rte_reciprocal divisors: [0] the
-	 * C bucket's (cir_period), [1] the P or E bucket's (trTCM, RFC
-	 * 4115); vbr_mtr_refill() divides by them as rte_meter does by the
-	 * periods, exactly, without a division instruction.
-	 */
-	struct rte_reciprocal_u64 rc[2];
 };
 
 /** One version of a meter's buckets. */
@@ -310,8 +302,8 @@ vbr_mtr_rt_slot_put(struct vbr_mtr_rt *rt, bool locked)
  * bytes or frames) for rte_meter. 0, or rte_meter's negative errno.
  */
 static inline int
-vbr_mtr_prm_config_rte(struct vbr_mtr_prm *p,
-		       const struct rte_mtr_meter_profile *mp)
+vbr_mtr_prm_config(struct vbr_mtr_prm *p,
+		   const struct rte_mtr_meter_profile *mp)
 {
 	p->alg = mp->alg;
 	p->packet_mode = mp->packet_mode != 0;
@@ -348,31 +340,6 @@ vbr_mtr_prm_config_rte(struct vbr_mtr_prm *p,
 	default:
 		return -ENOTSUP;
 	}
-}
-
-static inline int
-vbr_mtr_prm_config(struct vbr_mtr_prm *p,
-		   const struct rte_mtr_meter_profile *mp)
-{
-	int ret = vbr_mtr_prm_config_rte(p, mp);
-
-	if (ret != 0)
-		return ret;
-	switch (p->alg) {
-	case RTE_MTR_SRTCM_RFC2697:
-		p->rc[0] = rte_reciprocal_value_u64(p->u.sr.cir_period);
-		p->rc[1] = p->rc[0];
-		break;
-	case RTE_MTR_TRTCM_RFC2698:
-		p->rc[0] = rte_reciprocal_value_u64(p->u.tr.cir_period);
-		p->rc[1] = rte_reciprocal_value_u64(p->u.tr.pir_period);
-		break;
-	default:
-		p->rc[0] = rte_reciprocal_value_u64(p->u.t4.cir_period);
-		p->rc[1] = rte_reciprocal_value_u64(p->u.t4.eir_period);
-		break;
-	}
-	return 0;
 }
 
 /* rte_meter's state for p with full buckets at time now. */
@@ -473,101 +440,57 @@ vbr_mtr_rt_reset(struct vbr_mtr_rt *rt, unsigned int slot,
 			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 }
 
-/*
- * The whole periods of period in d cycles, d / period as rte_meter
- * computes it, by rc (rte_reciprocal, exact for any d): a frame within a
- * period of the bucket's last update, the usual case at a high rate on
- * one meter, costs a compare.
- */
-static __rte_always_inline uint64_t
-vbr_mtr_periods(uint64_t d, uint64_t period,
-		const struct rte_reciprocal_u64 *rc)
+/* rte_meter on record r, colour-blind. */
+static inline enum rte_color
+vbr_mtr_run(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
+	    uint32_t len)
 {
-	return d < period ? 0 : rte_reciprocal_divide_u64(d, rc);
-}
-
-/*
- * One bucket of two (trTCM, RFC 4115) at time t: rte_meter's refill of
- * its tokens *tok, at most cap, by bpp a whole period since *time.
- */
-static __rte_always_inline void
-vbr_mtr_bucket(uint64_t *time, uint64_t *tok, uint64_t t, uint64_t period,
-	       uint64_t bpp, uint64_t cap, const struct rte_reciprocal_u64 *rc)
-{
-	uint64_t n = vbr_mtr_periods(t - *time, period, rc), b;
-
-	if (n == 0)
-		return;
-	*time += n * period;
-	b = *tok + n * bpp;
-	*tok = b > cap ? cap : b;
-}
-
-/*
- * The buckets' refill of rte_meter's checks at time t, on their own: the
- * same periods, the same tokens, the same caps (srTCM's overflow from C
- * into E), the same bucket times, for the colour logic of
- * vbr_mtr_colours() to follow. No whole period elapsed: nothing changes
- * (the buckets are within their caps between checks).
- */
-static __rte_always_inline void
-vbr_mtr_refill(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
-	       uint64_t t)
-{
-	uint64_t n, a, b;
-
 	switch (p->alg) {
-	case RTE_MTR_SRTCM_RFC2697: {
-		const struct rte_meter_srtcm_profile *q = &p->u.sr;
-		struct rte_meter_srtcm *m = &r->m.sr;
-
-		n = vbr_mtr_periods(t - m->time, q->cir_period, &p->rc[0]);
-		if (n == 0)
-			return;
-		m->time += n * q->cir_period;
-		a = m->tc + n * q->cir_bytes_per_period;
-		if (a > q->cbs) {
-			b = m->te + (a - q->cbs);
-			m->te = b > q->ebs ? q->ebs : b;
-			a = q->cbs;
-		}
-		m->tc = a;
-		return;
+	case RTE_MTR_SRTCM_RFC2697:
+		return rte_meter_srtcm_color_blind_check(&r->m.sr, &p->u.sr,
+							 t, len);
+	case RTE_MTR_TRTCM_RFC2698:
+		return rte_meter_trtcm_color_blind_check(&r->m.tr, &p->u.tr,
+							 t, len);
+	default:
+		return rte_meter_trtcm_rfc4115_color_blind_check(&r->m.t4,
+							&p->u.t4, t, len);
 	}
-	case RTE_MTR_TRTCM_RFC2698: {
-		const struct rte_meter_trtcm_profile *q = &p->u.tr;
-		struct rte_meter_trtcm *m = &r->m.tr;
+}
 
-		vbr_mtr_bucket(&m->time_tc, &m->tc, t, q->cir_period,
-			       q->cir_bytes_per_period, q->cbs, &p->rc[0]);
-		vbr_mtr_bucket(&m->time_tp, &m->tp, t, q->pir_period,
-			       q->pir_bytes_per_period, q->pbs, &p->rc[1]);
-		return;
-	}
-	default: {
-		const struct rte_meter_trtcm_rfc4115_profile *q = &p->u.t4;
-		struct rte_meter_trtcm_rfc4115 *m = &r->m.t4;
-
-		vbr_mtr_bucket(&m->time_tc, &m->tc, t, q->cir_period,
-			       q->cir_bytes_per_period, q->cbs, &p->rc[0]);
-		vbr_mtr_bucket(&m->time_te, &m->te, t, q->eir_period,
-			       q->eir_bytes_per_period, q->ebs, &p->rc[1]);
-		return;
-	}
+/* rte_meter on record r, colour-aware: input colour in. */
+static inline enum rte_color
+vbr_mtr_run_aware(struct vbr_mtr_rec *r, struct vbr_mtr_prm *p, uint64_t t,
+		  uint32_t len, enum rte_color in)
+{
+	switch (p->alg) {
+	case RTE_MTR_SRTCM_RFC2697:
+		return rte_meter_srtcm_color_aware_check(&r->m.sr, &p->u.sr,
+							 t, len, in);
+	case RTE_MTR_TRTCM_RFC2698:
+		return rte_meter_trtcm_color_aware_check(&r->m.tr, &p->u.tr,
+							 t, len, in);
+	default:
+		return rte_meter_trtcm_rfc4115_color_aware_check(&r->m.t4,
+							&p->u.t4, t, len, in);
 	}
 }
 
 /*
- * rte_meter's colour logic for frames [i0, n) of len[] bytes (1 each in
- * packet mode) on buckets just refilled: its colour-aware one, with
- * input colours inc[] (NULL: all green, which is its colour-blind logic).
- * The trace tests hold it, with vbr_mtr_refill(), to rte_meter frame for
- * frame.
+ * Frames 1 to n - 1 of a run at one time, after frame 0 went through
+ * rte_meter at that time: rte_meter would find no period elapsed (frame 0
+ * moved the buckets' times to within a period of it) and add no tokens,
+ * so only its colour logic is left, done here without rte_meter's two
+ * divisions per frame. The logic is rte_meter's colour-aware one (its
+ * colour-blind checks are the colour-aware ones for green input); the
+ * trace tests hold it to rte_meter frame for frame. Not inlined: a run of
+ * one frame (one meter per rule) never calls it, and vbr_mtr_run_in(),
+ * its caller, is then small enough to inline.
  */
-static __rte_always_inline void
-vbr_mtr_colours(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
-	       const uint32_t *len, unsigned int i0, unsigned int n,
-	       const uint8_t *inc, uint8_t *c)
+static __rte_noinline void
+vbr_mtr_run_rest(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
+		 const uint32_t *len, unsigned int n, const uint8_t *inc,
+		 uint8_t *c)
 {
 	const bool pm = p->packet_mode;
 	uint64_t a, b;		/* tc and te (srTCM, RFC 4115) or tp */
@@ -577,7 +500,7 @@ vbr_mtr_colours(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
 	case RTE_MTR_TRTCM_RFC2698:
 		a = r->m.tr.tc;
 		b = r->m.tr.tp;
-		for (i = i0; i < n; i++) {
+		for (i = 1; i < n; i++) {
 			uint32_t l = pm ? 1 : len[i];
 			uint8_t in = inc != NULL ? inc[i] : RTE_COLOR_GREEN;
 
@@ -605,7 +528,7 @@ vbr_mtr_colours(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
 		break;
 	}
 	/* srTCM and RFC 4115 colour alike once the buckets are filled. */
-	for (i = i0; i < n; i++) {
+	for (i = 1; i < n; i++) {
 		uint32_t l = pm ? 1 : len[i];
 		uint8_t in = inc != NULL ? inc[i] : RTE_COLOR_GREEN;
 
@@ -629,25 +552,9 @@ vbr_mtr_colours(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
 }
 
 /*
- * Frames 1 to n - 1 of a run at one time, after frame 0: the buckets were
- * refilled for that time, so only the colour logic is left. Not inlined:
- * a run of one frame (one meter per rule) never calls it, and
- * vbr_mtr_run_in(), its caller, is then small enough to inline.
- */
-static __rte_noinline void
-vbr_mtr_run_rest(struct vbr_mtr_rec *r, const struct vbr_mtr_prm *p,
-		 const uint32_t *len, unsigned int n, const uint8_t *inc,
-		 uint8_t *c)
-{
-	vbr_mtr_colours(r, p, len, 1, n, inc, c);
-}
-
-/*
  * The run of vbr_mtr_color_n() on record r itself: colours c[0, n). The
  * caller's alone while it runs (its copy, or the record of the meter it
- * owns). rte_meter's check, in two parts: the refill once for the run's
- * time (a time before the record's last one is taken as that one, as
- * rte_meter needs times that do not go back), then the colours.
+ * owns).
  */
 static __rte_always_inline void
 vbr_mtr_run_in(struct vbr_mtr_rec *r, uint64_t tsc, const uint32_t *len,
@@ -655,10 +562,11 @@ vbr_mtr_run_in(struct vbr_mtr_rec *r, uint64_t tsc, const uint32_t *len,
 {
 	struct vbr_mtr_prm *p = r->p;
 	uint64_t t = RTE_MAX(tsc, r->last);
+	uint32_t l = p->packet_mode ? 1 : len[0];
 
 	r->last = t;
-	vbr_mtr_refill(r, p, t);
-	vbr_mtr_colours(r, p, len, 0, 1, inc, c);
+	c[0] = inc == NULL ? vbr_mtr_run(r, p, t, l) :
+	       vbr_mtr_run_aware(r, p, t, l, (enum rte_color)inc[0]);
 	if (n > 1)
 		vbr_mtr_run_rest(r, p, len, n, inc, c);
 }
