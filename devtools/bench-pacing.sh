@@ -9,8 +9,9 @@
 # left each queue (its file head has the method in full):
 #   - rate: one paced queue at 1, 10, 100, 1,000, 10,000 Mbit/s and the
 #     wire's maximum (qp_rate_limit_max when the cable carries it unpaced,
-#     else 90 % of what it carried unpaced in the same run; the output says
-#     which): long-run rate, the worst 1 s window's error, the largest
+#     else 90 % of what it carried unpaced in the same run, read first and
+#     again right before the case, the lower; the output says which):
+#     long-run rate, the worst 1 s window's error, the largest
 #     burst seen against max_burst_sz (token-bucket check over every
 #     interval);
 #   - queues: 1, 64 and 1,024 paced queues at once on one device sharing

@@ -15,8 +15,11 @@
  *   rate    one paced queue at each --rates figure (Mbit/s; "max" is the
  *           wire's maximum: the device's qp_rate_limit_max when the cable
  *           carries that unpaced, else 90 % of what the cable carried
- *           unpaced in this run, measured first, the headroom for this
- *           machine's changes of speed; the bench prints which);
+ *           unpaced in this run, measured first and again right before
+ *           the case (the lower of the two: a machine that changed its
+ *           speed since the first reading does not set a rate it cannot
+ *           carry now), the headroom for this machine's changes of speed
+ *           within the case; the bench prints which);
  *   queues  --queues paced queues at once on device A, sharing
  *           --mq-total Mbit/s equally (each queue at total / n);
  *   cpu     CPU per frame, paced against unpaced at the same packet rate
@@ -1175,6 +1178,10 @@ pb_case_rates(struct pb_env *e, double cable)
 		char tag[64], note[96] = "";
 
 		if (strcmp(opt.rates[i], "max") == 0) {
+			double now = cable < max_mbps ? pb_cable(e) : cable;
+
+			if (now > 0 && now < cable)
+				cable = now;
 			if (cable >= max_mbps) {
 				mbps = max_mbps;
 				src = "max = qp_rate_limit_max";
