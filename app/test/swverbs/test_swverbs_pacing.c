@@ -1258,10 +1258,11 @@ test_next_far(void)
  * swv_engine_pace_window(): the earliest departure and the earliest full
  * bucket of the QPs that wait, which need not be the same QP's. Service
  * model, 1000-byte frames, both QPs sending their bucket at once and then
- * waiting: QP 1 at 10 kbit/s with a 3000-byte bucket waits for one frame
+ * waiting: QP 1 at 2 kbit/s with a 3000-byte bucket waits for one frame
  * (or typical_pkt_sz) but is full only 3000 bytes after its last frame;
- * QP 0 at 5 kbit/s with a 1000-byte bucket is full when due (1.6 s), after
- * QP 1's due (at most 1.2 s) and before QP 1 is full (2.4 s).
+ * QP 0 at 1 kbit/s with a 1000-byte bucket is full when due (8 s), after
+ * QP 1's due (at most 6 s) and before QP 1 is full (12 s). Waits of
+ * seconds: a test thread kept from its CPU meanwhile changes nothing.
  */
 static int
 test_pace_window(void)
@@ -1279,8 +1280,8 @@ test_pace_window(void)
 	q1 = to_swv_qp(t.qp[1]);
 	TEST_ASSERT_SUCCESS(swv_engine_pace_window(t.eng, &due, &latest), "");
 	TEST_ASSERT(due == UINT64_MAX && latest == UINT64_MAX, "none waits");
-	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 5, 1000), "5 kbit/s");
-	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 1, 10, 3000), "10 kbit/s");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 0, 1, 1000), "1 kbit/s");
+	TEST_ASSERT_SUCCESS(tq_rate_limit(&t, 1, 2, 3000), "2 kbit/s");
 	total[0] = 1;
 	total[1] = 3;
 	TEST_ASSERT(tq_run(&t, total, 1000, 4000), "the buckets' frames");
@@ -1291,8 +1292,9 @@ test_pace_window(void)
 	TEST_ASSERT_EQUAL(q0->pace.full_at, q0->pace.due, "QP 0 full when due");
 	x = q1->pace.typical > 1000 ? q1->pace.typical : 1000;
 	TEST_ASSERT(x < 3000, "typical_pkt_sz %u", q1->pace.typical);
-	TEST_ASSERT(q1->pace.full_at - q1->pace.due <= (3000 - x) * 800000 + 1 &&
-		    q1->pace.full_at - q1->pace.due + 1 >= (3000 - x) * 800000,
+	TEST_ASSERT(q1->pace.full_at - q1->pace.due <= (3000 - x) * 4000000 +
+		    1 && q1->pace.full_at - q1->pace.due + 1 >=
+		    (3000 - x) * 4000000,
 		    "QP 1 full %" PRIu64 " ns after due", q1->pace.full_at -
 		    q1->pace.due);
 	TEST_ASSERT(q1->pace.due < q0->pace.due &&
