@@ -10,7 +10,9 @@
 #   - rate: one paced queue at 1, 10, 100, 1,000, 10,000 Mbit/s and the
 #     wire's maximum (qp_rate_limit_max when the cable carries it unpaced,
 #     else 90 % of what it carried unpaced in the same run, read first and
-#     again right before the case, the lower; the output says which):
+#     again right before the case, the lower; the output says which; read
+#     a third time right after it: a cable that carried less than the
+#     target then makes the case SLOWED, no reading, as a LOADED host):
 #     long-run rate, the worst 1 s window's error, the largest
 #     burst seen against max_burst_sz (token-bucket check over every
 #     interval);
