@@ -808,6 +808,20 @@ vbr_mtr_in_colour(const struct vbr_mtr_in *in, uint32_t order,
 }
 
 /**
+ * Count n frames of colour c (bytes in all) passed, in slot's counts, as
+ * vbr_mtr_count() does one: a run of frames of one colour at once.
+ */
+static inline void
+vbr_mtr_count_n(struct vbr_mtr_rt *rt, unsigned int slot, enum rte_color c,
+		uint32_t n, uint64_t bytes)
+{
+	struct vbr_mtr_cnt *k = &rt->slot[slot].cnt;
+
+	__atomic_store_n(&k->pkts[c], k->pkts[c] + n, __ATOMIC_RELAXED);
+	__atomic_store_n(&k->bytes[c], k->bytes[c] + bytes, __ATOMIC_RELAXED);
+}
+
+/**
  * Count a frame of colour c (len bytes) in slot's counts (only its lcore
  * writes them; the shared slot's under its lock): as passed in colour c,
  * or, dropped (by the policy or a full hand-off ring), only as dropped, as

@@ -315,6 +315,27 @@ drop:
 }
 
 /*
+ * Whether the n frames of a run, colours col[0, n), are all of one colour
+ * whose policy action keeps them in this burst unmarked (its own fate, or
+ * this queue): then vbr_rx_police() would only count each.
+ */
+static inline bool
+vbr_rx_run_kept(const struct vbr_rxq *rxq, const struct vbr_mtr_rt *rt,
+		const uint8_t *col, unsigned int n)
+{
+	const struct vbr_mtr_pact *a = &rt->act[col[0]];
+	unsigned int q;
+
+	if (a->mark != 0 || a->fate == VBR_MTR_FATE_DROP ||
+	    (a->fate != VBR_MTR_FATE_PASS && a->queue != rxq->queue_id))
+		return false;
+	for (q = 1; q < n; q++)
+		if (col[q] != col[0])
+			return false;
+	return true;
+}
+
+/*
  * Frames other queues' meter policies sent to this queue, first: they
  * waited already. Return how many went to pkts; their bytes to *bytes.
  */
@@ -486,12 +507,24 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			memcpy(col, ic, j - i);
 		else
 			memset(col, RTE_COLOR_GREEN, j - i);
-		for (q = i; q < j; q++) {
-			if (vbr_rx_police(rxq, t, rt, slot, pkts[q],
-					  col[q - i], len[q - i]))
+		if (j - i > 1 && vbr_rx_run_kept(rxq, rt, col, j - i)) {
+			/* One colour the policy keeps here, unmarked. */
+			uint64_t sum = 0;
+
+			for (q = i; q < j; q++) {
+				sum += len[q - i];
 				pkts[k++] = pkts[q];
-			else
-				*bytes -= pkts[q]->pkt_len;
+			}
+			vbr_mtr_count_n(rt, slot, (enum rte_color)col[0],
+					j - i, sum);
+		} else {
+			for (q = i; q < j; q++) {
+				if (vbr_rx_police(rxq, t, rt, slot, pkts[q],
+						  col[q - i], len[q - i]))
+					pkts[k++] = pkts[q];
+				else
+					*bytes -= pkts[q]->pkt_len;
+			}
 		}
 		vbr_mtr_rt_slot_put(rt, locked);
 	}
