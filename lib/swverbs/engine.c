@@ -348,20 +348,34 @@ void (*swv_engine_pace_late_hook)(struct swv_engine *eng, uint64_t wake,
 				  uint64_t due, uint64_t late) = NULL;
 uint64_t (*swv_engine_run_delay_hook)(struct swv_engine *eng) = NULL;
 
-/* The earliest departure of a paced QP on the engine's devices. */
+/*
+ * The earliest departure of a paced QP on the engine's devices; with
+ * @latest, the earliest full bucket too (swv_pace_window()).
+ */
+static uint64_t
+engine_pace_window(struct swv_engine *eng, uint64_t *latest)
+{
+	struct cds_list_head *node;
+	uint64_t next = UINT64_MAX, t, f;
+
+	if (latest != NULL)
+		*latest = UINT64_MAX;
+	cds_list_for_each_rcu(node, &eng->devs) {
+		t = swv_pace_window(cds_list_entry(node, struct swv_device,
+						   eng_node),
+				    latest != NULL ? &f : NULL);
+		if (t < next)
+			next = t;
+		if (latest != NULL && f < *latest)
+			*latest = f;
+	}
+	return next;
+}
+
 static uint64_t
 engine_pace_next(struct swv_engine *eng)
 {
-	struct cds_list_head *node;
-	uint64_t next = UINT64_MAX, t;
-
-	cds_list_for_each_rcu(node, &eng->devs) {
-		t = swv_pace_next(cds_list_entry(node, struct swv_device,
-						 eng_node));
-		if (t < next)
-			next = t;
-	}
-	return next;
+	return engine_pace_window(eng, NULL);
 }
 
 /*
@@ -809,24 +823,13 @@ int
 swv_engine_pace_window(struct swv_engine *eng, uint64_t *due,
 		       uint64_t *latest)
 {
-	struct cds_list_head *node;
-	uint64_t next = UINT64_MAX, full = UINT64_MAX, t, f;
 	bool leave;
 
 	if (eng == NULL || due == NULL || latest == NULL)
 		return EINVAL;
 	leave = swv_reader_enter();	/* the engine's device list */
-	cds_list_for_each_rcu(node, &eng->devs) {
-		t = swv_pace_window(cds_list_entry(node, struct swv_device,
-						   eng_node), &f);
-		if (t < next)
-			next = t;
-		if (f < full)
-			full = f;
-	}
+	*due = engine_pace_window(eng, latest);
 	swv_reader_leave(leave);
-	*due = next;
-	*latest = full;
 	return 0;
 }
 

@@ -512,18 +512,18 @@ swv_pace_advance(struct swv_device *dev)
  * the slots it reads: all of them only when every QP is a turn away.
  *
  * With @latest, also the earliest time a waiting QP's bucket is full
- * (pace.full_at, at or after its due): the scan goes on past the first
- * departure until a slot begins after the earliest full_at found, as no
- * QP of that slot or a later one (due there or a turn later) can be full
- * before it.
+ * (swv_pace_full_at(), at or after its due): the scan goes on past the
+ * first departure until a slot begins after the earliest full bucket
+ * found, as no QP of that slot or a later one (due there or a turn later)
+ * can be full before it.
  */
-static uint64_t
-pace_window(struct swv_device *dev, uint64_t *latest)
+uint64_t
+swv_pace_window(struct swv_device *dev, uint64_t *latest)
 {
 	struct swv_wheel *w = dev->wheel;
 	struct cds_list_head *node;
 	uint64_t i, s, t, word, next = UINT64_MAX, far = UINT64_MAX, due;
-	uint64_t full = UINT64_MAX;
+	uint64_t full = UINT64_MAX, f;
 	struct swv_qp *qp;
 
 	if (latest != NULL)
@@ -531,11 +531,8 @@ pace_window(struct swv_device *dev, uint64_t *latest)
 	if (w == NULL || SWV_LOAD(&w->n) == 0)
 		return UINT64_MAX;
 	pthread_spin_lock(&w->lock);
-	for (i = 0; i < SWV_WHEEL_SLOTS; ) {
-		if (next != UINT64_MAX &&
-		    (latest == NULL ||
-		     ((w->tick + i) << SWV_WHEEL_SHIFT) >= full))
-			break;
+	for (i = 0; i < SWV_WHEEL_SLOTS &&
+		    (next == UINT64_MAX || latest != NULL); ) {
 		t = w->tick + i;
 		s = t & (SWV_WHEEL_SLOTS - 1);
 		word = w->bits[s / 64] >> (s % 64);
@@ -548,9 +545,8 @@ pace_window(struct swv_device *dev, uint64_t *latest)
 			break;	/* a bit of the word at the turn's end */
 		t = w->tick + i;
 		s = t & (SWV_WHEEL_SLOTS - 1);
-		if (latest != NULL && next != UINT64_MAX &&
-		    (t << SWV_WHEEL_SHIFT) >= full)
-			break;
+		if (next != UINT64_MAX && (t << SWV_WHEEL_SHIFT) >= full)
+			break;	/* @latest: none fuller from here on */
 		/* Due in this turn: the earliest; else later turns'. */
 		cds_list_for_each(node, &w->slot[s]) {
 			qp = cds_list_entry(node, struct swv_qp, pace.wnode);
@@ -561,8 +557,11 @@ pace_window(struct swv_device *dev, uint64_t *latest)
 			} else if (due < far) {
 				far = due;
 			}
-			if (qp->pace.full_at < full)
-				full = qp->pace.full_at;
+			if (latest != NULL) {
+				f = swv_pace_full_at(qp);
+				if (f < full)
+					full = f;
+			}
 		}
 		i++;
 	}
@@ -575,13 +574,17 @@ pace_window(struct swv_device *dev, uint64_t *latest)
 uint64_t
 swv_pace_next(struct swv_device *dev)
 {
-	return pace_window(dev, NULL);
+	return swv_pace_window(dev, NULL);
 }
 
 uint64_t
-swv_pace_window(struct swv_device *dev, uint64_t *latest)
+swv_pace_full_at(const struct swv_qp *qp)
 {
-	return pace_window(dev, latest);
+	int64_t ns = qp->pace.v_ns;
+	uint64_t frac = qp->pace.v_frac;
+
+	vt_add(&ns, &frac, qp->pace.burst, qp->pace_rate);
+	return (uint64_t)ns + (frac != 0);
 }
 
 /* A new limit (or none) from the control path: the bucket follows it. */
@@ -680,11 +683,6 @@ swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 		if (x < burst / 2 && SWV_LOAD(&qp->dev->eng->running))
 			x = burst / 2;
 		vt_add(&thr_ns, &thr_frac, x < burst ? x : burst, rate);
-		/* When the bucket is full: a visit later loses rate. */
-		lo_ns = p->v_ns;
-		lo_frac = p->v_frac;
-		vt_add(&lo_ns, &lo_frac, burst, rate);
-		p->full_at = (uint64_t)lo_ns + (lo_frac != 0);
 		wheel_park(qp->dev, qp, (uint64_t)now,
 			   (uint64_t)thr_ns + (thr_frac != 0));
 	}

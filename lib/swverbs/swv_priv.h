@@ -697,7 +697,6 @@ struct swv_pace {
 	int64_t v_ns;
 	uint64_t v_frac;	/**< < rate */
 	uint64_t due;		/**< parked until (ns) */
-	uint64_t full_at;	/**< parked: its bucket full then (ns) */
 	struct cds_list_head wnode;	/**< wheel slot (wheel lock) */
 	bool fresh;		/**< bucket full, v not set yet */
 	/* statistics (swv_qp_pace_stats) */
@@ -1702,6 +1701,12 @@ void swv_pace_advance(struct swv_device *dev);
 uint64_t swv_pace_next(struct swv_device *dev);
 /* swv_pace_next(), and *latest: the earliest full bucket of a waiting QP. */
 uint64_t swv_pace_window(struct swv_device *dev, uint64_t *latest);
+/*
+ * When a parked QP's bucket is full (ns): a visit later loses rate. Under
+ * the wheel lock, or with the engine out (its bucket does not move while
+ * it waits).
+ */
+uint64_t swv_pace_full_at(const struct swv_qp *qp);
 
 /* Add n to one of a QP's own counts (engine; read by stat.c, relaxed). */
 static inline void

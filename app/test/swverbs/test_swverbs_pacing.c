@@ -1289,19 +1289,19 @@ test_pace_window(void)
 	total[1] = 4;
 	tq_run(&t, total, 1000, 50);
 	TEST_ASSERT(q0->pace_parked && q1->pace_parked, "both wait");
-	TEST_ASSERT_EQUAL(q0->pace.full_at, q0->pace.due, "QP 0 full when due");
+	TEST_ASSERT_EQUAL(swv_pace_full_at(q0), q0->pace.due, "QP 0 full when due");
 	x = q1->pace.typical > 1000 ? q1->pace.typical : 1000;
 	TEST_ASSERT(x < 3000, "typical_pkt_sz %u", q1->pace.typical);
-	TEST_ASSERT(q1->pace.full_at - q1->pace.due <= (3000 - x) * 4000000 +
-		    1 && q1->pace.full_at - q1->pace.due + 1 >=
+	TEST_ASSERT(swv_pace_full_at(q1) - q1->pace.due <= (3000 - x) * 4000000 +
+		    1 && swv_pace_full_at(q1) - q1->pace.due + 1 >=
 		    (3000 - x) * 4000000,
-		    "QP 1 full %" PRIu64 " ns after due", q1->pace.full_at -
+		    "QP 1 full %" PRIu64 " ns after due", swv_pace_full_at(q1) -
 		    q1->pace.due);
 	TEST_ASSERT(q1->pace.due < q0->pace.due &&
-		    q0->pace.full_at < q1->pace.full_at, "the order");
+		    swv_pace_full_at(q0) < swv_pace_full_at(q1), "the order");
 	TEST_ASSERT_SUCCESS(swv_engine_pace_window(t.eng, &due, &latest), "");
 	TEST_ASSERT_EQUAL(due, q1->pace.due, "QP 1's departure first");
-	TEST_ASSERT_EQUAL(latest, q0->pace.full_at, "QP 0's full bucket first");
+	TEST_ASSERT_EQUAL(latest, swv_pace_full_at(q0), "QP 0's full bucket first");
 	TEST_ASSERT_EQUAL(swv_engine_pace_window(t.eng, &due, NULL), EINVAL,
 			  "");
 	tq_teardown(&t);
