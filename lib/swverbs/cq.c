@@ -475,22 +475,22 @@ swv_create_cq_ex(struct ibv_context *context, struct ibv_cq_init_attr_ex *attr)
 	return &cq->ibv_cq;
 }
 
-/* Whether CQE idx is a receive completion of queue number num. */
+/* Whether CQE idx is of queue number num (recv_only: a receive of it). */
 static bool
-cqe_recv_of(const struct swv_cq *cq, uint32_t idx, uint32_t num)
+cqe_of(const struct swv_cq *cq, uint32_t idx, uint32_t num, bool recv_only)
 {
 	if (cq->compact) {
 		uint64_t info = cqe16(cq, idx)->info;
 
-		return (info & SWV_CQI_RECV) &&
+		return (!recv_only || (info & SWV_CQI_RECV)) &&
 		       ((uint32_t)info & SWV_CQI_QPN_MASK) == num;
 	}
-	return cqe_full(cq, idx)->opcode == IBV_WC_RECV &&
+	return (!recv_only || cqe_full(cq, idx)->opcode == IBV_WC_RECV) &&
 	       cqe_full(cq, idx)->qp_num == num;
 }
 
 unsigned int
-swv_cq_clean_recv(struct swv_cq *cq, uint32_t num)
+swv_cq_clean(struct swv_cq *cq, uint32_t num, bool recv_only)
 {
 	uint32_t tail = cq->tail, head = SWV_LOAD_ACQ(&cq->head);
 	size_t sz = (size_t)1 << cq->shift;
@@ -499,7 +499,7 @@ swv_cq_clean_recv(struct swv_cq *cq, uint32_t num)
 	/* From the newest down: the ones kept move up over the freed. */
 	while (i != tail) {
 		i--;
-		if (cqe_recv_of(cq, i, num))
+		if (cqe_of(cq, i, num, recv_only))
 			freed++;
 		else if (freed > 0)
 			memcpy(cq->cqes + ((size_t)((i + freed) & cq->mask) <<

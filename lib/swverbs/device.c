@@ -263,8 +263,7 @@ swv_device_create_attr(const char *name, const char *wire,
 	CDS_INIT_LIST_HEAD(&dev->qps);
 	CDS_INIT_LIST_HEAD(&dev->hqps);
 	CDS_INIT_LIST_HEAD(&dev->wqs);
-	dev->next_qpn = SWV_NUM_FIRST;
-	dev->next_wqn = SWV_NUM_FIRST;
+	dev->next_num = SWV_NUM_FIRST;
 	pthread_mutex_init(&dev->wire_lock, NULL);
 	pthread_mutex_init(&dev->mtu_lock, NULL);
 
@@ -791,6 +790,43 @@ dev_mtu_sync_locked(struct swv_device *dev)
 	if (mtu == 0)
 		mtu = dev_mtu(dev);
 	SWV_STORE(&dev->rx_max_frame, mtu + SWV_MTU_OVERHEAD);
+}
+
+/* Whether a live QP or WQ of dev holds number num (swv_lock held). */
+static bool
+num_live(struct swv_device *dev, uint32_t num)
+{
+	struct cds_list_head *qps[2] = { &dev->qps, &dev->hqps };
+	struct cds_list_head *node;
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		cds_list_for_each(node, qps[i])
+			if (cds_list_entry(node, struct swv_qp,
+					   node)->ibv_qp.qp_num == num)
+				return true;
+	cds_list_for_each(node, &dev->wqs)
+		if (cds_list_entry(node, struct swv_wq, node)->ibv_wq.wq_num ==
+		    num)
+			return true;
+	return false;
+}
+
+uint32_t
+swv_num_next(struct swv_device *dev)
+{
+	uint32_t n;
+
+	do {
+		n = dev->next_num;
+		if (n >= SWV_NUM_LAST) {
+			dev->next_num = SWV_NUM_FIRST;
+			dev->num_wrapped = true;
+		} else {
+			dev->next_num = n + 1;
+		}
+	} while (dev->num_wrapped && num_live(dev, n));
+	return n;
 }
 
 void

@@ -147,22 +147,6 @@ qp_free(struct swv_qp *qp)
 	free(qp);
 }
 
-/* Whether a live QP of dev has number num (swv_lock held). */
-static bool
-qpn_live(struct swv_device *dev, uint32_t num)
-{
-	struct cds_list_head *lists[2] = { &dev->qps, &dev->hqps };
-	struct cds_list_head *node;
-	unsigned int i;
-
-	for (i = 0; i < 2; i++)
-		cds_list_for_each(node, lists[i])
-			if (cds_list_entry(node, struct swv_qp,
-					   node)->ibv_qp.qp_num == num)
-				return true;
-	return false;
-}
-
 /*
  * Register a new QP with its device and context (swv_lock held). The
  * caller puts it on dev->qps or dev->hqps.
@@ -171,15 +155,11 @@ static int
 qp_register(struct swv_qp *qp)
 {
 	struct swv_device *dev = qp->dev;
-	uint32_t num;
 
 	if (dev->nqp >= SWV_MAX_QP)
 		return ENOMEM;
 	dev->nqp++;
-	do
-		num = swv_num_take(&dev->next_qpn, &dev->qpn_wrapped);
-	while (dev->qpn_wrapped && qpn_live(dev, num));
-	qp->ibv_qp.qp_num = num;
+	qp->ibv_qp.qp_num = swv_num_next(dev);
 	qp->ibv_qp.handle = qp->ibv_qp.qp_num;
 	qp->rq.num = qp->ibv_qp.qp_num;
 	to_swv_ctx(qp->ibv_qp.context)->objs++;
@@ -577,6 +557,14 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		/* an ERR whose stores the engine made before the reset's */
 		qp_state_publish(qp, IBV_QPS_RESET);
 		qp_discard(qp);
+		/*
+		 * mlx5's provider: the QP's CQs forget its completions, the
+		 * receive CQ's and the send CQ's if another.
+		 */
+		if (qp->has_rq)
+			swv_cq_clean(qp->rq.cq, qp->ibv_qp.qp_num, false);
+		if (!qp->has_rq || qp->scq != qp->rq.cq)
+			swv_cq_clean(qp->scq, qp->ibv_qp.qp_num, false);
 		swv_pace_reset(qp);	/* as mlx5: no limit out of RTS */
 	}
 	/* _ib_modify_qp(): auto mode binds at RESET -> INIT with a port. */

@@ -42,7 +42,8 @@
 
 /* Device limits, reported by swv_query_device_ex() and enforced. */
 #define SWV_MAX_QP 16384	/**< QPs (raw and hash) per device */
-/* QP and WQ numbers: 24 bits, from SWV_NUM_FIRST (the low ones left out). */
+/* QP and WQ numbers, one space: 24 bits, from SWV_NUM_FIRST (the low ones
+ * left out). */
 #define SWV_NUM_FIRST 0x100u
 #define SWV_NUM_LAST 0xffffffu
 #define SWV_MAX_QP_WR 32768	/**< WQEs per send or receive queue */
@@ -1385,9 +1386,13 @@ struct swv_device {
 	/** qp_rate_limit_max, kbit/s: fixed at creation, as a device cap. */
 	uint32_t pace_max;
 	uint64_t next_link_check;	/**< ns (engine) */
-	uint32_t next_qpn;		/**< swv_num_take() (swv_lock) */
-	uint32_t next_wqn;
-	bool qpn_wrapped, wqn_wrapped;	/**< numbers were all handed out */
+	/**
+	 * QPs and WQs take their numbers from one space (swv_num_next(),
+	 * swv_lock): a completion's qp_num names one queue, so a CQ clean
+	 * (swv_cq_clean()) by number never drops another queue's.
+	 */
+	uint32_t next_num;
+	bool num_wrapped;		/**< numbers were all handed out */
 	uint64_t flow_seq;
 	unsigned int nctx;
 	unsigned int nqp, ncq, npd, nwq, nind, nflows;
@@ -1425,24 +1430,13 @@ struct swv_device {
 };
 
 /*
- * The next QP or WQ number from *next (swv_lock held). Numbers are unique
- * among a device's live QPs (and among its WQs), as a device's are: they
- * are handed out in order, and once all 2^24 - SWV_NUM_FIRST have been
- * (*wrapped set), the caller skips those a live object still holds.
+ * A number for a new QP or WQ of dev (swv_lock held, device.c): unique
+ * among the device's live QPs and WQs together. Numbers are handed out in
+ * order; once all 2^24 - SWV_NUM_FIRST have been, those a live QP or WQ
+ * still holds are skipped. The caller puts its object on its list before
+ * it lets go of swv_lock.
  */
-static inline uint32_t
-swv_num_take(uint32_t *next, bool *wrapped)
-{
-	uint32_t n = *next;
-
-	if (n >= SWV_NUM_LAST) {
-		*next = SWV_NUM_FIRST;
-		*wrapped = true;
-	} else {
-		*next = n + 1;
-	}
-	return n;
-}
+uint32_t swv_num_next(struct swv_device *dev);
 
 /** Note that dev->acc changed (engine thread). */
 static inline void
@@ -1737,18 +1731,19 @@ int swv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 /* cq.c */
 int swv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 /**
- * Drop the receive CQEs of queue number num from cq, as mlx5's provider
- * cleans a CQ when a WQ goes from RESET to RDY: what a move to ERR flushed
- * and nobody polled does not come back after the restart. The queue is out
- * of the engine (no CQE of it can come); other queues' CQEs may come
- * meanwhile, and only the published ones are looked at: those kept stay in
- * order, moved up over the freed slots, and the tail advances past them.
- * The caller is the CQ's one reader (no poll beside it). A raw QP with its
- * own receive queue on the same CQ, with the WQ's number, would lose its
- * receives too (QP and WQ numbers are two spaces; vbr never shares a CQ so).
- * Return: the CQEs dropped.
+ * Drop the CQEs of queue number num from cq (recv_only: its receive
+ * CQEs), as mlx5's provider cleans CQs: a QP's receive and send CQs of all
+ * its CQEs when it goes to RESET, a WQ's CQ of its receives when it goes
+ * from RESET to RDY. What a queue completed or flushed and nobody polled
+ * does not come back after the restart. The queue is out of the engine (no
+ * CQE of it can come); other queues' CQEs may come meanwhile, and only the
+ * published ones are looked at: those kept stay in order, moved up over
+ * the freed slots, and the tail advances past them. The caller is the CQ's
+ * one reader (no poll beside it). QPs and WQs share one number space
+ * (swv_num_next()), so no other queue's CQE is dropped. Return: the CQEs
+ * dropped.
  */
-unsigned int swv_cq_clean_recv(struct swv_cq *cq, uint32_t num);
+unsigned int swv_cq_clean(struct swv_cq *cq, uint32_t num, bool recv_only);
 /* channel.c */
 /** Raise the armed CQ's event if the CQEs [from, head) qualify. */
 void swv_cq_notify(struct swv_cq *cq, uint32_t from);

@@ -39,25 +39,11 @@ wq_to_err(struct swv_rq *rq)
 	SWV_STORE(&rq->state, SWV_RQ_ERR);
 }
 
-/* Whether a live WQ of dev has number num (swv_lock held). */
-static bool
-wqn_live(struct swv_device *dev, uint32_t num)
-{
-	struct cds_list_head *node;
-
-	cds_list_for_each(node, &dev->wqs)
-		if (cds_list_entry(node, struct swv_wq, node)->ibv_wq.wq_num ==
-		    num)
-			return true;
-	return false;
-}
-
 struct ibv_wq *
 swv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
 {
 	struct swv_device *dev;
 	struct swv_wq *wq;
-	uint32_t num;
 	int ret;
 
 	if (context == NULL || attr == NULL || attr->pd == NULL ||
@@ -111,10 +97,7 @@ swv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
 		goto err;
 	}
 	dev->nwq++;
-	do
-		num = swv_num_take(&dev->next_wqn, &dev->wqn_wrapped);
-	while (dev->wqn_wrapped && wqn_live(dev, num));
-	wq->ibv_wq.wq_num = num;
+	wq->ibv_wq.wq_num = swv_num_next(dev);
 	wq->ibv_wq.handle = wq->ibv_wq.wq_num;
 	wq->rq.num = wq->ibv_wq.wq_num;
 	wq->rq.cq->refs++;
@@ -182,7 +165,7 @@ swv_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr)
 	}
 	/* mlx5: the CQ forgets what the WQ completed before its RESET. */
 	if (cur == IBV_WQS_RESET && next == IBV_WQS_RDY)
-		swv_cq_clean_recv(wq->rq.cq, wq->rq.num);
+		swv_cq_clean(wq->rq.cq, wq->rq.num, true);
 	wq_apply_flags(wq, attr);
 	SWV_STORE(&wq->ibv_wq.state, next);
 	SWV_STORE_REL(&wq->rq.state,

@@ -245,6 +245,28 @@ t_poll(struct ibv_cq *cq, struct ibv_wc *wc, int n, unsigned int ms)
 }
 
 /*
+ * Wait until cq holds n CQEs not polled yet (swv_cq_peek(), 5 s at most);
+ * the caller is the CQ's poller.
+ */
+static inline int
+t_cq_wait_pending(struct ibv_cq_ex *cq, uint32_t n)
+{
+	const volatile uint32_t *head;
+	uint64_t end = t_now_ms() + 5000;
+	uint32_t pending = 0, tail;
+
+	do {
+		TEST_ASSERT_SUCCESS(swv_cq_peek(cq, &pending, &head, &tail),
+				    "");
+		if (pending == n)
+			return TEST_SUCCESS;
+		usleep(100);
+	} while (t_now_ms() < end);
+	TEST_ASSERT_EQUAL(pending, n, "CQEs pending");
+	return TEST_SUCCESS;
+}
+
+/*
  * The most a positive wait lasts (a frame through the engine, a count, a
  * link change), normally done within a millisecond: the deadline only ends
  * a failing test, and must outlast an engine thread starved on a loaded

@@ -494,6 +494,82 @@ test_wq_ind_hash_flow_busy(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * A QP moved to RESET leaves none of its completions in its CQs, as
+ * mlx5's provider cleans them (its sends in the send CQ, its receives in
+ * the receive CQ); another QP's CQEs among them stay, in order. After
+ * INIT, RTR, RTS the QP sends and receives again.
+ */
+static int
+test_qp_reset_cleans_cqs(void)
+{
+	static uint8_t buf[8][256];
+	struct ibv_cq_ex *scx, *rcx;
+	struct ibv_qp *s2;
+	struct ibv_flow *fl;
+	struct ibv_mr *mr;
+	struct ibv_wc wc[8];
+	struct tdev d;
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(t_setup(&d, "qpcl0", "loop"), "setup");
+	scx = &to_swv_cq(d.scq)->ibv_cq;
+	rcx = &to_swv_cq(d.rcq)->ibv_cq;
+	s2 = t_raw_qp(&d, 16, 0, 1, 1);
+	TEST_ASSERT_NOT_NULL(s2, "");
+	TEST_ASSERT_SUCCESS(t_qp_to(s2, IBV_QPS_RTS), "");
+	mr = swv_reg_mr(d.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	fl = t_flow_eth(d.rqp, d.mac, 0);
+	TEST_ASSERT_NOT_NULL(fl, "");
+	for (i = 0; i < 4; i++)
+		TEST_ASSERT_SUCCESS(t_recv(d.rqp, mr, buf[4 + i], 256, 40 + i),
+				    "");
+	t_frame(buf[0], 64, d.mac, d.mac, 1);
+	/* Sends of the two QPs in turn: sqp 1, s2 11, sqp 2, s2 12. */
+	for (i = 0; i < 4; i++) {
+		TEST_ASSERT_SUCCESS(t_send(i & 1 ? s2 : d.sqp, mr, buf[0], 64,
+					   (i & 1 ? 11 : 1) + i / 2), "");
+		TEST_ASSERT_SUCCESS(t_cq_wait_pending(scx, i + 1), "");
+	}
+	/* The four frames, received by rqp, left in the receive CQ. */
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(rcx, 4), "");
+
+	/* sqp to RESET: its two sends go, s2's stay in order. */
+	TEST_ASSERT_SUCCESS(t_qp_modify(d.sqp, IBV_QPS_RESET, IBV_QP_STATE,
+					0), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(scx, 2), "RESET cleans sends");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(rcx, 4), "not rqp's receives");
+	TEST_ASSERT_EQUAL(swv_poll_cq(d.scq, 8, wc), 2, "");
+	for (i = 0; i < 2; i++) {
+		TEST_ASSERT_EQUAL(wc[i].wr_id, 11u + i, "order");
+		TEST_ASSERT_EQUAL(wc[i].qp_num, s2->qp_num, "");
+		TEST_ASSERT_EQUAL(wc[i].status, IBV_WC_SUCCESS, "");
+	}
+	/* rqp to RESET: its receives go. */
+	TEST_ASSERT_SUCCESS(t_qp_modify(d.rqp, IBV_QPS_RESET, IBV_QP_STATE,
+					0), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(rcx, 0), "RESET cleans recvs");
+
+	/* Both back: a frame from sqp to rqp, completed on both sides. */
+	TEST_ASSERT_SUCCESS(t_qp_to(d.sqp, IBV_QPS_RTS), "");
+	TEST_ASSERT_SUCCESS(t_qp_to(d.rqp, IBV_QPS_RTR), "");
+	TEST_ASSERT_SUCCESS(t_recv(d.rqp, mr, buf[4], 256, 50), "");
+	TEST_ASSERT_SUCCESS(t_send(d.sqp, mr, buf[0], 64, 5), "");
+	TEST_ASSERT_EQUAL(t_poll(d.scq, wc, 1, 2000), 1, "");
+	TEST_ASSERT_EQUAL(wc[0].wr_id, 5u, "");
+	TEST_ASSERT_EQUAL(t_poll(d.rcq, wc, 1, 2000), 1, "");
+	TEST_ASSERT_EQUAL(wc[0].wr_id, 50u, "");
+	TEST_ASSERT_EQUAL(wc[0].byte_len, 64u, "");
+	TEST_ASSERT_EQUAL(wc[0].qp_num, d.rqp->qp_num, "");
+
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(s2), "");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(mr), "");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
 /* A hash QP over a table of @wq (2 entries), hashing IPv4 sources. */
 static struct ibv_qp *
 hash_qp(struct tdev *d, struct ibv_rwq_ind_table *tbl)
@@ -515,13 +591,27 @@ hash_qp(struct tdev *d, struct ibv_rwq_ind_table *tbl)
 }
 
 /*
- * QP and WQ numbers stay unique among live objects after the 24-bit space
- * has been handed out once, and never fall below SWV_NUM_FIRST: the
- * counters are moved to the end of the space (as 2^24 creates would).
+ * QP and WQ numbers come from one space: unique among the device's live
+ * QPs and WQs together (a completion's qp_num names one queue, and a CQ
+ * clean by number drops no other queue's), also after the 24-bit space has
+ * been handed out once, and never below SWV_NUM_FIRST: the counter is
+ * moved to the end of the space (as 2^24 creates would).
  */
 #define NQ 8
 #define NW 4
-#define NH 3
+#define NH 5
+
+/* Whether num is one of n[0, cnt). */
+static bool
+num_in(uint32_t num, const uint32_t *n, unsigned int cnt)
+{
+	unsigned int i;
+
+	for (i = 0; i < cnt; i++)
+		if (n[i] == num)
+			return true;
+	return false;
+}
 
 static int
 test_object_numbers(void)
@@ -533,8 +623,8 @@ test_object_numbers(void)
 	struct ibv_wq *wq[2], *w[NW];
 	struct swv_device *dev;
 	struct tdev d;
-	uint32_t held[NH];
-	unsigned int i, j;
+	uint32_t held[NH], live[NH + NQ + NW];
+	unsigned int i, nlive;
 
 	TEST_ASSERT_SUCCESS(t_setup_full(&d, "num0", "loop"), "setup");
 	dev = swv_ctx_dev(d.ctx);
@@ -554,18 +644,19 @@ test_object_numbers(void)
 	TEST_ASSERT_NOT_NULL(tbl, "");
 	hqp = hash_qp(&d, tbl);
 	TEST_ASSERT_NOT_NULL(hqp, "");
-	/* Held by live objects from before the wrap: */
+	/* Held by live objects from before the wrap, in creation order: */
 	held[0] = d.sqp->qp_num;
 	held[1] = d.rqp->qp_num;
-	held[2] = hqp->qp_num;
-	TEST_ASSERT(held[0] == SWV_NUM_FIRST && held[1] == SWV_NUM_FIRST + 1 &&
-		    held[2] == SWV_NUM_FIRST + 2, "numbers from 0x100 up");
-	TEST_ASSERT(wq[0]->wq_num == SWV_NUM_FIRST &&
-		    wq[1]->wq_num == SWV_NUM_FIRST + 1, "");
+	held[2] = wq[0]->wq_num;
+	held[3] = wq[1]->wq_num;
+	held[4] = hqp->qp_num;
+	for (i = 0; i < NH; i++)
+		TEST_ASSERT_EQUAL(held[i], SWV_NUM_FIRST + i,
+				  "object %u: %#x, numbers from 0x100 up, QPs "
+				  "and WQs in one space", i, held[i]);
 
 	pthread_mutex_lock(&swv_lock);
-	dev->next_qpn = SWV_NUM_LAST - 1;
-	dev->next_wqn = SWV_NUM_LAST;
+	dev->next_num = SWV_NUM_LAST - 1;
 	pthread_mutex_unlock(&swv_lock);
 	for (i = 0; i < NQ; i++) {
 		q[i] = i == 3 ? hash_qp(&d, tbl) : t_raw_qp(&d, 4, 4, 1, 0);
@@ -573,37 +664,43 @@ test_object_numbers(void)
 	}
 	TEST_ASSERT_EQUAL(q[0]->qp_num, SWV_NUM_LAST - 1, "");
 	TEST_ASSERT_EQUAL(q[1]->qp_num, SWV_NUM_LAST, "");
-	/* Wrapped: the three held numbers are skipped. */
-	TEST_ASSERT_EQUAL(q[2]->qp_num, SWV_NUM_FIRST + 3, "got %#x",
+	/* Wrapped: the five held numbers, QPs' and WQs', are skipped. */
+	TEST_ASSERT_EQUAL(q[2]->qp_num, SWV_NUM_FIRST + NH, "got %#x",
 			  q[2]->qp_num);
+	memcpy(live, held, sizeof(held));
+	nlive = NH;
 	for (i = 0; i < NQ; i++) {
-		for (j = 0; j < NH; j++)
-			TEST_ASSERT(q[i]->qp_num != held[j],
-				    "QP %u reuses live number %#x", i, held[j]);
-		for (j = 0; j < i; j++)
-			TEST_ASSERT(q[i]->qp_num != q[j]->qp_num, "");
+		TEST_ASSERT(!num_in(q[i]->qp_num, live, nlive),
+			    "QP %u reuses live number %#x", i, q[i]->qp_num);
 		TEST_ASSERT(q[i]->qp_num >= SWV_NUM_FIRST &&
 			    q[i]->qp_num <= SWV_NUM_LAST, "");
+		live[nlive++] = q[i]->qp_num;
 	}
 	/* A number freed after the wrap is handed out again. */
 	TEST_ASSERT_SUCCESS(swv_destroy_qp(hqp), "");
 	pthread_mutex_lock(&swv_lock);
-	dev->next_qpn = SWV_NUM_FIRST;
+	dev->next_num = SWV_NUM_FIRST;
 	pthread_mutex_unlock(&swv_lock);
 	hqp2 = hash_qp(&d, tbl);
 	TEST_ASSERT_NOT_NULL(hqp2, "");
-	TEST_ASSERT_EQUAL(hqp2->qp_num, held[2], "freed number reused");
+	TEST_ASSERT_EQUAL(hqp2->qp_num, held[4], "freed number reused");
 
+	/* WQs after the wrap skip the live QPs' numbers too. */
+	pthread_mutex_lock(&swv_lock);
+	dev->next_num = SWV_NUM_LAST - 1;	/* q[0]'s, then q[1]'s */
+	pthread_mutex_unlock(&swv_lock);
 	for (i = 0; i < NW; i++) {
 		w[i] = swv_create_wq(d.ctx, &wa);
 		TEST_ASSERT_NOT_NULL(w[i], "WQ %u", i);
-		TEST_ASSERT(w[i]->wq_num != wq[0]->wq_num &&
-			    w[i]->wq_num != wq[1]->wq_num, "WQ %u", i);
+		TEST_ASSERT(!num_in(w[i]->wq_num, live, nlive),
+			    "WQ %u takes live number %#x", i, w[i]->wq_num);
 		TEST_ASSERT(w[i]->wq_num >= SWV_NUM_FIRST &&
 			    w[i]->wq_num <= SWV_NUM_LAST, "");
+		live[nlive++] = w[i]->wq_num;
 	}
-	TEST_ASSERT_EQUAL(w[0]->wq_num, SWV_NUM_LAST, "");
-	TEST_ASSERT_EQUAL(w[1]->wq_num, SWV_NUM_FIRST + 2, "");
+	/* Past the held ones and q[2, NQ) (q[0], q[1] took the top two). */
+	TEST_ASSERT_EQUAL(w[0]->wq_num, SWV_NUM_FIRST + NH + NQ - 2, "got %#x",
+			  w[0]->wq_num);
 
 	for (i = 0; i < NW; i++)
 		TEST_ASSERT_SUCCESS(swv_destroy_wq(w[i]), "");
@@ -744,6 +841,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_post_errors),
 		TEST_CASE(test_wq_ind_hash_flow_busy),
 		TEST_CASE(test_object_numbers),
+		TEST_CASE(test_qp_reset_cleans_cqs),
 		TEST_CASE(test_flow_attr_errors),
 		TEST_CASE(test_async_pair),
 		TEST_CASE(test_engine_cpu),

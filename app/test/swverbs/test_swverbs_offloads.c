@@ -726,25 +726,6 @@ test_vlan_strip_modify_fail(void)
 	return TEST_SUCCESS;
 }
 
-/* Wait until the CQ holds n CQEs not polled yet. */
-static int
-cq_wait_pending(struct ibv_cq_ex *cq, uint32_t n)
-{
-	const volatile uint32_t *head;
-	uint64_t end = t_now_ms() + 5000;
-	uint32_t pending = 0, tail;
-
-	do {
-		TEST_ASSERT_SUCCESS(swv_cq_peek(cq, &pending, &head, &tail),
-				    "");
-		if (pending == n)
-			return TEST_SUCCESS;
-		usleep(100);
-	} while (t_now_ms() < end);
-	TEST_ASSERT_EQUAL(pending, n, "CQEs pending");
-	return TEST_SUCCESS;
-}
-
 /*
  * ERR, RESET, RDY: the CQ forgets what the WQ completed before, a receive
  * and the flushed WQEs nobody polled (mlx5's provider cleans the CQ when a
@@ -794,19 +775,19 @@ test_wq_restart_cleans_cq(void)
 	TEST_ASSERT_EQUAL(swv_post_send_burst(e.sq1, 1, &id, &sge, &fl), 1u,
 			  "");
 	TEST_ASSERT_EQUAL(t_poll(e.d.scq, &wc, 1, 2000), 1, "scqe");
-	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 1), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(e.cq, 1), "");
 	/* The second WQ's 8 flushed, then the first's 63. */
 	st.wq_state = IBV_WQS_ERR;
 	TEST_ASSERT_SUCCESS(swv_modify_wq(w2, &st), "");
-	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 9), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(e.cq, 9), "");
 	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
-	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 72), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(e.cq, 72), "");
 	st.wq_state = IBV_WQS_RESET;
 	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
-	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 72), "RESET keeps them");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(e.cq, 72), "RESET keeps them");
 	st.wq_state = IBV_WQS_RDY;
 	TEST_ASSERT_SUCCESS(swv_modify_wq(e.wq, &st), "");
-	TEST_ASSERT_SUCCESS(cq_wait_pending(e.cq, 8), "RDY cleans");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(e.cq, 8), "RDY cleans");
 	for (j = 0; j < 8; j++) {
 		TEST_ASSERT_SUCCESS(j == 0 ? ibv_start_poll(e.cq, &pa) :
 				    ibv_next_poll(e.cq), "CQE %u", j);
