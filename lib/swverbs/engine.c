@@ -834,6 +834,24 @@ swv_engine_pace_window(struct swv_engine *eng, uint64_t *due,
 }
 
 int
+swv_device_pace_window(struct ibv_context *context, uint64_t *due,
+		       uint64_t *latest)
+{
+	struct swv_device *dev;
+
+	if (context == NULL || due == NULL || latest == NULL)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	if (!swv_dev_inline(dev)) {
+		*due = UINT64_MAX;
+		*latest = UINT64_MAX;
+		return 0;
+	}
+	*due = swv_pace_window(dev, latest);
+	return 0;
+}
+
+int
 swv_engine_next_departure(struct swv_engine *eng, uint64_t *due)
 {
 	bool leave;

@@ -881,6 +881,17 @@ int swv_engine_next_departure(struct swv_engine *eng, uint64_t *due);
 int swv_engine_pace_window(struct swv_engine *eng, uint64_t *due,
 			   uint64_t *latest);
 
+/**
+ * swv_engine_pace_window() for the one device of @context, as its user
+ * needs it: a device served inline (swv_engine_inline()) releases its
+ * paced departures in its user's verbs calls, so *due and *latest are its
+ * wheel's; any other device's engine has a thread, or a runner that asks
+ * swv_engine_pace_window() itself, and needs no call of its user: both
+ * UINT64_MAX. Any thread, any time. Return: 0, or EINVAL (NULL).
+ */
+int swv_device_pace_window(struct ibv_context *context, uint64_t *due,
+			   uint64_t *latest);
+
 /** Creation attributes of a device. */
 struct swv_device_attr {
 	unsigned int flags;		/**< as swv_device_create_flags() */

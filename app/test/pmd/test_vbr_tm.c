@@ -22,8 +22,11 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_tm.h>
@@ -41,6 +44,7 @@ static uint32_t kmin, kmax;	/* packet_pacing_caps, kbit/s */
 
 static __typeof__(rte_pmd_vbr_set_queue_rate_limit) *set_limit;
 static __typeof__(rte_pmd_vbr_get_queue_rate_limit) *get_limit;
+static __typeof__(rte_pmd_vbr_pace_window) *pace_window;
 
 static int
 tm_setup(void)
@@ -223,21 +227,31 @@ qp_limit(uint32_t *rate, uint32_t *burst)
 			  "%s: QP rate %u kbit/s", what, r_); \
 } while (0)
 
-/* One 64-byte frame port0 -> port1, received. */
+/* A 64-byte frame from port 0 to port 1 into *m. */
 static int
-cross(void)
+frame64(struct rte_mbuf **m)
 {
-	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * 2;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(mp), *r[8];
 	struct rte_ether_hdr *eh;
-	uint16_t got = 0;
 
-	TEST_ASSERT_NOT_NULL(m, "alloc");
-	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, 64);
+	*m = rte_pktmbuf_alloc(mp);
+	TEST_ASSERT_NOT_NULL(*m, "alloc");
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(*m, 64);
 	memset(eh, 0, 64);
 	rte_eth_macaddr_get(port1, &eh->dst_addr);
 	rte_eth_macaddr_get(port0, &eh->src_addr);
 	eh->ether_type = rte_cpu_to_be_16(0x88b5);
+	return TEST_SUCCESS;
+}
+
+/* One 64-byte frame from port 0 to port 1, received. */
+static int
+cross(void)
+{
+	uint64_t end = rte_get_timer_cycles() + rte_get_timer_hz() * 2;
+	struct rte_mbuf *m, *r[8];
+	uint16_t got = 0;
+
+	TEST_ASSERT_SUCCESS(frame64(&m), "");
 	TEST_ASSERT_EQUAL(vbr_test_tx_all(port0, &m, 1, 2000), 1, "tx");
 	while (got == 0 && rte_get_timer_cycles() < end) {
 		got = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
@@ -485,6 +499,78 @@ test_qp_pace_xstats(void)
 	return TEST_SUCCESS;
 }
 
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#define PW_FRAMES 8
+#define PW_FRAME_NS 512000ull	/* 64 bytes at 1 Mbit/s */
+
+/*
+ * rte_pmd_vbr_pace_window(): on a port served inline whose paced queue
+ * holds frames, the earliest departure and the earliest full bucket, both
+ * ahead and within the frames' schedule; nothing once they left. On a
+ * port whose engine releases them itself (thread, service), nothing at
+ * any time. The frames arrive either way.
+ */
+static int
+test_qp_pace_window(void)
+{
+	const char *model = vbr_test_progress();
+	bool inl = model == NULL || strcmp(model, "inline") == 0;
+	struct rte_mbuf *m[PW_FRAMES], *r[PW_FRAMES];
+	uint64_t due, latest, now, end;
+	unsigned int i, got = 0;
+
+	TEST_ASSERT_EQUAL(pace_window(port0, NULL, &latest), -EINVAL, "");
+	TEST_ASSERT_EQUAL(pace_window(port0, &due, NULL), -EINVAL, "");
+	TEST_ASSERT_EQUAL(pace_window(RTE_MAX_ETHPORTS - 1, &due, &latest),
+			  -ENODEV, "");
+	TEST_ASSERT_SUCCESS(pace_window(port0, &due, &latest), "");
+	TEST_ASSERT(due == UINT64_MAX && latest == UINT64_MAX,
+		    "nothing waits: due %" PRIu64, due);
+	/* 1 Mbit/s, a bucket of two frames: six wait 512 us each. */
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 1000, 128, 0), "limit");
+	for (i = 0; i < PW_FRAMES; i++)
+		TEST_ASSERT_SUCCESS(frame64(&m[i]), "");
+	TEST_ASSERT_EQUAL(vbr_test_tx_all(port0, m, PW_FRAMES, 2000),
+			  PW_FRAMES, "tx");
+	now = mono_ns();
+	TEST_ASSERT_SUCCESS(pace_window(port0, &due, &latest), "");
+	if (inl) {
+		TEST_ASSERT(due != UINT64_MAX, "frames wait, none due");
+		TEST_ASSERT(due <= now + PW_FRAMES * PW_FRAME_NS,
+			    "due %" PRIu64 " ns from now", due - now);
+		TEST_ASSERT(latest != UINT64_MAX && latest >= due,
+			    "latest %" PRIu64 " before due %" PRIu64, latest,
+			    due);
+	} else {
+		TEST_ASSERT(due == UINT64_MAX && latest == UINT64_MAX,
+			    "%s: the engine releases them, due %" PRIu64,
+			    model, due);
+	}
+	end = now + 5000000000ull;
+	while (got < PW_FRAMES && mono_ns() < end) {
+		got += rte_eth_rx_burst(port1, 0, r + got, PW_FRAMES - got);
+		rte_eth_tx_burst(port0, 0, NULL, 0);	/* completions */
+	}
+	rte_pktmbuf_free_bulk(r, got);
+	TEST_ASSERT_EQUAL(got, PW_FRAMES, "frames received");
+	/* The frames took their time: the queue was paced. */
+	TEST_ASSERT(mono_ns() - now >= (PW_FRAMES - 3) * PW_FRAME_NS,
+		    "8 frames in %" PRIu64 " ns at 1 Mbit/s", mono_ns() - now);
+	TEST_ASSERT_SUCCESS(pace_window(port0, &due, &latest), "");
+	TEST_ASSERT(due == UINT64_MAX && latest == UINT64_MAX,
+		    "all left, due %" PRIu64, due);
+	TEST_ASSERT_SUCCESS(set_limit(port0, 0, 0, 0, 0), "no limit");
+	return TEST_SUCCESS;
+}
+
 static void
 tm_teardown(void)
 {
@@ -516,6 +602,7 @@ static struct unit_test_suite suite_qp = {
 		TEST_CASE(test_qp_refused_in_rts),
 		TEST_CASE(test_qp_tm_leaf),
 		TEST_CASE(test_qp_pace_xstats),
+		TEST_CASE(test_qp_pace_window),
 		TEST_CASES_END(),
 	},
 };
@@ -558,10 +645,13 @@ main(int argc, char **argv)
 		"rte_pmd_vbr_set_queue_rate_limit");
 	get_limit = (__typeof__(get_limit))dlsym(pmd,
 		"rte_pmd_vbr_get_queue_rate_limit");
+	pace_window = (__typeof__(pace_window))dlsym(pmd,
+		"rte_pmd_vbr_pace_window");
 	ready_hook = (__typeof__(ready_hook))dlsym(pmd, "vbr_tm_ready_hook");
-	if (set_limit == NULL || get_limit == NULL || ready_hook == NULL) {
-		printf("rte_pmd_vbr_*_queue_rate_limit or vbr_tm_ready_hook "
-		       "not exported\n");
+	if (set_limit == NULL || get_limit == NULL || pace_window == NULL ||
+	    ready_hook == NULL) {
+		printf("rte_pmd_vbr_*_queue_rate_limit, rte_pmd_vbr_pace_window "
+		       "or vbr_tm_ready_hook not exported\n");
 		return 1;
 	}
 	mp = vbr_test_pool("vbr_tm", NB_MBUF);

@@ -8,6 +8,10 @@
  * paces it (ibv_modify_qp_rate_limit(3)). ethdev's
  * rte_eth_set_queue_rate_limit() and rte_tm's private shapers reach the same
  * pacing with some of its fields fixed; this call sets all of them.
+ *
+ * The pace window: when an application that naps must call a port again
+ * for its paced frames, on a device with no engine of its own (swverbs,
+ * progress=inline).
  */
 
 #ifndef RTE_PMD_VBR_H
@@ -65,6 +69,36 @@ int rte_pmd_vbr_get_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
 				     uint32_t *rate_kbps,
 				     uint32_t *max_burst_sz,
 				     uint16_t *typical_pkt_sz);
+
+/**
+ * When this process must call the port again so that its paced Tx queues
+ * lose nothing, for an application that naps while its queues are idle.
+ *
+ * A vbr port on swverbs with progress=inline has no engine: its paced
+ * frames leave in the application's own calls (rte_eth_tx_burst(),
+ * rte_eth_rx_burst() on the port or its pair peer), so a nap past a
+ * departure delays it. This call says how long a nap may be. Calling the
+ * port again by @p latest_ns loses no rate: the frames that came due
+ * meanwhile leave at once, within the queue's bucket (max_burst_sz beyond
+ * the rate at most); by @p due_ns, each frame leaves on time. Any other
+ * port (a NIC, which paces on its own; swverbs with progress=thread or
+ * service, whose engine releases its frames itself) needs no call: both
+ * times are UINT64_MAX, as they are when no paced frame waits.
+ *
+ * @param port_id
+ *   A vbr port.
+ * @param due_ns
+ *   The earliest departure due on the port's paced queues, CLOCK_MONOTONIC
+ *   ns (clock_gettime(3)); UINT64_MAX: none.
+ * @param latest_ns
+ *   The earliest time a waiting queue's bucket is full, CLOCK_MONOTONIC
+ *   ns; UINT64_MAX: none.
+ * @return
+ *   0 on success; -ENODEV: not a vbr port; -EINVAL: a NULL pointer;
+ *   -ENOTSUP: a secondary process (the device is the primary's).
+ */
+int rte_pmd_vbr_pace_window(uint16_t port_id, uint64_t *due_ns,
+			    uint64_t *latest_ns);
 
 #ifdef __cplusplus
 }

@@ -417,6 +417,16 @@ struct vbr_glue {
 	 * positive errno. NULL: the device does not show it (a NIC).
 	 */
 	int (*sq_held)(struct ibv_qp *qp, uint32_t *held);
+	/**
+	 * The times (CLOCK_MONOTONIC ns, UINT64_MAX: none) by which the
+	 * user's next verbs call on the device is due for its paced send
+	 * queues: *due, the earliest departure; *latest, the earliest time a
+	 * waiting queue's bucket is full (swverbs' swv_device_pace_window();
+	 * both UINT64_MAX unless the device is served inline). 0 or a
+	 * positive errno. NULL: the device paces on its own (a NIC).
+	 */
+	int (*pace_window)(struct ibv_context *context, uint64_t *due,
+			   uint64_t *latest);
 };
 
 /* Bits of post_send_burst()'s signaled[i]. */

@@ -1094,6 +1094,7 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.qp_pace_stats = vbr_sw_qp_pace_stats,
 	.query_qp = swv_query_qp,
 	.sq_held = swv_qp_sq_held,
+	.pace_window = swv_device_pace_window,
 };
 
 _Static_assert(VBR_GLUE_SEND_SIGNALED == SWV_SEND_BURST_SIGNALED &&

@@ -444,6 +444,28 @@ rte_pmd_vbr_get_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
 	return 0;
 }
 
+int
+rte_pmd_vbr_pace_window(uint16_t port_id, uint64_t *due_ns,
+			uint64_t *latest_ns)
+{
+	struct vbr_priv *priv = vbr_tm_port(port_id);
+	int ret;
+
+	if (priv == NULL)
+		return -ENODEV;
+	if (due_ns == NULL || latest_ns == NULL)
+		return -EINVAL;
+	/* The verbs context is the primary process' own. */
+	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
+		return -ENOTSUP;
+	*due_ns = UINT64_MAX;
+	*latest_ns = UINT64_MAX;
+	if (priv->ctx == NULL || priv->glue->pace_window == NULL)
+		return 0;
+	ret = priv->glue->pace_window(priv->ctx, due_ns, latest_ns);
+	return -ret;
+}
+
 /* rte_tm. */
 
 static int
