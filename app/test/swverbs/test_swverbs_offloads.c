@@ -203,9 +203,16 @@ rxe_setup(struct rxe *e, uint64_t wc_extra, bool strip)
 	};
 	struct ibv_rwq_ind_table_init_attr ta = { .log_ind_tbl_size = 0 };
 	struct ibv_qp_init_attr_ex qa;
+	static unsigned int seq;
+	char name[16];
 
+	/*
+	 * A name of its own: a case that failed returned before its
+	 * teardown and left its device, which must not fail the next ones.
+	 */
+	snprintf(name, sizeof(name), "offl%u", seq++);
 	memset(e, 0, sizeof(*e));
-	TEST_ASSERT_SUCCESS(t_setup(&e->d, "offl", "loop"), "setup");
+	TEST_ASSERT_SUCCESS(t_setup(&e->d, name, "loop"), "setup");
 	e->tmr = swv_reg_mr(e->d.pd, txbuf, sizeof(txbuf), 0);
 	e->rmr = swv_reg_mr(e->d.pd, rxbuf, sizeof(rxbuf),
 			    IBV_ACCESS_LOCAL_WRITE);
