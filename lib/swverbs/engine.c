@@ -146,6 +146,13 @@ swv_publish(struct swv_pending *p)
 		cq->dirty = false;
 		cq->epub++;
 	}
+	/*
+	 * And what the rings gave back, after the completions: a poster that
+	 * sees a slot done sees its CQE (swv_qp_sq_held()), while a CQE seen
+	 * means its slot is free (tail, above).
+	 */
+	for (i = 0; i < p->nring; i++)
+		SWV_STORE_REL(&p->ring[i]->done, p->ring[i]->ctail);
 	p->ndev = 0;
 	p->nring = 0;
 	p->ncq = 0;

@@ -456,6 +456,20 @@ qp_discard(struct swv_qp *qp)
 
 void (*swv_modify_qp_hook)(struct ibv_qp *qp);
 
+/*
+ * mlx5's provider, at a RESET and at destroy: the QP's CQs forget its
+ * completions, the receive CQ's and the send CQ's if another. The engine
+ * is out of the QP (a grace period since it saw it last).
+ */
+static void
+qp_clean_cqs(struct swv_qp *qp)
+{
+	if (qp->has_rq)
+		swv_cq_clean(qp->rq.cq, qp->ibv_qp.qp_num, false);
+	if (!qp->has_rq || qp->scq != qp->rq.cq)
+		swv_cq_clean(qp->scq, qp->ibv_qp.qp_num, false);
+}
+
 int
 swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 {
@@ -557,14 +571,7 @@ swv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr, int attr_mask)
 		/* an ERR whose stores the engine made before the reset's */
 		qp_state_publish(qp, IBV_QPS_RESET);
 		qp_discard(qp);
-		/*
-		 * mlx5's provider: the QP's CQs forget its completions, the
-		 * receive CQ's and the send CQ's if another.
-		 */
-		if (qp->has_rq)
-			swv_cq_clean(qp->rq.cq, qp->ibv_qp.qp_num, false);
-		if (!qp->has_rq || qp->scq != qp->rq.cq)
-			swv_cq_clean(qp->scq, qp->ibv_qp.qp_num, false);
+		qp_clean_cqs(qp);
 		swv_pace_reset(qp);	/* as mlx5: no limit out of RTS */
 	}
 	/* _ib_modify_qp(): auto mode binds at RESET -> INIT with a port. */
@@ -632,6 +639,7 @@ swv_destroy_qp(struct ibv_qp *ibqp)
 		swv_pace_unpark(qp);
 		synchronize_rcu();
 		swv_pace_reset(qp);
+		qp_clean_cqs(qp);
 		qp->scq->refs--;
 		if (qp->has_rq)
 			qp->rq.cq->refs--;

@@ -25,6 +25,7 @@ swv_ring_init(struct swv_wq_ring *r, uint32_t max_wr, uint32_t max_sge)
 	r->ctail = 0;
 	r->chead = 0;
 	r->dirty = false;
+	r->done = 0;
 	r->npub = 0;
 	r->epub = 0;
 	r->mask = size - 1;
@@ -72,6 +73,7 @@ swv_ring_discard(struct swv_wq_ring *r)
 	SWV_STORE(&r->ctail, head);
 	SWV_STORE(&r->chead, head);
 	SWV_STORE_REL(&r->tail, head);
+	SWV_STORE_REL(&r->done, head);
 }
 
 void *

@@ -142,6 +142,9 @@ struct swv_wq_ring {
 	uint32_t ctail;			/**< next slot the engine takes */
 	uint32_t chead;			/**< engine's copy of head */
 	bool dirty;			/**< ctail not published yet */
+	uint32_t done;			/**< published after the pass's CQEs:
+					 *   slots whose completions are
+					 *   visible (swv_qp_sq_held()) */
 	uint64_t epub;			/**< tail publications (bench-lines) */
 	/* read-mostly line */
 	uint32_t mask SWV_ALIGNED;	/**< slots - 1 */

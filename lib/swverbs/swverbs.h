@@ -597,7 +597,8 @@ struct swv_qp_pace_stats {
  * *held: the send WQEs posted to the raw QP that the device has not given
  * back yet (sent, or completed in error, flushed included). The poster's
  * call: a QP in ERR with *held 0 has flushed every WQE it was given, and
- * their completions are in the CQ (or come by the next RESET). A NIC
+ * their completions are in the CQ (a RESET then removes those not yet
+ * polled, as it does any CQE of the QP: poll first). A NIC
  * shows no such count; vbr waits a fixed time there.
  * Return: 0, EINVAL (a hash QP).
  */

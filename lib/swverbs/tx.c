@@ -68,8 +68,8 @@ swv_qp_sq_held(struct ibv_qp *ibqp, uint32_t *held)
 	qp = to_swv_qp(ibqp);
 	if (qp->is_hash)
 		return EINVAL;
-	/* tail is published with the pass's CQEs, after them or beside. */
-	*held = qp->sq.head - SWV_LOAD_ACQ(&qp->sq.tail);
+	/* done is published after the pass's CQEs: those are in the CQ. */
+	*held = qp->sq.head - SWV_LOAD_ACQ(&qp->sq.done);
 	return 0;
 }
 

@@ -195,6 +195,8 @@ swv_destroy_wq(struct ibv_wq *ibwq)
 	}
 	cds_list_del_rcu(&wq->node);
 	synchronize_rcu();
+	/* mlx5: the CQ forgets the completions of a WQ destroyed. */
+	swv_cq_clean(wq->rq.cq, wq->rq.num, true);
 	wq->dev->nwq--;
 	wq->rq.cq->refs--;
 	to_swv_pd(ibwq->pd)->refs--;

@@ -563,8 +563,65 @@ test_qp_reset_cleans_cqs(void)
 	TEST_ASSERT_EQUAL(wc[0].byte_len, 64u, "");
 	TEST_ASSERT_EQUAL(wc[0].qp_num, d.rqp->qp_num, "");
 
-	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
+	/* A QP destroyed leaves none of its CQEs either: s2's two sends. */
+	for (i = 0; i < 2; i++)
+		TEST_ASSERT_SUCCESS(t_send(s2, mr, buf[0], 64, 20 + i), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(scx, 2), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_qp(s2), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(scx, 0), "destroy cleans");
+
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
+	TEST_ASSERT_SUCCESS(swv_dereg_mr(mr), "");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
+/*
+ * swv_qp_sq_held(): once it reads 0, every send's completion is in the CQ,
+ * pollable at once (a RESET would clean them: vbr's Tx recovery reads them
+ * first). The poster spins on the count, so it looks right after the
+ * engine gave the slots back; rounds of 8 sends, the completions counted
+ * without waiting.
+ */
+#define SH_ROUNDS 2000
+#define SH_SENDS 8
+static int
+test_sq_held_then_cqes(void)
+{
+	static uint8_t buf[256];
+	const volatile uint32_t *head;
+	struct ibv_wc wc[SH_SENDS];
+	uint32_t held, pending, tail;
+	struct ibv_cq_ex *scx;
+	struct ibv_mr *mr;
+	struct tdev d;
+	unsigned int r, i;
+	uint64_t end;
+
+	TEST_ASSERT_SUCCESS(t_setup(&d, "sqheld0", "loop"), "setup");
+	scx = &to_swv_cq(d.scq)->ibv_cq;
+	mr = swv_reg_mr(d.pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	t_frame(buf, 64, d.mac, d.mac, 1);
+	TEST_ASSERT_EQUAL(swv_qp_sq_held(NULL, &held), EINVAL, "no QP");
+	for (r = 0; r < SH_ROUNDS; r++) {
+		for (i = 0; i < SH_SENDS; i++)
+			TEST_ASSERT_SUCCESS(t_send(d.sqp, mr, buf, 64,
+						   r * SH_SENDS + i), "");
+		end = t_now_ms() + T_WAIT_MS;
+		do {
+			TEST_ASSERT_SUCCESS(swv_qp_sq_held(d.sqp, &held), "");
+		} while (held != 0 && t_now_ms() < end);
+		TEST_ASSERT_EQUAL(held, 0, "round %u: sends held", r);
+		TEST_ASSERT_SUCCESS(swv_cq_peek(scx, &pending, &head, &tail),
+				    "");
+		TEST_ASSERT_EQUAL(pending, SH_SENDS,
+				  "round %u: none held, CQEs in the CQ", r);
+		TEST_ASSERT_EQUAL(swv_poll_cq(d.scq, SH_SENDS, wc), SH_SENDS,
+				  "");
+		for (i = 0; i < SH_SENDS; i++)
+			TEST_ASSERT_EQUAL(wc[i].status, IBV_WC_SUCCESS, "");
+	}
 	TEST_ASSERT_SUCCESS(swv_dereg_mr(mr), "");
 	t_teardown(&d);
 	return TEST_SUCCESS;
@@ -842,6 +899,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_wq_ind_hash_flow_busy),
 		TEST_CASE(test_object_numbers),
 		TEST_CASE(test_qp_reset_cleans_cqs),
+		TEST_CASE(test_sq_held_then_cqes),
 		TEST_CASE(test_flow_attr_errors),
 		TEST_CASE(test_async_pair),
 		TEST_CASE(test_engine_cpu),

@@ -807,7 +807,25 @@ test_wq_restart_cleans_cq(void)
 	TEST_ASSERT_SUCCESS(rxe_repost(&e), "");
 	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
 	TEST_ASSERT_EQUAL(r.len, f.len, "");
+	/* A WQ destroyed leaves none of its CQEs (mlx5 too): 2 flushed. */
+	for (st.wq_state = IBV_WQS_RESET; st.wq_state <= IBV_WQS_RDY;
+	     st.wq_state++)
+		TEST_ASSERT_SUCCESS(swv_modify_wq(w2, &st), "");
+	for (j = 0; j < 2; j++) {
+		struct ibv_sge s = {
+			(uintptr_t)rxbuf + j * 2048, 2048, e.rmr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = 200 + j, .sg_list = &s, .num_sge = 1,
+		}, *rb;
+
+		TEST_ASSERT_SUCCESS(ibv_post_wq_recv(w2, &wr, &rb), "");
+	}
+	st.wq_state = IBV_WQS_ERR;
+	TEST_ASSERT_SUCCESS(swv_modify_wq(w2, &st), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(e.cq, 2), "w2 flushed");
 	TEST_ASSERT_SUCCESS(swv_destroy_wq(w2), "");
+	TEST_ASSERT_SUCCESS(t_cq_wait_pending(e.cq, 0), "destroy cleans");
 	rxe_teardown(&e);
 	return TEST_SUCCESS;
 }

@@ -488,8 +488,9 @@ vbr_txq_recover_due(struct vbr_txq *txq, uint32_t unposted)
  * passed: a device in ERR flushes at once, so WQEs with no completion by
  * then were sent (unsignaled ones report nothing). A device that tells
  * what it holds (swverbs, whose engine may be descheduled for longer)
- * ends the wait when it holds none, their completions then in the CQ or
- * read after the RESET; VBR_TXQ_FLUSH_WAIT_HELD_MS bounds a dead one.
+ * ends the wait when it holds none, their completions then in the CQ,
+ * read here: a RESET drops the CQEs of the QP still in the CQ (mlx5, and
+ * swverbs as it); VBR_TXQ_FLUSH_WAIT_HELD_MS bounds a dead one.
  */
 static void
 vbr_txq_await_flush(struct vbr_txq *txq, uint32_t unposted)
@@ -508,8 +509,11 @@ vbr_txq_await_flush(struct vbr_txq *txq, uint32_t unposted)
 		    (int64_t)(rte_get_timer_cycles() - end) >= 0)
 			return;
 		if (sq_held != NULL && sq_held(txq->qp, &held) == 0 &&
-		    held == 0)
+		    held == 0) {
+			/* Their CQEs are in the CQ: read before the RESET. */
+			vbr_txq_complete(txq);
 			return;
+		}
 		/* The flushing thread may share this CPU. */
 		sched_yield();
 	}
@@ -539,8 +543,9 @@ vbr_txq_backoff(struct vbr_txq *txq)
  * as a post refused in ERR; slots [unposted, head) are WQEs the device
  * refused. A device removed is not recovered (vbr_txq_retire()); a
  * recovery too soon after the last one waits (vbr_txq_backoff()). The QP
- * goes to RESET, so the device no longer touches the ring and its last
- * CQEs are in the CQ; the WQEs they show sent are freed. The
+ * goes to RESET, so the device no longer touches the ring; the CQEs
+ * read before it show which WQEs were sent, and those are freed (a
+ * RESET drops the QP's CQEs still in the CQ, as on mlx5). The
  * WQE the device failed is dropped and counted (oerrors, wqe_errors); one
  * completed with IBV_WC_WR_FLUSH_ERR was only flushed (the QP was moved to
  * ERR from outside) and is kept. With no CQE in error read, the device's
