@@ -31,10 +31,22 @@ cqe16(const struct swv_cq *cq, uint32_t idx)
 	return &((const struct swv_cqe16 *)cq->cqes)[idx & cq->mask];
 }
 
+/* Whether inline device dev has paced QPs waiting for their time. */
+static inline bool
+cq_inline_paced(const struct swv_device *dev)
+{
+	const struct swv_wheel *w = rcu_dereference(dev->wheel);
+
+	return SWV_UNLIKELY(w != NULL) && SWV_LOAD(&w->n) > 0;
+}
+
 /*
  * CQEs published and not read yet. The shared head is read only when the
  * local copy holds fewer than want; an inline CQ found empty gets the
- * device's work done, then a second look.
+ * device's work done, then a second look. So does one whose device has
+ * paced QPs waiting, CQEs there or not: their frames due by now leave in
+ * this call, not in a later one that finds the CQ empty (a napping
+ * application calls once, rte_pmd_vbr_pace_window()).
  */
 static inline uint32_t
 cq_avail(struct swv_cq *cq, uint32_t want)
@@ -45,7 +57,7 @@ cq_avail(struct swv_cq *cq, uint32_t want)
 		return avail;
 	cq->ahead = SWV_LOAD_ACQ(&cq->head);
 	avail = cq->ahead - cq->tail;
-	if (avail == 0 && cq->idev != NULL) {
+	if (cq->idev != NULL && (avail == 0 || cq_inline_paced(cq->idev))) {
 		swv_inline_poll(cq->idev);
 		cq->ahead = SWV_LOAD_ACQ(&cq->head);
 		avail = cq->ahead - cq->tail;

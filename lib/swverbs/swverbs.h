@@ -888,7 +888,10 @@ int swv_engine_pace_window(struct swv_engine *eng, uint64_t *due,
  * paced departures in its user's verbs calls, so *due and *latest are its
  * wheel's; any other device's engine has a thread, or a runner that asks
  * swv_engine_pace_window() itself, and needs no call of its user: both
- * UINT64_MAX. Any thread, any time. Return: 0, or EINVAL (NULL).
+ * UINT64_MAX. Any thread while the context is open (it takes the wheel's
+ * lock for a scan of its slots: not on the datapath of every frame). A
+ * call that polls a CQ of the device (one with CQEs in it too) releases
+ * what came due. Return: 0, or EINVAL (NULL).
  */
 int swv_device_pace_window(struct ibv_context *context, uint64_t *due,
 			   uint64_t *latest);

@@ -1316,6 +1316,42 @@ test_pace_window(void)
 }
 
 /*
+ * Inline model: after a nap past the queue's full bucket, one poll of the
+ * sender's CQ, which holds CQEs already, lets the frames due go (what
+ * rte_pmd_vbr_pace_window() promises a napping application): 1 Mbit/s, a
+ * bucket of two 1000-byte frames; four posted, two leave at once, two
+ * wait 8 ms each; after 40 ms one poll for one CQE, and the receiver's CQ
+ * holds all four, read without polling it (a poll there would do the
+ * work as well).
+ */
+static int
+test_inline_one_call(void)
+{
+	const volatile uint32_t *head;
+	uint32_t pending, tail;
+	struct ibv_wc wc;
+	unsigned int i;
+	struct tq t;
+	int ret;
+
+	ret = tq_setup(&t, "inline", 1, 8, 16);
+	if (ret != TEST_SUCCESS)
+		return ret;
+	TEST_ASSERT_SUCCESS(rate_limit(t.qp[0], 1000, 2000, 1000), "limit");
+	for (i = 0; i < 4; i++)
+		TEST_ASSERT_SUCCESS(tq_post(&t, 0, 1000), "post %u", i);
+	TEST_ASSERT_SUCCESS(swv_cq_peek(t.rcq, &pending, &head, &tail), "");
+	TEST_ASSERT_EQUAL(pending, 2, "the bucket's frames at once");
+	usleep(40000);
+	TEST_ASSERT_EQUAL(ibv_poll_cq(t.scq, 1, &wc), 1, "one send CQE");
+	TEST_ASSERT_EQUAL(wc.status, IBV_WC_SUCCESS, "");
+	TEST_ASSERT_SUCCESS(swv_cq_peek(t.rcq, &pending, &head, &tail), "");
+	TEST_ASSERT_EQUAL(pending, 4, "the frames due left in that one call");
+	tq_teardown(&t);
+	return TEST_SUCCESS;
+}
+
+/*
  * A pass visits the QPs that may send, not the ones waiting on the wheel:
  * 1,024 backlogged QPs, all waiting (QP 0 for 0.8 s, the others for 8 s),
  * leave none in the device's visit set (dev->run); the wheel puts QP 0
@@ -1614,6 +1650,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_wheel_del_bit),
 		TEST_CASE(test_next_far),
 		TEST_CASE(test_pace_window),
+		TEST_CASE(test_inline_one_call),
 		TEST_CASE(test_pass_skips_waiting),
 		TEST_CASE(test_many_qps),
 		TEST_CASES_END(),
