@@ -19,8 +19,9 @@ frames each way. Then:
   64 received on port 0, exactly 128 in the file (tcpdump reads it): the
   right source MACs and the txonly UDP frame;
 - a secondary of our own (vbr-mp-secondary): the stats are the primary's,
-  an Rx and a Tx burst move 0 packets, configure/start/MTU are refused
-  (-ENOTSUP), and when the primary dies under it, a stats read fails
+  an Rx and a Tx burst move 0 packets, configure/start/MTU and the PMD's
+  rte_pmd_vbr_set/get_queue_rate_limit() and rte_pmd_vbr_pace_window()
+  are refused (-ENOTSUP), and when the primary dies under it, a stats read fails
   instead of hanging or crashing and the process exits cleanly;
 - after the secondaries exit, the primary's ports keep forwarding
   (counted exactly), and closing and attaching a port again leaves the
@@ -412,7 +413,8 @@ def check_secondary(c, t, exe, prefix, pmd):
                 f"port {port}: an Rx burst in a secondary: 0 packets")
         c.check(answers(out, "tx").get(port) == ["0"],
                 f"port {port}: a Tx burst in a secondary: 0 packets")
-        for op in ("configure", "start", "mtu"):
+        for op in ("configure", "start", "mtu", "set_limit", "get_limit",
+                   "pace_window"):
             c.check(answers(out, op).get(port) == ["-95"],
                     f"port {port}: {op} in a secondary: -ENOTSUP "
                     f"({answers(out, op).get(port)})")

@@ -48,7 +48,8 @@ extern "C" {
  *   frame; 0: the device's default (the port MTU).
  * @return
  *   0 on success; -ENODEV: not a vbr port; -ENOTSUP: the device does not
- *   pace RAW_PACKET QPs; -EINVAL: queue_id, a rate outside the range,
+ *   pace RAW_PACKET QPs, or a secondary process (the queues are the
+ *   primary's); -EINVAL: queue_id, a rate outside the range,
  *   typical_pkt_sz too large, or burst/size given with rate 0; another
  *   negative errno: the device refused the limit on the running queue (the
  *   queue keeps its previous limit).
@@ -63,7 +64,7 @@ int rte_pmd_vbr_set_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
  *
  * @return
  *   0 on success; -ENODEV: not a vbr port; -EINVAL: queue_id, or a NULL
- *   pointer.
+ *   pointer; -ENOTSUP: a secondary process (the queues are the primary's).
  */
 int rte_pmd_vbr_get_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
 				     uint32_t *rate_kbps,

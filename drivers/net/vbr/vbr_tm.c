@@ -344,18 +344,26 @@ vbr_tm_log_refused(struct vbr_priv *priv, uint64_t kbps, const char *why)
 		priv->attr.packet_pacing_caps.qp_rate_limit_max);
 }
 
-/* The port's private data, when port_id is a vbr port; NULL otherwise. */
-static struct vbr_priv *
-vbr_tm_port(uint16_t port_id)
+/*
+ * The port's private data into *priv, when port_id is a vbr port of this
+ * (primary) process: 0; -ENODEV: not a vbr port; -ENOTSUP: a vbr port
+ * seen from a secondary process, whose queues and device the primary
+ * holds (their state is in the primary's heap).
+ */
+static int
+vbr_tm_port(uint16_t port_id, struct vbr_priv **priv)
 {
 	struct rte_eth_dev *dev;
 
 	if (!rte_eth_dev_is_valid_port(port_id))
-		return NULL;
+		return -ENODEV;
 	dev = &rte_eth_devices[port_id];
+	if (dev->dev_ops == &vbr_sec_dev_ops)
+		return -ENOTSUP;
 	if (dev->dev_ops != &vbr_dev_ops)
-		return NULL;
-	return dev->data->dev_private;
+		return -ENODEV;
+	*priv = dev->data->dev_private;
+	return 0;
 }
 
 /* Both entry points: a full limit on queue qid; 0 or -errno (logged). */
@@ -413,10 +421,11 @@ rte_pmd_vbr_set_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
 				 uint32_t rate_kbps, uint32_t max_burst_sz,
 				 uint16_t typical_pkt_sz)
 {
-	struct vbr_priv *priv = vbr_tm_port(port_id);
+	struct vbr_priv *priv = NULL;
+	int ret = vbr_tm_port(port_id, &priv);
 
-	if (priv == NULL)
-		return -ENODEV;
+	if (ret != 0)
+		return ret;
 	return vbr_tm_limit(priv, queue_id, rate_kbps, max_burst_sz,
 			    typical_pkt_sz);
 }
@@ -426,12 +435,13 @@ rte_pmd_vbr_get_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
 				 uint32_t *rate_kbps, uint32_t *max_burst_sz,
 				 uint16_t *typical_pkt_sz)
 {
-	struct vbr_priv *priv = vbr_tm_port(port_id);
 	struct vbr_tm_rate r = { 0 };
+	struct vbr_priv *priv = NULL;
 	struct vbr_tm *tm;
+	int ret = vbr_tm_port(port_id, &priv);
 
-	if (priv == NULL)
-		return -ENODEV;
+	if (ret != 0)
+		return ret;
 	if (queue_id >= vbr_tm_max_queues(priv) || rate_kbps == NULL ||
 	    max_burst_sz == NULL || typical_pkt_sz == NULL)
 		return -EINVAL;
@@ -448,16 +458,13 @@ int
 rte_pmd_vbr_pace_window(uint16_t port_id, uint64_t *due_ns,
 			uint64_t *latest_ns)
 {
-	struct vbr_priv *priv = vbr_tm_port(port_id);
-	int ret;
+	struct vbr_priv *priv = NULL;
+	int ret = vbr_tm_port(port_id, &priv);
 
-	if (priv == NULL)
-		return -ENODEV;
+	if (ret != 0)
+		return ret;
 	if (due_ns == NULL || latest_ns == NULL)
 		return -EINVAL;
-	/* The verbs context is the primary process' own. */
-	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
-		return -ENOTSUP;
 	*due_ns = UINT64_MAX;
 	*latest_ns = UINT64_MAX;
 	if (priv->ctx == NULL || priv->glue->pace_window == NULL)
