@@ -23,6 +23,12 @@
 #    vs 1, each inside one process, with the flow caches off
 #    (SWV_CLASSIFIER_NOCACHE=1) and on, and a base build when
 #    VBR_BASE_BUILD_DIR names one; insertion and deletion rates with them.
+#    1M vs 1 rule a second way too: in one 1M-rule table, frames spread
+#    over 65,536 of its rules against all on rule 0 (as with one rule: its
+#    lines stay in cache), in alternating 20-ms slices (bench-flow-rules
+#    --spread-slices), so that the machine's changes of speed, which move
+#    a ratio of two cases run one after the other by up to 2x here, hit
+#    both alike.
 #
 # Core layout (2 cores): the DPDK main lcore (the application: flow-perf's
 # insertion loop, bench-flow-rules' forwarding loop) on CPU 0, the swverbs
@@ -236,6 +242,19 @@ cls_ratios() {
 					> "$out/$v-$fl-$r.log" 2>&1 ||
 					echo "bench-flow-rules ($v, flows $fl): exit status $?"
 			done
+			[ "$v" = base ] && continue	# older trees lack it
+			env $([ "$v" = off ] && echo SWV_CLASSIFIER_NOCACHE=1) \
+			timeout -k 10 "$TMO" "$bench" -l 0 --no-huge -m 4096 \
+				--no-shconf --no-pci -d "$PMD" \
+				--file-prefix "bfc$$" \
+				--vdev "net_vbr0,wire=pair:bc$$,engine_cpu=1" \
+				--vdev "net_vbr1,wire=pair:bc$$,engine_cpu=1" \
+				--log-level=pmd.net.vbr:error -- \
+				--rules 1 --masks 1 --mask-rules 1 \
+				--seconds "$((SECS * 2))" --flows 65536 \
+				--no-stopped --spread-slices 1000000 \
+				> "$out/$v-sl-$r.log" 2>&1 ||
+				echo "bench-flow-rules ($v, spread slices): exit status $?"
 		done
 	done
 	/usr/bin/python3 - "$out" $variants <<'PY'
@@ -279,7 +298,24 @@ for pat, fl, name, n1, m1, n0, m0, goal in cases:
                      statistics.median(a), statistics.median(b))
                      if rat else "%14s" % "-")
     print("%-7s %-26s %s  >= %.1fx" % (pat, name, "  ".join(cells), goal))
-print("(each cell: median ratio, then the median Mpps of the two cases)")
+cells = []
+for v in variants:
+    rat, a, b = [], [], []
+    for p in sorted(glob.glob("%s/%s-sl-*.log" % (out, v))):
+        for line in open(p, errors="replace"):
+            f = line.split()
+            if len(f) == 8 and f[:2] == ["#", "spread-slices"]:
+                rat.append(1 + float(f[7]) / 100)
+                a.append(float(f[6]))
+                b.append(float(f[5]))
+    cells.append("%5.2fx %4.1f/%-4.1f" % (statistics.median(rat),
+                 statistics.median(a), statistics.median(b))
+                 if rat else "%14s" % "-")
+print("%-7s %-26s %s  >= 0.9x" % ("spread", "1M: vs 1 rule's (slices)",
+      "  ".join(cells)))
+print("(each cell: median ratio, then the median Mpps of the two cases;")
+print(" slices: one 1M-rule table, 20-ms slices with frames spread over")
+print(" 65,536 of its rules and all on rule 0, alternating)")
 print("%-7s %-26s %s" % ("", "insert/s, delete/s",
       "  ".join("%14s" % v for v in variants)))
 for masks in (1, 32):

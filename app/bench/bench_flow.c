@@ -64,11 +64,14 @@
  * (devtools/bench-count.sh). --ab overrides --count; --ab 0 is as without
  * it. --slices MS adds, after a case's A/B runs, the datapath of both
  * variants measured in alternating slices of MS milliseconds on one table
- * (see run_slices()).
+ * (see run_slices()). --spread-slices N, after the other cases, puts N
+ * rules on the port and compares, in alternating slices (--slices MS, 20
+ * by default) on that one table, frames all on rule 0 with frames spread
+ * over --flows of the N rules (see run_spread_slices()).
  *
  * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
  *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
- *        [--count] [--ab N [--slices MS]]
+ *        [--count] [--ab N [--slices MS]] [--spread-slices N]
  * Cases: each --rules count with one mask, then each --masks count with
  * --mask-rules rules. Exit 0 when every case ran; a case that cannot
  * create its rules prints the reason in its row (with [A] or [B] after
@@ -116,6 +119,7 @@ static int with_stopped = 1;
 static int with_count;
 static uint32_t ab_pairs;	/* --ab: pairs of runs per case, 0: one run */
 static uint32_t slices_ms;	/* --slices: slice length, 0: none */
+static uint32_t spread_rules;	/* --spread-slices: rules, 0: none */
 
 /* Creation timed over rounds (rules_create_timed()). */
 struct create_timing {
@@ -164,6 +168,8 @@ parse_args(int argc, char **argv)
 			ab_pairs = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--slices") == 0)
 			slices_ms = strtoul(v, NULL, 0);
+		else if (strcmp(a, "--spread-slices") == 0)
+			spread_rules = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--rules") == 0)
 			nb_rule_counts = parse_list(v, rule_counts);
 		else if (strcmp(a, "--masks") == 0)
@@ -617,28 +623,26 @@ median(double *v, unsigned int n)
 }
 
 /*
- * --slices: the datapath with and without COUNT in one table, in slices.
- * n uncounted rules (0 .. n-1) and n counted ones (n .. 2n-1, sources and
- * marks of their own) are on the port together; the frames go to the
- * uncounted ones for one slice, to the counted ones the next (A B B A
- * ...), for --seconds in all. Each pair of slices is close in time, so a
- * change of the machine's speed (which comes and goes under a second here)
- * hits both alike; one line:
- *   # slices rules masks pairs Mpps Mpps+cnt diff%
- * medians over the pairs, diff the median of the per-pair ratios, then a
- * line with each pair's ratio. The counted rules' hits must add up to the
- * frames received with their marks.
+ * The slices of one comparison on the rules installed: nslices slices of
+ * slice cycles (A B B A ...), A forwarding over the rules a_first ..
+ * a_first + a_n - 1 (frames spread over them as fwd_until() does), B over
+ * b_first .. b_first + b_n - 1; then the two lines below, tagged with
+ * name. Each pair of slices is close in time, so a change of the
+ * machine's speed (which comes and goes under a second here) hits both
+ * alike:
+ *   # <name>-pairs  each pair's B/A - 1, %
+ *   # <name> rules masks pairs Mpps-A Mpps-B diff%
+ * medians over the pairs, diff the median of the per-pair ratios.
  */
-static void
-run_slices(uint32_t n, uint32_t masks)
+static int
+slices_run(struct fwd *s, const char *name, uint32_t n, uint32_t masks,
+	   uint32_t a_first, uint32_t a_n, uint32_t b_first, uint32_t b_n)
 {
 	uint64_t hz = rte_get_tsc_hz(), slice = hz / 1000 * slices_ms;
 	uint32_t nslices = (uint32_t)(seconds * 1000 / slices_ms) & ~3u;
-	struct fwd s = { .mark_min = n };
-	struct rte_flow_error err = { 0 };
 	double *mpps, *diff, *ma, *mb;
-	uint64_t tsc, got, hits = 0;
-	uint32_t i, k, made = 0, npairs;
+	uint32_t k, npairs;
+	uint64_t tsc, got;
 	int b;
 
 	if (nslices < 4)
@@ -646,8 +650,54 @@ run_slices(uint32_t n, uint32_t masks)
 	npairs = nslices / 2;
 	mpps = calloc(nslices + 3 * npairs, sizeof(*mpps));
 	if (mpps == NULL)
-		return;
+		return -1;
 	diff = mpps + nslices;
+	for (k = 0; k < nslices; k++) {
+		b = (k ^ (k >> 1)) & 1;
+		got = s->got;
+		tsc = fwd_until(s, b ? b_first : a_first, b ? b_n : a_n,
+				rte_rdtsc() + slice);
+		mpps[k] = tsc != 0 ? (s->got - got) / ((double)tsc / hz) /
+			  1e6 : 0;
+	}
+	fwd_drain(s);
+	/* Pair j: slices 2j and 2j+1, one A and one B (A B, B A, ...). */
+	ma = diff + npairs;
+	mb = ma + npairs;
+	for (k = 0; k < npairs; k++) {
+		b = k & 1;	/* slice 2k is the B one in odd pairs */
+		ma[k] = mpps[2 * k + b];
+		mb[k] = mpps[2 * k + !b];
+		diff[k] = ma[k] != 0 ? (mb[k] / ma[k] - 1) * 100 : 0;
+	}
+	printf("# %s-pairs", name);
+	for (k = 0; k < npairs; k++)
+		printf(" %+.1f", diff[k]);
+	printf("\n# %s %" PRIu32 " %" PRIu32 " %" PRIu32 " %.3f %.3f "
+	       "%+.2f\n", name, n, masks, npairs, median(ma, npairs),
+	       median(mb, npairs), median(diff, npairs));
+	free(mpps);
+	return 0;
+}
+
+/*
+ * --slices: the datapath with and without COUNT in one table, in slices.
+ * n uncounted rules (0 .. n-1) and n counted ones (n .. 2n-1, sources and
+ * marks of their own) are on the port together; the frames go to the
+ * uncounted ones for one slice, to the counted ones the next (A B B A
+ * ...), for --seconds in all; one line:
+ *   # slices rules masks pairs Mpps Mpps+cnt diff%
+ * (slices_run()), then a line with each pair's ratio. The counted rules'
+ * hits must add up to the frames received with their marks.
+ */
+static void
+run_slices(uint32_t n, uint32_t masks)
+{
+	struct fwd s = { .mark_min = n };
+	struct rte_flow_error err = { 0 };
+	uint64_t hits = 0;
+	uint32_t i, made = 0;
+
 	for (i = 0; i < 2 * n; i++, made++) {
 		with_count = i >= n;
 		flows[i] = rule_create(i, masks, &err);
@@ -661,37 +711,47 @@ run_slices(uint32_t n, uint32_t masks)
 		       err.message != NULL ? err.message : "?");
 		goto out;
 	}
-	for (k = 0; k < nslices; k++) {
-		b = (k ^ (k >> 1)) & 1;
-		got = s.got;
-		tsc = fwd_until(&s, b ? n : 0, n, rte_rdtsc() + slice);
-		mpps[k] = tsc != 0 ? (s.got - got) / ((double)tsc / hz) / 1e6 :
-			  0;
-	}
-	fwd_drain(&s);
+	if (slices_run(&s, "slices", n, masks, 0, n, n, n) != 0)
+		goto out;
 	rte_delay_ms(50);	/* frames in flight land */
 	if (hits_sum(n, n, &hits) != 0 || hits != s.over)
 		printf("# slices: counted %" PRIu64 " frames, received %"
 		       PRIu64 " with the counted rules' marks\n", hits,
 		       s.over);
-	/* Pair j: slices 2j and 2j+1, one A and one B (A B, B A, ...). */
-	ma = diff + npairs;
-	mb = ma + npairs;
-	for (k = 0; k < npairs; k++) {
-		b = k & 1;	/* slice 2k is the B one in odd pairs */
-		ma[k] = mpps[2 * k + b];
-		mb[k] = mpps[2 * k + !b];
-		diff[k] = ma[k] != 0 ? (mb[k] / ma[k] - 1) * 100 : 0;
-	}
-	printf("# slices-pairs");
-	for (k = 0; k < npairs; k++)
-		printf(" %+.1f", diff[k]);
-	printf("\n# slices %" PRIu32 " %" PRIu32 " %" PRIu32 " %.3f %.3f "
-	       "%+.2f\n", n, masks, npairs, median(ma, npairs),
-	       median(mb, npairs), median(diff, npairs));
 out:
 	rules_destroy(made);
-	free(mpps);
+}
+
+/*
+ * --spread-slices N: the cost of a big table, in one table and in slices.
+ * N rules (one mask) on the port; in A slices every frame hits rule 0,
+ * as with a table of one rule (its lines stay in cache), in B slices the
+ * frames cycle over --flows rules spread over all N (each lookup misses
+ * the cache): one line
+ *   # spread-slices N 1 pairs Mpps-one Mpps-spread diff%
+ * (slices_run()). Beside the rule-count rows (one process, one case after
+ * the other, where a change of the machine's speed between the cases
+ * moves their ratio), the same comparison with the speed held alike.
+ */
+static void
+run_spread_slices(uint32_t n)
+{
+	struct fwd s = { .mark_min = UINT32_MAX };
+	struct rte_flow_error err = { 0 };
+	uint32_t made;
+
+	for (made = 0; made < n; made++) {
+		flows[made] = rule_create(made, 1, &err);
+		if (flows[made] == NULL)
+			break;
+	}
+	if (made < n)
+		printf("# spread-slices %" PRIu32 " 1 failed at rule %" PRIu32
+		       ": %s\n", n, made,
+		       err.message != NULL ? err.message : "?");
+	else
+		slices_run(&s, "spread-slices", n, 1, 0, 1, 0, n);
+	rules_destroy(made);
 }
 
 /*
@@ -734,7 +794,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: bench-flow-rules <EAL args> -- "
 			"[--rules N,..] [--masks M,..] [--mask-rules N] "
 			"[--seconds S] [--flows F] [--no-stopped] "
-			"[--count] [--ab N [--slices MS]]\n");
+			"[--count] [--ab N [--slices MS]] "
+			"[--spread-slices N]\n");
 		return 2;
 	}
 	if (rte_eth_dev_count_avail() < 2) {
@@ -753,6 +814,7 @@ main(int argc, char **argv)
 	for (i = 0; i < nb_rule_counts; i++)
 		max = RTE_MAX(max, rule_counts[i]);
 	max = RTE_MAX(max, mask_rules);
+	max = RTE_MAX(max, spread_rules);
 	flows = calloc(2 * (size_t)max, sizeof(*flows)); /* --slices: 2n */
 	if (flows == NULL)
 		return 1;
@@ -766,6 +828,11 @@ main(int argc, char **argv)
 		run_cases(rule_counts[i], 1);
 	for (i = 0; i < nb_mask_counts; i++)
 		run_cases(mask_rules, mask_counts[i]);
+	if (spread_rules != 0) {
+		if (slices_ms == 0)
+			slices_ms = 20;
+		run_spread_slices(spread_rules);
+	}
 	rte_eth_dev_stop(tx_port);
 	rte_eth_dev_stop(rx_port);
 	rte_eth_dev_close(tx_port);
