@@ -199,6 +199,24 @@ if [[ ",$SKIP," != *,datapath,* ]]; then
 	fi
 fi
 
+# One bench-flow-rules process of variant $1 (off, on, base), its output
+# into $2, the bench's own options after.
+cls_run() {
+	local v=$1 log=$2 pmd=$PMD b=$BUILD/app/bench/bench-flow-rules
+	shift 2
+	if [ "$v" = base ]; then
+		pmd=$VBR_BASE_BUILD_DIR/drivers/librte_net_vbr.so
+		b=$VBR_BASE_BUILD_DIR/app/bench/bench-flow-rules
+	fi
+	env $([ "$v" = off ] && echo SWV_CLASSIFIER_NOCACHE=1) \
+	timeout -k 10 "$TMO" "$b" -l 0 --no-huge -m 4096 \
+		--no-shconf --no-pci -d "$pmd" \
+		--file-prefix "bfc$$" \
+		--vdev "net_vbr0,wire=pair:bc$$,engine_cpu=1" \
+		--vdev "net_vbr1,wire=pair:bc$$,engine_cpu=1" \
+		--log-level=pmd.net.vbr:error -- "$@" > "$log" 2>&1
+}
+
 # The classifier's ratios (issue 10): 100,000 rules over 32 masks vs 1 mask,
 # frames spread over 65,536 rules and all hitting one rule; 1,000,000 rules
 # vs 1 rule (spread). Each ratio is taken inside one process (both cases of
@@ -215,7 +233,7 @@ fi
 # per variant too.
 # Core layout: as the datapath cases (bench on CPU 0, engine on CPU 1).
 cls_ratios() {
-	local bench=$BUILD/app/bench/bench-flow-rules out=$LOG/cls v r fl pmd
+	local out=$LOG/cls v r fl
 	local variants="off on"
 	mkdir -p "$out"
 	rm -f "$out"/*.log
@@ -223,37 +241,17 @@ cls_ratios() {
 	for (( r = 0; r < REPS; r++ )); do
 		for v in $variants; do
 			for fl in 65536 1; do
-				pmd=$PMD
-				b=$bench
-				if [ "$v" = base ]; then
-					pmd=$VBR_BASE_BUILD_DIR/drivers/librte_net_vbr.so
-					b=$VBR_BASE_BUILD_DIR/app/bench/bench-flow-rules
-				fi
-				env $([ "$v" = off ] && echo SWV_CLASSIFIER_NOCACHE=1) \
-				timeout -k 10 "$TMO" "$b" -l 0 --no-huge -m 4096 \
-					--no-shconf --no-pci -d "$pmd" \
-					--file-prefix "bfc$$" \
-					--vdev "net_vbr0,wire=pair:bc$$,engine_cpu=1" \
-					--vdev "net_vbr1,wire=pair:bc$$,engine_cpu=1" \
-					--log-level=pmd.net.vbr:error -- \
+				cls_run "$v" "$out/$v-$fl-$r.log" \
 					--rules 1,1000000 --masks 1,32 \
 					--mask-rules 100000 --seconds "$SECS" \
-					--flows "$fl" --no-stopped \
-					> "$out/$v-$fl-$r.log" 2>&1 ||
+					--flows "$fl" --no-stopped ||
 					echo "bench-flow-rules ($v, flows $fl): exit status $?"
 			done
 			[ "$v" = base ] && continue	# older trees lack it
-			env $([ "$v" = off ] && echo SWV_CLASSIFIER_NOCACHE=1) \
-			timeout -k 10 "$TMO" "$bench" -l 0 --no-huge -m 4096 \
-				--no-shconf --no-pci -d "$PMD" \
-				--file-prefix "bfc$$" \
-				--vdev "net_vbr0,wire=pair:bc$$,engine_cpu=1" \
-				--vdev "net_vbr1,wire=pair:bc$$,engine_cpu=1" \
-				--log-level=pmd.net.vbr:error -- \
+			cls_run "$v" "$out/$v-sl-$r.log" \
 				--rules 1 --masks 1 --mask-rules 1 \
 				--seconds "$((SECS * 2))" --flows 65536 \
-				--no-stopped --spread-slices 1000000 \
-				> "$out/$v-sl-$r.log" 2>&1 ||
+				--no-stopped --spread-slices 1000000 ||
 				echo "bench-flow-rules ($v, spread slices): exit status $?"
 		done
 	done

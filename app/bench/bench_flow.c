@@ -738,13 +738,8 @@ run_spread_slices(uint32_t n)
 {
 	struct fwd s = { .mark_min = UINT32_MAX };
 	struct rte_flow_error err = { 0 };
-	uint32_t made;
+	uint32_t made = rules_create(n, 1, &err);
 
-	for (made = 0; made < n; made++) {
-		flows[made] = rule_create(made, 1, &err);
-		if (flows[made] == NULL)
-			break;
-	}
 	if (made < n)
 		printf("# spread-slices %" PRIu32 " 1 failed at rule %" PRIu32
 		       ": %s\n", n, made,

@@ -733,6 +733,25 @@ test_vlan_strip_modify_fail(void)
 	return TEST_SUCCESS;
 }
 
+/* n receives on wq, 2048-byte slots of rxbuf, wr_ids id0 on. */
+static int
+wq_recvs(struct ibv_wq *wq, struct ibv_mr *mr, uint64_t id0, unsigned int n)
+{
+	unsigned int j;
+
+	for (j = 0; j < n; j++) {
+		struct ibv_sge s = {
+			(uintptr_t)rxbuf + j * 2048, 2048, mr->lkey,
+		};
+		struct ibv_recv_wr wr = {
+			.wr_id = id0 + j, .sg_list = &s, .num_sge = 1,
+		}, *rb;
+
+		TEST_ASSERT_SUCCESS(ibv_post_wq_recv(wq, &wr, &rb), "");
+	}
+	return TEST_SUCCESS;
+}
+
 /*
  * ERR, RESET, RDY: the CQ forgets what the WQ completed before, a receive
  * and the flushed WQEs nobody polled (mlx5's provider cleans the CQ when a
@@ -763,16 +782,7 @@ test_wq_restart_cleans_cq(void)
 	TEST_ASSERT_NOT_NULL(w2, "second WQ: %d", errno);
 	st.wq_state = IBV_WQS_RDY;
 	TEST_ASSERT_SUCCESS(swv_modify_wq(w2, &st), "");
-	for (j = 0; j < 8; j++) {
-		struct ibv_sge s = {
-			(uintptr_t)rxbuf + j * 2048, 2048, e.rmr->lkey,
-		};
-		struct ibv_recv_wr wr = {
-			.wr_id = 100 + j, .sg_list = &s, .num_sge = 1,
-		}, *rb;
-
-		TEST_ASSERT_SUCCESS(ibv_post_wq_recv(w2, &wr, &rb), "");
-	}
+	TEST_ASSERT_SUCCESS(wq_recvs(w2, e.rmr, 100, 8), "");
 	/* One frame the first WQ receives, left in the CQ. */
 	tf_build(&f, txbuf, 1, 0, 0, 50);
 	tf_fill_l4(&f);
@@ -811,16 +821,7 @@ test_wq_restart_cleans_cq(void)
 	for (st.wq_state = IBV_WQS_RESET; st.wq_state <= IBV_WQS_RDY;
 	     st.wq_state++)
 		TEST_ASSERT_SUCCESS(swv_modify_wq(w2, &st), "");
-	for (j = 0; j < 2; j++) {
-		struct ibv_sge s = {
-			(uintptr_t)rxbuf + j * 2048, 2048, e.rmr->lkey,
-		};
-		struct ibv_recv_wr wr = {
-			.wr_id = 200 + j, .sg_list = &s, .num_sge = 1,
-		}, *rb;
-
-		TEST_ASSERT_SUCCESS(ibv_post_wq_recv(w2, &wr, &rb), "");
-	}
+	TEST_ASSERT_SUCCESS(wq_recvs(w2, e.rmr, 200, 2), "");
 	st.wq_state = IBV_WQS_ERR;
 	TEST_ASSERT_SUCCESS(swv_modify_wq(w2, &st), "");
 	TEST_ASSERT_SUCCESS(t_cq_wait_pending(e.cq, 2), "w2 flushed");
