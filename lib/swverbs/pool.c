@@ -149,20 +149,43 @@ pool_unmap(struct swv_pool *pool, struct swv_pool_chunk *c)
 	}
 }
 
+/*
+ * Bytes to skip from cur so that an object of class cls starts where it
+ * must: a rule where its SWV_FLOW_HOT offset falls on a line start (the
+ * lookup reads from rank to the end of the key: one line, not the two it
+ * straddles at an unaligned place); a counters object anywhere (8-aligned,
+ * as every size is). A rule then costs its size rounded to two lines at
+ * most (104 bytes with three key words: 128).
+ */
+static size_t
+pool_skip(const uint8_t *cur, unsigned int cls)
+{
+	uintptr_t hot = (uintptr_t)cur + SWV_FLOW_HOT;
+
+	if (cls == SWV_POOL_COUNTERS)
+		return 0;
+	return (SWV_CACHE_LINE - (hot & (SWV_CACHE_LINE - 1))) &
+	       (SWV_CACHE_LINE - 1);
+}
+
 void *
 swv_pool_alloc(struct swv_pool *pool, unsigned int cls)
 {
-	size_t size = pool_size(cls);
+	size_t size = pool_size(cls), skip = 0;
 	void *p = pool->free[cls];
 
 	if (p != NULL) {
 		memcpy(&pool->free[cls], p, sizeof(void *));
 	} else {
-		if ((size_t)(pool->end - pool->cur) < size &&
-		    pool_chunk_add(pool) != 0)
-			return NULL;
-		p = pool->cur;
-		pool->cur += size;
+		if (pool->cur != NULL)
+			skip = pool_skip(pool->cur, cls);
+		if ((size_t)(pool->end - pool->cur) < skip + size) {
+			if (pool_chunk_add(pool) != 0)
+				return NULL;
+			skip = pool_skip(pool->cur, cls);
+		}
+		p = pool->cur + skip;
+		pool->cur += skip + size;
 	}
 	SWV_STORE(&pool->live, pool->live + 1);
 	return p;

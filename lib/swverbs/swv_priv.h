@@ -1011,17 +1011,28 @@ struct swv_flow {
 	struct ibv_flow ibv_flow;
 	struct swv_subtable *sub;	/**< NULL: SNIFFER */
 	struct swv_flow *same;		/**< worse-ranked, same key; retire */
-	/* what the engine reads, from here to the end of key[] */
+	uint32_t hash;			/**< of key[] */
+	/*
+	 * What the engine reads, from here to the end of key[]: the pool
+	 * puts rank at the start of a cache line, so that a rule of up to
+	 * SWV_FLOW_LINE_WORDS key words costs a lookup one line.
+	 */
 	uint64_t rank;			/**< (class, priority, seq): lower wins */
 	struct swv_qp *qp;		/**< target (raw or hash QP) */
 	struct swv_counters *cnt;	/**< ACTION_COUNT, NULL if none */
 	uint32_t tag;			/**< ACTION_TAG, 0 if none */
-	uint32_t hash;			/**< of key[] */
 	uint8_t actions;		/**< SWV_ACT_* */
 	uint8_t nw;			/**< words in key[] */
 	uint64_t key[];			/**< masked value: the subtable's words */
 	/* then, for a rule with ACTION_COUNT, its struct swv_flow_tally */
 };
+
+/* Where the engine's line of a rule starts; key words that fit in it. */
+#define SWV_FLOW_HOT offsetof(struct swv_flow, rank)
+#define SWV_FLOW_LINE_WORDS \
+	((SWV_CACHE_LINE - (sizeof(struct swv_flow) - SWV_FLOW_HOT)) / \
+	 sizeof(uint64_t))
+_Static_assert(SWV_FLOW_LINE_WORDS == 4, "a rule's line: 4 key words");
 
 /**
  * What the frames a counted rule won add up to: written by the engine

@@ -606,7 +606,7 @@ test_engine_pools(void)
 	struct swv_engine_stats s0, si0;
 	struct swv_engine *ea, *eb, *inl = swv_engine_inline();
 	struct ibv_flow *fl[TP_RULES];
-	struct ibv_counters *cnt;
+	struct ibv_counters *cnt = NULL;
 	struct tp_traffic tr;
 	struct teng *a, *b, *c;
 	uint8_t mac[6];
@@ -629,15 +629,24 @@ test_engine_pools(void)
 	TEST_ASSERT_EQUAL(te_stats(inl).pool_live, si0.pool_live + 1, "");
 	TEST_ASSERT(te_stats(ea).pool_mapped > 0, "");
 	TEST_ASSERT(te_stats(eb).pool_mapped > 0, "");
-	/* More rules and a counters object on a: ea's counts only. */
+	/*
+	 * More rules and a counters object on a: ea's counts only. The
+	 * counters object, of another size, comes before the last rule: each
+	 * rule's lookup fields still start a cache line.
+	 */
 	memcpy(mac, a->p.d.mac, 6);
 	for (i = 0; i < TP_RULES; i++) {
+		if (i == TP_RULES - 1) {
+			cnt = t_counters(a->p.d.ctx);
+			TEST_ASSERT_NOT_NULL(cnt, "counters: %d", errno);
+		}
 		mac[5] = (uint8_t)(a->p.d.mac[5] + 1 + i);
 		fl[i] = t_flow_eth(a->p.d.rqp, mac, 0);
 		TEST_ASSERT_NOT_NULL(fl[i], "flow %d: %d", i, errno);
+		TEST_ASSERT_EQUAL((uintptr_t)&((struct swv_flow *)fl[i])->rank %
+				  SWV_CACHE_LINE, 0,
+				  "rule %d's lookup line is not aligned", i);
 	}
-	cnt = t_counters(a->p.d.ctx);
-	TEST_ASSERT_NOT_NULL(cnt, "counters: %d", errno);
 	TEST_ASSERT_EQUAL(te_stats(ea).pool_live, TP_RULES + 2, "");
 	TEST_ASSERT_EQUAL(te_stats(eb).pool_live, 1, "");
 	TEST_ASSERT_EQUAL(te_stats(inl).pool_live, si0.pool_live + 1, "");
@@ -709,7 +718,7 @@ static int
 test_pool_follows_device(void)
 {
 	struct swv_engine *ea, *eb;
-	struct ibv_counters *cnt;
+	struct ibv_counters *cnt = NULL;
 	struct teng t;
 
 	ea = swv_engine_create();
