@@ -33,6 +33,8 @@
 #define SWV_B32(v, i) ((uint64_t)(uint32_t)(v) << (32 - 8 * (i)))
 #define SWV_M48 (~0ull << 16)
 #endif
+_Static_assert(offsetof(struct swv_hdr_key, cvlan) == 8 * 2 + 7,
+	       "cvlan: byte 7 of a header level's word 2");
 
 /* Word offsets of a header level in the key. */
 #define SWV_KW_OUTER 0
@@ -198,7 +200,7 @@ parse_inner_eth(union swv_key *k, const uint8_t *buf, uint32_t off,
 			    &cv);
 	k->w[SWV_KW_INNER + 2] = SWV_B8(1, 6);
 	parse_ip(k, SWV_KW_INNER, buf, o, len, type, 1);
-	k->k.inner.cvlan = cv;
+	k->w[SWV_KW_INNER + 2] |= SWV_B8(cv, 7);
 }
 
 /*
@@ -314,7 +316,13 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 
 	pkt->l3off = 0;
 	pkt->l4off = 0;
-	/* The presence words: everything else is junk unless they say. */
+	/*
+	 * The presence words: everything else is junk unless they say. Each
+	 * word is written whole (the bytes of a word put together first, a
+	 * byte added by a load and a store of the word): the lookup reads
+	 * the words right after, and a word load cannot be served from a
+	 * word's worth of narrower stores still in the store buffer.
+	 */
 	k->w[SWV_KW_OUTER_L3] = 0;
 	k->w[SWV_KW_TUN] = 0;
 	k->w[SWV_KW_INNER_L3] = 0;
@@ -330,12 +338,12 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 	} else if (type == htons(0x86dd)) {
 		l4off = parse_ipv6(k, SWV_KW_OUTER, buf, off, len, 1);
 	} else {
-		k->k.outer.cvlan = cv;
+		k->w[SWV_KW_OUTER_L3] |= SWV_B8(cv, 7);
 		if (type == htons(0x8847))
 			parse_mpls(k, buf, off, len);
 		return;
 	}
-	k->k.outer.cvlan = cv;
+	k->w[SWV_KW_OUTER_L3] |= SWV_B8(cv, 7);
 	pkt->l3off = (uint16_t)off;
 	pkt->l4off = (uint16_t)l4off;
 	if (SWV_UNLIKELY(l4off == 0))

@@ -308,14 +308,6 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 
 /* Frames ahead whose first line the parse loop fetches. */
 #define SWV_PF_PARSE 4
-/*
- * Frames behind the one just parsed whose lookup lines the parse loop
- * fetches. The lookup reads a frame's key as 64-bit words that the parse
- * has just written field by field: read at once, the stores are still
- * queued and cannot be forwarded to the wider loads, which then wait for
- * them to reach the cache.
- */
-#define SWV_PF_LOOKUP_LAG 8
 
 void
 swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
@@ -346,13 +338,8 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 						   iov[0].iov_base);
 			rx_parse(&pkt[k], fr[i + k].iov, fr[i + k].iovcnt,
 				 fr[i + k].len);
-			if (k >= SWV_PF_LOOKUP_LAG)
-				swv_classify_prefetch(dev,
-						      &pkt[k - SWV_PF_LOOKUP_LAG]);
-		}
-		for (k = m > SWV_PF_LOOKUP_LAG ? m - SWV_PF_LOOKUP_LAG : 0;
-		     k < m; k++)
 			swv_classify_prefetch(dev, &pkt[k]);
+		}
 		swv_classify_burst(dev, pkt, f, m);
 		/* In arrival order: per-flow FIFO as with single frames. */
 		for (k = 0; k < m; k++)
