@@ -317,11 +317,12 @@ swv_parse(struct swv_pkt *pkt, const uint8_t *buf, uint32_t len)
 	pkt->l3off = 0;
 	pkt->l4off = 0;
 	/*
-	 * The presence words: everything else is junk unless they say. Each
-	 * word is written whole (the bytes of a word put together first, a
-	 * byte added by a load and a store of the word): the lookup reads
-	 * the words right after, and a word load cannot be served from a
-	 * word's worth of narrower stores still in the store buffer.
+	 * The presence words: everything else is junk unless they say. The
+	 * words of the Ethernet and IP headers are written whole (the bytes
+	 * of a word put together first, a byte added by a load and a store
+	 * of the word): the lookup reads the words right after, and a word
+	 * load cannot be served from a word's worth of narrower stores still
+	 * in the store buffer. Tunnel fields, rarer, are stored one by one.
 	 */
 	k->w[SWV_KW_OUTER_L3] = 0;
 	k->w[SWV_KW_TUN] = 0;

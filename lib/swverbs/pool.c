@@ -12,7 +12,8 @@
  * Object memory: rules and counters objects. They are carved from 2 MiB
  * chunks, faulted in whole when a chunk is added, so that an insert takes an
  * object off a free list or a bump pointer instead of faulting in fresh heap
- * pages one by one, and objects sit densely, with no allocator header.
+ * pages one by one, and objects sit close, with no allocator header (a
+ * rule after up to 56 bytes of padding: see pool_skip()).
  * Freed objects (after their grace period) go to a free list per class: a
  * rule's class is its number of key words and whether it has a tally
  * (ACTION_COUNT), counters objects have one of their own. When no object
@@ -27,7 +28,7 @@
  * that goes away takes its memory with it. Control path only (swv_lock).
  */
 #define SWV_CHUNK_SIZE (2u << 20)
-#define SWV_POOL_HUGE_FROM 3u	/* chunks: 6 MB, ~60k rules */
+#define SWV_POOL_HUGE_FROM 3u	/* chunks: 6 MB, ~49k rules of 128 B */
 #define SWV_PAGE_SIZE 4096u
 
 /*
@@ -106,9 +107,9 @@ pool_chunk_add(struct swv_pool *pool)
 	if (a == NULL)
 		return ENOMEM;
 	/*
-	 * From the SWV_POOL_HUGE_FROM-th chunk on, a huge page where the
+	 * Past the first SWV_POOL_HUGE_FROM chunks, a huge page where the
 	 * kernel allows it (madvise mode; a hint): frames spread over a
-	 * million rules (~100 MB) read each rule on a page of its own, and
+	 * million rules (~128 MB) read each rule on a page of its own, and
 	 * the page walks of those misses, which the CPU runs only a few at a
 	 * time, keep the lookups of a burst from overlapping; 2 MiB pages map
 	 * the whole pool from the TLB. The first chunks (what small pages'
@@ -154,8 +155,9 @@ pool_unmap(struct swv_pool *pool, struct swv_pool_chunk *c)
  * must: a rule where its SWV_FLOW_HOT offset falls on a line start (the
  * lookup reads from rank to the end of the key: one line, not the two it
  * straddles at an unaligned place); a counters object anywhere (8-aligned,
- * as every size is). A rule then costs its size rounded to two lines at
- * most (104 bytes with three key words: 128).
+ * as every size is). A rule then costs its size from its line's start
+ * back SWV_FLOW_HOT bytes, rounded up to whole lines: 128 bytes up to 6
+ * key words (104 bytes with three: 128), 192 for a counted rule of 2 to 9.
  */
 static size_t
 pool_skip(const uint8_t *cur, unsigned int cls)
