@@ -341,6 +341,14 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 			swv_classify_prefetch(dev, &pkt[k]);
 		}
 		swv_classify_burst(dev, pkt, f, m);
+		/*
+		 * A counted rule's tally lies past the line the lookup read
+		 * (the line after it with 4 key words): fetch it for writing
+		 * while the frames before are delivered.
+		 */
+		for (k = 0; k < m; k++)
+			if (f[k] != NULL && f[k]->cnt != NULL)
+				SWV_PREFETCH_W(swv_flow_tally(f[k]));
 		/* In arrival order: per-flow FIFO as with single frames. */
 		for (k = 0; k < m; k++)
 			rx_steered(dev, sn, f[k], &pkt[k], fr[i + k].iov,
