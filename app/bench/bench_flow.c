@@ -67,11 +67,14 @@
  * (see run_slices()). --spread-slices N, after the other cases, puts N
  * rules on the port and compares, in alternating slices (--slices MS, 20
  * by default) on that one table, frames all on rule 0 with frames spread
- * over --flows of the N rules (see run_spread_slices()).
+ * over --flows of the N rules (see run_spread_slices()). --meter-slices N
+ * compares N rules without and N with a meter each the same way (see
+ * run_meter_slices()).
  *
  * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
  *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
  *        [--count] [--ab N [--slices MS]] [--spread-slices N]
+ *        [--meter-slices N]
  * Cases: each --rules count with one mask, then each --masks count with
  * --mask-rules rules. Exit 0 when every case ran; a case that cannot
  * create its rules prints the reason in its row (with [A] or [B] after
@@ -93,6 +96,7 @@
 #include <rte_flow.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
+#include <rte_mtr.h>
 #include <rte_udp.h>
 
 #define BURST 32
@@ -120,6 +124,16 @@ static int with_count;
 static uint32_t ab_pairs;	/* --ab: pairs of runs per case, 0: one run */
 static uint32_t slices_ms;	/* --slices: slice length, 0: none */
 static uint32_t spread_rules;	/* --spread-slices: rules, 0: none */
+static uint32_t meter_rules;	/* --meter-slices: rules, 0: none */
+
+/* What rule_create() puts in a rule's actions. */
+enum rule_kind {
+	RULE_MARK,	/* mark id i / queue 0 (every case but below) */
+	RULE_PLAIN,	/* queue 0: --meter-slices' rules without a meter */
+	RULE_METER,	/* meter rule_mtr: --meter-slices' metered rules */
+};
+static enum rule_kind rule_kind;
+static uint32_t rule_mtr;
 
 /* Creation timed over rounds (rules_create_timed()). */
 struct create_timing {
@@ -170,6 +184,8 @@ parse_args(int argc, char **argv)
 			slices_ms = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--spread-slices") == 0)
 			spread_rules = strtoul(v, NULL, 0);
+		else if (strcmp(a, "--meter-slices") == 0)
+			meter_rules = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--rules") == 0)
 			nb_rule_counts = parse_list(v, rule_counts);
 		else if (strcmp(a, "--masks") == 0)
@@ -239,16 +255,25 @@ rule_create(uint32_t i, uint32_t masks, struct rte_flow_error *err)
 		{ .type = RTE_FLOW_ITEM_TYPE_END },
 	};
 	struct rte_flow_action_mark mark = { .id = i };
+	struct rte_flow_action_meter meter = { .mtr_id = rule_mtr };
 	static const struct rte_flow_action_queue queue = { .index = 0 };
-	const struct rte_flow_action actions[] = {
+	struct rte_flow_action actions[] = {
 		{ .type = RTE_FLOW_ACTION_TYPE_MARK, .conf = &mark },
 		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &queue },
 		{ .type = with_count ? RTE_FLOW_ACTION_TYPE_COUNT :
 			  RTE_FLOW_ACTION_TYPE_END },
 		{ .type = RTE_FLOW_ACTION_TYPE_END },
 	};
+	const struct rte_flow_action *a = actions;
 
-	return rte_flow_create(rx_port, &attr, pattern, actions, err);
+	if (rule_kind == RULE_PLAIN) {
+		a = &actions[1];	/* queue 0 */
+	} else if (rule_kind == RULE_METER) {
+		a = &actions[1];	/* meter, its policy's queue */
+		actions[1] = (struct rte_flow_action){
+			.type = RTE_FLOW_ACTION_TYPE_METER, .conf = &meter };
+	}
+	return rte_flow_create(rx_port, &attr, pattern, a, err);
 }
 
 /* Create n rules; return how many were made, err set when not all. */
@@ -363,6 +388,8 @@ struct fwd {
 	uint64_t marked;	/* of them, with a MARK */
 	uint64_t over;		/* of them, with a MARK of mark_min or more */
 	uint32_t mark_min;
+	uint64_t from;		/* of them, from source src_min or later */
+	uint32_t src_min;	/* 0: not looked at */
 	uint32_t f;		/* next flow */
 };
 
@@ -379,6 +406,12 @@ fwd_tally(struct fwd *s, struct rte_mbuf **pkts, uint16_t nb)
 		}
 		pkts[i]->ol_flags = 0;
 	}
+	if (s->src_min != 0)
+		for (i = 0; i < nb; i++)
+			s->from += rte_be_to_cpu_32(rte_pktmbuf_mtod_offset(
+				pkts[i], struct rte_ipv4_hdr *,
+				sizeof(struct rte_ether_hdr))->src_addr) >=
+				s->src_min;
 	s->got += nb;
 }
 
@@ -750,6 +783,100 @@ run_spread_slices(uint32_t n)
 }
 
 /*
+ * --meter-slices N: one meter per rule over N rules (rte_mtr), in slices.
+ * N rules without a meter (0 .. N-1: queue 0) and N with one each (N ..
+ * 2N-1: meter i - N, one trTCM profile at rates no run reaches, so every
+ * frame is green, and a policy of queue 0 for green and yellow, drop for
+ * red) are on the port together; frames go to the plain rules for one
+ * slice, to the metered ones the next (A B B A ..., --slices MS, 20 by
+ * default), cycling over the N rules of the slice in turn (every frame a
+ * meter of its own, as bench-fwd.sh's 1k-meter case): one line
+ *   # meter-slices rules 1 pairs Mpps Mpps+meter diff%
+ * (slices_run()). The meters' green frames must add up to the frames
+ * received from the metered rules' sources. The metering is the Rx burst's
+ * (the PMD's): run the ports with progress=inline on one lcore to have the
+ * whole frame's cost on that lcore, as bench-fwd.sh's inline cases.
+ */
+static void
+run_meter_slices(uint32_t n)
+{
+	struct fwd s = { .mark_min = UINT32_MAX, .src_min = SRC_BASE + n };
+	struct rte_mtr_meter_profile prof = {
+		.alg = RTE_MTR_TRTCM_RFC2698,
+		.trtcm_rfc2698 = { .cir = 100000000000ull,
+				   .pir = 100000000000ull,
+				   .cbs = 1000000000ull, .pbs = 1000000000ull },
+	};
+	static const struct rte_flow_action_queue q0 = { .index = 0 };
+	const struct rte_flow_action pass[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &q0 },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	const struct rte_flow_action drop[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_DROP },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	struct rte_mtr_meter_policy_params pol = {
+		.actions = { pass, pass, drop },
+	};
+	struct rte_mtr_params params = {
+		.meter_profile_id = 1, .meter_policy_id = 1,
+		.meter_enable = 1, .stats_mask = RTE_MTR_STATS_N_PKTS_GREEN,
+	};
+	struct rte_mtr_stats st;
+	struct rte_mtr_error me = { 0 };
+	struct rte_flow_error err = { 0 };
+	uint64_t green = 0, mask;
+	uint32_t i, made = 0, meters = 0;
+	const char *why = NULL;
+
+	if (rte_mtr_meter_profile_add(rx_port, 1, &prof, &me) != 0 ||
+	    rte_mtr_meter_policy_add(rx_port, 1, &pol, &me) != 0) {
+		why = me.message;
+		goto out;
+	}
+	for (; meters < n; meters++)
+		if (rte_mtr_create(rx_port, meters, &params, 0, &me) != 0) {
+			why = me.message;
+			goto out;
+		}
+	for (i = 0; i < 2 * n; i++, made++) {
+		rule_kind = i < n ? RULE_PLAIN : RULE_METER;
+		rule_mtr = i - n;
+		flows[i] = rule_create(i, 1, &err);
+		if (flows[i] == NULL) {
+			why = err.message;
+			goto out;
+		}
+	}
+	if (slices_run(&s, "meter-slices", n, 1, 0, n, n, n) != 0)
+		goto out;
+	rte_delay_ms(50);	/* frames in flight land */
+	for (i = 0; i < n; i++) {
+		if (rte_mtr_stats_read(rx_port, i, &st, &mask, 0, &me) != 0) {
+			why = me.message;
+			goto out;
+		}
+		green += st.n_pkts[RTE_COLOR_GREEN];
+	}
+	if (green != s.from)
+		printf("# meter-slices: the meters saw %" PRIu64 " green "
+		       "frames, %" PRIu64 " came from their rules\n", green,
+		       s.from);
+out:
+	if (why != NULL || made < 2 * n)
+		printf("# meter-slices %" PRIu32 " 1 failed (meter %" PRIu32
+		       ", rule %" PRIu32 "): %s\n", n, meters, made,
+		       why != NULL ? why : "?");
+	rule_kind = RULE_MARK;
+	rules_destroy(made);
+	for (i = 0; i < meters; i++)
+		rte_mtr_destroy(rx_port, i, &me);
+	rte_mtr_meter_policy_delete(rx_port, 1, &me);
+	rte_mtr_meter_profile_delete(rx_port, 1, &me);
+}
+
+/*
  * One case: one run as the options say, or under --ab 2N runs alternating
  * without and with COUNT, A B B A A B B A ...: run r is B when bit 0 of r
  * differs from bit 1.
@@ -790,7 +917,7 @@ main(int argc, char **argv)
 			"[--rules N,..] [--masks M,..] [--mask-rules N] "
 			"[--seconds S] [--flows F] [--no-stopped] "
 			"[--count] [--ab N [--slices MS]] "
-			"[--spread-slices N]\n");
+			"[--spread-slices N] [--meter-slices N]\n");
 		return 2;
 	}
 	if (rte_eth_dev_count_avail() < 2) {
@@ -810,6 +937,7 @@ main(int argc, char **argv)
 		max = RTE_MAX(max, rule_counts[i]);
 	max = RTE_MAX(max, mask_rules);
 	max = RTE_MAX(max, spread_rules);
+	max = RTE_MAX(max, meter_rules);
 	flows = calloc(2 * (size_t)max, sizeof(*flows)); /* --slices: 2n */
 	if (flows == NULL)
 		return 1;
@@ -827,6 +955,11 @@ main(int argc, char **argv)
 		if (slices_ms == 0)
 			slices_ms = 20;
 		run_spread_slices(spread_rules);
+	}
+	if (meter_rules != 0) {
+		if (slices_ms == 0)
+			slices_ms = 20;
+		run_meter_slices(meter_rules);
 	}
 	rte_eth_dev_stop(tx_port);
 	rte_eth_dev_stop(rx_port);
