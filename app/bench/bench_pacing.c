@@ -42,7 +42,8 @@
  *     the largest bytes(t0, t1) - rate x (t1 - t0) over all pairs of frames
  *     (both ends' frames counted), against max_burst_sz (O(1) a frame:
  *     bytes through frame j minus rate x t_j, less the least of bytes
- *     before frame i minus rate x t_i over i <= j). max_burst_sz is
+ *     before frame i minus rate x t_i over i <= j; in integers, exact,
+ *     as the pacer's own arithmetic). max_burst_sz is
  *     --burst, or 0 for the device's default; the bench reads the depth
  *     in force from swv_qp_pace_stats(), and prints from it too the
  *     pacer's worst late release and the share of the case the bucket
@@ -178,8 +179,17 @@ struct pb_meter {
 	uint64_t t0;		/* first frame's timestamp */
 	uint64_t frames;
 	double bytes;		/* through the last frame */
-	double dmin;		/* least bytes before frame i - rate x t_i */
-	double excess;		/* largest bytes(t0, t1) - rate x (t1 - t0) */
+	/*
+	 * The token-bucket check in exact integers, bytes scaled to ns x
+	 * kbit/s (PB_NS_KBPS a byte), as the pacer counts: in doubles, the
+	 * products of the rate and times of seconds round by a few
+	 * millionths of a byte, which made a burst of exactly the bucket
+	 * read as a byte's fraction above it.
+	 */
+	uint64_t kbps;		/* the target */
+	int64_t dmin;		/* least bytes before frame i - rate x t_i */
+	int64_t iexcess;	/* largest bytes(t0, t1) - rate x (t1 - t0) */
+	double excess;		/* the same in bytes */
 	double bucket;		/* max_burst_sz in force, bytes */
 	/* the current window, [wbeg, wbeg + window) */
 	uint64_t wbeg, wlen;
@@ -439,12 +449,16 @@ pb_load_read(struct pb_load *l)
  * The meter.
  */
 
+/* ns x kbit/s in a byte: 8 bits a byte, 1e9 ns a s, 1e3 bit/s a kbit/s. */
+#define PB_NS_KBPS 8000000ll
+
 static void
-meter_init(struct pb_meter *m, double rate_bpns, uint64_t warm_end,
+meter_init(struct pb_meter *m, uint32_t kbps, uint64_t warm_end,
 	   uint64_t end)
 {
 	memset(m, 0, sizeof(*m));
-	m->rate = rate_bpns;
+	m->kbps = kbps;
+	m->rate = kbps / 8e6;
 	m->warm_end = warm_end;
 	m->end = end;
 	m->wbeg = warm_end;
@@ -474,22 +488,24 @@ meter_next_window(struct pb_meter *m)
 static void
 meter_add(struct pb_meter *m, uint64_t ts, uint32_t len)
 {
-	double t, d;
+	int64_t rt, d;
 
 	if (ts > m->end)
 		return;
 	if (m->frames == 0)
 		m->t0 = ts;
-	t = (double)(ts - m->t0);
+	rt = (int64_t)m->kbps * (int64_t)(ts - m->t0);
 	/* token bucket: bytes before this frame - rate x t */
-	d = m->bytes - m->rate * t;
+	d = (int64_t)m->bytes * PB_NS_KBPS - rt;
 	if (m->frames == 0 || d < m->dmin)
 		m->dmin = d;
 	m->frames++;
 	m->bytes += len;
-	d = m->bytes - m->rate * t - m->dmin;
-	if (d > m->excess)
-		m->excess = d;
+	d = (int64_t)m->bytes * PB_NS_KBPS - rt - m->dmin;
+	if (d > m->iexcess) {
+		m->iexcess = d;
+		m->excess = (double)d / PB_NS_KBPS;
+	}
 	if (ts < m->warm_end)
 		return;
 	while (ts >= m->wbeg + m->wlen)
@@ -955,7 +971,7 @@ pb_run(struct pb_env *e, unsigned int nq, uint32_t kbps, double pps,
 	c.start = pb_now();
 	end = c.start + warm + (uint64_t)(secs * 1e9);
 	for (i = 0; i < nq; i++) {
-		meter_init(&c.q[i].m, rate, c.start + warm, end);
+		meter_init(&c.q[i].m, kbps, c.start + warm, end);
 		c.q[i].m.bucket = bucket[i];
 	}
 	if (pps == 0)
