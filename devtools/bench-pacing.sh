@@ -24,9 +24,12 @@
 #     ratios;
 # each case with the other load it met (wait: ms a second the bench's
 # threads sat runnable but not running; steal: ms a second the hypervisor
-# took the CPUs; a miss with both near 0 is the pacer's own) and whether
-# its host was quiet enough to read the goal: "quiet" when wait <=
-# BENCH_QUIET_WAIT and steal <= BENCH_QUIET_STEAL ms a second (5 and 5:
+# took the CPUs; other: ms a second of CPU time other processes and the
+# kernel took; a miss with all near 0 is the pacer's own) and whether
+# its host was quiet enough to read the goal: "quiet" when steal <=
+# BENCH_QUIET_STEAL and wait or other <= BENCH_QUIET_WAIT ms a second (a
+# wait with no other CPU time is the bench's own threads' wake-ups: the
+# thread model's application naps 100,000 times a second; 5 and 5:
 # 0.5 % of a second, the accuracy goal's own budget; a thread kept from
 # its CPU longer can miss by that much with no fault of the pacer's),
 # else "LOADED"; the figures are printed either way;

@@ -1631,6 +1631,47 @@ test_many_qps(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The lateness estimate (swv_clock.h): the largest sample of the last one
+ * or two windows but for one in SWV_LATE_RARE of them, taken as the
+ * largest of its power-of-two class; with fewer samples than that, the
+ * largest. Times are made up, windows rolled by hand.
+ */
+static int
+test_late_estimate(void)
+{
+	const uint64_t t0 = 1000000000ull, w = SWV_LATE_WIN_NS;
+	struct swv_late l;
+	unsigned int i;
+
+	memset(&l, 0, sizeof(l));
+	/* few samples, one odd one: it counts (the engine's few sleeps) */
+	for (i = 0; i < 10; i++)
+		swv_late_add(&l, t0 + i, t0 + i + 50000);
+	swv_late_add(&l, t0 + 10, t0 + 10 + 2000000);
+	TEST_ASSERT_EQUAL(swv_late_get(&l, t0 + 20), 2000000ull, "");
+	/* the same window, 20,000 samples more: the odd one is left out */
+	for (i = 0; i < 20000; i++)
+		swv_late_add(&l, t0 + 100 + i, t0 + 100 + i + 40000);
+	TEST_ASSERT_EQUAL(swv_late_get(&l, t0 + 30000), 50000ull,
+			  "one odd wake-up in 20,011 is left out");
+	/* 20 more odd ones: 21 in 20,031, 20 left out at most */
+	for (i = 0; i < 20; i++)
+		swv_late_add(&l, t0 + 30001 + i, t0 + 30001 + i + 1200000);
+	TEST_ASSERT_EQUAL(swv_late_get(&l, t0 + 40000), 2000000ull,
+			  "odd wake-ups that are not rare count (as the "
+			  "largest of their class, 2^20 to 2^21 ns)");
+	/* the next window: the last one's samples still count */
+	swv_late_add(&l, t0 + w + 1, t0 + w + 1 + 10000);
+	TEST_ASSERT_EQUAL(swv_late_get(&l, t0 + w + 100000), 2000000ull, "");
+	/* a window with no sample after the current one: all forgotten */
+	TEST_ASSERT_EQUAL(swv_late_get(&l, t0 + 3 * w + 200000), 0ull, "");
+	/* a sample past SWV_LATE_MAX_NS counts as it */
+	swv_late_add(&l, t0 + 3 * w + 300000, t0 + 4 * w);
+	TEST_ASSERT_EQUAL(swv_late_get(&l, t0 + 4 * w), SWV_LATE_MAX_NS, "");
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs pacing",
 	.cases = {
@@ -1642,6 +1683,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_conformance_service),
 		TEST_CASE(test_conformance_inline),
 		TEST_CASE(test_batches),
+		TEST_CASE(test_late_estimate),
 		TEST_CASE(test_late_wake),
 		TEST_CASE(test_change_thread),
 		TEST_CASE(test_change_inline),
