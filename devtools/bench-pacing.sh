@@ -29,7 +29,7 @@
 # its host was quiet enough to read the goal: "quiet" when steal <=
 # BENCH_QUIET_STEAL and wait or other <= BENCH_QUIET_WAIT ms a second (a
 # wait with no other CPU time is the bench's own threads' wake-ups: the
-# thread model's application naps 100,000 times a second; 5 and 5:
+# thread model's application naps some 12,000 times a second; 5 and 5:
 # 0.5 % of a second, the accuracy goal's own budget; a thread kept from
 # its CPU longer can miss by that much with no fault of the pacer's),
 # else "LOADED"; the figures are printed either way;
