@@ -384,8 +384,8 @@ pb_nap(struct pb_env *e)
 /*
  * A case's host was quiet enough to read the goal against: little steal,
  * and little run-queue wait or no other CPU time to explain it (the wait
- * of a thread that naps or sleeps tens of thousands of times a second,
- * each wake-up a few us on the run queue of an idle CPU, is its own).
+ * of a thread that naps or sleeps some 10,000 times a second, each
+ * wake-up under a us on the run queue of an idle CPU, is its own).
  */
 static bool
 pb_quiet(double wait_ms, double steal_ms, double other_ms)
