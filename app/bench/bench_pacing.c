@@ -78,9 +78,10 @@
  * (every window of every queue) at every rate and queue count; no burst
  * above max_burst_sz; pacing costs <= 5 % CPU per frame. A rate above what
  * the cable carries unpaced is printed, not judged. Each case says whether
- * its host was quiet (steal <= --quiet-steal ms a second, and wait or
- * other, the CPU time of other processes and the kernel, <= --quiet-wait;
- * 5 and 5 by default: the accuracy goal's own 0.5 % of a second),
+ * its host was quiet (the case's whole steal <= --quiet-steal ms, as one
+ * 1 s window may hold it all, and wait or other, the CPU time of other
+ * processes and the kernel, <= --quiet-wait ms a second; 5 and 5 by
+ * default: the accuracy goal's own 0.5 % of a second),
  * else LOADED: a miss of the accuracy or CPU goal there is printed apart,
  * as no reading of the goal (NO READING when no quiet case missed); the
  * burst bound holds under any load and is judged in every case.
@@ -137,9 +138,9 @@
 #define PB_GOAL_CPU 5.0		/* % */
 #define PB_SPIN_NS 20000ull	/* a nap shorter: none, a spin */
 #define PB_DUE_LATE_NS 1000000ull	/* a nap ends this soon after a departure */
-#define PB_HOST_NOTE "host: quiet when steal <= --quiet-steal and " \
-	"wait or other <= --quiet-wait ms a second, else LOADED: a miss " \
-	"then is no " \
+#define PB_HOST_NOTE "host: quiet when the case's whole steal <= " \
+	"--quiet-steal ms (one window may hold all of it) and wait or " \
+	"other <= --quiet-wait ms a second, else LOADED: a miss then is no " \
 	"reading of the accuracy goal (a thread kept from its CPU that " \
 	"long can miss by that much with no fault of the pacer's)"
 #define PB_LOAD_NOTE "wait: ms a second this process's threads sat " \
@@ -261,6 +262,7 @@ struct pb_result {
 	double wait_ms;		/* ms a second runnable, not running */
 	double other_ms;	/* ms a second of others' CPU time */
 	double steal_ms;	/* ms a second the hypervisor took */
+	double steal_case_ms;	/* ms it took over the case */
 	/*
 	 * The max case: the cable carried less than the target unpaced
 	 * right after it (the machine slowed down): no reading, as a host
@@ -385,13 +387,16 @@ pb_nap(struct pb_env *e)
  * A case's host was quiet enough to read the goal against: little steal,
  * and little run-queue wait or no other CPU time to explain it (the wait
  * of a thread that naps or sleeps some 10,000 times a second, each
- * wake-up under a us on the run queue of an idle CPU, is its own).
+ * wake-up under a us on the run queue of an idle CPU, is its own). The
+ * steal is the case's whole (one 1 s window may hold all of it: the
+ * hypervisor takes a CPU a 10-ms tick at a time, and one tick in a window
+ * is 1 % of it), the waits a second's.
  */
 static bool
-pb_quiet(double wait_ms, double steal_ms, double other_ms)
+pb_quiet(const struct pb_result *r)
 {
-	return steal_ms <= opt.quiet_steal &&
-	       (wait_ms <= opt.quiet_wait || other_ms <= opt.quiet_wait);
+	return r->steal_case_ms <= opt.quiet_steal &&
+	       (r->wait_ms <= opt.quiet_wait || r->other_ms <= opt.quiet_wait);
 }
 
 static int
@@ -1080,8 +1085,8 @@ pb_run(struct pb_env *e, unsigned int nq, uint32_t kbps, double pps,
 	}
 	r->pps = r->frames / (secs > 0 ? secs : 1);
 	r->wait_ms = (l1.wait_ns - l0.wait_ns) / 1e6 / (secs > 0 ? secs : 1);
-	r->steal_ms = (l1.steal_ns - l0.steal_ns) / 1e6 /
-		      (secs > 0 ? secs : 1);
+	r->steal_case_ms = (l1.steal_ns - l0.steal_ns) / 1e6;
+	r->steal_ms = r->steal_case_ms / (secs > 0 ? secs : 1);
 	r->other_ms = l1.busy_ns - l0.busy_ns > l1.own_ns - l0.own_ns ?
 		      (double)(l1.busy_ns - l0.busy_ns -
 			       (l1.own_ns - l0.own_ns)) / 1e6 /
@@ -1151,8 +1156,9 @@ goal_print(const struct pb_goal *g)
 	if (g->miss[0] != '\0')
 		printf("    NOT met (quiet host): %s\n", g->miss);
 	if (g->loaded[0] != '\0')
-		printf("    NOT met on a loaded host (wait and other > %.1f, "
-		       "or steal > %.1f ms/s; not a reading of the goal): %s\n",
+		printf("    NOT met on a loaded host (wait and other > %.1f "
+		       "ms/s, or steal > %.1f ms in the case; not a reading of "
+		       "the goal): %s\n",
 		       opt.quiet_wait, opt.quiet_steal, g->loaded);
 	if (g->none[0] != '\0')
 		printf("    no figure: %s\n", g->none);
@@ -1186,7 +1192,7 @@ pb_judge(const struct pb_result *r, const char *tag)
 		return;
 	}
 	goal_add(&goal_err, fabs(r->err_worst) <= PB_GOAL_ERR ? 1 :
-		 pb_quiet(r->wait_ms, r->steal_ms, r->other_ms) && !r->slowed ? 0 : -2,
+		 pb_quiet(r) && !r->slowed ? 0 : -2,
 		 "%s (%+.3f %%)",
 		 tag, r->err_worst);
 	goal_add(&goal_burst, r->excess <= r->bucket, "%s (%.0f B of %.0f)",
@@ -1286,7 +1292,7 @@ pb_case_rates(struct pb_env *e, double cable)
 		       r.burst_ratio, r.late_us, r.full_pct, r.frames,
 		       r.dropped, r.underruns, r.wait_ms, r.steal_ms,
 		       r.other_ms, r.slowed ? "SLOWED" :
-		       pb_quiet(r.wait_ms, r.steal_ms, r.other_ms) ? "quiet" :
+		       pb_quiet(&r) ? "quiet" :
 		       "LOADED", note);
 		if (mbps <= cable)
 			pb_judge(&r, tag);
@@ -1348,7 +1354,7 @@ pb_case_queues(struct pb_env *e)
 		       r.excess, r.bucket, r.burst_ratio, r.late_us,
 		       r.full_pct, r.frames, r.dropped, r.underruns,
 		       r.wait_ms, r.steal_ms, r.other_ms,
-		       pb_quiet(r.wait_ms, r.steal_ms, r.other_ms) ? "quiet" :
+		       pb_quiet(&r) ? "quiet" :
 		       "LOADED");
 		pb_judge(&r, tag);
 	}
@@ -1402,9 +1408,9 @@ pb_case_cpu(struct pb_env *e)
 		       " %6.1f %6.1f %6.1f %6s\n", i, paced ? "B" : "A",
 		       r.pps, r.cpu_ns, r.frames, r.dropped, r.wait_ms,
 		       r.steal_ms, r.other_ms,
-		       pb_quiet(r.wait_ms, r.steal_ms, r.other_ms) ? "quiet" :
+		       pb_quiet(&r) ? "quiet" :
 		       "LOADED");
-		loaded += !pb_quiet(r.wait_ms, r.steal_ms, r.other_ms);
+		loaded += !pb_quiet(&r);
 		if (paced) {
 			bp[nb] = r.pps;
 			b[nb++] = r.cpu_ns;
