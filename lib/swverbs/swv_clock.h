@@ -58,9 +58,9 @@ swv_now_coarse_ns(void)
  * model, a few seconds), 3 to 11 ended 0.26 to 2 ms late (one or two
  * over 1 ms) and the rest under 0.26 ms; each odd one made the sleeper
  * spin for the next second or two, which took a paced queue's CPU per
- * frame from 0.25x an unpaced queue's to 1.8x (devtools/bench-pacing.sh).
- * Left out, one costs its queue at
- * most its lateness past the slack, once in SWV_LATE_RARE sleeps or less.
+ * frame from about 0.3x an unpaced queue's to 1.8x
+ * (devtools/bench-pacing.sh). Left out, one costs its queue at most its
+ * lateness past the slack, once in SWV_LATE_RARE sleeps or less.
  * A sleeper that aims that much before its due time and spins the rest is
  * on time unless a wake-up is later than the estimate; when its due time
  * is nearer than the estimate it spins, and so takes no samples: a window
