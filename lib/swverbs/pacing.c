@@ -301,6 +301,38 @@ vt_after(const struct swv_pace *p, int64_t ns, uint64_t frac)
 }
 
 /*
+ * (*ns, *frac) = v + len / rate, the time v gets to with a frame of len
+ * bytes: the last length's byte time is kept, so a run of frames of one
+ * length costs one division, not one each.
+ */
+static inline void
+vt_next(struct swv_pace *p, uint32_t len, uint32_t rate, int64_t *ns,
+	uint64_t *frac)
+{
+	uint64_t num;
+
+	if (SWV_UNLIKELY(len != p->len_c)) {
+		num = (uint64_t)len * SWV_PACE_NS_KBPS;
+		p->len_q = num / rate;
+		p->len_r = num % rate;
+		p->len_c = len;
+	}
+	*ns = p->v_ns + (int64_t)p->len_q;
+	*frac = p->v_frac + p->len_r;
+	if (*frac >= rate) {
+		*frac -= rate;
+		(*ns)++;
+	}
+}
+
+/* Whether (ns, frac) is at or before now (a time with no remainder). */
+static inline bool
+vt_due(int64_t ns, uint64_t frac, int64_t now)
+{
+	return ns < now || (ns == now && frac == 0);
+}
+
+/*
  * Take a parked QP off its wheel (the wheel lock held). A slot left empty
  * loses its bit, or swv_pace_next() would wake the engine for it.
  */
@@ -629,6 +661,9 @@ pace_apply(struct swv_qp *qp, uint32_t gen)
 	}
 	p->burst = cfg->burst;
 	p->typical = cfg->typical;
+	p->burst_q = (uint64_t)cfg->burst * SWV_PACE_NS_KBPS / cfg->rate;
+	p->burst_r = (uint64_t)cfg->burst * SWV_PACE_NS_KBPS % cfg->rate;
+	p->len_c = 0;
 	qp->pace_rate = cfg->rate;
 }
 
@@ -644,12 +679,13 @@ swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 {
 	struct swv_pace *p = &qp->pace;
 	uint32_t rate = qp->pace_rate, burst = p->burst, len, x;
-	int64_t now = (int64_t)swv_now_ns(), lo_ns, thr_ns;
-	uint64_t lo_frac, thr_frac, bytes = 0;
+	int64_t now = (int64_t)swv_now_ns(), lo_ns, thr_ns, nx_ns;
+	uint64_t lo_frac, thr_frac, nx_frac, bytes = 0;
 	unsigned int k;
 
-	/* The bucket holds burst bytes at most. */
-	vt_before(now, burst, rate, &lo_ns, &lo_frac);
+	/* The bucket holds burst bytes at most: v >= now - burst / rate. */
+	lo_ns = now - (int64_t)p->burst_q - (p->burst_r != 0);
+	lo_frac = p->burst_r != 0 ? rate - p->burst_r : 0;
 	if (p->fresh) {
 		p->fresh = false;
 		p->v_ns = lo_ns;
@@ -659,13 +695,28 @@ swv_pace_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 		p->v_ns = lo_ns;
 		p->v_frac = lo_frac;
 	}
+	/*
+	 * A frame goes when the bucket holds min(len, burst): v + x / rate
+	 * <= now. With len < burst that end is the frame's own, v's next.
+	 */
 	for (k = 0; k < n; k++) {
 		len = fr[k].len;
-		x = len < burst ? len : burst;
-		vt_before(now, x, rate, &thr_ns, &thr_frac);
-		if (vt_after(p, thr_ns, thr_frac))
-			break;
-		vt_add(&p->v_ns, &p->v_frac, len, rate);
+		vt_next(p, len, rate, &nx_ns, &nx_frac);
+		if (SWV_LIKELY(len < burst)) {
+			if (!vt_due(nx_ns, nx_frac, now))
+				break;
+		} else {
+			thr_ns = p->v_ns + (int64_t)p->burst_q;
+			thr_frac = p->v_frac + p->burst_r;
+			if (thr_frac >= rate) {
+				thr_frac -= rate;
+				thr_ns++;
+			}
+			if (!vt_due(thr_ns, thr_frac, now))
+				break;
+		}
+		p->v_ns = nx_ns;
+		p->v_frac = nx_frac;
 		bytes += len;
 	}
 	if (k < n) {

@@ -700,6 +700,10 @@ struct swv_pace {
 	uint32_t typical;
 	int64_t v_ns;
 	uint64_t v_frac;	/**< < rate */
+	/* byte times at the rate in force, as (ns, remainder): no division a frame */
+	uint64_t burst_q, burst_r;	/**< of burst bytes */
+	uint32_t len_c;		/**< the frame length last timed (0: none) */
+	uint64_t len_q, len_r;	/**< of len_c bytes */
 	uint64_t due;		/**< parked until (ns) */
 	struct cds_list_head wnode;	/**< wheel slot (wheel lock) */
 	bool fresh;		/**< bucket full, v not set yet */
