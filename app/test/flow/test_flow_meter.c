@@ -1288,6 +1288,14 @@ test_errors(void)
 				   .pbs = 1 },
 	};
 	static const struct rte_flow_action_rss rss = { .queue_num = 0 };
+	static const uint16_t rss_queues[] = { 0, 7 };
+	static const struct rte_flow_action_rss rss7 = {
+		.queue_num = RTE_DIM(rss_queues), .queue = rss_queues,
+	};
+	struct rte_flow_action q5[] = {
+		ACT(QUEUE, &(struct rte_flow_action_queue){ 5 }), ACT_END,
+	};
+	struct rte_flow_action rss_q7[] = { ACT(RSS, &rss7), ACT_END };
 	struct rte_mtr_meter_policy_params pol = {
 		.actions = {
 			[RTE_COLOR_GREEN] = (struct rte_flow_action[]) {
@@ -1335,6 +1343,32 @@ test_errors(void)
 			  -ENOTSUP, "rss in a policy");
 	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_POLICER_ACTION_YELLOW,
 			  "names the yellow actions");
+	/* A queue the port lacks: refused at the policy, not at the rule. */
+	pol.actions[RTE_COLOR_YELLOW] = q5;
+	memset(&err, 0, sizeof(err));
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_validate(port1, &pol, &err),
+			  -EINVAL, "validate: queue 5 of 2");
+	TEST_ASSERT(err.message != NULL &&
+		    strstr(err.message, "yellow actions: queue 5, the port "
+			   "has 2 Rx queues") != NULL, "%s",
+		    err.message ? err.message : "no message");
+	TEST_ASSERT_EQUAL(err.type, RTE_MTR_ERROR_TYPE_POLICER_ACTION_YELLOW,
+			  "names the yellow actions");
+	TEST_ASSERT(err.cause == &q5[0], "the error names the queue action");
+	memset(&err, 0, sizeof(err));
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_add(port1, 60, &pol, &err),
+			  -EINVAL, "add: queue 5 of 2");
+	TEST_ASSERT(err.message != NULL &&
+		    strstr(err.message, "queue 5") != NULL, "%s",
+		    err.message ? err.message : "no message");
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_delete(port1, 60, &err),
+			  -ENOENT, "the refused policy was not added");
+	/* RSS naming a queue the port lacks: RSS is refused anyway. */
+	pol.actions[RTE_COLOR_YELLOW] = rss_q7;
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_add(port1, 60, &pol, &err),
+			  -ENOTSUP, "rss to queues 0 and 7");
+	TEST_ASSERT(strstr(err.message, "yellow actions: rss") != NULL, "%s",
+		    err.message);
 	dscp[9] = (enum rte_color)RTE_COLORS;
 	TEST_ASSERT_EQUAL(rte_mtr_create(port1, 60, &params, 1, &err),
 			  -EINVAL, "dscp table entry not a colour");
@@ -1581,8 +1615,17 @@ test_fewer_queues(void)
 		{ .type = RTE_FLOW_ITEM_TYPE_ETH },
 		{ .type = RTE_FLOW_ITEM_TYPE_END },
 	};
+	struct rte_mtr_meter_policy_params q1 = {
+		.actions = {
+			[RTE_COLOR_GREEN] = (struct rte_flow_action[]) {
+				ACT(QUEUE, &(struct rte_flow_action_queue){ 1 }),
+				ACT_END,
+			},
+		},
+	};
 	struct rte_eth_conf conf = { 0 };
 	struct rte_flow_error ferr;
+	struct rte_mtr_error err;
 	struct rte_flow *f;
 	int ret;
 
@@ -1603,9 +1646,21 @@ test_fewer_queues(void)
 	TEST_ASSERT(ferr.message != NULL &&
 		    strstr(ferr.message, "to queue 1") != NULL, "%s",
 		    ferr.message ? ferr.message : "no message");
+	/* A new policy is checked against the queues the port has now. */
+	memset(&err, 0, sizeof(err));
+	TEST_ASSERT_EQUAL(rte_mtr_meter_policy_add(port1, 60, &q1, &err),
+			  -EINVAL, "policy: queue 1 of 1");
+	TEST_ASSERT(err.message != NULL &&
+		    strstr(err.message, "green actions: queue 1, the port "
+			   "has 1 Rx queue") != NULL, "%s",
+		    err.message ? err.message : "no message");
 	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &conf, NB_RXQ,
 						 RING_SIZE, RING_SIZE, mp),
 			    "2 queues");
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_policy_add(port1, 60, &q1, &err),
+			    "policy: queue 1 of 2: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_policy_delete(port1, 60, &err),
+			    "policy 60 deleted");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
 	rte_delay_ms(20);
 	TEST_ASSERT_SUCCESS(traffic_colours(), "two queues again");
@@ -1947,6 +2002,10 @@ mtr_setup(void)
 		},
 	};
 	struct rte_mtr_meter_policy_params marked = qqd;
+	struct rte_mtr_meter_policy_params far = qqd;
+	struct rte_flow_action q9[] = {
+		ACT(QUEUE, &(struct rte_flow_action_queue){ 9 }), ACT_END,
+	};
 	struct rte_flow_action green_mark[] = {
 		ACT(MARK, &(struct rte_flow_action_mark){ 7 }),
 		ACT(QUEUE, &(struct rte_flow_action_queue){ 0 }),
@@ -1962,6 +2021,16 @@ mtr_setup(void)
 	big.trtcm_rfc2698.pbs = 3000;
 	marked.actions[RTE_COLOR_GREEN] = green_mark;
 	TEST_ASSERT_SUCCESS(vbr_test_pair_ports(&port0, &port1), "ports");
+	/*
+	 * Before dev_configure the port has no Rx queue count: a policy's
+	 * queue is checked at flow create and dev_start instead.
+	 */
+	far.actions[RTE_COLOR_YELLOW] = q9;
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_policy_add(port1, 60, &far, &err),
+			    "unconfigured port: policy to queue 9: %s",
+			    err.message);
+	TEST_ASSERT_SUCCESS(rte_mtr_meter_policy_delete(port1, 60, &err),
+			    "policy 60 deleted");
 	TEST_ASSERT_SUCCESS(vbr_test_port_config(port0, &conf, 1, RING_SIZE,
 						 RING_SIZE, mp), "port 0");
 	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &conf, NB_RXQ,

@@ -156,6 +156,14 @@ def run(pmd):
                     "y_actions drop / end r_actions drop / end")
         c.check("green actions: rss is not supported" in out,
                 "rss in a policy refused, naming the colour")
+        # a queue the port lacks: refused here, not at 'flow create'
+        out = t.cmd("add port meter policy 0 12 g_actions queue index 0 / "
+                    "end y_actions queue index 5 / end r_actions drop / end")
+        c.check("yellow actions: queue 5, the port has 2 Rx queues" in out,
+                f"policy queue 5 of 2 refused, naming the colour: {out}")
+        out = t.cmd("create port meter 0 6 2 12 yes 0xffff 0 g 0")
+        c.check("no meter policy with this id" in out,
+                f"the refused policy was not added: {out}")
         out = t.cmd("add port meter profile trtcm_rfc2698 0 9 2500000 "
                     "1250000 2048 4096 0")
         c.check("cir at most pir" in out, "trtcm cir above pir refused")

@@ -22,7 +22,9 @@
  *   drains first (rule or no rule); a frame that finds the ring full, or
  *   its queue gone, is dropped and counted as dropped (only) in the
  *   meter's stats; dev_stop and the queue's release free what waits in
- *   it. RSS in a policy is refused.
+ *   it. RSS in a policy is refused, and so is a QUEUE the port lacks once
+ *   dev_configure set its Rx queue count (flow create and dev_start check
+ *   again: the port may be reconfigured with fewer queues since).
  * - Colour-aware: each meter has a table per input colour protocol of
  *   rte_mtr (outer and inner VLAN: 16 entries by PCP << 1 | DEI; outer
  *   and inner IP: 64 by DSCP, IPv4's or IPv6 traffic class'); create's
@@ -494,14 +496,20 @@ vbr_mtr_profile_delete(struct rte_eth_dev *dev, uint32_t id,
 	return o != NULL ? 0 : -rte_errno;
 }
 
-/* One colour's actions of a policy. 0 or a negative errno, *error set. */
+/*
+ * One colour's actions of a policy; nb_rxq is the port's Rx queue count, or
+ * -1 before dev_configure (then QUEUE is checked at flow create and
+ * dev_start only). 0 or a negative errno, *error set.
+ */
 static int
 vbr_mtr_policy_colour(const struct rte_flow_action *a, unsigned int colour,
-		      struct vbr_mtr_pact *pa, struct rte_mtr_error *error)
+		      int nb_rxq, struct vbr_mtr_pact *pa,
+		      struct rte_mtr_error *error)
 {
 	const char *name = vbr_mtr_colour[colour];
 	bool fate = false;
 	char *msg = vbr_mtr_msg;
+	int err = ENOTSUP;
 
 	memset(pa, 0, sizeof(*pa));
 	pa->fate = VBR_MTR_FATE_PASS;
@@ -554,6 +562,16 @@ vbr_mtr_policy_colour(const struct rte_flow_action *a, unsigned int colour,
 				pa->fate = VBR_MTR_FATE_QUEUE;
 				pa->queue = ((const struct rte_flow_action_queue
 					      *)a->conf)->index;
+				if (nb_rxq >= 0 && pa->queue >= nb_rxq) {
+					snprintf(msg, sizeof(vbr_mtr_msg),
+						 "vbr: meter policy: %s "
+						 "actions: queue %u, the port "
+						 "has %d Rx queue%s", name,
+						 pa->queue, nb_rxq,
+						 nb_rxq == 1 ? "" : "s");
+					err = EINVAL;
+					goto refuse;
+				}
 			}
 			continue;
 		case RTE_FLOW_ACTION_TYPE_RSS:
@@ -578,14 +596,24 @@ vbr_mtr_policy_colour(const struct rte_flow_action *a, unsigned int colour,
 	return 0;
 refuse:
 	/* The colour's field: POLICER_ACTION_GREEN, _YELLOW, _RED. */
-	return -rte_mtr_error_set(error, ENOTSUP,
+	return -rte_mtr_error_set(error, err,
 		RTE_MTR_ERROR_TYPE_POLICER_ACTION_GREEN + colour, a, msg);
 }
 
+/*
+ * A policy's actions, its queues checked against the Rx queues the port is
+ * configured with (mlx5 checks priv->rxqs_n the same way). A port not yet
+ * configured has no queue count: its policies' queues are checked at flow
+ * create and at dev_start, which also catch a port reconfigured with fewer
+ * queues after the policy was added.
+ */
 static int
-vbr_mtr_policy_parse(struct rte_mtr_meter_policy_params *policy,
+vbr_mtr_policy_parse(const struct rte_eth_dev *dev,
+		     struct rte_mtr_meter_policy_params *policy,
 		     struct vbr_mtr_pact *act, struct rte_mtr_error *error)
 {
+	int nb_rxq = dev->data->dev_configured ?
+		     (int)dev->data->nb_rx_queues : -1;
 	unsigned int c;
 	int ret;
 
@@ -594,8 +622,8 @@ vbr_mtr_policy_parse(struct rte_mtr_meter_policy_params *policy,
 			RTE_MTR_ERROR_TYPE_METER_POLICY, NULL,
 			"vbr: meter policy: no parameters");
 	for (c = 0; c < RTE_COLORS; c++) {
-		ret = vbr_mtr_policy_colour(policy->actions[c], c, &act[c],
-					    error);
+		ret = vbr_mtr_policy_colour(policy->actions[c], c, nb_rxq,
+					    &act[c], error);
 		if (ret != 0)
 			return ret;
 	}
@@ -609,8 +637,7 @@ vbr_mtr_policy_validate(struct rte_eth_dev *dev,
 {
 	struct vbr_mtr_pact act[RTE_COLORS];
 
-	RTE_SET_USED(dev);
-	return vbr_mtr_policy_parse(policy, act, error);
+	return vbr_mtr_policy_parse(dev, policy, act, error);
 }
 
 static int
@@ -623,7 +650,7 @@ vbr_mtr_policy_add(struct rte_eth_dev *dev, uint32_t id,
 	struct vbr_mtr_obj *o;
 	int ret;
 
-	ret = vbr_mtr_policy_parse(policy, act, error);
+	ret = vbr_mtr_policy_parse(dev, policy, act, error);
 	if (ret != 0)
 		return ret;
 	pthread_mutex_lock(&priv->flow_lock);
