@@ -15,7 +15,8 @@ rx_out_of_buffer + rx_no_match + rx_error_completions + rx_flow_dropped;
 xstats reset zeroes the xstats, not the device's counters; every command's
 errors (errno name and text): unknown lqpn/cntn (ENOENT), already bound,
 bind or unbind in auto mode (EINVAL), auto mode with a bound QP (EBUSY),
-bad parameters (EINVAL); unbind of all of a counter's QPs frees it; auto
+bad parameters (EINVAL: every endpoint's, strictly: a trailing comma, an
+empty or stray field, a number with anything after it); unbind of all of a counter's QPs frees it; auto
 mode by type binds, at the next port start, the Tx QP, which moves RESET ->
 INIT with a port there (as the kernel's _ib_modify_qp() binds), and not the
 hash QPs made there, which are never modified (a ConnectX leaves them
@@ -78,6 +79,40 @@ def is_error(r, name):
         r.get("message") == os.strerror(r["errno"])
 
 
+def bad_params(tel, c, tx0):
+    """Strict parameters: a number with nothing after it, no empty field,
+    no stray field; every /vbr/ endpoint answers EINVAL, changing nothing.
+    """
+    for ep in ("port", "port_counters", "qp_mode", "qp_counters", "qps",
+               "mrs"):
+        for p in ("0,", "0,0", "0,,", "0x0", "+0", " 0", "0 ", ""):
+            r = tel(f"/vbr/{ep},{p}")
+            c.check(is_error(r, "EINVAL") and
+                    r.get("what") == "usage: <port>",
+                    f"/vbr/{ep},{p}: EINVAL: {r}")
+    for cmd in ("/vbr/ports,5", "/vbr/ports,0", "/vbr/ports,x",
+                "/vbr/ports,,"):
+        c.check(is_error(tel(cmd), "EINVAL"), f"{cmd}: EINVAL")
+    # a comma right after the command is the telemetry library's to drop
+    c.check("0" in tel("/vbr/ports,"), "/vbr/ports,: no parameters")
+    for cmd in ("/vbr/qp_counter,0,1,", "/vbr/qp_counter,0,1,2",
+                "/vbr/qp_counter,0,,1", "/vbr/qp_counter,0,-1",
+                "/vbr/mr,0,1,", "/vbr/mr,0,1x", "/vbr/mr,0,",
+                "/vbr/qp_bind,0,999999,", f"/vbr/qp_bind,0,{tx0},1,",
+                "/vbr/qp_bind,0,999999,1,2", "/vbr/qp_bind,0,99999999999",
+                f"/vbr/qp_bind,0,{tx0},", "/vbr/qp_unbind,0,7,",
+                "/vbr/qp_unbind,0,7,1,", "/vbr/qp_unbind,0,7,1,2",
+                "/vbr/qp_set_auto,0", "/vbr/qp_set_auto,0,",
+                "/vbr/qp_set_auto,0,type,", "/vbr/qp_set_auto,0,,type",
+                "/vbr/qp_set_auto,0,type,type", "/vbr/qp_set_auto,0,off,"):
+        r = tel(cmd)
+        c.check(is_error(r, "EINVAL") and r.get("what", "").startswith(
+                "usage: "), f"{cmd}: EINVAL, usage: {r}")
+    c.check(tel("/vbr/qp_mode,0").get("mode") == "none" and
+            tel("/vbr/qp_counters,0").get("cntn") == [],
+            "refused requests bound nothing")
+
+
 def run(pmd, c):
     t = tp.start_pair("stat", pmd, ["--total-num-mbufs=8192"])
     tel = None
@@ -138,6 +173,7 @@ def run(pmd, c):
                 "unbind all of an unknown counter: ENOENT")
         c.check(is_error(tel("/vbr/qp_set_auto,0,size"), "EINVAL"),
                 "unknown auto criteria: EINVAL")
+        bad_params(tel, c, tx0)
 
         r = tel(f"/vbr/qp_bind,0,{tx0}")
         c0 = r.get("cntn", -1)

@@ -724,42 +724,56 @@ vbr_tel_put(void)
 	pthread_rwlock_unlock(&vbr_tel_lock);
 }
 
+/*
+ * Parameters are parsed strictly: each field a decimal number (digits
+ * only, nothing after them) or a keyword, fields separated by single
+ * commas, no empty field, nothing after the last one ("/vbr/port,0,"
+ * and "/vbr/ports,5" are refused). *rest is left on the comma before the
+ * next field, or on the terminating NUL: a handler takes the next field
+ * with vbr_tel_u32() and checks that *rest is "" at the end. (DPDK's
+ * telemetry drops a comma right after the command: "/vbr/ports," reaches
+ * the handler as no parameters, as "/vbr/ports" does.)
+ */
+
+/* A decimal field at p, up to ',' or the end: 0 and *v, or -1. */
+static int
+vbr_tel_num(const char *p, unsigned long max, unsigned long *v,
+	    const char **end)
+{
+	char *e;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	*v = strtoul(p, &e, 10);
+	if (errno != 0 || *v > max || (*e != '\0' && *e != ','))
+		return -1;
+	*end = e;
+	return 0;
+}
+
 /* The vbr port named by the first field of params, or NULL. */
 static struct rte_eth_dev *
 vbr_tel_dev(const char *params, const char **rest)
 {
-	struct rte_eth_dev *dev;
 	unsigned long v;
-	char *end;
 
-	if (params == NULL || *params < '0' || *params > '9')
+	if (params == NULL ||
+	    vbr_tel_num(params, RTE_MAX_ETHPORTS - 1, &v, rest) != 0)
 		return NULL;
-	errno = 0;
-	v = strtoul(params, &end, 10);
 	/* the handler holds the read side (vbr_tel_handler) */
-	if (errno != 0 || (*end != '\0' && *end != ',') ||
-	    v >= RTE_MAX_ETHPORTS || vbr_tel_live[v] == NULL)
-		return NULL;
-	dev = &rte_eth_devices[v];
-	*rest = *end == ',' ? end + 1 : end;
-	return dev;
+	return vbr_tel_live[v] != NULL ? &rte_eth_devices[v] : NULL;
 }
 
-/* Parse a u32 field of rest: 0 and *v, or -1. */
+/* The next field of rest, a u32: 0 and *v, or -1. */
 static int
 vbr_tel_u32(const char **rest, uint32_t *v)
 {
 	unsigned long x;
-	char *end;
 
-	if (**rest < '0' || **rest > '9')
-		return -1;
-	errno = 0;
-	x = strtoul(*rest, &end, 10);
-	if (errno != 0 || x > UINT32_MAX || (*end != '\0' && *end != ','))
+	if (**rest != ',' || vbr_tel_num(*rest + 1, UINT32_MAX, &x, rest) != 0)
 		return -1;
 	*v = (uint32_t)x;
-	*rest = *end == ',' ? end + 1 : end;
 	return 0;
 }
 
@@ -836,7 +850,8 @@ vbr_tel_ports(const char *cmd, const char *params, struct rte_tel_data *d)
 	uint16_t id;
 
 	RTE_SET_USED(cmd);
-	RTE_SET_USED(params);
+	if (params != NULL && *params != '\0')
+		return vbr_tel_error(d, EINVAL, "usage: no parameters");
 	rte_tel_data_start_dict(d);
 	for (id = 0; id < RTE_MAX_ETHPORTS; id++) {
 		const struct vbr_priv *priv = vbr_tel_live[id];
@@ -1064,9 +1079,10 @@ vbr_tel_qp_set_auto(const char *cmd, const char *params,
 
 	RTE_SET_USED(cmd);
 	dev = vbr_tel_dev(params, &rest);
-	if (dev == NULL)
+	if (dev == NULL || *rest != ',')
 		return vbr_tel_error(d, EINVAL,
 				     "usage: <port>,{off|type|pid|type,pid}");
+	rest++;		/* the criteria: the whole rest */
 	if (strcmp(rest, "pid,type") == 0)
 		rest = "type,pid";
 	for (mask = 0; mask < RTE_DIM(crit); mask++)
