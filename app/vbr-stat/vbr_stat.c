@@ -10,11 +10,12 @@
  * The PMD's /vbr/ endpoints (drivers/net/vbr/vbr_stats.c) stand in for the
  * kernel's RDMA netlink: /vbr/ports is the device map (rdma's "dev" list:
  * each vbr port is a device DEV with port 1), and each rdma request has
- * its endpoint. The command grammar, the text lines, the JSON objects, the
- * messages and the exit codes follow rdma (iproute2 6.1): abbreviated
- * keywords, "Unknown ... '...'." (exit 0, as rdma), "Wrong device name"
- * (exit 1), "error: <errno text>" for a request the device refuses (exit
- * 1), preceded by "Error: <reason>." where the kernel gives a reason.
+ * its endpoint. The command grammar, the text lines, the JSON objects and
+ * the messages follow rdma (iproute2 6.1): abbreviated keywords,
+ * "Unknown ... '...'.", "Wrong device name", "error: <errno text>" for a
+ * request the device refuses, preceded by "Error: <reason>." where the
+ * kernel gives a reason. Every error says what it is on stderr and exits
+ * 1, an unknown word and a stray argument too (rdma exits 0 for some).
  * doc/guides/vbr-stat.rst lists where it differs and why.
  */
 
@@ -214,7 +215,17 @@ vst_exec_cmd(struct vst *s, const struct vst_cmd *cmds, const char *what)
 			return c->func(s);
 		}
 	pr_err("Unknown %s '%s'.\n", what, vst_argv(s));
-	return 0;
+	return -EINVAL;
+}
+
+/* An argument left over once a command has all it takes: an error. */
+static int
+vst_no_more(struct vst *s)
+{
+	if (vst_no_arg(s))
+		return 0;
+	pr_err("Unknown parameter '%s'.\n", vst_argv(s));
+	return -EINVAL;
 }
 
 /* Output: text lines or, with -j, an array of objects. */
@@ -350,8 +361,10 @@ vst_connect(struct vst *s, const char *prefix)
 	}
 	s->buf_len = VST_INFO_LEN;
 	s->buf = malloc(s->buf_len);
-	if (s->buf == NULL)
+	if (s->buf == NULL) {
+		pr_err("error: %s\n", strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	n = recv(s->sock, s->buf, s->buf_len - 1, 0);
 	info = n > 0 ? json_loadb(s->buf, n, 0, NULL) : NULL;
 	len = json_object_get(info, "max_output_len");
@@ -365,7 +378,11 @@ vst_connect(struct vst *s, const char *prefix)
 	s->buf_len = (size_t)json_integer_value(len) + 1;
 	json_decref(info);
 	s->buf = malloc(s->buf_len);
-	return s->buf == NULL ? -ENOMEM : 0;
+	if (s->buf == NULL) {
+		pr_err("error: %s\n", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 /*
@@ -471,16 +488,28 @@ vst_dev_init(struct vst *s)
 	const char *key, *link, *slash;
 	json_t *ports, *v;
 	unsigned int i;
+	int ret = 0;
 
 	ports = vst_tel(s, "/vbr/ports");
 	if (ports == NULL)
 		return -EIO;
+	if (vst_reply_errno(ports) != 0) {
+		ret = vst_reply_error(ports);
+		json_decref(ports);
+		return ret;
+	}
+	/* null: the process has no vbr PMD, so no device */
+	if (!json_is_object(ports) && !json_is_null(ports)) {
+		pr_err("error: %s\n", strerror(EIO));
+		json_decref(ports);
+		return -EIO;
+	}
 	s->devs = calloc(VST_MAX_DEVS, sizeof(*s->devs));
 	if (s->devs == NULL) {
+		pr_err("error: %s\n", strerror(ENOMEM));
 		json_decref(ports);
 		return -ENOMEM;
 	}
-	/* null: the process has no vbr PMD, so no device */
 	json_object_foreach(ports, key, v) {
 		struct vst_dev *d;
 		unsigned long port;
@@ -502,13 +531,18 @@ vst_dev_init(struct vst *s)
 		}
 		d = &s->devs[s->ndevs];
 		d->name = strndup(link, len);
-		if (d->name == NULL)
+		if (d->name == NULL) {
+			pr_err("error: %s\n", strerror(ENOMEM));
+			ret = -ENOMEM;
 			break;
+		}
 		d->ethdev = (unsigned int)strtoul(key, NULL, 10);
 		d->num_ports = (uint32_t)port;
 		s->ndevs++;
 	}
 	json_decref(ports);
+	if (ret != 0)
+		return ret;
 	/* in ethdev port order, as rdma lists devices by index */
 	for (i = 1; i < s->ndevs; i++) {
 		struct vst_dev d = s->devs[i];
@@ -688,12 +722,16 @@ vst_add_filter(struct vst *s, const char *key, const char *value,
 		pr_err("%s filter accepts \"%s\" characters only\n", key, cset);
 		return -EINVAL;
 	}
-	if (s->nfilters == VST_MAX_FILTERS)
+	if (s->nfilters == VST_MAX_FILTERS) {
+		pr_err("At most %u filter options\n", VST_MAX_FILTERS);
 		return -E2BIG;
+	}
 	f = &s->filters[s->nfilters];
 	f->value = strdup(value);
-	if (f->value == NULL)
+	if (f->value == NULL) {
+		pr_err("error: %s\n", strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	for (i = 0; f->value[i] != '\0'; i++)
 		f->value[i] = (char)tolower((unsigned char)f->value[i]);
 	f->key = d->name;
@@ -802,6 +840,25 @@ vst_counters(struct vst *s, json_t *v)
 		}
 }
 
+/*
+ * The reply to a request for one item (a counter, an MR) listed before:
+ * 1 when it is the item, 0 when the item is gone since (ENOENT: not an
+ * error, as rdma), else the error said and a negative errno.
+ */
+static int
+vst_item(const json_t *v)
+{
+	if (vst_reply_errno(v) == ENOENT)
+		return 0;
+	if (vst_reply_errno(v) != 0)
+		return vst_reply_error(v);
+	if (!json_is_object(v)) {
+		pr_err("error: %s\n", strerror(EIO));
+		return -EIO;
+	}
+	return 1;
+}
+
 static uint64_t
 vst_u64(json_t *v, const char *key)
 {
@@ -816,8 +873,9 @@ stat_show_one_link(struct vst *s)
 	json_t *v;
 	int ret;
 
-	if (s->port_idx == 0)
-		return 0;
+	ret = vst_no_more(s);
+	if (ret != 0 || s->port_idx == 0)
+		return ret;
 	v = vst_tel_ok(s, &ret, "/vbr/port_counters,%u", s->dev->ethdev);
 	if (v == NULL)
 		return ret;
@@ -872,10 +930,9 @@ stat_mr_one_dev(struct vst *s)
 		mr = vst_tel(s, "/vbr/mr,%u,%s", s->dev->ethdev, f->value);
 		if (mr == NULL)
 			return -EIO;
-		if (vst_reply_errno(mr) == 0)
+		ret = vst_item(mr);
+		if (ret > 0)
 			ret = stat_mr_line(s, mr);
-		else if (vst_reply_errno(mr) != ENOENT)
-			ret = vst_reply_error(mr);
 		json_decref(mr);
 		return ret;
 	}
@@ -892,10 +949,9 @@ stat_mr_one_dev(struct vst *s)
 			break;
 		}
 		/* an MR gone since the listing is not an error */
-		if (vst_reply_errno(mr) == 0)
-			stat_mr_line(s, mr);
-		else if (vst_reply_errno(mr) != ENOENT)
-			ret = vst_reply_error(mr);
+		ret = vst_item(mr);
+		if (ret > 0)
+			ret = stat_mr_line(s, mr);
 		json_decref(mr);
 		if (ret != 0)
 			break;
@@ -1016,9 +1072,12 @@ stat_qp_show_one_link(struct vst *s)
 
 	if (s->port_idx == 0)
 		return 0;
-	ret = vst_build_filter(s, stat_qp_filters);
-	if (ret != 0)
-		return ret;
+	/* none left: no filter, or stat_qp_show_filters() built them */
+	if (!vst_no_arg(s)) {
+		ret = vst_build_filter(s, stat_qp_filters);
+		if (ret != 0)
+			return ret;
+	}
 	cs = vst_tel_ok(s, &ret, "/vbr/qp_counters,%u", s->dev->ethdev);
 	if (cs == NULL)
 		return ret;
@@ -1033,7 +1092,9 @@ stat_qp_show_one_link(struct vst *s)
 			break;
 		}
 		/* a counter freed since the listing is not an error */
-		if (vst_reply_errno(c) == 0) {
+		ret = vst_item(c);
+		if (ret > 0) {
+			ret = 0;
 			mode = json_string_value(json_object_get(c, "mode"));
 			crit = json_string_value(json_object_get(c,
 								 "criteria"));
@@ -1041,8 +1102,6 @@ stat_qp_show_one_link(struct vst *s)
 				    crit != NULL && strstr(crit, "type");
 			if (stat_qp_shown(s, c, with_type))
 				stat_qp_line(s, c);
-		} else if (vst_reply_errno(c) != ENOENT) {
-			ret = vst_reply_error(c);
 		}
 		json_decref(c);
 		if (ret != 0)
@@ -1058,6 +1117,22 @@ stat_qp_show_link(struct vst *s)
 	return vst_exec_link(s, stat_qp_show_one_link, false);
 }
 
+/*
+ * "qp show FILTER-NAME FILTER-VALUE...": every port's counters, filtered
+ * ("qp show pid 30489"; rdma takes filters after "link DEV/PORT" only).
+ */
+static int
+stat_qp_show_filters(struct vst *s)
+{
+	int ret = vst_build_filter(s, stat_qp_filters);
+
+	if (ret != 0)
+		return ret;
+	/* the filters are all the arguments: every port */
+	s->argc = 0;
+	return vst_exec_link(s, stat_qp_show_one_link, false);
+}
+
 static int
 stat_qp_show(struct vst *s)
 {
@@ -1067,7 +1142,14 @@ stat_qp_show(struct vst *s)
 		{ "help", stat_help },
 		{ NULL, NULL },
 	};
+	const struct vst_filter_def *f;
 
+	/* a keyword first, as rdma: "l" is link, not lqpn */
+	if (!vst_no_arg(s) && !vst_argv_match(s, "link") &&
+	    !vst_argv_match(s, "help"))
+		for (f = stat_qp_filters; f->name != NULL; f++)
+			if (vst_argv_match(s, f->name))
+				return stat_qp_show_filters(s);
 	return vst_exec_cmd(s, cmds, "parameter");
 }
 
@@ -1081,8 +1163,9 @@ stat_one_qp_link_get_mode(struct vst *s)
 	json_t *v;
 	int ret;
 
-	if (s->port_idx == 0)
-		return 0;
+	ret = vst_no_more(s);
+	if (ret != 0 || s->port_idx == 0)
+		return ret;
 	v = vst_tel_ok(s, &ret, "/vbr/qp_mode,%u", s->dev->ethdev);
 	if (v == NULL)
 		return ret;
@@ -1139,45 +1222,79 @@ vst_do(struct vst *s, const char *fmt, ...)
 	return ret;
 }
 
+/*
+ * CRITERIA: "type", "pid", "type,pid" or "pid,type". rdma takes empty and
+ * repeated ones too ("type,,type"); here they are errors.
+ */
+static int
+stat_auto_criteria(const char *arg, bool *type, bool *pid)
+{
+	const char *mode = arg, *end;
+	size_t len;
+
+	*type = *pid = false;
+	do {
+		bool *b;
+
+		end = strchr(mode, ',');
+		len = end != NULL ? (size_t)(end - mode) : strlen(mode);
+		if (len == 0) {
+			pr_err("Empty auto mode in '%s'.\n", arg);
+			return -EINVAL;
+		}
+		if (len == 4 && strncmp(mode, "type", len) == 0) {
+			b = type;
+		} else if (len == 3 && strncmp(mode, "pid", len) == 0) {
+			b = pid;
+		} else {
+			pr_err("Unknown auto mode '%.*s'.\n", (int)len, mode);
+			return -EINVAL;
+		}
+		if (*b) {
+			pr_err("Repeated auto mode '%.*s'.\n", (int)len, mode);
+			return -EINVAL;
+		}
+		*b = true;
+		mode = end + 1;
+	} while (end != NULL);
+	return 0;
+}
+
 static int
 stat_one_qp_set_link_auto(struct vst *s)
 {
-	bool type = false, pid = false;
-	char *modes, *mode, *save;
+	bool type, pid;
 	const char *crit;
+	int ret;
 
-	if (vst_no_arg(s))
+	if (vst_no_arg(s)) {
+		pr_err("Missing auto mode: { type | pid | type,pid } on, "
+		       "or off.\n");
 		return -EINVAL;
+	}
 	if (vst_abbrev(vst_argv(s), "off") == 0) {
 		vst_arg_inc(s);
+		ret = vst_no_more(s);
+		if (ret != 0)
+			return ret;
 		return vst_do(s, "/vbr/qp_set_auto,%u,off", s->dev->ethdev);
 	}
-	modes = strdup(vst_argv(s));
-	if (modes == NULL)
-		return -ENOMEM;
-	for (mode = strtok_r(modes, ",", &save); mode != NULL;
-	     mode = strtok_r(NULL, ",", &save)) {
-		if (strcmp(mode, "type") == 0) {
-			type = true;
-		} else if (strcmp(mode, "pid") == 0) {
-			pid = true;
-		} else {
-			pr_err("Unknown auto mode '%s'.\n", mode);
-			type = pid = false;
-			break;
-		}
-	}
-	free(modes);
-	if (!type && !pid)
-		return -EINVAL;
+	ret = stat_auto_criteria(vst_argv(s), &type, &pid);
+	if (ret != 0)
+		return ret;
 	vst_arg_inc(s);
-	if (vst_no_arg(s))
+	if (vst_no_arg(s)) {
+		pr_err("Missing 'on' after the auto mode.\n");
 		return -EINVAL;
+	}
 	if (vst_abbrev(vst_argv(s), "on") != 0) {
 		pr_err("Unknown parameter '%s'.\n", vst_argv(s));
 		return -EINVAL;
 	}
 	vst_arg_inc(s);
+	ret = vst_no_more(s);
+	if (ret != 0)
+		return ret;
 	crit = type && pid ? "type,pid" : type ? "type" : "pid";
 	return vst_do(s, "/vbr/qp_set_auto,%u,%s", s->dev->ethdev, crit);
 }
@@ -1221,18 +1338,35 @@ stat_qp_set(struct vst *s)
 static int
 stat_get_arg(struct vst *s, const char *arg)
 {
+	char *end;
 	long v;
 
-	if (vst_no_arg(s) || vst_abbrev(vst_argv(s), arg) != 0)
+	if (vst_no_arg(s) || vst_abbrev(vst_argv(s), arg) != 0) {
+		if (vst_no_arg(s))
+			pr_err("Missing %s N.\n", arg);
+		else
+			pr_err("Unknown parameter '%s' (%s N expected).\n",
+			       vst_argv(s), arg);
 		return -EINVAL;
+	}
 	vst_arg_inc(s);
 	if (!vst_no_arg(s) && strpbrk(vst_argv(s), ",-") != NULL) {
 		pr_err("The parameter %s shouldn't include range\n", arg);
 		return -EINVAL;
 	}
-	v = vst_no_arg(s) ? 0 : strtol(vst_argv(s), NULL, 10);
+	if (vst_no_arg(s) || *vst_argv(s) == '\0') {
+		pr_err("Missing %s N.\n", arg);
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtol(vst_argv(s), &end, 10);
+	if (errno != 0 || *end != '\0' || v < 0 || v > INT32_MAX) {
+		pr_err("The parameter %s is out of range: %s\n", arg,
+		       vst_argv(s));
+		return -EINVAL;
+	}
 	vst_arg_inc(s);
-	return v < 0 || v > INT32_MAX ? -EINVAL : (int)v;
+	return (int)v;
 }
 
 /*
@@ -1260,6 +1394,9 @@ stat_one_qp_ids(struct vst *s, const char *endpoint, const char *first,
 	b = stat_get_arg(s, second);
 	if (b < 0)
 		return b;
+	ret = vst_no_more(s);
+	if (ret != 0)
+		return ret;
 	return vst_do(s, "/vbr/%s,%u,%d,%d", endpoint, s->dev->ethdev, a, b);
 }
 
@@ -1381,6 +1518,17 @@ vst_cleanup(struct vst *s)
 		close(s->sock);
 }
 
+/* The exit status: 1 for an error, output that did not get out too. */
+static int
+vst_exit(int err)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		pr_err("Failed to write the output: %s\n", strerror(errno));
+		err = -EIO;
+	}
+	return err != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1401,7 +1549,7 @@ main(int argc, char **argv)
 		switch (opt) {
 		case 'V':
 			printf("%s utility, vbr-%s\n", s.filename, VBR_VERSION);
-			return EXIT_SUCCESS;
+			return vst_exit(0);
 		case 'p':
 			s.pretty = true;
 			break;
@@ -1413,7 +1561,7 @@ main(int argc, char **argv)
 			break;
 		case 'h':
 			help(s.filename);
-			return EXIT_SUCCESS;
+			return vst_exit(0);
 		case ':':
 			pr_err("-%c option requires an argument\n", optopt);
 			return EXIT_FAILURE;
@@ -1427,5 +1575,5 @@ main(int argc, char **argv)
 	s.argv = argv + optind;
 	err = vst_cmd(&s);
 	vst_cleanup(&s);
-	return err != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return vst_exit(err);
 }

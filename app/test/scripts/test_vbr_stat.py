@@ -10,13 +10,15 @@ in text (the lines rdma prints) and JSON (parsed, its shape checked): help,
 -h, -V; statistic show; qp mode; qp bind of port 0's Tx and hash QPs to a
 new counter and of port 1's hash QPs to another; one burst of 16 frames
 each way: the counters' counts equal testpmd's TX/RX figures exactly; qp
-show with each filter; unbind of one QP keeps the counter's counts (as the
+show with each filter, after a link and with none (qp show pid N: every
+port's counters of that pid); unbind of one QP keeps the counter's counts (as the
 kernel does), unbind of a whole counter frees it; auto mode by type binds
 the Tx QP at the next port start with testpmd's pid and name; show mr; the
 errors with their exit codes (unknown device, unknown lqpn or cntn
 ENOENT, bind of a bound QP and bind in auto mode EINVAL, auto mode with a
-bound QP EBUSY, bad filters and arguments) and dpdk-telemetry.py on the
-same /vbr/ endpoints when it is installed.
+bound QP EBUSY, bad filters and arguments, unknown words, stray
+arguments, a repeated or empty auto criterion: every one exits 1) and
+dpdk-telemetry.py on the same /vbr/ endpoints when it is installed.
 """
 
 import json
@@ -86,8 +88,19 @@ def run_help(vs, c):
     c.check(rc == 1 and err.startswith("Failed to connect to ") and
             "no-such-process" in err, f"no such process: {rc} {err!r}")
     rc, out, err = vs("statistic", "frob")
-    c.check(rc == 0 and err == "Unknown statistic command 'frob'.\n",
-            f"an unknown command: rdma's message, exit 0: {rc} {err!r}")
+    c.check(rc == 1 and err == "Unknown statistic command 'frob'.\n",
+            f"an unknown command: rdma's message, exit 1: {rc} {err!r}")
+    rc, out, err = vs("frob")
+    c.check(rc == 1 and err == "Unknown object 'frob'.\n",
+            f"an unknown object: exit 1: {rc} {err!r}")
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([vs.path, "-h"], stdout=full, text=True,
+                               stderr=subprocess.PIPE, timeout=30)
+        c.check(r.returncode == 1 and r.stderr.startswith(
+            "Failed to write the output: "),
+            f"output that cannot be written: exit 1: {r.returncode} "
+            f"{r.stderr!r}")
 
 
 def run_errors(vs, c, tx0):
@@ -117,11 +130,72 @@ def run_errors(vs, c, tx0):
           "on"), "Unknown auto mode 'size'.\n", "an unknown criterion"),
         (("statistic", "qp", "set", "link", "net_vbr0/1", "auto", "type",
           "of"), "Unknown parameter 'of'.\n", "auto ... not on"),
+        # every error exits 1, rdma's "Unknown ..." too
+        (("statistic", "qp", "frob"), "Unknown parameter 'frob'.\n",
+         "an unknown qp command"),
+        (("statistic", "qp", "show", "frob", "1"),
+         "Unknown parameter 'frob'.\n", "an unknown qp show word"),
+        (("statistic", "qp", "show", "pid"),
+         "No filter data was supplied to filter option pid\n",
+         "qp show pid without a value"),
+        (("statistic", "qp", "show", "pid", "1", "color", "2"),
+         "Unsupported filter option: color\n",
+         "qp show with an unknown filter, no link"),
+        (("statistic", "qp", "mode", "pid", "1"),
+         "Unknown parameter 'pid'.\n", "qp mode takes no filter"),
+        (("statistic", "qp", "mode", "link", "net_vbr0/1", "extra"),
+         "Unknown parameter 'extra'.\n", "qp mode: a stray argument"),
+        (("statistic", "show", "link", "net_vbr0/1", "extra"),
+         "Unknown parameter 'extra'.\n", "show link: a stray argument"),
+        (("statistic", "show", "link", "net_vbr0", "extra"),
+         "Unknown parameter 'extra'.\n", "show link DEV: a stray argument"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "frob"),
+         "Unknown parameter 'frob'.\n", "set link: an unknown word"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "auto"),
+         "Missing auto mode: { type | pid | type,pid } on, or off.\n",
+         "auto without a mode"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "auto", "type"),
+         "Missing 'on' after the auto mode.\n", "auto type without on"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "auto", "type",
+          "on", "now"), "Unknown parameter 'now'.\n",
+         "auto type on: a stray argument"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "auto", "off",
+          "now"), "Unknown parameter 'now'.\n", "auto off: a stray argument"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "auto",
+          "type,pid,type", "on"), "Repeated auto mode 'type'.\n",
+         "a repeated criterion"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "auto", "pid,pid",
+          "on"), "Repeated auto mode 'pid'.\n", "pid twice"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "auto",
+          "type,,pid", "on"), "Empty auto mode in 'type,,pid'.\n",
+         "an empty criterion"),
+        (("statistic", "qp", "set", "link", "net_vbr0/1", "auto", "type,",
+          "on"), "Empty auto mode in 'type,'.\n", "a trailing comma"),
+        (("statistic", "qp", "bind", "link", "net_vbr0/1", "cntn", "1"),
+         "Unknown parameter 'cntn' (lqpn N expected).\n",
+         "bind without lqpn"),
+        (("statistic", "qp", "bind", "link", "net_vbr0/1", "lqpn", "1",
+          "pid", "2"), "Unknown parameter 'pid' (cntn N expected).\n",
+         "bind: pid for cntn"),
+        (("statistic", "qp", "bind", "link", "net_vbr0/1", "lqpn", "1",
+          "cntn", "2", "pid", "3"), "Unknown parameter 'pid'.\n",
+         "bind: a stray filter"),
+        (("statistic", "qp", "bind", "link", "net_vbr0/1", "lqpn",
+          "99999999999"),
+         "The parameter lqpn is out of range: 99999999999\n",
+         "bind: lqpn above INT32_MAX"),
+        (("statistic", "qp", "unbind", "link", "net_vbr0/1", "lqpn", "1"),
+         "Unknown parameter 'lqpn' (cntn N expected).\n",
+         "unbind without cntn"),
     ]
     for args, msg, what in cases:
         rc, out, err = vs(*args)
         c.check(rc == 1 and err == msg and out == "",
                 f"{what}: exit 1, {msg!r}: {rc} {err!r} {out!r}")
+    # the refused commands changed nothing
+    rc, out, _ = vs("statistic", "qp", "mode", "link", "net_vbr0/1")
+    c.check(rc == 0 and out == "link net_vbr0/1 mode qp auto off \n",
+            f"refused commands left the mode: {out!r}")
 
 
 def run(pmd, tool, c):
@@ -269,6 +343,29 @@ def run(pmd, tool, c):
         rc, out, _ = vs("statistic", "qp", "show")
         c.check(rc == 0 and len(re.findall(r"^link ", out, re.M)) == 2,
                 f"qp show of every port: {out!r}")
+        # filters with no link: every port's counters, filtered (rdma's
+        # man page: 'qp show link mlx5_2 pid 30489')
+        pid = t.proc.pid
+        rc, out, err = vs("statistic", "qp", "show", "pid", str(pid))
+        c.check(rc == 0 and err == "" and
+                re.findall(r"^link (\S+) cntn 1 pid (\d+) ", out, re.M) ==
+                [("net_vbr0/1", str(pid)), ("net_vbr1/1", str(pid))],
+                f"qp show pid {pid}: both ports' counters: {rc} {err!r} "
+                f"{out!r}")
+        rc, js, _ = vs.json("statistic", "qp", "show", "pid", str(pid),
+                            "cntn", "1")
+        c.check(rc == 0 and [(o.get("ifname"), o.get("pid")) for o in js] ==
+                [("net_vbr0", pid), ("net_vbr1", pid)],
+                f"-j qp show pid {pid} cntn 1: {js}")
+        rc, out, err = vs("statistic", "qp", "show", "pid", "1")
+        c.check((rc, out, err) == (0, "", ""),
+                f"qp show pid 1: nothing, exit 0: {rc} {out!r} {err!r}")
+        rc, out, _ = vs("statistic", "qp", "sh", "p", f"{pid - 1}-{pid}")
+        c.check(rc == 0 and len(re.findall(r"^link ", out, re.M)) == 2,
+                f"qp sh p (abbreviated) with a range: {out!r}")
+        rc, js, _ = vs.json("statistic", "qp", "show", "lqpn", str(tx0))
+        c.check(rc == 0 and [o.get("ifname") for o in js] == ["net_vbr0"],
+                f"qp show lqpn {tx0}, no link: port 0's counter: {js}")
 
         # unbind one QP: the counter keeps its counts
         rc, out, err = vs("statistic", "qp", "unbind", "link", "net_vbr0/1",
