@@ -117,6 +117,7 @@ publish_counters(struct swv_device *dev)
 	SWV_STORE(&c->rx_dropped, c->rx_dropped + a->rx_dropped);
 	SWV_STORE(&c->rx_runts, c->rx_runts + a->rx_runts);
 	SWV_STORE(&c->rx_mtu_dropped, c->rx_mtu_dropped + a->rx_mtu_dropped);
+	SWV_STORE(&c->wire_faults, c->wire_faults + a->wire_faults);
 	memset(a, 0, sizeof(*a));
 	dev->acc_dirty = false;
 }
@@ -157,6 +158,17 @@ swv_publish(struct swv_pending *p)
 	p->nring = 0;
 	p->ncq = 0;
 	p->ts = 0;
+}
+
+/*
+ * @n faults of a wire's medium that took its link down (swv_wire.h):
+ * counted on the device's port.
+ */
+void
+swv_wire_fault(struct swv_wire *wire, uint32_t n)
+{
+	wire->dev->acc.wire_faults += n;
+	swv_dev_dirty(wire->dev);
 }
 
 /*

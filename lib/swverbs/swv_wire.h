@@ -39,6 +39,13 @@ struct swv_frame {
  */
 void swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len);
 /**
+ * Count @n faults of the wire's medium that took its link down
+ * (wire_faults: a shm cable's file truncated). From rx_burst() or tx()
+ * only, where the engine gathers counts: not from link_up(), which also
+ * runs outside of a pass.
+ */
+void swv_wire_fault(struct swv_wire *wire, uint32_t n);
+/**
  * Deliver @n received frames to a device, in order, as swv_device_rx() for
  * each (engine.c). The frames' memory must stay valid and unchanged until
  * the call returns; it copies what it keeps. The frames are steered
@@ -184,11 +191,16 @@ int swv_wire_pair_open(struct swv_device *dev, const char *cable,
 /**
  * Plug into shm cable @cable (SWV_SHM_DIR "/swverbs-shm.<cable>", created
  * if missing): the first free of its two ends. The link is up while the
- * other end is attached, from any process.
+ * other end is attached, from any process. A cable whose file is cut short
+ * (truncated) or whose header is wiped is a fault: the link goes down
+ * (wire_faults counts it) and both ends plug in again by themselves; a
+ * SIGBUS handler of swverbs' covers the mapping (wire_shm.c).
  * Errors: EINVAL (bad name: empty, with '/', too long), EBUSY (both ends
  * are held: swv_wire_shm_holders() says by whom; or another end kept the
- * cable's setup lock, taken while an end attaches or leaves, for over 1 s), EPROTO (the other end
- * uses another layout), ENOSPC (no room in SWV_SHM_DIR for the cable's
+ * cable's setup lock, taken while an end attaches or leaves, for over
+ * 1 s), EPROTO (the other end uses another layout, or found the cable
+ * broken and has not left it yet), EMFILE (1024 cable ends in the process
+ * already), ENOSPC (no room in SWV_SHM_DIR for the cable's
  * SWV_SHM_CABLE_BYTES; a file this end created is removed again), EAGAIN
  * (the file kept being replaced by ends leaving and arriving while this
  * one opened it: try again), ENOMEM, or the errno of open/mmap.

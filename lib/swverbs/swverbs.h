@@ -384,6 +384,14 @@ struct swv_port_counters {
 	 * them. Also in rx_errors.
 	 */
 	uint64_t rx_mtu_dropped;
+	/**
+	 * Times the wire took the link down because its medium broke, as a
+	 * NIC counts a cable that fails: a shm cable whose file was cut
+	 * short (truncated: a SIGBUS caught) or whose header was wiped. The
+	 * link comes back up by itself once both ends plug in again. 0 on
+	 * the other wires.
+	 */
+	uint64_t wire_faults;
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +

@@ -32,6 +32,24 @@
  * head once per burst (tx_flush), the consumer tail once per rx_burst.
  * Received frames are handed to the device straight from their slots.
  *
+ * A cut cable: a MAP_SHARED page that its file no longer covers (the file
+ * truncated: by a stray `truncate`, a cleanup script) faults with SIGBUS
+ * at every access, however it was populated or locked before, since the
+ * kernel drops truncated pages from every mapping. A size check at attach
+ * cannot help, and sealing (F_SEAL_SHRINK) is for memfds only, which
+ * would take the alike ends and the crash takeover above. So each mapping
+ * is guarded: a process-wide SIGBUS handler (chained to the one it
+ * replaced, put back in place by the link check if someone replaced it)
+ * that finds the address in a cable mapping maps anonymous memory over
+ * the whole of it and returns, so the access goes on, on zeros. The end
+ * sees the mark the handler left (rx_burst, tx_flush, the link check) and
+ * takes its link down: a fault, counted in the port's wire_faults. The
+ * end then leaves the file (wiping its magic first, so that a peer that
+ * did not fault on it leaves too; the last to leave unlinks it) and, at
+ * each link check, plugs in again as a new end, which brings the link
+ * back up once the peer has done the same. A frame being copied out at
+ * the instant of the cut may arrive with zeros for its lost bytes.
+ *
  * Wakeup: an idle engine sleeps on rx_fd(), a unix datagram socket (in the
  * abstract namespace, named after the file's inode and the side) that the
  * consumer arms by setting its ring's "sleeping" flag; a producer that sees
@@ -45,6 +63,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +91,8 @@
 /* How long an end waits for the setup lock (a peer attaching, leaving). */
 #define SWV_SHM_LOCK_WAIT_NS 1000000000ull
 #define SWV_SHM_LOCK_POLL_NS 1000000l
+/* Cable mappings a process may hold at once (4 MiB each). */
+#define SWV_SHM_GUARDS 1024
 
 /* One direction's indexes, in the shared header. Indexes run free. */
 struct swv_shm_idx {
@@ -92,6 +114,12 @@ _Static_assert(sizeof(struct swv_shm_hdr) <= SWV_SHM_HDR_SZ, "header");
 _Static_assert((SWV_SHM_SLOTS & (SWV_SHM_SLOTS - 1)) == 0, "power of 2");
 _Static_assert(SWV_SHM_FILE_SZ == SWV_SHM_CABLE_BYTES, "swverbs.h's size");
 
+/* A cable mapping that the SIGBUS handler covers. */
+struct shm_guard {
+	uintptr_t base;			/**< the mapping, 0: a free entry */
+	uint32_t cut;			/**< faulted: anonymous memory now */
+};
+
 struct swv_shm_end {
 	struct swv_wire wire;
 	int fd;				/**< the cable file, with our locks */
@@ -99,6 +127,10 @@ struct swv_shm_end {
 	bool bound;			/**< wake_fd has our side's name */
 	unsigned int side;
 	bool up;			/**< peer attached, at the last check */
+	bool plugged;			/**< fd, side and mapping held */
+	bool broken;			/**< a fault seen: leave at the check */
+	uint32_t faults;		/**< faults not counted on the port yet */
+	struct shm_guard *guard;	/**< the mapping's, while plugged */
 	struct swv_shm_hdr *hdr;	/**< the mapping */
 	struct swv_shm_idx *txi, *rxi;	/**< ring[side], ring[side ^ 1] */
 	uint32_t *tx_len, *rx_len;
@@ -127,6 +159,120 @@ shm_path(const char *cable, char *buf, size_t len)
 		return EINVAL;
 	snprintf(buf, len, "%s/swverbs-shm.%s", SWV_SHM_DIR, cable);
 	return 0;
+}
+
+/*
+ * The SIGBUS guard (see the top of the file). Entries are claimed under
+ * shm_guard_lock and read by the handler without it: an entry's base is
+ * set once the mapping exists and cleared before it goes away.
+ */
+static struct shm_guard shm_guards[SWV_SHM_GUARDS];
+static pthread_mutex_t shm_guard_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sigaction shm_bus_prev;	/* what the handler chains to */
+
+static void
+shm_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t addr = (uintptr_t)si->si_addr, base;
+	struct sigaction dfl;
+	int err = errno;
+	unsigned int i;
+
+	for (i = 0; i < SWV_SHM_GUARDS; i++) {
+		base = __atomic_load_n(&shm_guards[i].base, __ATOMIC_ACQUIRE);
+		if (base == 0 || addr - base >= SWV_SHM_FILE_SZ)
+			continue;
+		/* The access that faulted runs again, on zeros. */
+		if (mmap((void *)base, SWV_SHM_FILE_SZ, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+		    MAP_FAILED)
+			break;	/* cannot cover it: a fault as any other */
+		__atomic_store_n(&shm_guards[i].cut, 1, __ATOMIC_RELEASE);
+		errno = err;
+		return;
+	}
+	/* Not a cable's: what was there before us. */
+	if (shm_bus_prev.sa_flags & SA_SIGINFO) {
+		shm_bus_prev.sa_sigaction(sig, si, uc);
+	} else if (shm_bus_prev.sa_handler == SIG_IGN) {
+		if (si->si_code > 0) {	/* a fault cannot be ignored */
+			memset(&dfl, 0, sizeof(dfl));
+			dfl.sa_handler = SIG_DFL;
+			sigaction(SIGBUS, &dfl, NULL);
+		}
+	} else if (shm_bus_prev.sa_handler != SIG_DFL) {
+		shm_bus_prev.sa_handler(sig);
+	} else {
+		/* The default: the access faults again, or the signal sent. */
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(SIGBUS, &dfl, NULL);
+		if (si->si_code <= 0)
+			raise(sig);
+	}
+	errno = err;
+}
+
+static bool
+shm_sigbus_ours(void)
+{
+	struct sigaction cur;
+
+	return sigaction(SIGBUS, NULL, &cur) == 0 &&
+	       (cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == shm_sigbus;
+}
+
+/*
+ * Put the handler in place, unless it is: at each plug and link check,
+ * so that one installed later (chaining to nothing) does not leave the
+ * cables unguarded.
+ */
+static void
+shm_guard_arm(void)
+{
+	struct sigaction sa;
+
+	if (SWV_LIKELY(shm_sigbus_ours()))
+		return;
+	pthread_mutex_lock(&shm_guard_lock);
+	if (!shm_sigbus_ours()) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = shm_sigbus;
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGBUS, &sa, &shm_bus_prev);
+	}
+	pthread_mutex_unlock(&shm_guard_lock);
+}
+
+/* Guard a new mapping. Return: its entry, NULL when none is free. */
+static struct shm_guard *
+shm_guard_add(void *base)
+{
+	struct shm_guard *g = NULL;
+	unsigned int i;
+
+	shm_guard_arm();
+	pthread_mutex_lock(&shm_guard_lock);
+	for (i = 0; i < SWV_SHM_GUARDS; i++) {
+		if (shm_guards[i].base == 0) {
+			g = &shm_guards[i];
+			__atomic_store_n(&g->cut, 0, __ATOMIC_RELAXED);
+			__atomic_store_n(&g->base, (uintptr_t)base,
+					 __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&shm_guard_lock);
+	return g;
+}
+
+static void
+shm_guard_del(struct shm_guard *g)
+{
+	pthread_mutex_lock(&shm_guard_lock);
+	__atomic_store_n(&g->base, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&shm_guard_lock);
 }
 
 /*
@@ -264,10 +410,11 @@ shm_hdr_ok(const struct swv_shm_hdr *h)
 /*
  * Open the cable file and take its setup lock, on the file that the path
  * names still (the last end of the cable unlinks it: a file unlinked
- * between our open and our lock is left for a new one).
+ * between our open and our lock is left for a new one). @wait: for the
+ * setup lock as shm_lock_setup(), or not at all (EAGAIN or EACCES).
  */
 static int
-shm_open_locked(struct swv_shm_end *e)
+shm_open_locked(struct swv_shm_end *e, bool wait)
 {
 	struct stat st, sp;
 	unsigned int i;
@@ -277,7 +424,10 @@ shm_open_locked(struct swv_shm_end *e)
 		e->fd = open(e->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (e->fd < 0)
 			return errno;
-		ret = shm_lock_setup(e->fd);
+		if (wait)
+			ret = shm_lock_setup(e->fd);
+		else
+			ret = shm_lock(e->fd, F_WRLCK, SWV_SHM_SETUP, 1);
 		if (ret == 0 && fstat(e->fd, &st) != 0)
 			ret = errno;
 		if (ret != 0) {
@@ -317,6 +467,11 @@ shm_map(struct swv_shm_end *e)
 		    MAP_SHARED | MAP_POPULATE, e->fd, 0);
 	if (base == MAP_FAILED)
 		return errno;
+	e->guard = shm_guard_add(base);
+	if (e->guard == NULL) {
+		munmap(base, SWV_SHM_FILE_SZ);
+		return EMFILE;
+	}
 	e->hdr = (struct swv_shm_hdr *)base;
 	tx = base + SWV_SHM_HDR_SZ + e->side * SWV_SHM_RING_SZ;
 	rx = base + SWV_SHM_HDR_SZ + (e->side ^ 1) * SWV_SHM_RING_SZ;
@@ -327,6 +482,15 @@ shm_map(struct swv_shm_end *e)
 	e->tx_slot = tx + SWV_SHM_LENS_SZ;
 	e->rx_slot = rx + SWV_SHM_LENS_SZ;
 	return 0;
+}
+
+static void
+shm_unmap(struct swv_shm_end *e)
+{
+	shm_guard_del(e->guard);
+	munmap(e->hdr, SWV_SHM_FILE_SZ);
+	e->guard = NULL;
+	e->hdr = NULL;
 }
 
 /*
@@ -356,20 +520,120 @@ shm_attach(struct swv_shm_end *e, bool peer)
 }
 
 /*
+ * The cable is broken (a fault): the link goes down now, the fault is
+ * counted (by the next rx_burst: the engine gathers counts there) and the
+ * end leaves the file at its next link check. Once per fault.
+ */
+static void
+shm_fault(struct swv_shm_end *e)
+{
+	if (e->broken)
+		return;
+	e->broken = true;
+	e->up = false;
+	e->faults++;
+}
+
+/* Whether the guard found the mapping cut: a fault if so. */
+static bool
+shm_cut(struct swv_shm_end *e)
+{
+	if (SWV_LIKELY(__atomic_load_n(&e->guard->cut, __ATOMIC_ACQUIRE) == 0))
+		return false;
+	shm_fault(e);
+	return true;
+}
+
+/*
+ * Leave the cable: under the setup lock (@wait: as shm_lock_setup(), or
+ * one try), give our side back; the last end (no side held by anyone once
+ * ours is dropped) unlinks the file it still names. Without the setup
+ * lock (a peer stopped while it attaches): leave anyway, and leave the
+ * file, which the next end reuses.
+ */
+static void
+shm_leave(struct swv_shm_end *e, bool wait)
+{
+	struct stat sp;
+	bool setup;
+
+	/*
+	 * The wake socket's name first: a successor that takes our side
+	 * once we drop its lock finds the name free.
+	 */
+	if (e->wake_fd >= 0) {
+		close(e->wake_fd);
+		e->wake_fd = -1;
+	}
+	e->bound = false;
+	if (wait)
+		setup = shm_lock_setup(e->fd) == 0;
+	else
+		setup = shm_lock(e->fd, F_WRLCK, SWV_SHM_SETUP, 1) == 0;
+	SWV_STORE(&e->hdr->pid[e->side], 0);
+	shm_unmap(e);
+	shm_lock(e->fd, F_UNLCK, e->side, 1);
+	if (setup && shm_lock(e->fd, F_WRLCK, 0, 2) == 0 &&
+	    stat(e->path, &sp) == 0 && sp.st_dev == e->st_dev &&
+	    sp.st_ino == e->st_ino)
+		unlink(e->path);
+	close(e->fd);	/* drops every lock we hold */
+	e->fd = -1;
+	e->plugged = false;
+	e->up = false;
+}
+
+/*
+ * Leave a broken cable: its magic wiped in the file first (not through
+ * our mapping, which may be the guard's zeros now), so that a peer that
+ * did not fault on it sees a bad header at its link check and leaves too;
+ * both then plug in again as new ends.
+ */
+static void
+shm_unplug(struct swv_shm_end *e)
+{
+	static const uint64_t wiped;
+
+	if (pwrite(e->fd, &wiped, sizeof(wiped),
+		   offsetof(struct swv_shm_hdr, magic)) < 0) {
+		/* a file we cannot write: the peer faults on its own */
+	}
+	shm_leave(e, false);
+	e->broken = false;
+}
+
+static int shm_plug(struct swv_shm_end *e, bool wait);
+
+/*
  * Link check: the peer's side held, looked at outside of a setup (an end
  * that attaches is up once its rings are reset); keep the last answer
- * while one runs.
+ * while one runs. A broken cable (cut under us, its header wiped by a
+ * peer that found it broken) is left; an end that left plugs in again,
+ * one try a check.
  */
 static bool
 shm_link_up(struct swv_wire *wire)
 {
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
 
+	shm_guard_arm();
+	if (!e->plugged && shm_plug(e, false) != 0)
+		return false;
+	if (SWV_UNLIKELY(e->broken || shm_cut(e)))
+		goto unplug;
 	if (shm_lock(e->fd, F_RDLCK, SWV_SHM_SETUP, 1) != 0)
 		return e->up;
+	if (SWV_UNLIKELY(!shm_hdr_ok(e->hdr) || shm_cut(e))) {
+		shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1);
+		shm_fault(e);
+		goto unplug;
+	}
 	e->up = shm_held(e->fd, e->side ^ 1);
 	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1);
 	return e->up;
+unplug:
+	shm_unplug(e);
+	return false;
 }
 
 static int
@@ -412,10 +676,12 @@ shm_tx_flush(struct swv_wire *wire)
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
 	static const char one = 1;
 
-	if (e->head == e->pub)
+	if (e->head == e->pub || SWV_UNLIKELY(!e->plugged))
 		return;
 	SWV_STORE_REL(&e->txi->head, e->head);
 	e->pub = e->head;
+	if (SWV_UNLIKELY(shm_cut(e)))
+		return;	/* sent into a cut cable: as on a real one */
 	/* Pairs with the fence in shm_rx_fd(): it sees head, or we the flag. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* The flag is cleared only by an end that can send the datagram. */
@@ -439,6 +705,10 @@ shm_tx_pending(struct swv_wire *wire)
 
 	if (!e->tx_full)
 		return false;
+	if (SWV_UNLIKELY(!e->plugged || e->broken)) {
+		e->tx_full = false;
+		return false;
+	}
 	e->tail_c = SWV_LOAD_ACQ(&e->txi->tail);
 	if (!e->up || e->head - e->tail_c < SWV_SHM_SLOTS)
 		e->tx_full = false;
@@ -454,6 +724,12 @@ shm_rx_burst(struct swv_wire *wire, unsigned int budget)
 	unsigned int n = 0, k, m;
 	uint32_t avail, slot, len;
 
+	if (SWV_UNLIKELY(e->faults != 0)) {
+		swv_wire_fault(wire, e->faults);
+		e->faults = 0;
+	}
+	if (SWV_UNLIKELY(!e->plugged || e->broken || shm_cut(e)))
+		return 0;
 	avail = e->head_c - e->tail;
 	if (avail == 0) {
 		e->head_c = SWV_LOAD_ACQ(&e->rxi->head);
@@ -478,6 +754,9 @@ shm_rx_burst(struct swv_wire *wire, unsigned int budget)
 			fr[k].iovcnt = 1;
 			fr[k].len = len;
 		}
+		/* Lengths read from a cut cable are the guard's zeros. */
+		if (SWV_UNLIKELY(shm_cut(e)))
+			return n;
 		swv_device_rx_burst(e->wire.dev, fr, m);
 		e->tail += m;
 		n += m;
@@ -498,7 +777,7 @@ shm_rx_fd(struct swv_wire *wire)
 	socklen_t len;
 	char buf[16];
 
-	if (e->wake_fd < 0 || !shm_wake_bind(e))
+	if (e->wake_fd < 0 || e->broken || !shm_wake_bind(e))
 		return -1;	/* nothing would wake us: do not ask */
 	while (recv(e->wake_fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
 		;
@@ -544,36 +823,14 @@ shm_end_free(struct swv_shm_end *e)
 	free(e);
 }
 
-/*
- * Leave: under the setup lock, give our side back; the last end (no side
- * held by anyone once ours is dropped) unlinks the file it still names.
- * A setup lock held by another for over a second (a peer stopped while it
- * attaches): leave anyway, and leave the file, which the next end reuses.
- */
+/* Leave (waiting 1 s at most for a setup under way), unless we left. */
 static void
 shm_close(struct swv_wire *wire)
 {
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
-	struct stat sp;
-	bool setup;
 
-	/*
-	 * The wake socket's name first: a successor that takes our side
-	 * once we drop its lock finds the name free.
-	 */
-	if (e->wake_fd >= 0) {
-		close(e->wake_fd);
-		e->wake_fd = -1;
-	}
-	setup = shm_lock_setup(e->fd) == 0;
-	SWV_STORE(&e->hdr->pid[e->side], 0);
-	munmap(e->hdr, SWV_SHM_FILE_SZ);
-	shm_lock(e->fd, F_UNLCK, e->side, 1);
-	if (setup && shm_lock(e->fd, F_WRLCK, 0, 2) == 0 &&
-	    stat(e->path, &sp) == 0 && sp.st_dev == e->st_dev &&
-	    sp.st_ino == e->st_ino)
-		unlink(e->path);
-	close(e->fd);	/* drops every lock we hold */
+	if (e->plugged)
+		shm_leave(e, true);
 	shm_end_free(e);
 }
 
@@ -590,24 +847,23 @@ static const struct swv_wire_ops shm_ops = {
 	.close = shm_close,
 };
 
-int
-swv_wire_shm_open(struct swv_device *dev, const char *cable,
-		  struct swv_wire **out)
+/*
+ * Plug in: open the file, take a free side, map the file and attach.
+ * @wait: for the setup lock (an open), or one try (the link check plugging
+ * a broken cable's end in again). Return: 0, or an errno with nothing
+ * held.
+ */
+static int
+shm_plug(struct swv_shm_end *e, bool wait)
 {
-	struct swv_shm_end *e;
+	struct swv_shm_hdr h;
 	unsigned int side;
 	bool peer;
 	int ret;
 
-	e = calloc(1, sizeof(*e));
-	if (e == NULL)
-		return ENOMEM;
-	e->wake_fd = -1;
-	ret = shm_path(cable, e->path, sizeof(e->path));
-	if (ret == 0)
-		ret = shm_open_locked(e);
+	ret = shm_open_locked(e, wait);
 	if (ret != 0) {
-		free(e);
+		e->fd = -1;
 		return ret;
 	}
 	for (side = 0; side < 2; side++)
@@ -619,6 +875,12 @@ swv_wire_shm_open(struct swv_device *dev, const char *cable,
 	}
 	e->side = side;
 	peer = shm_held(e->fd, side ^ 1);
+	/* A peer on a bad header (broken, not left yet): not mapped for it. */
+	if (peer && (pread(e->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+		     !shm_hdr_ok(&h))) {
+		ret = EPROTO;
+		goto err_fd;
+	}
 	ret = shm_map(e);
 	if (ret != 0)
 		goto err_fd;
@@ -627,18 +889,41 @@ swv_wire_shm_open(struct swv_device *dev, const char *cable,
 		goto err_map;
 	shm_wake_open(e);
 	e->up = peer;
+	e->plugged = true;
+	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1);
+	return 0;
+err_map:
+	shm_unmap(e);
+err_fd:
+	close(e->fd);
+	e->fd = -1;
+	return ret;
+}
+
+int
+swv_wire_shm_open(struct swv_device *dev, const char *cable,
+		  struct swv_wire **out)
+{
+	struct swv_shm_end *e;
+	int ret;
+
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return ENOMEM;
+	e->fd = -1;
+	e->wake_fd = -1;
+	ret = shm_path(cable, e->path, sizeof(e->path));
+	if (ret == 0)
+		ret = shm_plug(e, true);
+	if (ret != 0) {
+		free(e);
+		return ret;
+	}
 	e->wire.ops = &shm_ops;
 	e->wire.dev = dev;
 	e->wire.min_frame = SWV_SHM_MIN_FRAME;
-	shm_lock(e->fd, F_UNLCK, SWV_SHM_SETUP, 1);
 	*out = &e->wire;
 	return 0;
-err_map:
-	munmap(e->hdr, SWV_SHM_FILE_SZ);
-err_fd:
-	close(e->fd);
-	shm_end_free(e);
-	return ret;
 }
 
 int

@@ -14,7 +14,10 @@
  * an end whose wake socket name is taken still wakes its sleeping peer;
  * a sender stopped on a full ring stays off deep sleep until it is drained;
  * a setup lock held by a stuck process makes open fail (EBUSY) and close
- * go on, both within a bound, not wait for it.
+ * go on, both within a bound, not wait for it; a cable file truncated
+ * while frames flow (SIGBUS at the next access of its mapping) leaves both
+ * processes alive with the link down and the fault counted, and the ends
+ * plug in again by themselves.
  */
 
 #include <fcntl.h>
@@ -128,7 +131,8 @@ t_send_n(struct tdev *d, struct ibv_mr *mr, unsigned int n, uint32_t len,
 /*
  * Peer process: this program with --peer <wire> <name>. It makes a device,
  * says "ready", then answers "count" with its rx_frames and tx_link_down,
- * "send <n>" by sending n 64-byte frames, and quits on "quit" or EOF.
+ * "faults" with its wire_faults, "send <n>" by sending n 64-byte frames,
+ * and quits on "quit" or EOF.
  */
 static int
 peer_main(const char *wire, const char *name)
@@ -153,6 +157,9 @@ peer_main(const char *wire, const char *name)
 			swv_query_port_counters(d.ctx, &c);
 			printf("%" PRIu64 " %" PRIu64 " %d\n", c.rx_frames,
 			       c.tx_link_down, t_up(&d) ? 1 : 0);
+		} else if (strncmp(line, "faults", 6) == 0) {
+			swv_query_port_counters(d.ctx, &c);
+			printf("%" PRIu64 "\n", c.wire_faults);
 		} else if (sscanf(line, "send %u", &n) == 1) {
 			t_send_n(&d, mr, n, 64, &ok);
 			printf("%u\n", ok);
@@ -216,6 +223,20 @@ peer_count(struct peer *p, uint64_t *rx, uint64_t *down, int *up)
 		return -1;
 	*rx = a;
 	*down = b;
+	return 0;
+}
+
+/* Ask the peer for its wire_faults. */
+static int
+peer_faults(struct peer *p, uint64_t *faults)
+{
+	char line[32];
+
+	fprintf(p->to, "faults\n");
+	fflush(p->to);
+	if (fgets(line, sizeof(line), p->from) == NULL)
+		return -1;
+	*faults = strtoull(line, NULL, 10);
 	return 0;
 }
 
@@ -983,6 +1004,130 @@ test_shm_no_room(void)
 	return TEST_SUCCESS;
 }
 
+/* The port events queued on @d since the last call: PORT_ERR ones. */
+static unsigned int
+t_port_errs(struct tdev *d)
+{
+	struct ibv_async_event ev;
+	unsigned int n = 0;
+	int fl;
+
+	fl = fcntl(d->ctx->async_fd, F_GETFL);
+	fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	while (swv_get_async_event(d->ctx, &ev) == 0) {
+		n += ev.event_type == IBV_EVENT_PORT_ERR;
+		swv_ack_async_event(&ev);
+	}
+	fcntl(d->ctx->async_fd, F_SETFL, fl);
+	return n;
+}
+
+struct t_cutter {
+	unsigned int after_ms;
+	int ret;
+};
+
+static void *
+t_cut_thread(void *arg)
+{
+	struct t_cutter *c = arg;
+
+	usleep(c->after_ms * 1000);
+	c->ret = truncate(cable_path, 0) == 0 ? 0 : errno;
+	return NULL;
+}
+
+/*
+ * The cable file truncated (as by a stray `truncate` or a cleanup script)
+ * while frames flow both ways between this process and a peer process:
+ * the mapping's pages are gone, so the next access of either end is a
+ * SIGBUS. Both processes live on, the link goes down (a PORT_ERR here),
+ * wire_faults counts the cut at both ends; the ends plug in again by
+ * themselves and frames flow once more, each one delivered once.
+ */
+static int
+test_shm_truncated(void)
+{
+	struct swv_port_counters c0, c1;
+	struct t_cutter cut = { .after_ms = 50, .ret = -1 };
+	struct ibv_wc wc[64];
+	struct ibv_mr *mr;
+	struct peer p;
+	struct tdev a;
+	pthread_t th;
+	uint64_t rx, rx0, down, faults, end;
+	unsigned int ok, posted = 0, done = 0, errs;
+	int up, n, st;
+	char line[32];
+
+	t_cable("t");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "sta", t_wire()), "");
+	TEST_ASSERT_SUCCESS(peer_start(&p, t_wire(), "peer"), "");
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "");
+	t_port_errs(&a);
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	t_frame(txbuf, 64, (const uint8_t *)"\xff\xff\xff\xff\xff\xff", a.mac,
+		4);
+	/* The peer sends to us, we to it; the file is cut after 50 ms. */
+	fprintf(p.to, "send 100000\n");
+	fflush(p.to);
+	TEST_ASSERT_SUCCESS(pthread_create(&th, NULL, t_cut_thread, &cut), "");
+	end = t_now_ms() + 300;
+	while (t_now_ms() < end) {
+		while (posted - done < 200 &&
+		       t_send(a.sqp, mr, txbuf, 64, posted) == 0)
+			posted++;
+		n = ibv_poll_cq(a.scq, 64, wc);
+		done += n > 0 ? (unsigned int)n : 0;
+	}
+	pthread_join(th, NULL);
+	TEST_ASSERT_SUCCESS(cut.ret, "truncate %s", cable_path);
+	end = t_now_ms() + T_WAIT_MS;
+	while (done < posted && t_now_ms() < end) {
+		n = ibv_poll_cq(a.scq, 64, wc);
+		done += n > 0 ? (unsigned int)n : 0;
+	}
+	TEST_ASSERT_EQUAL(done, posted, "sends stuck after the cut");
+	/* The peer's sends all complete too (delivered, or dropped). */
+	TEST_ASSERT_NOT_NULL(fgets(line, sizeof(line), p.from), "peer died");
+	TEST_ASSERT_EQUAL(waitpid(p.pid, &st, WNOHANG), 0, "peer ended");
+	printf("  %u frames sent here, the peer's: %s", posted, line);
+	T_WAIT(swv_query_port_counters(a.ctx, &c0) == 0 &&
+	       c0.wire_faults >= 1);
+	TEST_ASSERT(c0.wire_faults >= 1, "the cut not counted here");
+	TEST_ASSERT_SUCCESS(peer_faults(&p, &faults), "");
+	TEST_ASSERT(faults >= 1, "the cut not counted by the peer");
+	errs = t_port_errs(&a);
+	TEST_ASSERT(errs >= 1, "no PORT_ERR: the link never went down");
+	printf("  wire_faults: %" PRIu64 " here, %" PRIu64 " at the peer; "
+	       "%u PORT_ERR\n", c0.wire_faults, faults, errs);
+	/* Plugged in again: the link up, frames flow, counted once each. */
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "the ends did not plug in again");
+	end = t_now_ms() + T_WAIT_MS;
+	do {
+		TEST_ASSERT_SUCCESS(peer_count(&p, &rx0, &down, &up), "");
+	} while (up == 0 && t_now_ms() < end && usleep(1000) == 0);
+	TEST_ASSERT_EQUAL(up, 1, "the peer's link");
+	swv_query_port_counters(a.ctx, &c0);
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 100, 64, &ok), 100, "");
+	end = t_now_ms() + 5000;
+	do {
+		TEST_ASSERT_SUCCESS(peer_count(&p, &rx, &down, &up), "");
+	} while (rx < rx0 + 100 && t_now_ms() < end && usleep(1000) == 0);
+	TEST_ASSERT_EQUAL(rx - rx0, 100, "");
+	swv_query_port_counters(a.ctx, &c1);
+	TEST_ASSERT_EQUAL(c1.tx_link_down, c0.tx_link_down, "");
+	TEST_ASSERT_EQUAL(c1.wire_faults, c0.wire_faults, "a fault after");
+	TEST_ASSERT_EQUAL(peer_stop(&p), 0, "");
+	swv_dereg_mr(mr);
+	t_teardown(&a);
+	TEST_ASSERT(access(cable_path, F_OK) != 0, "%s left", cable_path);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs shm and cables between processes",
 	.cases = {
@@ -998,6 +1143,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_shm_unbound_end_wakes),
 		TEST_CASE(test_shm_full_ring_no_deep_sleep),
 		TEST_CASE(test_shm_setup_lock_bounded),
+		TEST_CASE(test_shm_truncated),
 		TEST_CASES_END(),
 	},
 };
