@@ -40,7 +40,8 @@ struct swv_frame {
 void swv_wire_tx_link_down(struct swv_wire *wire, uint32_t len);
 /**
  * Count @n faults of the wire's medium that took its link down
- * (wire_faults: a shm cable's file truncated). From rx_burst() or tx()
+ * (wire_faults: a shm cable's file truncated, nonsense in its ring
+ * indexes). From rx_burst() or tx()
  * only, where the engine gathers counts: not from link_up(), which also
  * runs outside of a pass.
  */
@@ -192,14 +193,16 @@ int swv_wire_pair_open(struct swv_device *dev, const char *cable,
  * Plug into shm cable @cable (SWV_SHM_DIR "/swverbs-shm.<cable>", created
  * if missing): the first free of its two ends. The link is up while the
  * other end is attached, from any process. A cable whose file is cut short
- * (truncated) or whose header is wiped is a fault: the link goes down
+ * (truncated), whose header is wiped or whose ring indexes make no sense
+ * is a fault: the link goes down
  * (wire_faults counts it) and both ends plug in again by themselves; a
  * SIGBUS handler of swverbs' covers the mapping (wire_shm.c).
  * Errors: EINVAL (bad name: empty, with '/', too long), EBUSY (both ends
  * are held: swv_wire_shm_holders() says by whom; or another end kept the
  * cable's setup lock, taken while an end attaches or leaves, for over
  * 1 s), EPROTO (the other end uses another layout, or found the cable
- * broken and has not left it yet), EMFILE (1024 cable ends in the process
+ * broken and has not left it yet, or the ring indexes left in the file make
+ * no sense: the peer then leaves too), EMFILE (1024 cable ends in the process
  * already), ENOSPC (no room in SWV_SHM_DIR for the cable's
  * SWV_SHM_CABLE_BYTES; a file this end created is removed again), EAGAIN
  * (the file kept being replaced by ends leaving and arriving while this

@@ -387,9 +387,10 @@ struct swv_port_counters {
 	/**
 	 * Times the wire took the link down because its medium broke, as a
 	 * NIC counts a cable that fails: a shm cable whose file was cut
-	 * short (truncated: a SIGBUS caught) or whose header was wiped. The
-	 * link comes back up by itself once both ends plug in again. 0 on
-	 * the other wires.
+	 * short (truncated: a SIGBUS caught), whose header was wiped, or
+	 * whose ring indexes made no sense (a head more than a ring ahead
+	 * or moved back, a tail past the head). The link comes back up by
+	 * itself once both ends plug in again. 0 on the other wires.
 	 */
 	uint64_t wire_faults;
 };

@@ -50,6 +50,15 @@
  * back up once the peer has done the same. A frame being copied out at
  * the instant of the cut may arrive with zeros for its lost bytes.
  *
+ * The other end's index is checked whenever it is read, since anything
+ * that can write the file can write nonsense there: a head may only move
+ * forward, by at most a ring beyond our tail; a tail only forward, and
+ * not past our head. Anything else (a wild head made a consumer deliver
+ * the same slots over and over, a wild tail stalled the producer on a
+ * ring it thought full) is a fault as a cut is: the link goes down,
+ * wire_faults counts it, both ends leave and plug in again with empty
+ * rings.
+ *
  * Wakeup: an idle engine sleeps on rx_fd(), a unix datagram socket (in the
  * abstract namespace, named after the file's inode and the side) that the
  * consumer arms by setting its ring's "sleeping" flag; a producer that sees
@@ -494,8 +503,20 @@ shm_unmap(struct swv_shm_end *e)
 }
 
 /*
+ * Whether a tail read from the consumer makes sense to its producer: moved
+ * forward from our copy, and not past our head.
+ */
+static inline bool
+shm_tail_ok(const struct swv_shm_end *e, uint32_t tail)
+{
+	return tail - e->tail_c <= e->head - e->tail_c;
+}
+
+/*
  * Attach to a side (setup lock held): the header reset when we are alone,
  * our receive ring emptied of what was sent to our predecessor otherwise.
+ * EPROTO: our ring's indexes, as our predecessor and the peer left them,
+ * make no sense (more than a ring apart).
  */
 static int
 shm_attach(struct swv_shm_end *e, bool peer)
@@ -510,6 +531,8 @@ shm_attach(struct swv_shm_end *e, bool peer)
 	e->head = SWV_LOAD(&e->txi->head);
 	e->pub = e->head;
 	e->tail_c = SWV_LOAD_ACQ(&e->txi->tail);
+	if (e->head - e->tail_c > SWV_SHM_SLOTS)
+		return EPROTO;
 	/* The peer's ring: what is in it was not for us. */
 	e->head_c = SWV_LOAD_ACQ(&e->rxi->head);
 	e->tail = e->head_c;
@@ -583,6 +606,18 @@ shm_leave(struct swv_shm_end *e, bool wait)
 	e->up = false;
 }
 
+/* Wipe the file's magic: a header no end takes (but one alone renews). */
+static void
+shm_wipe(struct swv_shm_end *e)
+{
+	static const uint64_t wiped;
+
+	if (pwrite(e->fd, &wiped, sizeof(wiped),
+		   offsetof(struct swv_shm_hdr, magic)) < 0) {
+		/* a file we cannot write: the peer faults on its own */
+	}
+}
+
 /*
  * Leave a broken cable: its magic wiped in the file first (not through
  * our mapping, which may be the guard's zeros now), so that a peer that
@@ -592,12 +627,7 @@ shm_leave(struct swv_shm_end *e, bool wait)
 static void
 shm_unplug(struct swv_shm_end *e)
 {
-	static const uint64_t wiped;
-
-	if (pwrite(e->fd, &wiped, sizeof(wiped),
-		   offsetof(struct swv_shm_hdr, magic)) < 0) {
-		/* a file we cannot write: the peer faults on its own */
-	}
+	shm_wipe(e);
 	shm_leave(e, false);
 	e->broken = false;
 }
@@ -641,7 +671,7 @@ shm_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
        uint32_t len)
 {
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
-	uint32_t slot;
+	uint32_t slot, tail;
 	uint8_t *dst;
 	int i;
 
@@ -652,7 +682,13 @@ shm_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		return 0;
 	}
 	if (SWV_UNLIKELY(e->head - e->tail_c >= SWV_SHM_SLOTS)) {
-		e->tail_c = SWV_LOAD_ACQ(&e->txi->tail);
+		tail = SWV_LOAD_ACQ(&e->txi->tail);
+		if (SWV_UNLIKELY(!shm_tail_ok(e, tail))) {
+			shm_fault(e);	/* a tail the consumer never wrote */
+			swv_wire_tx_link_down(wire, len);
+			return 0;
+		}
+		e->tail_c = tail;
 		if (e->head - e->tail_c >= SWV_SHM_SLOTS) {
 			e->tx_full = true;
 			return EAGAIN;
@@ -702,6 +738,7 @@ static bool
 shm_tx_pending(struct swv_wire *wire)
 {
 	struct swv_shm_end *e = container_of(wire, struct swv_shm_end, wire);
+	uint32_t tail;
 
 	if (!e->tx_full)
 		return false;
@@ -709,7 +746,13 @@ shm_tx_pending(struct swv_wire *wire)
 		e->tx_full = false;
 		return false;
 	}
-	e->tail_c = SWV_LOAD_ACQ(&e->txi->tail);
+	tail = SWV_LOAD_ACQ(&e->txi->tail);
+	if (SWV_UNLIKELY(!shm_tail_ok(e, tail))) {
+		shm_fault(e);	/* the sends waiting go as link-down drops */
+		e->tx_full = false;
+		return true;
+	}
+	e->tail_c = tail;
 	if (!e->up || e->head - e->tail_c < SWV_SHM_SLOTS)
 		e->tx_full = false;
 	return true;
@@ -722,7 +765,7 @@ shm_rx_burst(struct swv_wire *wire, unsigned int budget)
 	struct swv_frame fr[SWV_RX_BURST];
 	struct iovec iov[SWV_RX_BURST];
 	unsigned int n = 0, k, m;
-	uint32_t avail, slot, len;
+	uint32_t avail, slot, len, head;
 
 	if (SWV_UNLIKELY(e->faults != 0)) {
 		swv_wire_fault(wire, e->faults);
@@ -732,8 +775,14 @@ shm_rx_burst(struct swv_wire *wire, unsigned int budget)
 		return 0;
 	avail = e->head_c - e->tail;
 	if (avail == 0) {
-		e->head_c = SWV_LOAD_ACQ(&e->rxi->head);
-		avail = e->head_c - e->tail;
+		head = SWV_LOAD_ACQ(&e->rxi->head);
+		/* Forward by a ring at most: else not the producer's. */
+		if (SWV_UNLIKELY(head - e->tail > SWV_SHM_SLOTS)) {
+			shm_fault(e);
+			return 0;
+		}
+		e->head_c = head;
+		avail = head - e->tail;
 		if (avail == 0)
 			return 0;
 	}
@@ -885,8 +934,10 @@ shm_plug(struct swv_shm_end *e, bool wait)
 	if (ret != 0)
 		goto err_fd;
 	ret = shm_attach(e, peer);
-	if (ret != 0)
+	if (ret != 0) {
+		shm_wipe(e);	/* broken: the peer leaves it too */
 		goto err_map;
+	}
 	shm_wake_open(e);
 	e->up = peer;
 	e->plugged = true;

@@ -17,7 +17,9 @@
  * go on, both within a bound, not wait for it; a cable file truncated
  * while frames flow (SIGBUS at the next access of its mapping) leaves both
  * processes alive with the link down and the fault counted, and the ends
- * plug in again by themselves.
+ * plug in again by themselves; ring indexes scribbled in the file (a head
+ * far ahead, a tail past the head) deliver no phantom frames and stall no
+ * sender: the link goes down, the fault is counted, the ends plug in again.
  */
 
 #include <fcntl.h>
@@ -39,6 +41,29 @@
 #define T_SHM_DIR "/dev/shm"
 #define T_SHM_SLOTS 1024
 #define T_SHM_SLOT 2048
+
+/* From wire_shm.c: the cable file's header, where the indexes are. */
+struct t_shm_idx {
+	uint32_t head __attribute__((aligned(64)));
+	uint32_t tail __attribute__((aligned(64)));
+	uint32_t sleeping __attribute__((aligned(64)));
+};
+
+struct t_shm_hdr {
+	uint64_t magic;
+	uint32_t version;
+	uint32_t nslots;
+	uint32_t slot_size;
+	int32_t pid[2];
+	struct t_shm_idx ring[2] __attribute__((aligned(64)));
+};
+
+#define T_HEAD(s) (offsetof(struct t_shm_hdr, ring) + \
+		   (s) * sizeof(struct t_shm_idx) + \
+		   offsetof(struct t_shm_idx, head))
+#define T_TAIL(s) (offsetof(struct t_shm_hdr, ring) + \
+		   (s) * sizeof(struct t_shm_idx) + \
+		   offsetof(struct t_shm_idx, tail))
 
 static uint8_t txbuf[65536];
 static uint8_t rxbuf[65536];
@@ -1099,7 +1124,8 @@ test_shm_truncated(void)
 	TEST_ASSERT(c0.wire_faults >= 1, "the cut not counted here");
 	TEST_ASSERT_SUCCESS(peer_faults(&p, &faults), "");
 	TEST_ASSERT(faults >= 1, "the cut not counted by the peer");
-	errs = t_port_errs(&a);
+	errs = 0;
+	T_WAIT((errs += t_port_errs(&a)) >= 1);
 	TEST_ASSERT(errs >= 1, "no PORT_ERR: the link never went down");
 	printf("  wire_faults: %" PRIu64 " here, %" PRIu64 " at the peer; "
 	       "%u PORT_ERR\n", c0.wire_faults, faults, errs);
@@ -1128,6 +1154,181 @@ test_shm_truncated(void)
 	return TEST_SUCCESS;
 }
 
+/* Read or write an index word of the cable file, as a stray writer. */
+static uint32_t
+t_peek(size_t off)
+{
+	uint32_t v = 0;
+	int fd;
+
+	fd = open(cable_path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (pread(fd, &v, sizeof(v), (off_t)off) != sizeof(v))
+			v = 0;
+		close(fd);
+	}
+	return v;
+}
+
+static int
+t_poke(size_t off, uint32_t v)
+{
+	int fd, ret = 0;
+
+	fd = open(cable_path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (pwrite(fd, &v, sizeof(v), (off_t)off) != sizeof(v))
+		ret = errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * A's head word (A is side 0: first on the cable) scribbled a billion
+ * slots ahead while B waits for frames: B used to take every one of them
+ * as a frame, over and over (45.6M frames against 6,144 sent). Now B
+ * delivers none, takes its link down (PORT_ERR) and counts the fault; the
+ * ends plug in again and frames flow, each delivered once.
+ */
+static int
+test_shm_head_scribbled(void)
+{
+	struct swv_port_counters ca, cb;
+	struct ibv_mr *mr;
+	struct tdev a, b;
+	unsigned int ok, errs;
+	uint32_t head;
+
+	t_cable("h");
+	TEST_ASSERT_SUCCESS(t_setup(&a, "sha", t_wire()), "");
+	TEST_ASSERT_SUCCESS(t_setup(&b, "shb", t_wire()), "");
+	T_WAIT(t_up(&a) && t_up(&b));
+	TEST_ASSERT(t_up(&a) && t_up(&b), "");
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	t_frame(txbuf, 64, b.mac, a.mac, 5);
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 10, 64, &ok), 10, "");
+	T_WAIT(swv_query_port_counters(b.ctx, &cb) == 0 &&
+	       cb.rx_frames == 10);
+	TEST_ASSERT_EQUAL(cb.rx_frames, 10, "");
+	t_port_errs(&b);
+	head = t_peek(T_HEAD(0));
+	TEST_ASSERT_EQUAL(head, 10, "A's head in the file (A on side 0)");
+	TEST_ASSERT_SUCCESS(t_poke(T_HEAD(0), head + 0x40000000u), "");
+	T_WAIT(swv_query_port_counters(b.ctx, &cb) == 0 &&
+	       (cb.wire_faults >= 1 || cb.rx_frames > 10 + T_SHM_SLOTS));
+	TEST_ASSERT_EQUAL(cb.rx_frames, 10, "phantom frames delivered");
+	TEST_ASSERT(cb.wire_faults >= 1, "the scribble not counted");
+	errs = 0;
+	T_WAIT((errs += t_port_errs(&b)) >= 1);
+	TEST_ASSERT(errs >= 1, "no PORT_ERR: the link never went down");
+	/* Plugged in again: frames flow, each once. */
+	T_WAIT(t_up(&a) && t_up(&b));
+	TEST_ASSERT(t_up(&a) && t_up(&b), "the ends did not plug in again");
+	TEST_ASSERT_EQUAL(t_send_n(&a, mr, 10, 64, &ok), 10, "");
+	T_WAIT(swv_query_port_counters(b.ctx, &cb) == 0 &&
+	       cb.rx_frames >= 20);
+	usleep(50000);
+	swv_query_port_counters(a.ctx, &ca);
+	swv_query_port_counters(b.ctx, &cb);
+	printf("  wire_faults: A %" PRIu64 ", B %" PRIu64 "; B's PORT_ERR %u\n",
+	       ca.wire_faults, cb.wire_faults, errs);
+	TEST_ASSERT_EQUAL(cb.rx_frames, 20, "");
+	swv_dereg_mr(mr);
+	t_teardown(&b);
+	t_teardown(&a);
+	TEST_ASSERT(access(cable_path, F_OK) != 0, "%s left", cable_path);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A (the default engine, its thread) fills its ring to B (an engine
+ * driven from here, not run yet); then B's tail word is scribbled past
+ * A's head. A used to see a ring full for ever: its sends stalled. Now
+ * A's waiting sends complete (as link-down drops), A counts the fault;
+ * B delivers no more than was sent; the ends plug in again.
+ */
+static int
+test_shm_tail_scribbled(void)
+{
+	struct swv_device_attr attr = { SWV_DEVICE_PROFILE_MLX5, NULL };
+	struct swv_engine *eng;
+	unsigned int posted = 0, done = 0, i, errs;
+	struct swv_port_counters ca, cb;
+	struct ibv_wc wc[64];
+	struct ibv_mr *mr;
+	struct tdev a, b;
+	uint64_t end;
+	uint32_t head;
+	int n;
+
+	t_cable("s");
+	eng = swv_engine_create();
+	TEST_ASSERT_NOT_NULL(eng, "");
+	attr.engine = eng;
+	TEST_ASSERT_SUCCESS(t_setup(&a, "ssa", t_wire()), "");
+	TEST_ASSERT_SUCCESS(t_setup_attr(&b, "ssb", t_wire(), &attr), "");
+	T_WAIT(t_up(&a));
+	TEST_ASSERT(t_up(&a), "");
+	t_port_errs(&a);
+	mr = swv_reg_mr(a.pd, txbuf, sizeof(txbuf), 0);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	t_frame(txbuf, 64, b.mac, a.mac, 6);
+	end = t_now_ms() + T_WAIT_MS;
+	while (done < T_SHM_SLOTS && t_now_ms() < end) {
+		while (posted - done < 200 &&
+		       t_send(a.sqp, mr, txbuf, 64, posted) == 0)
+			posted++;
+		n = ibv_poll_cq(a.scq, 64, wc);
+		if (n > 0)
+			done += (unsigned int)n;
+		else
+			usleep(100);
+	}
+	TEST_ASSERT(done == T_SHM_SLOTS && posted > done, "%u of %u", done,
+		    posted);
+	head = t_peek(T_HEAD(0));
+	TEST_ASSERT_EQUAL(head, T_SHM_SLOTS, "A's head in the file");
+	TEST_ASSERT_SUCCESS(t_poke(T_TAIL(0), head + 12345), "");
+	/* A's waiting sends complete: dropped on a link now down. */
+	end = t_now_ms() + T_WAIT_MS;
+	while (done < posted && t_now_ms() < end) {
+		n = ibv_poll_cq(a.scq, 64, wc);
+		done += n > 0 ? (unsigned int)n : 0;
+		if (n <= 0)
+			usleep(100);
+	}
+	TEST_ASSERT_EQUAL(done, posted, "A's sends stalled");
+	T_WAIT(swv_query_port_counters(a.ctx, &ca) == 0 &&
+	       ca.wire_faults >= 1);
+	TEST_ASSERT(ca.wire_faults >= 1, "the scribble not counted");
+	TEST_ASSERT_EQUAL(ca.tx_link_down, posted - T_SHM_SLOTS, "");
+	errs = 0;
+	T_WAIT((errs += t_port_errs(&a)) >= 1);
+	TEST_ASSERT(errs >= 1, "no PORT_ERR: the link never went down");
+	/* B runs: what it takes is what A sent, then both plug in again. */
+	end = t_now_ms() + T_WAIT_MS;
+	do {
+		for (i = 0; i < 8; i++)
+			swv_engine_run_once(eng);
+		usleep(1000);
+	} while (!(t_up(&a) && t_up(&b)) && t_now_ms() < end);
+	TEST_ASSERT(t_up(&a) && t_up(&b), "the ends did not plug in again");
+	swv_query_port_counters(b.ctx, &cb);
+	TEST_ASSERT(cb.rx_frames <= T_SHM_SLOTS, "%" PRIu64 " frames: phantoms",
+		    cb.rx_frames);
+	printf("  wire_faults: A %" PRIu64 ", B %" PRIu64 "; B took %" PRIu64
+	       " of the %u in the ring\n", ca.wire_faults, cb.wire_faults,
+	       cb.rx_frames, T_SHM_SLOTS);
+	swv_dereg_mr(mr);
+	t_teardown(&b);
+	t_teardown(&a);
+	swv_engine_destroy(eng);
+	TEST_ASSERT(access(cable_path, F_OK) != 0, "%s left", cable_path);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs shm and cables between processes",
 	.cases = {
@@ -1144,6 +1345,8 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_shm_full_ring_no_deep_sleep),
 		TEST_CASE(test_shm_setup_lock_bounded),
 		TEST_CASE(test_shm_truncated),
+		TEST_CASE(test_shm_head_scribbled),
+		TEST_CASE(test_shm_tail_scribbled),
 		TEST_CASES_END(),
 	},
 };
