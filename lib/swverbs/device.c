@@ -963,6 +963,8 @@ swv_query_port_counters(struct ibv_context *context,
 	c->tx_errors = SWV_LOAD(&s->tx_errors);
 	c->tx_link_down = SWV_LOAD(&s->tx_link_down);
 	c->tx_link_down_bytes = SWV_LOAD(&s->tx_link_down_bytes);
+	c->tx_mtu_dropped = SWV_LOAD(&s->tx_mtu_dropped);
+	c->tx_mtu_dropped_bytes = SWV_LOAD(&s->tx_mtu_dropped_bytes);
 	c->wire_faults = SWV_LOAD(&s->wire_faults);
 	/*
 	 * Its own lock, not swv_lock: a caller may be an online qsbr reader,

@@ -108,6 +108,9 @@ publish_counters(struct swv_device *dev)
 	SWV_STORE(&c->tx_link_down, c->tx_link_down + a->tx_link_down);
 	SWV_STORE(&c->tx_link_down_bytes,
 		  c->tx_link_down_bytes + a->tx_link_down_bytes);
+	SWV_STORE(&c->tx_mtu_dropped, c->tx_mtu_dropped + a->tx_mtu_dropped);
+	SWV_STORE(&c->tx_mtu_dropped_bytes,
+		  c->tx_mtu_dropped_bytes + a->tx_mtu_dropped_bytes);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	SWV_STORE(&c->rx_delivered, c->rx_delivered + a->rx_delivered);
 	SWV_STORE(&c->rx_out_of_buffer,

@@ -60,8 +60,11 @@ struct swv_wire_ops {
 	/**
 	 * Send one frame of @len bytes gathered from @iov.
 	 * Return: 0 when handed to the wire, EAGAIN when the wire has no room
-	 * now (the engine retries later; nothing was sent), or a positive
-	 * errno for a frame the wire will never take (counted as tx error).
+	 * now (the engine retries later; nothing was sent), EMSGSIZE for a
+	 * frame longer than the link's MTU allows (the port drops it and
+	 * counts it in tx_mtu_dropped; its WQE completes successfully), or
+	 * another positive errno for a frame the wire will never take (a tx
+	 * error: the WQE fails and the QP moves to ERR).
 	 */
 	int (*tx)(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 		  uint32_t len);

@@ -385,6 +385,17 @@ struct swv_port_counters {
 	 */
 	uint64_t rx_mtu_dropped;
 	/**
+	 * Of tx_frames: longer than the link's MTU allows (more than MTU +
+	 * 14 bytes, or MTU + 18 with a VLAN tag), so dropped by the port,
+	 * as a ConnectX drops them and counts them in tx_errors_phy. Their
+	 * WQEs complete successfully and the QP stays in RTS: a NIC's port
+	 * drops a frame after its send queue has taken it. Kernel wires
+	 * (af_packet, af_xdp), which follow the interface's MTU, and shm,
+	 * whose slots hold a frame of its largest MTU.
+	 */
+	uint64_t tx_mtu_dropped;
+	uint64_t tx_mtu_dropped_bytes; /**< bytes of those frames */
+	/**
 	 * Times the wire took the link down because its medium broke, as a
 	 * NIC counts a cable that fails: a shm cable whose file was cut
 	 * short (truncated: a SIGBUS caught), whose header was wiped, or

@@ -157,8 +157,13 @@ tx_gate(struct swv_qp *qp, const struct swv_frame *fr, unsigned int n)
 /*
  * Hand @n frames to the wire. A wire with tx_burst() takes all of them;
  * with tx() alone each frame is a call, and the wire may stop the burst
- * (EAGAIN: no room now, the rest is retried later) or refuse a frame for
- * good (its status in bad[] becomes IBV_WC_GENERAL_ERR, *nbad counts them).
+ * (EAGAIN: no room now, the rest is retried later), drop a frame longer
+ * than its link's MTU (EMSGSIZE: the port drops it and counts it in
+ * tx_mtu_dropped; its WQE completes as sent, as on a ConnectX), or
+ * refuse a frame for good (any other error): that frame's bad[] is set,
+ * *nbad is 1 and the burst ends with it: its WQE completes with
+ * IBV_WC_GENERAL_ERR and the QP moves to ERR, the frames behind it are
+ * flushed.
  * Return: the frames the wire took or refused, from the first.
  */
 static inline unsigned int
@@ -174,10 +179,19 @@ tx_wire(struct swv_wire *wire, const struct swv_frame *fr, unsigned int n,
 	}
 	for (k = 0; k < n; k++) {
 		ret = wire->ops->tx(wire, fr[k].iov, fr[k].iovcnt, fr[k].len);
+		bad[k] = 0;
+		if (SWV_LIKELY(ret == 0))
+			continue;
 		if (ret == EAGAIN)
 			break;
-		bad[k] = ret != 0;
-		*nbad += ret != 0;
+		if (ret == EMSGSIZE) {
+			wire->dev->acc.tx_mtu_dropped++;
+			wire->dev->acc.tx_mtu_dropped_bytes += fr[k].len;
+			continue;
+		}
+		bad[k] = 1;
+		*nbad = 1;
+		return k + 1;
 	}
 	return k;
 }
@@ -306,6 +320,15 @@ sq_drain(struct swv_qp *qp, uint32_t avail)
 			swv_dev_dirty(dev);
 			tail += sent;
 			n += sent;
+		}
+		if (SWV_UNLIKELY(nbad > 0)) {
+			/*
+			 * The wire refused a frame for good: it was the
+			 * burst's last, and the QP goes to ERR (the WQEs behind
+			 * it are flushed on the next pass).
+			 */
+			qp_to_err(qp);
+			break;
 		}
 		if (sent < nb)
 			break;	/* gate or wire: the rest on a later pass */

@@ -26,10 +26,11 @@
  * the kernel has it; PACKET_LOSS so that a frame the kernel refuses is
  * dropped rather than blocking the ring.
  *
- * The port's MTU is the interface's: tx() refuses (EMSGSIZE, a Tx error)
- * a frame above the MTU it last read, as the kernel would. The Tx slots
- * hold the largest frame the device takes (SWV_MAX_FRAME and a VLAN tag),
- * whatever the MTU is now, so that a raised MTU needs no new ring. Each Tx
+ * The port's MTU is the interface's: tx() refuses (EMSGSIZE: the port
+ * drops it and counts it, tx_mtu_dropped) a frame above the MTU it last
+ * read, as the kernel would. The Tx slots hold the largest frame the
+ * device takes (SWV_MAX_FRAME and a VLAN tag), whatever the MTU is now,
+ * so that a raised MTU needs no new ring. Each Tx
  * frame carries a virtio-net header (PACKET_VNET_HDR, all zero: no offload)
  * where the kernel has it: the kernel then leaves the length check to us
  * and never drops a frame for its size silently, as PACKET_LOSS would do

@@ -3482,6 +3482,87 @@ test_tx_recover_backoff(void)
 	return cross_exact(1000, 8);
 }
 
+/*
+ * A send completion for no WQE in flight changes nothing: here a WR posted
+ * behind the PMD's back with a ring index beyond its head and a bad lkey,
+ * after packets the burst posted. The device sends those, fails the WR
+ * and moves the queue to ERR. The PMD skips that completion (counted in
+ * tx_q0_stale_completions), finds the queue in ERR by its refused post,
+ * recovers it and loses nothing. Once such a completion freed the ring up
+ * to its head and then dropped one more: the tail passed the head, and the
+ * recovery posted 4294967295 WQEs again, forever (issue 32, item 1).
+ */
+static int
+test_tx_stale_completion(void)
+{
+	struct vbr_txq *txq = tx_queue();
+	struct rte_ether_addr dst;
+	struct rte_eth_stats s0;
+	struct rte_mbuf *m, *r[32];
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	uint8_t buf[64];
+	unsigned int i, taken = 0, got = 0;
+	uint64_t end;
+	uint16_t k;
+
+	TEST_ASSERT_NOT_NULL(txq, "txq");
+	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_SUCCESS(cross_exact(64, 1), "before");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port0), "reset");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_reset(port1), "reset");
+	for (i = 0; i < 8; i++) {
+		m = make_pkt(&dst, port0, 64 + i, i);
+		TEST_ASSERT_NOT_NULL(m, "alloc");
+		if (rte_eth_tx_burst(port0, 0, &m, 1) == 1)
+			taken++;
+		else
+			rte_pktmbuf_free(m);
+	}
+	TEST_ASSERT(taken > 0, "no packet taken");
+	memset(buf, 0, sizeof(buf));
+	sge.addr = (uintptr_t)buf;
+	sge.length = sizeof(buf);
+	sge.lkey = 0xdeadbeef;	/* no MR: the device fails the WQE */
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = txq->head + 1000;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	TEST_ASSERT_SUCCESS(ibv_post_send(txq->qp, &wr, &bad), "post");
+	/* More packets while the queue goes to ERR and is recovered. */
+	for (i = 0; i < 200; i++) {
+		m = make_pkt(&dst, port0, 64 + i % 200, 100 + i);
+		TEST_ASSERT_NOT_NULL(m, "alloc");
+		if (rte_eth_tx_burst(port0, 0, &m, 1) == 1)
+			taken++;
+		else
+			rte_pktmbuf_free(m);
+		k = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
+		free_pkts(r, k);
+		got += k;
+		TEST_ASSERT(txq->head - txq->tail <= txq->desc,
+			    "ring: tail %u head %u", txq->tail, txq->head);
+	}
+	end = rte_get_timer_cycles() + rte_get_timer_hz() * WAIT_MS / 1000;
+	while (got < taken && rte_get_timer_cycles() < end) {
+		rte_eth_tx_burst(port0, 0, NULL, 0);
+		k = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
+		free_pkts(r, k);
+		got += k;
+	}
+	TEST_ASSERT_EQUAL(got, taken, "every packet taken arrives");
+	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_stale_completions"), 1,
+			  "the stale completion counted");
+	TEST_ASSERT(port0_xstat("tx_q0_recoveries") >= 1, "recovered");
+	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port0, &s0), "stats");
+	TEST_ASSERT_EQUAL(s0.oerrors, 0, "no packet of the PMD's lost");
+	TEST_ASSERT_EQUAL(s0.opackets, taken, "opackets");
+	/* The queue goes on. */
+	return cross_exact(1000, 10);
+}
+
 /* A frame of len bytes from pool p, a copy of ref's first len bytes. */
 static struct rte_mbuf *
 pkt_from(struct rte_mempool *p, const struct rte_mbuf *ref, uint16_t len)
@@ -3594,6 +3675,7 @@ static const struct unit_test_suite suite_tx = {
 		TEST_CASE(test_tx_recover_mr),
 		TEST_CASE(test_tx_recover_idle),
 		TEST_CASE(test_tx_recover_backoff),
+		TEST_CASE(test_tx_stale_completion),
 		TEST_CASE(test_tx_fast_free),
 		TEST_CASES_END(),
 	},

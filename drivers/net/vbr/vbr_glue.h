@@ -71,6 +71,8 @@ struct vbr_glue_port_counters {
 	uint64_t tx_frames;	/**< frames handed to the wire */
 	uint64_t tx_bytes;	/**< bytes of those frames */
 	uint64_t tx_errors;	/**< send WQEs completed with an error */
+	uint64_t tx_mtu_dropped; /**< sent frames above the link's MTU */
+	uint64_t tx_mtu_dropped_bytes; /**< bytes of those frames */
 };
 
 /* Bits of vbr_glue_port_counters.valid. */
@@ -83,6 +85,7 @@ struct vbr_glue_port_counters {
 #define VBR_GLUE_CNT_WIRE_DROPPED	(1u << 6)
 #define VBR_GLUE_CNT_MTU_DROPPED	(1u << 7)
 #define VBR_GLUE_CNT_WIRE_TOTALS	(1u << 8)
+#define VBR_GLUE_CNT_TX_MTU_DROPPED	(1u << 9)
 
 /*
  * QP counters (rdma statistic qp): the kernel's counter modes and auto

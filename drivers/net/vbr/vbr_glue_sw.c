@@ -789,11 +789,13 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 	counters->tx_frames = c.tx_frames;
 	counters->tx_bytes = c.tx_bytes;
 	counters->tx_errors = c.tx_errors;
+	counters->tx_mtu_dropped = c.tx_mtu_dropped;
+	counters->tx_mtu_dropped_bytes = c.tx_mtu_dropped_bytes;
 	counters->valid = VBR_GLUE_CNT_OUT_OF_BUFFER | VBR_GLUE_CNT_NO_MATCH |
 			  VBR_GLUE_CNT_RX_ERRORS | VBR_GLUE_CNT_DROPPED |
 			  VBR_GLUE_CNT_RUNTS | VBR_GLUE_CNT_TX_LINK_DOWN |
 			  VBR_GLUE_CNT_WIRE_DROPPED | VBR_GLUE_CNT_MTU_DROPPED |
-			  VBR_GLUE_CNT_WIRE_TOTALS;
+			  VBR_GLUE_CNT_WIRE_TOTALS | VBR_GLUE_CNT_TX_MTU_DROPPED;
 	return 0;
 }
 

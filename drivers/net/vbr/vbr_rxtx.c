@@ -750,7 +750,12 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 /*
  * Free what the device has sent. A CQE in error ends the poll: the device
  * moved the send queue to ERR, the WQEs before that one were sent, it and
- * the ones behind it were not; vbr_txq_recover() takes it from there.
+ * the ones behind it were not. The WQE the device failed is dropped and
+ * counted at once (vbr_txq_lose()), one it only flushed is kept;
+ * vbr_txq_recover() takes it from there. A CQE whose WQE is not in
+ * flight, [tail, head), is not the queue's to act on (one the device
+ * wrote for a WQE of the ring before a flush): it is skipped and counted
+ * (stale_completions), so that the tail never passes the head.
  */
 void
 vbr_txq_complete(struct vbr_txq *txq)
@@ -765,12 +770,18 @@ vbr_txq_complete(struct vbr_txq *txq)
 		/* wr_id: the free-running index of the WQE. */
 		uint32_t last = (uint32_t)txq->cq->wr_id;
 
+		if (unlikely(last - txq->tail >= txq->head - txq->tail)) {
+			txq->stale_completions++;
+			continue;
+		}
 		if (unlikely(txq->cq->status != IBV_WC_SUCCESS)) {
 			if (!txq->err_pending) {
 				txq->err_pending = 1;
 				txq->err_status = txq->cq->status;
 				txq->err_wr_id = last;
 				vbr_txq_free_upto(txq, last - 1);
+				if (txq->err_status != IBV_WC_WR_FLUSH_ERR)
+					vbr_txq_lose(txq);
 			}
 			break;
 		}

@@ -175,10 +175,11 @@ struct vbr_txq {
 	uint64_t pace_base_bytes;	/**< the pacer's counts at the last */
 	uint64_t pace_base_full_ns;	/**< stats reset (vbr_stats.c) */
 	uint64_t recoveries_deferred;	/**< bursts that left it in ERR */
+	uint64_t stale_completions;	/**< CQEs of no WQE in flight */
 	/* The counters above at the last stats reset (vbr_stats.c). */
 	struct {
 		uint64_t opackets, obytes, oerrors, bad_frames, wqe_errors;
-		uint64_t recoveries, recoveries_deferred;
+		uint64_t recoveries, recoveries_deferred, stale_completions;
 	} base;
 	/* Send queue in error: set by vbr_txq_complete(), slow path. */
 	unsigned int err_pending:1;	/**< an error CQE was polled */
@@ -244,6 +245,7 @@ int vbr_mr_find(struct vbr_priv *priv, struct vbr_mr_cache *cache,
 void vbr_txq_complete(struct vbr_txq *txq);
 /* vbr_txq.c: the slow path of a send queue in error. */
 void vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted);
+void vbr_txq_lose(struct vbr_txq *txq);
 /** Whether the queue can post now (no recovery waits, device there). */
 static inline bool
 vbr_txq_can_post(const struct vbr_txq *txq)

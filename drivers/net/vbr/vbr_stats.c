@@ -50,6 +50,9 @@ static const struct vbr_xstat vbr_xstats[] = {
 	{ "tx_link_down_drops",
 	  offsetof(struct vbr_glue_port_counters, tx_link_down),
 	  VBR_GLUE_CNT_TX_LINK_DOWN },
+	{ "tx_mtu_dropped",
+	  offsetof(struct vbr_glue_port_counters, tx_mtu_dropped),
+	  VBR_GLUE_CNT_TX_MTU_DROPPED },
 	{ "rx_wire_dropped",
 	  offsetof(struct vbr_glue_port_counters, wire_dropped),
 	  VBR_GLUE_CNT_WIRE_DROPPED },
@@ -169,6 +172,7 @@ static const struct vbr_txq_xstat vbr_txq_xstats[] = {
 	VBR_TXQ_XSTAT(wqe_errors),
 	VBR_TXQ_XSTAT(recoveries),
 	VBR_TXQ_XSTAT(recoveries_deferred),
+	VBR_TXQ_XSTAT(stale_completions),
 };
 #undef VBR_TXQ_XSTAT
 
@@ -447,6 +451,13 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	stats->oerrors += down;
 	down = c.tx_link_down_bytes - priv->cnt_base.tx_link_down_bytes;
 	stats->obytes -= RTE_MIN(down, stats->obytes);
+	/* The same for frames longer than the link's MTU (a port drop). */
+	down = c.tx_mtu_dropped - priv->cnt_base.tx_mtu_dropped;
+	down = RTE_MIN(down, stats->opackets);
+	stats->opackets -= down;
+	stats->oerrors += down;
+	down = c.tx_mtu_dropped_bytes - priv->cnt_base.tx_mtu_dropped_bytes;
+	stats->obytes -= RTE_MIN(down, stats->obytes);
 	return 0;
 }
 
@@ -486,6 +497,7 @@ vbr_stats_reset(struct rte_eth_dev *dev)
 		VBR_TAKE(txq, wqe_errors);
 		VBR_TAKE(txq, recoveries);
 		VBR_TAKE(txq, recoveries_deferred);
+		VBR_TAKE(txq, stale_completions);
 		if (priv->glue->qp_pace_stats != NULL && txq->qp != NULL) {
 			struct vbr_glue_qp_pace ps = { 0 };
 

@@ -288,13 +288,17 @@ vbr_txq_uncount(struct vbr_txq *txq, uint32_t len)
 /*
  * The WQE at tail did not go out: free its mbuf, count it as failed rather
  * than sent (it was counted as sent when posted, unless a stats reset came
- * between).
+ * between). Nothing with no WQE in flight.
  */
-static void
+void
 vbr_txq_lose(struct vbr_txq *txq)
 {
 	uint32_t idx = txq->tail & txq->mask;
-	struct rte_mbuf *m = txq->elts[idx];
+	struct rte_mbuf *m;
+
+	if (txq->tail == txq->head)
+		return;
+	m = txq->elts[idx];
 
 	if (m != NULL) {
 		vbr_txq_uncount(txq, m->pkt_len);
@@ -576,6 +580,12 @@ vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted)
 	}
 	if (!txq->err_pending)
 		vbr_txq_await_flush(txq, unposted);
+	/*
+	 * What the device refused is in flight: an unposted the ring has
+	 * moved past frees nothing below as sent (the rest is posted again).
+	 */
+	if (unposted - txq->tail > txq->head - txq->tail)
+		unposted = txq->tail;
 	vbr_txq_backoff(txq);
 	ret = txq->priv->glue->modify_qp(txq->qp, &attr, IBV_QP_STATE);
 	if (vbr_txq_errno_gone(ret)) {
@@ -590,13 +600,13 @@ vbr_txq_recover(struct vbr_txq *txq, uint32_t unposted)
 	vbr_txq_complete(txq);
 	vbr_txq_cq_discard(txq);	/* flushed behind the error */
 	if (txq->err_pending) {
-		/* vbr_txq_complete() freed up to it: tail is the WQE. */
+		/*
+		 * vbr_txq_complete() freed up to it and dropped it (a
+		 * flushed one is kept: tail is the WQE).
+		 */
 		status = txq->err_status;
 		wqe = txq->err_wr_id;
-		if (status != IBV_WC_WR_FLUSH_ERR) {
-			failed = 1;
-			vbr_txq_lose(txq);
-		}
+		failed = status != IBV_WC_WR_FLUSH_ERR;
 		txq->err_pending = 0;
 	} else {
 		status = IBV_WC_SUCCESS;
