@@ -171,6 +171,15 @@ SEEDS = {
     "eth_type_drop": rule([item("eth", ETH_TYPE, b"\x00" * 12 + b"\xff\xff")],
                           [simple("drop")]),
     "eth_queue": rule([item("eth")], [queue(1)]),
+    # eth type 0x0800 has_vlan 0, any dst, on a port that is not
+    # promiscuous: the tagged frames it excludes have no one fate, so
+    # create refuses it; validate once said yes (issue 32, item 2).
+    # struct rte_flow_item_eth: dst, src, type, then has_vlan in bit 0
+    # of byte 14 (the bit-field shares type's 32-bit unit).
+    "eth_has_vlan0_any_dst": rule(
+        [item("eth", bytes(12) + b"\x08\x00" + bytes(6),
+              bytes(12) + b"\xff\xff\x01" + bytes(5))],
+        [queue(1)]),
     "eth_dst_queue": rule([item("eth", b"\x02" + bytes(5), FULL[:6])],
                           [queue(2)], prio=1),
     "ipv4_udp_queue": rule([item("eth"), item("ipv4", IP4, IP4_MASK),

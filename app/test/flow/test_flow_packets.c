@@ -2557,7 +2557,15 @@ ovs_refused(uint32_t prio, const struct rte_flow_item *pattern,
 	const struct rte_flow_attr attr = { .ingress = 1, .priority = prio };
 	struct rte_flow_error err;
 	struct rte_flow *f;
+	int ret;
 
+	/* Validate refuses what create refuses, for the same reason. */
+	memset(&err, 0, sizeof(err));
+	ret = rte_flow_validate(port1, &attr, pattern, actions, &err);
+	TEST_ASSERT(ret != 0, "validate refuses it (\"%s\")", needle);
+	TEST_ASSERT(err.message != NULL && strstr(err.message, needle) != NULL,
+		    "validate's message \"%s\" holds \"%s\"",
+		    err.message != NULL ? err.message : "", needle);
 	memset(&err, 0, sizeof(err));
 	f = rte_flow_create(port1, &attr, pattern, actions, &err);
 	if (f != NULL)

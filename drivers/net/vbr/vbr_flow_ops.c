@@ -6,7 +6,8 @@
  *
  * A rule is translated here (vbr_flow.c) against what the device accepts,
  * as found at probe (vbr_steer_flow_caps()): validate is the translation
- * alone and creates nothing. The port's rule list, its verbs flows and when
+ * and the checks create makes against the port's rules and state
+ * (vbr_steer_rule_validate()), and creates nothing. The port's rule list, its verbs flows and when
  * they are on the device belong to vbr_steer.c; a rule with COUNT or AGE
  * binds a counters object of vbr_count.c (its own, or an indirect
  * action's). All ops on the list hold flow_lock.
@@ -71,6 +72,12 @@ vbr_flow_validate(struct rte_eth_dev *dev, const struct rte_flow_attr *attr,
 		pthread_mutex_lock(&priv->flow_lock);
 		if (vbr_mtr_rule_check(priv, d, error) == NULL)
 			ret = -rte_errno;
+		pthread_mutex_unlock(&priv->flow_lock);
+	}
+	if (ret == 0) {
+		/* Against the port's rules and state, as create checks it. */
+		pthread_mutex_lock(&priv->flow_lock);
+		ret = vbr_steer_rule_validate(priv, d, error);
 		pthread_mutex_unlock(&priv->flow_lock);
 	}
 	free(d);

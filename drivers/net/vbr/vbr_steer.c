@@ -1606,6 +1606,54 @@ error:
 	return NULL;
 }
 
+/**
+ * What rte_flow_validate() adds to the translation: the checks of
+ * vbr_steer_rule_create() that need the port's rules and state, with
+ * nothing made, so that validate refuses what create would: a conflict
+ * with another rule's companions (vbr_steer_cf_overlap()), and
+ * companions whose fate the port cannot give (vbr_steer_cf_make(), for
+ * the state the rule would go on the device with: the running one, or
+ * while stopped the one it will start with). What only the device can
+ * refuse (a verbs flow, a queue set's QPs) is found by create alone.
+ * Caller holds flow_lock. Return 0 or a negative errno, *error set.
+ */
+int
+vbr_steer_rule_validate(struct vbr_priv *priv, const struct vbr_flow_desc *d,
+			struct rte_flow_error *error)
+{
+	uint64_t types = 0;
+	struct vbr_steer_cf *cf;
+	struct rte_flow *flow;
+	unsigned int n;
+	size_t own_off;
+	bool promisc = priv->promisc, allmulti = priv->allmulti;
+	int ret;
+
+	/* As vbr_rss_types() of the queue set create would get. */
+	if (d->fate == VBR_FLOW_FATE_RSS && d->nb_queues > 1)
+		types = d->rss_types;
+	flow = vbr_steer_rule_alloc(priv, d, types, &own_off);
+	if (flow == NULL)
+		return rte_flow_error_set(error, ENOMEM,
+			RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+			"vbr: no memory to validate the rule");
+	flow->tier = VBR_STEER_TIER_USER;
+	ret = vbr_steer_cf_overlap(priv, flow, error);
+	if (ret == 0 && flow->comp != 0) {
+		if (!priv->flows_on) {
+			priv->promisc = priv->dev->data->promiscuous;
+			priv->allmulti = priv->dev->data->all_multicast;
+		}
+		ret = vbr_steer_cf_make(priv, flow, &cf, &n, error);
+		if (ret == 0)
+			free(cf);
+		priv->promisc = promisc;
+		priv->allmulti = allmulti;
+	}
+	free(flow);
+	return ret;
+}
+
 /** Destroy a user rule. Caller holds flow_lock. */
 void
 vbr_steer_rule_free(struct vbr_priv *priv, struct rte_flow *flow)

@@ -99,6 +99,9 @@ void vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps);
 struct rte_flow *vbr_steer_rule_create(struct vbr_priv *priv,
 				       struct vbr_flow_desc *d,
 				       struct rte_flow_error *error);
+int vbr_steer_rule_validate(struct vbr_priv *priv,
+			    const struct vbr_flow_desc *d,
+			    struct rte_flow_error *error);
 void vbr_steer_rule_free(struct vbr_priv *priv, struct rte_flow *flow);
 struct rte_flow *vbr_steer_rule_check(const struct vbr_priv *priv,
 				      struct rte_flow *flow);
