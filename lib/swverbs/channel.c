@@ -25,11 +25,22 @@
  * Destroying a CQ drops its events not read yet (as the kernel does); one
  * with events read and not acknowledged (ibv_ack_cq_events()) is refused
  * with EBUSY, where libibverbs would wait.
+ *
+ * Through the provider door (provider.c) the channel is libibverbs': its
+ * fd is a datagram socket the preload object made (provider_preload.c),
+ * and libibverbs' ibv_get_cq_event() reads each event from it as the
+ * kernel writes one, the CQ's address in 8 bytes. The CQ then takes its
+ * events on a stand-in channel of its own whose kfd is that socket: the
+ * arm is the same, and the event is sent to kfd instead of being queued.
+ * Events of a CQ destroyed before they are read stay in the socket, and
+ * libibverbs would read a freed CQ: read them first (the kernel drops
+ * them).
  */
 
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "swv_priv.h"
@@ -57,6 +68,7 @@ swv_create_comp_channel(struct ibv_context *context)
 		return NULL;
 	}
 	ch->ibv_ch.context = context;
+	ch->kfd = -1;
 	pthread_spin_init(&ch->lock, PTHREAD_PROCESS_PRIVATE);
 	CDS_INIT_LIST_HEAD(&ch->fired);
 	pthread_mutex_lock(&swv_lock);
@@ -86,15 +98,32 @@ swv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
-void
+int
 swv_cq_channel_attach(struct swv_cq *cq, struct ibv_comp_channel *channel)
 {
+	struct swv_comp_channel *kch;
+
 	cq->ibv_cq.channel = channel;
-	cq->channel = container_of(channel, struct swv_comp_channel, ibv_ch);
 	CDS_INIT_LIST_HEAD(&cq->ev_node);
+	if (to_swv_ctx(channel->context)->provider) {
+		/* libibverbs counts the CQ on its channel (verbs_init_cq()) */
+		kch = calloc(1, sizeof(*kch));
+		if (kch == NULL)
+			return ENOMEM;
+		kch->ibv_ch.context = channel->context;
+		kch->ibv_ch.fd = -1;
+		kch->kfd = channel->fd;
+		pthread_spin_init(&kch->lock, PTHREAD_PROCESS_PRIVATE);
+		CDS_INIT_LIST_HEAD(&kch->fired);
+		cq->kch = kch;
+		cq->channel = kch;
+		return 0;
+	}
+	cq->channel = container_of(channel, struct swv_comp_channel, ibv_ch);
 	pthread_mutex_lock(&swv_lock);
 	channel->refcnt++;
 	pthread_mutex_unlock(&swv_lock);
+	return 0;
 }
 
 int
@@ -120,10 +149,16 @@ swv_cq_channel_detach(struct swv_cq *cq)
 		cq->ev_queued = 0;
 	}
 	pthread_spin_unlock(&ch->lock);
+	cq->channel = NULL;
+	if (cq->kch != NULL) {
+		pthread_spin_destroy(&cq->kch->lock);
+		free(cq->kch);
+		cq->kch = NULL;
+		return 0;
+	}
 	pthread_mutex_lock(&swv_lock);
 	ch->ibv_ch.refcnt--;
 	pthread_mutex_unlock(&swv_lock);
-	cq->channel = NULL;
 	return 0;
 }
 
@@ -162,6 +197,19 @@ cq_fire(struct swv_cq *cq, uint32_t from, uint32_t to)
 					 false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_RELAXED))
 		return;		/* the other side took it */
+	if (ch->kfd >= 0) {
+		uint64_t handle = (uintptr_t)ibv_cq_ex_to_cq(&cq->ibv_cq);
+
+		/*
+		 * Never blocks the engine. A socket with no room (some
+		 * hundreds of events not read, one per arm) loses the event.
+		 */
+		ssize_t n = send(ch->kfd, &handle, sizeof(handle),
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		(void)n;
+		return;
+	}
 	pthread_spin_lock(&ch->lock);
 	if (cq->ev_queued++ == 0)
 		cds_list_add_tail(&cq->ev_node, &ch->fired);
@@ -241,6 +289,19 @@ swv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	*cq = ibv_cq_ex_to_cq(&c->ibv_cq);
 	*cq_context = c->ibv_cq.cq_context;
 	return 0;
+}
+
+void
+swv_cq_event_read(struct ibv_cq *ibcq)
+{
+	struct swv_cq *cq = to_swv_cq(ibcq);
+	struct swv_comp_channel *ch = cq->channel;
+
+	if (ch == NULL)
+		return;
+	pthread_spin_lock(&ch->lock);
+	cq->ev_got++;
+	pthread_spin_unlock(&ch->lock);
 }
 
 void

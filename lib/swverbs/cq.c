@@ -433,8 +433,14 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags,
 	cq->idev = swv_dev_inline(dev) ? dev : NULL;
 	to_swv_ctx(context)->objs++;
 	pthread_mutex_unlock(&swv_lock);
-	if (channel != NULL)
-		swv_cq_channel_attach(cq, channel);
+	if (channel != NULL && swv_cq_channel_attach(cq, channel) != 0) {
+		pthread_mutex_lock(&swv_lock);
+		dev->ncq--;
+		to_swv_ctx(context)->objs--;
+		pthread_mutex_unlock(&swv_lock);
+		free(cq->cqes);
+		goto err_free;
+	}
 	return cq;
 
 err_free:

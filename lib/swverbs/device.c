@@ -529,28 +529,16 @@ swv_get_device_name(struct ibv_device *device)
 	return container_of(device, struct swv_device, ibv_dev)->name;
 }
 
-struct ibv_context *
-swv_open_device(struct ibv_device *device)
+int
+swv_ctx_init(struct swv_context *ctx, struct ibv_device *device)
 {
-	struct swv_context *ctx;
-	struct swv_device *dev;
+	struct swv_device *dev = container_of(device, struct swv_device,
+					      ibv_dev);
 	int fds[2];
 	int ret;
 
-	if (device == NULL) {
-		errno = EINVAL;
-		return NULL;
-	}
-	dev = container_of(device, struct swv_device, ibv_dev);
-	ctx = calloc(1, sizeof(*ctx));
-	if (ctx == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		ret = errno;
-		goto err_free;
-	}
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return errno;
 	/* The device never blocks on a full event pipe. */
 	if (fcntl(fds[1], F_SETFL, O_NONBLOCK) != 0) {
 		ret = errno;
@@ -558,13 +546,7 @@ swv_open_device(struct ibv_device *device)
 	}
 	ctx->dev = dev;
 	ctx->event_wr = fds[1];
-	swv_vctx_init(&ctx->vctx);
-	ctx->vctx.context.device = device;
-	ctx->vctx.context.cmd_fd = -1;
 	ctx->vctx.context.async_fd = fds[0];
-	ctx->vctx.context.num_comp_vectors = 1;
-	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
-
 	pthread_mutex_lock(&swv_lock);
 	if (!device_live(device)) {
 		pthread_mutex_unlock(&swv_lock);
@@ -574,25 +556,18 @@ swv_open_device(struct ibv_device *device)
 	dev->nctx++;
 	cds_list_add_tail_rcu(&ctx->node, &dev->ctxs);
 	pthread_mutex_unlock(&swv_lock);
-	return &ctx->vctx.context;
+	return 0;
 
 err_pipe:
 	close(fds[0]);
 	close(fds[1]);
-err_free:
-	free(ctx);
-	errno = ret;
-	return NULL;
+	ctx->vctx.context.async_fd = -1;
+	return ret;
 }
 
 int
-swv_close_device(struct ibv_context *context)
+swv_ctx_fini(struct swv_context *ctx)
 {
-	struct swv_context *ctx;
-
-	if (context == NULL)
-		return EINVAL;
-	ctx = to_swv_ctx(context);
 	pthread_mutex_lock(&swv_lock);
 	if (ctx->objs > 0) {
 		pthread_mutex_unlock(&swv_lock);
@@ -602,8 +577,53 @@ swv_close_device(struct ibv_context *context)
 	ctx->dev->nctx--;
 	synchronize_rcu();
 	pthread_mutex_unlock(&swv_lock);
-	close(ctx->vctx.context.async_fd);
 	close(ctx->event_wr);
+	ctx->event_wr = -1;
+	return 0;
+}
+
+struct ibv_context *
+swv_open_device(struct ibv_device *device)
+{
+	struct swv_context *ctx;
+	int ret;
+
+	if (device == NULL) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (ctx == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	swv_vctx_init(&ctx->vctx);
+	ctx->vctx.context.device = device;
+	ctx->vctx.context.cmd_fd = -1;
+	ctx->vctx.context.num_comp_vectors = 1;
+	ret = swv_ctx_init(ctx, device);
+	if (ret != 0) {
+		free(ctx);
+		errno = ret;
+		return NULL;
+	}
+	pthread_mutex_init(&ctx->vctx.context.mutex, NULL);
+	return &ctx->vctx.context;
+}
+
+int
+swv_close_device(struct ibv_context *context)
+{
+	struct swv_context *ctx;
+	int ret;
+
+	if (context == NULL)
+		return EINVAL;
+	ctx = to_swv_ctx(context);
+	ret = swv_ctx_fini(ctx);
+	if (ret != 0)
+		return ret;
+	close(ctx->vctx.context.async_fd);
 	pthread_mutex_destroy(&ctx->vctx.context.mutex);
 	free(ctx);
 	return 0;
@@ -1002,14 +1022,18 @@ swv_device_wire_note(const char *name, char *buf, size_t len)
 void
 swv_device_event(struct swv_device *dev, enum ibv_event_type type)
 {
+	/* Port events and the device's: element is the port (libibverbs). */
+	struct swv_async_desc ev = { .element = 1, .event_type = type };
 	struct cds_list_head *node;
 	struct swv_context *ctx;
-	uint32_t ev = type;
 	ssize_t n;
 
 	cds_list_for_each_rcu(node, &dev->ctxs) {
 		ctx = cds_list_entry(node, struct swv_context, node);
-		/* A full pipe drops the event: the reader is far behind. */
+		/*
+		 * A full pipe drops the event: the reader is far behind. A
+		 * record is less than PIPE_BUF: written whole or not at all.
+		 */
 		n = write(ctx->event_wr, &ev, sizeof(ev));
 		(void)n;
 	}
@@ -1019,7 +1043,7 @@ int
 swv_get_async_event(struct ibv_context *context,
 		    struct ibv_async_event *event)
 {
-	uint32_t ev;
+	struct swv_async_desc ev;
 	ssize_t n;
 
 	if (context == NULL || event == NULL) {
@@ -1034,8 +1058,8 @@ swv_get_async_event(struct ibv_context *context,
 		return -1;
 	}
 	memset(event, 0, sizeof(*event));
-	event->event_type = (enum ibv_event_type)ev;
-	event->element.port_num = 1;
+	event->event_type = (enum ibv_event_type)ev.event_type;
+	event->element.port_num = (int)ev.element;
 	return 0;
 }
 

@@ -98,6 +98,8 @@ swv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
 	mr->start = (uintptr_t)addr;
 	mr->end = (uintptr_t)addr + length;
 	mr->access = access;
+	mr->vmr.mr_type = 0;	/* IBV_MR_TYPE_MR */
+	mr->vmr.access = access;
 	mr->ibv_mr.context = pd->context;
 	mr->ibv_mr.pd = pd;
 	mr->ibv_mr.addr = addr;

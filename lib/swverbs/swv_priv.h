@@ -392,6 +392,8 @@ struct swv_cq {
 	uint32_t ev_queued;	/**< events not read yet (channel lock) */
 	uint32_t ev_got;	/**< events read (channel lock) */
 	struct cds_list_head ev_node;	/**< in channel->fired (its lock) */
+	/** Provider door: the stand-in channel is the CQ's own (kfd). */
+	struct swv_comp_channel *kch;
 };
 
 /* Arm states of a CQ (ibv_req_notify_cq()). */
@@ -407,7 +409,20 @@ struct swv_comp_channel {
 	struct ibv_comp_channel ibv_ch;	/**< handed to the application */
 	pthread_spinlock_t lock;	/**< fired, the CQs' ev_* */
 	struct cds_list_head fired;	/**< CQs with ev_queued > 0 */
+	/**
+	 * -1, or the fd of libibverbs' channel (provider door): the CQ's
+	 * own stand-in channel then takes no event, each event is the CQ's
+	 * address sent to kfd, as the kernel writes it
+	 * (ib_uverbs_comp_event_desc), for ibv_get_cq_event() to read.
+	 */
+	int kfd;
 };
+
+/**
+ * The provider door's cq_event op: ibv_get_cq_event() read an event of
+ * @cq (counted for swv_destroy_cq()'s check).
+ */
+void swv_cq_event_read(struct ibv_cq *cq);
 
 static inline struct swv_cq *
 to_swv_cq(struct ibv_cq *cq)
@@ -591,10 +606,39 @@ struct swv_rq {
 };
 
 /*
+ * rdma-core's struct verbs_mr and struct verbs_qp (its private driver.h,
+ * provider ABI 34), which libibverbs reads beyond the ibv_mr and ibv_qp a
+ * provider hands out: ibv_dereg_mr() reads mr_type and access,
+ * ibv_qp_to_qp_ex() reads comp_mask. swverbs' MRs and QPs begin with them,
+ * so that the provider door (provider.c) hands libibverbs what it reads.
+ * driver.h is not installed (Debian's libibverbs-dev has no such header):
+ * the direct build mirrors the layout here, and the provider build, which
+ * has driver.h, checks the mirror against it (static_assert in
+ * provider.c).
+ */
+struct swv_verbs_mr {
+	struct ibv_mr ibv_mr;
+	int mr_type;		/**< enum ibv_mr_type: 0 (IBV_MR_TYPE_MR) */
+	int access;		/**< the access flags it was registered with */
+};
+
+struct swv_verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;	/**< 0: no ibv_qp_ex (VERBS_QP_EX unset) */
+	void *xrcd;		/**< struct verbs_xrcd *: none, NULL */
+};
+
+/*
  * Memory regions: a process-wide table indexed by the low bits of the lkey.
  */
 struct swv_mr {
-	struct ibv_mr ibv_mr;
+	union {
+		struct swv_verbs_mr vmr;	/**< what libibverbs reads */
+		struct ibv_mr ibv_mr;		/**< its first member */
+	};
 	uintptr_t start;
 	uintptr_t end;		/**< one past the last byte */
 	int access;
@@ -733,7 +777,10 @@ struct swv_wheel {
 };
 
 struct swv_qp {
-	struct ibv_qp ibv_qp;
+	union {
+		struct swv_verbs_qp vqp;	/**< what libibverbs reads */
+		struct ibv_qp ibv_qp;		/**< its first member */
+	};
 	struct swv_device *dev;
 	struct cds_list_head node;	/**< in dev->qps (RCU) or dev->hqps */
 	bool is_hash;
@@ -1320,6 +1367,37 @@ struct swv_context {
 	struct cds_list_head node;	/**< in dev->ctxs (RCU) */
 	int event_wr;			/**< write end of the async pipe */
 	unsigned int objs;		/**< objects created on it (swv_lock) */
+	/**
+	 * Opened through libibverbs (provider.c): its completion channels
+	 * are libibverbs' (an event is the CQ's address written to the
+	 * channel's fd), and libibverbs closes its async_fd.
+	 */
+	bool provider;
+};
+
+/**
+ * Make @ctx, zeroed or set up by libibverbs, a context of @device (a
+ * swverbs device's ibv_device): its async event pipe, whose read end goes
+ * to async_fd, and its place among the device's contexts. Return 0, or
+ * ENODEV (no such device any more) or the errno of the pipe.
+ */
+int swv_ctx_init(struct swv_context *ctx, struct ibv_device *device);
+
+/**
+ * Undo swv_ctx_init(): EBUSY while objects made on @ctx remain. The read
+ * end of the pipe (async_fd) stays open: its owner closes it.
+ */
+int swv_ctx_fini(struct swv_context *ctx);
+
+/**
+ * An async event as the kernel's uverbs writes it to async_fd (struct
+ * ib_uverbs_async_event_desc), which libibverbs' ibv_get_async_event()
+ * reads: element is the port number for port and device events.
+ */
+struct swv_async_desc {
+	uint64_t element;
+	uint32_t event_type;
+	uint32_t reserved;
 };
 
 static inline struct swv_context *
@@ -1333,6 +1411,15 @@ to_swv_ctx(struct ibv_context *ctx)
  * (verbs_ctx.c).
  */
 void swv_vctx_init(struct verbs_context *vctx);
+
+/**
+ * verbs_context.query_device_ex: swv_query_device_ex() into the first
+ * attr_size bytes of @attr (the provider door's op too).
+ */
+int swv_vctx_query_device_ex(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr,
+			     size_t attr_size);
 
 #define SWV_ETH_HLEN 14		/**< an Ethernet header, no tag */
 
@@ -1765,9 +1852,9 @@ unsigned int swv_cq_clean(struct swv_cq *cq, uint32_t num, bool recv_only);
 /* channel.c */
 /** Raise the armed CQ's event if the CQEs [from, head) qualify. */
 void swv_cq_notify(struct swv_cq *cq, uint32_t from);
-/** A CQ with a channel is created / destroyed. */
-void swv_cq_channel_attach(struct swv_cq *cq,
-			   struct ibv_comp_channel *channel);
+/** A CQ with a channel is created (0 or ENOMEM) / destroyed. */
+int swv_cq_channel_attach(struct swv_cq *cq,
+			  struct ibv_comp_channel *channel);
 /** Return: 0, or EBUSY (events read and not acknowledged). */
 int swv_cq_channel_detach(struct swv_cq *cq);
 

@@ -44,8 +44,8 @@ vctx_query_port(struct ibv_context *context, uint8_t port_num,
 }
 
 /* verbs_context.query_device_ex: fill at most attr_size bytes. */
-static int
-vctx_query_device_ex(struct ibv_context *context,
+int
+swv_vctx_query_device_ex(struct ibv_context *context,
 		     const struct ibv_query_device_ex_input *input,
 		     struct ibv_device_attr_ex *attr, size_t attr_size)
 {
@@ -75,7 +75,7 @@ swv_vctx_init(struct verbs_context *v)
 	c->ops.poll_cq = swv_poll_cq;
 	c->ops.req_notify_cq = swv_req_notify_cq;
 	v->query_port = vctx_query_port;
-	v->query_device_ex = vctx_query_device_ex;
+	v->query_device_ex = swv_vctx_query_device_ex;
 	v->create_cq_ex = swv_create_cq_ex;
 	v->create_qp_ex = swv_create_qp_ex;
 	v->create_wq = swv_create_wq;
