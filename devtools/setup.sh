@@ -8,13 +8,22 @@
 #      missing, and at most once)
 #   2. fetch DPDK's driver-SDK headers from Debian's source package of exactly
 #      the installed libdpdk-dev into .sdk/dpdk-<version>/include
-#   3. meson setup + ninja in ./build (or $VBR_BUILD_DIR)
+#   3. fetch rdma-core's private provider header (driver.h and the few
+#      headers it needs that libibverbs-dev lacks) from a Debian source
+#      package of rdma-core whose private ABI is the installed
+#      libibverbs.so.1's, into .sdk/rdma-core-<version>/include: the swverbs
+#      provider (lib/swverbs/provider.c) is built against it
+#   4. meson setup + ninja in ./build (or $VBR_BUILD_DIR)
 #
 # Environment:
 #   VBR_BUILD_DIR   build folder, relative to the repository (default: build)
 #   VBR_SDK_CACHE   where the source package is downloaded (default: .sdk/cache)
 #   VBR_SKIP_BUILD  set to 1 to stop after the SDK headers
 #   VBR_MESON_ARGS  extra arguments for meson setup (e.g. -Dpmd=disabled)
+#   VBR_RDMA_CORE_SUITES  Debian suites whose rdma-core source may stand in
+#                   for the installed version's (same private ABI), tried in
+#                   order when the installed version's source is not served
+#                   (default: trixie)
 
 set -euo pipefail
 
@@ -28,7 +37,8 @@ iproute2 dpkg-dev liburcu-dev clang-format xz-utils
 libxdp-dev libbpf-dev libxdp1
 libmnl-dev
 libjansson-dev
-openvswitch-switch-dpdk"
+openvswitch-switch-dpdk
+ibverbs-utils python3-pyverbs"
 
 # The driver-SDK headers, as paths inside DPDK's source tree.
 SDK_HEADERS="lib/eal/include/bus_driver.h lib/eal/include/dev_driver.h
@@ -235,7 +245,207 @@ fetch_sdk_headers()
 	step "SDK headers: installed into $inc"
 }
 
-# --- 3. build ----------------------------------------------------------------
+# --- 3. rdma-core's private provider header ----------------------------------
+
+# What the provider needs from rdma-core's source, as paths in its tree, and
+# where each goes under .sdk/rdma-core-<version>/include. driver.h and what it
+# includes that Debian's libibverbs-dev does not install; kern-abi.h's
+# kernel-abi/ib_user_verbs.h is generated from the tree's kernel header by
+# the tree's own script, as rdma-core's build does.
+RDMA_SDK_FILES="libibverbs/driver.h:infiniband
+libibverbs/kern-abi.h:infiniband
+libibverbs/cmd_ioctl.h:infiniband
+ccan/build_assert.h:ccan
+ccan/check_type.h:ccan
+ccan/container_of.h:ccan
+ccan/list.h:ccan
+ccan/str.h:ccan
+ccan/str_debug.h:ccan
+util/compiler.h:util
+kernel-headers/rdma/ib_user_verbs.h:rdma
+kernel-headers/rdma/rdma_user_ioctl_cmds.h:rdma"
+
+# The NN of the verbs_register_driver_NN the installed libibverbs.so.1
+# exports (its private provider ABI), or nothing.
+installed_pabi()
+{
+	local lib
+
+	lib=$(gcc -print-file-name=libibverbs.so.1)
+	[ -f "$lib" ] || return 0
+	objdump -T "$lib" 2>/dev/null |
+		sed -n 's/.*[[:space:]]verbs_register_driver_\([0-9][0-9]*\)$/\1/p' |
+		head -n 1
+}
+
+# The mirror of the system's Debian entries (for the private apt lists).
+debian_mirror()
+{
+	local uri
+
+	uri=$(sed -n 's/^[[:space:]]*URIs:[[:space:]]*\(http[^[:space:]]*\/debian\)\/*[[:space:]]*$/\1/p' \
+		/etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+	[ -n "$uri" ] || uri=$(sed -n 's/^[[:space:]]*deb[[:space:]]\+\(http[^[:space:]]*\/debian\)\/*[[:space:]].*/\1/p' \
+		/etc/apt/sources.list 2>/dev/null | head -n 1)
+	printf '%s\n' "${uri:-http://deb.debian.org/debian}"
+}
+
+# The private ABI of an rdma-core orig tarball (its CMakeLists.txt).
+tarball_pabi()
+{
+	tar -xzf "$1" -O --wildcards '*/CMakeLists.txt' 2>/dev/null |
+		sed -n 's/^set(IBVERBS_PABI_VERSION "\([0-9]*\)").*/\1/p' |
+		head -n 1
+}
+
+# Download the orig tarball of rdma-core=<version> with apt-get's options
+# $APT_OPTS into $SDK_CACHE, check it against the index's SHA-256 (apt
+# checks it too; the .dsc may be missing from the archive, which fails
+# apt-get source after the tarball is in) and print its path.
+fetch_rdma_orig()
+{
+	local ver=$1 up sha orig
+
+	up=${ver#*:}
+	up=${up%-*}
+	orig=$SDK_CACHE/rdma-core_$up.orig.tar.gz
+	# shellcheck disable=SC2086
+	sha=$(apt-cache $APT_OPTS showsrc rdma-core 2>/dev/null |
+		awk -v ver="$ver" '/^$/ { v = 0 }
+		     /^Version: / { v = ($2 == ver) }
+		     /^Checksums-Sha256:/ { s = 1; next } /^[^ ]/ { s = 0 }
+		     v && s && $3 ~ /\.orig\.tar\.gz$/ { print $1; exit }')
+	[ -n "$sha" ] || return 1
+	if [ ! -f "$orig" ] || ! echo "$sha  $orig" | sha256sum -c --quiet - \
+			>/dev/null 2>&1; then
+		rm -f "$orig"
+		# shellcheck disable=SC2086
+		(cd "$SDK_CACHE" && apt-get $APT_OPTS source -q --download-only \
+			"rdma-core=$ver" >/dev/null 2>&1) || true
+	fi
+	[ -f "$orig" ] && echo "$sha  $orig" | sha256sum -c --quiet - \
+		>/dev/null 2>&1 || return 1
+	printf '%s\n' "$orig"
+}
+
+# Lay out the provider's headers from an orig tarball into $1/include.
+install_rdma_sdk()
+{
+	local orig=$1 sdk=$2 pabi=$3 tmp entry f dir src pats=()
+
+	tmp=$(mktemp -d)
+	# shellcheck disable=SC2064
+	trap "rm -rf '$tmp'" EXIT
+	for entry in $RDMA_SDK_FILES buildlib/make_abi_structs.py:-; do
+		pats+=("*/${entry%%:*}")
+	done
+	tar -xzf "$orig" -C "$tmp" --wildcards "${pats[@]}" ||
+		die "cannot extract the provider headers from $orig"
+	rm -rf "$sdk"
+	for entry in $RDMA_SDK_FILES; do
+		f=${entry%%:*}
+		dir=$sdk/include/${entry##*:}
+		src=$(find "$tmp" -path "*/$f" -type f | head -n 1)
+		[ -n "$src" ] || die "$f not found in $orig"
+		mkdir -p "$dir"
+		install -m 0644 "$src" "$dir/"
+	done
+	mkdir -p "$sdk/include/kernel-abi"
+	/usr/bin/python3 "$(find "$tmp" -path '*/buildlib/make_abi_structs.py' |
+			    head -n 1)" "$sdk/include/rdma/ib_user_verbs.h" \
+		"$sdk/include/kernel-abi/ib_user_verbs.h" ||
+		die "make_abi_structs.py failed on $orig"
+	# rdma-core's config.h, the part driver.h reads: Debian builds with
+	# IOCTL_MODE both.
+	cat >"$sdk/include/config.h" <<-EOF
+	/* Written by devtools/setup.sh from $(basename "$orig"). */
+	#define IBVERBS_PABI_VERSION $pabi
+	#define VERBS_IOCTL_ONLY 0
+	#define VERBS_WRITE_ONLY 0
+	#define HAVE_FUNC_ATTRIBUTE_ALWAYS_INLINE 1
+	EOF
+	printf '%s\n' "$pabi" >"$sdk/pabi"
+	rm -rf "$tmp"
+	trap - EXIT
+}
+
+fetch_rdma_core_sdk()
+{
+	local pabi full d orig ver suite mirror apt_dir candidates up got
+
+	pabi=$(installed_pabi)
+	if [ -z "$pabi" ]; then
+		step "rdma-core provider header: the installed libibverbs.so.1" \
+		     "exports no verbs_register_driver_NN: no swverbs provider"
+		return
+	fi
+	for d in "$ROOT"/.sdk/rdma-core-*/; do
+		if [ ! -f "$d/pabi" ] || [ "$(cat "$d/pabi")" != "$pabi" ] ||
+		   [ ! -f "$d/include/infiniband/driver.h" ] ||
+		   [ ! -f "$d/include/kernel-abi/ib_user_verbs.h" ]; then
+			continue
+		fi
+		step "rdma-core provider header: ${d%/} (private ABI $pabi)" \
+		     "already there"
+		return
+	done
+	need_root "downloading rdma-core's source package"
+	mkdir -p "$SDK_CACHE"
+	full=$(dpkg-query -W -f='${Version}' libibverbs-dev 2>/dev/null) ||
+		die "libibverbs-dev is not installed"
+	# The installed version's source first (the system's deb-src entries),
+	# then the suites' (a private apt list, the system's left as it was).
+	has_deb_src || add_deb_src
+	APT_OPTS=""
+	candidates="$full"
+	got=""
+	for ver in $candidates; do
+		step "rdma-core provider header: trying rdma-core=$ver"
+		orig=$(fetch_rdma_orig "$ver") || continue
+		[ "$(tarball_pabi "$orig")" = "$pabi" ] && got=$orig && break
+	done
+	if [ -z "$got" ]; then
+		mirror=$(debian_mirror)
+		apt_dir=$SDK_CACHE/apt-rdma-core
+		mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+		: >"$apt_dir/sources.list"
+		for suite in ${VBR_RDMA_CORE_SUITES:-trixie}; do
+			printf 'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' \
+				"$mirror" "$suite" >>"$apt_dir/sources.list"
+		done
+		APT_OPTS="-o Dir::Etc::SourceList=$apt_dir/sources.list
+			  -o Dir::Etc::SourceParts=/nonexistent
+			  -o Dir::State::Lists=$apt_dir/lists
+			  -o Dir::Cache=$apt_dir/cache"
+		step "rdma-core provider header: apt-get update of deb-src" \
+		     "${VBR_RDMA_CORE_SUITES:-trixie} (a private list)"
+		# shellcheck disable=SC2086
+		apt-get -q $APT_OPTS update >/dev/null ||
+			die "apt-get update of the deb-src list $apt_dir/sources.list failed"
+		# shellcheck disable=SC2086
+		candidates=$(apt-cache $APT_OPTS showsrc rdma-core 2>/dev/null |
+			     sed -n 's/^Version: //p')
+		for ver in $candidates; do
+			step "rdma-core provider header: trying rdma-core=$ver"
+			orig=$(fetch_rdma_orig "$ver") || continue
+			[ "$(tarball_pabi "$orig")" = "$pabi" ] && got=$orig &&
+				break
+			step "rdma-core=$ver: private ABI $(tarball_pabi "$orig")," \
+			     "not $pabi"
+		done
+	fi
+	[ -n "$got" ] ||
+		die "no rdma-core source package of private ABI $pabi (that of" \
+		    "the installed libibverbs.so.1) could be fetched: tried" \
+		    "$full and the suites ${VBR_RDMA_CORE_SUITES:-trixie}"
+	up=$(basename "$got" .orig.tar.gz)
+	up=${up#rdma-core_}
+	install_rdma_sdk "$got" "$ROOT/.sdk/rdma-core-$up" "$pabi"
+	step "rdma-core provider header: installed into" \
+	     ".sdk/rdma-core-$up/include (private ABI $pabi)"
+}
+
+# --- 4. build ----------------------------------------------------------------
 
 build()
 {
@@ -256,6 +466,7 @@ build()
 
 install_packages
 fetch_sdk_headers
+fetch_rdma_core_sdk
 if [ "${VBR_SKIP_BUILD:-0}" != 1 ]; then
 	build
 fi
