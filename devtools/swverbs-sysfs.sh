@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Write a sysfs tree in which the system libibverbs finds swverbs devices
+# through the swverbs provider (libswverbs-rdmav<PABI>.so; see
+# doc/guides/swverbs.rst, "swverbs as an rdma-core provider"). libibverbs
+# reads it when SYSFS_PATH names it and RDMA netlink fails (the provider's
+# interposers make it fail while SYSFS_PATH is set). devtools/swverbs-run.sh
+# writes one for the command it runs and removes it after.
+#
+# usage: swverbs-sysfs.sh DIR SPEC
+#
+# SPEC is NAME=WIRE[+KEY=VALUE...][,NAME=WIRE...]: one device per entry,
+# named NAME, on WIRE, one of the wire= values of vbr's swverbs ports:
+#   loop                     frames sent come back to the device
+#   pair:<cable>             the two devices of the process on that cable
+#   shm:<cable>              a cable in /dev/shm, between processes
+#   af_packet:<ifname>       a Linux interface (CAP_NET_RAW)
+#   af_xdp:<ifname>[:<queue>]  an interface queue, through AF_XDP
+# and optional keys:
+#   profile=mlx5|full        swverbs' device profile (default mlx5)
+#   mac=<aa:bb:cc:dd:ee:ff>  the port's MAC (default: the interface's on an
+#                            interface wire, else one made from NAME)
+#   netdev=<ifname>          the device's network interface: libibverbs
+#                            users (vbr's glue) read its MTU, MAC and link
+#                            and set them there; an interface wire has its
+#                            interface as netdev unless this names another
+# e.g. swverbs0=pair:hw,swverbs1=pair:hw or swverbs0=af_packet:veth0.
+#
+# DIR is made if missing; the devices' files are written into it (an
+# existing tree of the same names is replaced). Prints nothing; exit 2 on a
+# bad SPEC, with the reason.
+
+set -euo pipefail
+
+die()
+{
+	printf 'swverbs-sysfs.sh: %s\n' "$*" >&2
+	exit 2
+}
+
+[ $# -eq 2 ] || die "usage: swverbs-sysfs.sh DIR NAME=WIRE[+KEY=VALUE...][,NAME=WIRE...]"
+DIR=$1
+SPEC=$2
+
+# A locally administered unicast MAC from a name (as stable as the name).
+mac_of_name()
+{
+	local h
+
+	h=$(printf '%s' "$1" | sha256sum | cut -c1-10)
+	printf '02:%s:%s:%s:%s:%s\n' "${h:0:2}" "${h:2:2}" "${h:4:2}" \
+		"${h:6:2}" "${h:8:2}"
+}
+
+# The EUI-64 of a MAC as four groups (node_guid) and the link-local GID.
+eui64()
+{
+	local IFS=: b
+
+	read -r -a b <<<"$1"
+	printf '%02x%s:%sff:fe%s:%s%s\n' $((0x${b[0]} ^ 2)) "${b[1]}" \
+		"${b[2]}" "${b[3]}" "${b[4]}" "${b[5]}"
+}
+
+put()
+{
+	mkdir -p "$(dirname "$1")"
+	printf '%s\n' "$2" >"$1"
+}
+
+valid_name()
+{
+	[[ $1 =~ ^[A-Za-z0-9_.-]+$ ]] && [ ${#1} -lt 64 ] && [[ $1 != rxe* ]]
+}
+
+mkdir -p "$DIR"
+put "$DIR/class/infiniband_verbs/abi_version" 6
+IFS=, read -r -a ENTRIES <<<"$SPEC"
+[ ${#ENTRIES[@]} -gt 0 ] || die "empty SPEC"
+declare -A SEEN=()
+idx=0
+for entry in "${ENTRIES[@]}"; do
+	[[ $entry == *=* ]] || die "$entry: give NAME=WIRE"
+	name=${entry%%=*}
+	rest=${entry#*=}
+	valid_name "$name" ||
+		die "$name: a device name is letters, digits, '_', '.', '-'" \
+		    "(under 64, not starting with rxe, which rdma-core's rxe takes)"
+	[ -z "${SEEN[$name]:-}" ] || die "$name: named twice"
+	SEEN[$name]=1
+	IFS=+ read -r -a parts <<<"$rest"
+	wire=${parts[0]:-}
+	profile=mlx5
+	mac=""
+	netdev=""
+	for kv in "${parts[@]:1}"; do
+		case $kv in
+		profile=mlx5 | profile=full) profile=${kv#profile=} ;;
+		profile=*) die "$name: $kv: give profile=mlx5 or profile=full" ;;
+		mac=*)
+			mac=${kv#mac=}
+			[[ $mac =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] ||
+				die "$name: $kv: not a MAC address"
+			mac=${mac,,}
+			;;
+		netdev=*) netdev=${kv#netdev=} ;;
+		*) die "$name: $kv: unknown key (profile=, mac=, netdev=)" ;;
+		esac
+	done
+	ifname=""
+	case $wire in
+	loop) ;;
+	pair:?* | shm:?*) ;;
+	af_packet:?*) ifname=${wire#af_packet:} ;;
+	af_xdp:?*)
+		ifname=${wire#af_xdp:}
+		ifname=${ifname%%:*}
+		;;
+	*)
+		die "$name: wire \"$wire\": give loop, pair:<cable>," \
+		    "shm:<cable>, af_packet:<ifname> or af_xdp:<ifname>[:<queue>]"
+		;;
+	esac
+	[ -n "$netdev" ] || netdev=$ifname
+	if [ -n "$netdev" ] && [ ! -e "/sys/class/net/$netdev" ]; then
+		die "$name: no network interface $netdev"
+	fi
+	# The MAC the device will have: swverbs takes an interface wire's
+	# from the interface when none is given (no swverbs_mac then).
+	gidmac=$mac
+	if [ -z "$gidmac" ] && [ -n "$ifname" ]; then
+		gidmac=$(cat "/sys/class/net/$ifname/address")
+	elif [ -z "$gidmac" ]; then
+		mac=$(mac_of_name "$name")
+		gidmac=$mac
+	fi
+	guid=$(eui64 "$gidmac")
+
+	uv=$DIR/class/infiniband_verbs/uverbs$idx
+	ib=$DIR/class/infiniband/$name
+	rm -rf "$uv" "$ib"
+	put "$uv/ibdev" "$name"
+	# /dev/infiniband/uverbsN is /dev/full (1:7): the provider's stat()
+	# and open(), or a namespace, make it so
+	put "$uv/dev" "1:7"
+	put "$uv/abi_version" 1
+	put "$ib/node_type" "1: CA"
+	put "$ib/node_guid" "$guid"
+	put "$ib/sys_image_guid" "$guid"
+	put "$ib/board_id" "SWVERBS-$profile"
+	put "$ib/device/modalias" "swverbs:$wire"
+	put "$ib/device/swverbs_wire" "$wire"
+	put "$ib/device/swverbs_profile" "$profile"
+	[ -z "$mac" ] || put "$ib/device/swverbs_mac" "$mac"
+	if [ -n "$netdev" ]; then
+		mkdir -p "$ib/device/net"
+		ln -s "/sys/class/net/$netdev" "$ib/device/net/$netdev"
+		put "$ib/ports/1/gid_attrs/ndevs/0" "$netdev"
+	fi
+	# The port's one GID, link-local from the MAC, RoCE v2; one pkey.
+	g=${guid//:/}
+	put "$ib/ports/1/gids/0" "fe80:0000:0000:0000:${g:0:4}:${g:4:4}:${g:8:4}:${g:12:4}"
+	put "$ib/ports/1/gid_attrs/types/0" "RoCE v2"
+	put "$ib/ports/1/pkeys/0" "0xffff"
+	put "$ib/ports/1/link_layer" "Ethernet"
+	idx=$((idx + 1))
+done
