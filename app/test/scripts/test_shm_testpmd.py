@@ -11,8 +11,10 @@ Process A and process B each have one port, net_vbr0,wire=shm:<cable>
 down, and frames A sends then are counted as errors (TX-errors and the
 xstat tx_link_down_drops), not as sent. A new B attaches: the link comes
 back up and frames flow both ways. A third process cannot take a third
-end: the error names the pids holding the cable. The cable's file is gone
-once the last end quits.
+end: the error names the pids holding the cable. The cable's file is then
+truncated under both ends: both live, xstat wire_faults counts the fault
+at each end, and the link comes back up by itself. The cable's file is
+gone once the last end quits.
 
 Then the pair: two processes that name one pair: cable each get their own:
 the second is warned, and frames sent on a lone pair end are errors.
@@ -146,6 +148,28 @@ def run(pmd):
                 "a new B attaches: link up")
         sent_and_counted(c, a, b, "A to the new B")
         sent_and_counted(c, b, a, "the new B to A")
+
+        # the cable's file cut short under the ends (issue 32, item 3):
+        # both processes live, the fault shows in xstat wire_faults, the
+        # link goes down and comes back up by itself, frames flow again
+        fa = xstat(a.cmd("show port xstats 0"), "wire_faults")
+        fb = xstat(b.cmd("show port xstats 0"), "wire_faults")
+        c.check(fa == 0 and fb == 0, f"wire_faults shown, 0 ({fa}, {fb})")
+        os.truncate(path, 0)
+        fa = tp.wait_until(lambda: xstat(a.cmd("show port xstats 0"),
+                                         "wire_faults"),
+                           lambda n: n is not None and n >= 1)
+        fb = tp.wait_until(lambda: xstat(b.cmd("show port xstats 0"),
+                                         "wire_faults"),
+                           lambda n: n is not None and n >= 1)
+        c.check(fa == 1 and fb == 1,
+                f"file truncated: a wire fault at each end ({fa}, {fb})")
+        c.check(a.proc.poll() is None and b.proc.poll() is None,
+                "both processes survive the truncated file")
+        c.check(wait_link(a, True) and wait_link(b, True),
+                "the link comes back up at both ends")
+        sent_and_counted(c, a, b, "A to B after the fault")
+        sent_and_counted(c, b, a, "B to A after the fault")
         for t in list(procs):
             c.check(t.quit() == 0, "testpmd quits cleanly")
             procs.remove(t)

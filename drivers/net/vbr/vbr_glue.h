@@ -73,6 +73,7 @@ struct vbr_glue_port_counters {
 	uint64_t tx_errors;	/**< send WQEs completed with an error */
 	uint64_t tx_mtu_dropped; /**< sent frames above the link's MTU */
 	uint64_t tx_mtu_dropped_bytes; /**< bytes of those frames */
+	uint64_t wire_faults;	/**< the cable itself broke (link down) */
 };
 
 /* Bits of vbr_glue_port_counters.valid. */
@@ -86,6 +87,7 @@ struct vbr_glue_port_counters {
 #define VBR_GLUE_CNT_MTU_DROPPED	(1u << 7)
 #define VBR_GLUE_CNT_WIRE_TOTALS	(1u << 8)
 #define VBR_GLUE_CNT_TX_MTU_DROPPED	(1u << 9)
+#define VBR_GLUE_CNT_WIRE_FAULTS	(1u << 10)
 
 /*
  * QP counters (rdma statistic qp): the kernel's counter modes and auto

@@ -791,11 +791,13 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 	counters->tx_errors = c.tx_errors;
 	counters->tx_mtu_dropped = c.tx_mtu_dropped;
 	counters->tx_mtu_dropped_bytes = c.tx_mtu_dropped_bytes;
+	counters->wire_faults = c.wire_faults;
 	counters->valid = VBR_GLUE_CNT_OUT_OF_BUFFER | VBR_GLUE_CNT_NO_MATCH |
 			  VBR_GLUE_CNT_RX_ERRORS | VBR_GLUE_CNT_DROPPED |
 			  VBR_GLUE_CNT_RUNTS | VBR_GLUE_CNT_TX_LINK_DOWN |
 			  VBR_GLUE_CNT_WIRE_DROPPED | VBR_GLUE_CNT_MTU_DROPPED |
-			  VBR_GLUE_CNT_WIRE_TOTALS | VBR_GLUE_CNT_TX_MTU_DROPPED;
+			  VBR_GLUE_CNT_WIRE_TOTALS | VBR_GLUE_CNT_TX_MTU_DROPPED |
+			  VBR_GLUE_CNT_WIRE_FAULTS;
 	return 0;
 }
 
