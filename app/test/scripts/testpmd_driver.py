@@ -45,8 +45,11 @@ def strip_events(text):
     text = EVENT_LINE.sub("", text)
     if "\nPort " in text:
         n = len(EVENT_HEAD.findall(text))
-        text = EVENT_HEAD.sub("", text)
-        text = EVENT_TAIL.sub("", text, count=n)
+        # count=0 would take out every tail ("1: link state change
+        # event" of a whole line after "Port 0 is closed"): none then
+        if n > 0:
+            text = EVENT_HEAD.sub("", text)
+            text = EVENT_TAIL.sub("", text, count=n)
     if EVENT_BARE.search(text):
         text = EVENT_BARE.sub("", text)
         for split in PROMPT_SPLIT:
