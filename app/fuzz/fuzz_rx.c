@@ -13,6 +13,25 @@
  * made once from a fixed seed. An input may add an ALL_DEFAULT rule for its
  * own frames.
  *
+ * A second device, on the mlx5 profile (the default), with the same queues
+ * and counters objects, is given the same rules in the same order. The
+ * model's own predicate, ref_mlx5_refuses(), written from what a ConnectX
+ * takes through Verbs (uverbs, mlx5 fs.c and fs_core.c), says for each
+ * whether mlx5 refuses it and why (more than 10 specs, a flow label or VNI
+ * too wide, an inner VXLAN or GRE, a priority above 15, an IPv4 TTL or
+ * flags mask, an IPv6 hop limit mask, a GRE flags mask, an MPLS mask, ESP,
+ * a tag over 24 bits, the IP protocol given twice otherwise, an ether type
+ * against the IP spec, an equal entry at the same level that drops or tags
+ * otherwise), with which errno; the device must answer the same for every
+ * rule, and refuse the sniffer (EOPNOTSUPP). Every input's frames are then
+ * sent on it too, and checked as on the first against the rules it took,
+ * steered as mlx5 does: a VLAN mask asks for an 802.1Q C-tag first,
+ * multicast-only rules after priority 15, MC_DEFAULT and ALL_DEFAULT
+ * without tag or drop, no sniffer copy; a counters object no rule holds
+ * cannot be read (EINVAL). Where swverbs' mlx5 profile is known to differ
+ * from mlx5 (ref_mlx5_refuses(), struct ref_fte), the model gives swverbs'
+ * answer and says so.
+ *
  * Each input gives 1 to 4 frames, built from bytes of the input: a header
  * stack (VLAN tags, IPv4 with options and fragments, IPv6, TCP, UDP, VXLAN,
  * GRE with its optional fields, MPLS stacks, ESP, inner headers), most of
@@ -63,13 +82,15 @@
  * app/fuzz/gen_corpus.py writes the seed corpus (app/fuzz/corpus-rx).
  *
  * Built with clang: a libFuzzer target. Otherwise: fuzz_replay.c's main()
- * replays files and fixed-seed random inputs, as a test.
+ * replays files and fixed-seed random inputs, as a test; its summary gives
+ * what the frames did on each device and why mlx5 refused the rules it did.
  * $FUZZ_RX_VERBOSE prints each frame's predicted outcome.
  */
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,9 +135,14 @@ static const char *const fate_names[] = {
 };
 
 /*
- * The device.
+ * The devices: the same rules and frames on one of each profile.
  */
-static struct {
+enum { D_FULL, D_MLX5, NB_DEV };
+static const char *const dev_names[NB_DEV] = { "full", "mlx5" };
+
+struct rx_dev {
+	unsigned int id;			/* D_FULL, D_MLX5 */
+	bool mlx5;				/* the mlx5 profile */
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *scq;
@@ -132,7 +158,15 @@ static struct {
 	uint8_t *rx;				/* 2 * MAX_FRAMES areas */
 	uint32_t qnum[NB_Q];			/* qp_num / wq_num */
 	uint64_t cval[NB_CNT][CNT_IDX];		/* model of the counters */
-} dev;
+	unsigned int bound[NB_CNT];		/* rules counting into each */
+	/* What the frames did, for the replay's summary. */
+	uint64_t stat_fate[F_FLUSHED + 1], stat_len_err;
+	uint8_t stat_won[NB_RULES + 1];
+};
+
+static struct rx_dev devs[NB_DEV];
+static struct rx_dev *dev = &devs[D_FULL];	/* the one in use */
+static uint8_t *tx_buf, *rx_buf;		/* both devices' MRs */
 
 /* Hash QPs: fields, key, indirection table (queue numbers). */
 static const uint8_t key_a[40] = {
@@ -188,16 +222,15 @@ struct ref_rule {
 	uint32_t tag;
 	bool drop;
 	int cnt;			/* counters object, -1: none */
-	struct ibv_flow *flow;
+	/* per device: the rule, NULL if refused; its place among NORMAL */
+	struct ibv_flow *flow[NB_DEV];
+	uint16_t level[NB_DEV];
 };
 
 static struct ref_rule rules[NB_RULES + 1];	/* + the ALL_DEFAULT one */
 static unsigned int nb_rules;
 static int verbose;
 
-/* What the frames did, for the replay's summary. */
-static uint64_t stat_fate[F_FLUSHED + 1], stat_len_err;
-static uint8_t stat_won[NB_RULES + 1];
 
 /* Value pools the rules and the frames draw from, so that they meet. */
 static const uint8_t mac_pool[6][6] = {
@@ -236,6 +269,7 @@ struct ref_level {
 	bool eth;
 	uint8_t dmac[6], smac[6], type[2], vlan[2];
 	bool tagged;			/* a VLAN tag was read */
+	bool ctag;			/* the first one an 802.1Q C-tag */
 	unsigned int l3;		/* 0, 4, 6 */
 	uint8_t src[16], dst[16];
 	uint8_t proto, tos, ttl, flags;
@@ -348,6 +382,7 @@ ref_eth_level(struct ref_level *l, const uint8_t *p, unsigned int off,
 		if (n == 0) {
 			memcpy(l->vlan, p + off + 2, 2);
 			l->tagged = true;
+			l->ctag = t == 0x8100;
 		}
 		off += 4;
 		t = be16(p + off);
@@ -510,8 +545,12 @@ ref_spec_match(const struct ref_pkt *k, const struct ref_rule *r,
 		       mm(l->type, &e->val.ether_type, &e->mask.ether_type,
 			  2) &&
 		       mm(l->vlan, &e->val.vlan_tag, &e->mask.vlan_tag, 2) &&
-		       /* a VLAN mask asks for a tag (full profile: any TPID) */
-		       (e->mask.vlan_tag == 0 || l->tagged);
+		       /*
+			* A VLAN mask asks for a tag: of any TPID (full), an
+			* 802.1Q C-tag first (mlx5: cvlan_tag).
+			*/
+		       (e->mask.vlan_tag == 0 ||
+			(dev->mlx5 ? l->ctag : l->tagged));
 	}
 	case IBV_FLOW_SPEC_IPV4: {
 		const struct ibv_flow_spec_ipv4 *ip = &r->spec[s].ipv4;
@@ -583,8 +622,9 @@ ref_spec_match(const struct ref_pkt *k, const struct ref_rule *r,
 	case IBV_FLOW_SPEC_MPLS: {
 		const struct ibv_flow_spec_mpls *m = &r->spec[s].mpls;
 
-		return (k->tun & T_MPLS) &&
-		       mm(k->mpls, &m->val.label, &m->mask.label, 4);
+		/* mlx5 takes only a zero mask, which matches any frame */
+		return dev->mlx5 || ((k->tun & T_MPLS) &&
+		       mm(k->mpls, &m->val.label, &m->mask.label, 4));
 	}
 	case IBV_FLOW_SPEC_ESP: {
 		const struct ibv_flow_spec_esp *e = &r->spec[s].esp;
@@ -615,7 +655,9 @@ ref_rule_match(const struct ref_pkt *k, const struct ref_rule *r)
 
 /*
  * The winner: lowest class (NORMAL before the default rules, MC_DEFAULT
- * before ALL_DEFAULT), then lowest priority, then the rule created first.
+ * before ALL_DEFAULT), then lowest level (the priority; on mlx5, 16 for a
+ * multicast-only rule), then the rule created first. Among rules the
+ * device refused, none.
  */
 static const struct ref_rule *
 ref_lookup(const struct ref_pkt *k)
@@ -626,10 +668,11 @@ ref_lookup(const struct ref_pkt *k)
 	for (i = 0; i < nb_rules; i++) {
 		const struct ref_rule *r = &rules[i];
 
-		if (r->flow == NULL || !ref_rule_match(k, r))
+		if (r->flow[dev->id] == NULL || !ref_rule_match(k, r))
 			continue;
 		if (best == NULL || r->cls < best->cls ||
-		    (r->cls == best->cls && r->prio < best->prio))
+		    (r->cls == best->cls &&
+		     r->level[dev->id] < best->level[dev->id]))
 			best = r;
 	}
 	return best;
@@ -936,7 +979,7 @@ gen_actions(struct ref_rule *r)
 	if (rnd(4) == 0) {
 		SPEC(r, IBV_FLOW_SPEC_ACTION_COUNT, count);
 		r->cnt = (int)rnd(NB_CNT);
-		r->spec[r->nspec++].count.counters = dev.cnt[r->cnt];
+		r->spec[r->nspec++].count.counters = dev->cnt[r->cnt];
 	}
 	if (rnd(10) == 0) {
 		SPEC(r, IBV_FLOW_SPEC_ACTION_DROP, drop);
@@ -1064,7 +1107,345 @@ gen_match(struct ref_rule *r)
 static struct ibv_qp *
 target_qp(unsigned int t)
 {
-	return t < NB_RAW ? dev.raw[t] : dev.hqp[t - NB_RAW];
+	return t < NB_RAW ? dev->raw[t] : dev->hqp[t - NB_RAW];
+}
+
+/*
+ * The mlx5 profile's answer to a rule, written from what a ConnectX takes
+ * through Verbs (Linux drivers/infiniband: core uverbs_cmd.c, mlx5 fs.c,
+ * mlx5_core fs_core.c; rdma-core's mlx5 provider), not from swverbs. In the
+ * kernel's order: uverbs checks the spec count and every spec's filter,
+ * mlx5_ib_create_flow the priority, parse_flow_attr each spec in turn
+ * (what it cannot match, and the IP protocol each level is given once),
+ * is_valid_attr the ether types, and the steering core an equal entry at
+ * the same level. The first reason found is the answer.
+ */
+enum mlx5_why {
+	W_TAKEN,
+	W_NSPECS,	/* more than 10 specs: uverbs */
+	W_LABEL,	/* IPv6 flow label of more than 20 bits: uverbs */
+	W_VNI,		/* VXLAN VNI of more than 24 bits: uverbs */
+	W_INNER_TUN,	/* VXLAN or GRE with the INNER flag: uverbs */
+	W_PRIO,		/* priority above 15: mlx5_ib_create_flow */
+	W_TTL_FLAGS,	/* IPv4 TTL or flags mask: fields up to tos only */
+	W_HOP,		/* IPv6 hop limit mask: fields up to traffic class */
+	W_GRE_FLAGS,	/* GRE C, K, S, version mask: no such match */
+	W_MPLS,		/* an MPLS mask: no MPLS field caps */
+	W_ESP,		/* ESP: IPsec steering left with the FPGA code */
+	W_TAG,		/* a tag of more than 24 bits */
+	W_PROTO,	/* the IP protocol written twice, differently */
+	W_ETYPE,	/* a masked ether type not the IP spec's, or partial */
+	W_EEXIST,	/* an equal entry, dropping or tagging otherwise */
+	W_SWV_UNTAGGED,	/* swverbs only: untagged, equal to a tagged entry */
+	NB_WHY
+};
+
+static const struct {
+	int err;
+	const char *name;
+} mlx5_why[NB_WHY] = {
+	[W_TAKEN] = { 0, "taken" },
+	[W_NSPECS] = { EINVAL, "more than 10 specs" },
+	[W_LABEL] = { EINVAL, "flow label over 20 bits" },
+	[W_VNI] = { EINVAL, "VNI over 24 bits" },
+	[W_INNER_TUN] = { EINVAL, "inner VXLAN or GRE" },
+	[W_PRIO] = { ENOMEM, "priority above 15" },
+	[W_TTL_FLAGS] = { EOPNOTSUPP, "IPv4 TTL or flags mask" },
+	[W_HOP] = { EOPNOTSUPP, "IPv6 hop limit mask" },
+	[W_GRE_FLAGS] = { EOPNOTSUPP, "GRE flags mask" },
+	[W_MPLS] = { EOPNOTSUPP, "MPLS mask" },
+	[W_ESP] = { EOPNOTSUPP, "ESP" },
+	[W_TAG] = { EINVAL, "tag over 24 bits" },
+	[W_PROTO] = { EINVAL, "IP protocol twice" },
+	[W_ETYPE] = { EINVAL, "ether type against the IP spec" },
+	[W_EEXIST] = { EEXIST, "equal entry, other action" },
+	[W_SWV_UNTAGGED] = { EEXIST, "untagged, equal to a tagged entry "
+			     "(swverbs only)" },
+};
+
+/*
+ * An mlx5 flow table entry's match as the model sees it: a mask and a
+ * value per byte, for each header level (outer, inner) the fields
+ * parse_flow_attr writes (with ip_version, as on a device whose
+ * ft_field_support has it), then the misc fields.
+ *
+ * FTE_SWV_VXLAN is swverbs': mlx5 writes a VXLAN spec's VNI and nothing
+ * else (no UDP port), so a zero VNI mask adds no match; swverbs, and the
+ * frame model after it, take any VXLAN spec for "a VXLAN frame", so two
+ * rules that differ by such a spec are not equal there. Until swverbs
+ * matches as mlx5 does, the model keeps that byte.
+ */
+enum {
+	FTE_DMAC = 0, FTE_SMAC = 6, FTE_ETYPE = 12, FTE_VLAN = 14,
+	FTE_CVLAN = 16, FTE_IPVER = 17, FTE_PROTO = 18, FTE_TOS = 19,
+	FTE_SRC = 20, FTE_DST = 36, FTE_LABEL = 52, FTE_TCP = 56,
+	FTE_UDP = 60, FTE_LVL = 64,
+	FTE_VNI = 2 * FTE_LVL, FTE_GRE_PROTO = FTE_VNI + 4,
+	FTE_GRE_KEY = FTE_GRE_PROTO + 2, FTE_SWV_VXLAN = FTE_GRE_KEY + 4,
+	FTE_SZ,
+};
+
+struct ref_fte {
+	uint8_t m[FTE_SZ];
+	uint8_t v[FTE_SZ];
+};
+
+static void
+fte_set(struct ref_fte *e, unsigned int at, const void *v, const void *m,
+	size_t n)
+{
+	const uint8_t *pv = v, *pm = m;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		e->m[at + i] = pm[i];
+		e->v[at + i] = pv[i] & pm[i];
+	}
+}
+
+/* fs.c set_proto: a level's IP protocol, once; a zero mask writes none. */
+static unsigned int
+fte_proto(struct ref_fte *e, unsigned int lvl, uint8_t m, uint8_t v)
+{
+	unsigned int at = lvl + FTE_PROTO;
+
+	if (m == 0)
+		return W_TAKEN;
+	if (e->m[at] == 0) {
+		fte_set(e, at, &v, &m, 1);
+		return W_TAKEN;
+	}
+	return e->m[at] == m && e->v[at] == (v & m) ? W_TAKEN : W_PROTO;
+}
+
+/* uverbs' checks of the spec count and of each spec's filter. */
+static unsigned int
+mlx5_uverbs(const struct ref_rule *r)
+{
+	unsigned int s;
+
+	if (r->nspec > 10)
+		return W_NSPECS;
+	for (s = 0; s < r->nspec; s++) {
+		uint32_t type = r->spec[s].hdr.type;
+		bool inner = (type & IBV_FLOW_SPEC_INNER) != 0;
+
+		switch (type & ~(uint32_t)IBV_FLOW_SPEC_INNER) {
+		case IBV_FLOW_SPEC_IPV6:
+			if (((r->spec[s].ipv6.val.flow_label |
+			      r->spec[s].ipv6.mask.flow_label) &
+			     ~htonl(0xfffff)) != 0)
+				return W_LABEL;
+			break;
+		case IBV_FLOW_SPEC_VXLAN_TUNNEL:
+			if (inner)
+				return W_INNER_TUN;
+			if (((r->spec[s].tunnel.val.tunnel_id |
+			      r->spec[s].tunnel.mask.tunnel_id) &
+			     ~htonl(0xffffff)) != 0)
+				return W_VNI;
+			break;
+		case IBV_FLOW_SPEC_GRE:
+			if (inner)
+				return W_INNER_TUN;
+			break;
+		default:
+			break;
+		}
+	}
+	return W_TAKEN;
+}
+
+/* parse_flow_attr, one spec: what it writes into e, or why not. */
+static unsigned int
+mlx5_parse(const struct ref_rule *r, unsigned int s, struct ref_fte *e)
+{
+	uint32_t type = r->spec[s].hdr.type;
+	unsigned int lvl = (type & IBV_FLOW_SPEC_INNER) ? FTE_LVL : 0;
+	uint8_t one = 1, ver, four[4] = { 0xff, 0xff, 0xff, 0xff };
+
+	switch (type & ~(uint32_t)IBV_FLOW_SPEC_INNER) {
+	case IBV_FLOW_SPEC_ETH: {
+		const struct ibv_flow_spec_eth *t = &r->spec[s].eth;
+
+		fte_set(e, lvl + FTE_DMAC, t->val.dst_mac, t->mask.dst_mac, 6);
+		fte_set(e, lvl + FTE_SMAC, t->val.src_mac, t->mask.src_mac, 6);
+		fte_set(e, lvl + FTE_ETYPE, &t->val.ether_type,
+			&t->mask.ether_type, 2);
+		fte_set(e, lvl + FTE_VLAN, &t->val.vlan_tag,
+			&t->mask.vlan_tag, 2);
+		/* any VLAN mask: cvlan_tag, a C-tag first */
+		if (t->mask.vlan_tag != 0)
+			fte_set(e, lvl + FTE_CVLAN, &one, &one, 1);
+		return W_TAKEN;
+	}
+	case IBV_FLOW_SPEC_IPV4: {
+		const struct ibv_flow_spec_ipv4 *t = &r->spec[s].ipv4;
+
+		ver = 4;
+		fte_set(e, lvl + FTE_IPVER, &ver, four, 1);
+		fte_set(e, lvl + FTE_SRC + 12, &t->val.src_ip,
+			&t->mask.src_ip, 4);
+		fte_set(e, lvl + FTE_DST + 12, &t->val.dst_ip,
+			&t->mask.dst_ip, 4);
+		return W_TAKEN;
+	}
+	case IBV_FLOW_SPEC_IPV4_EXT: {
+		const struct ibv_flow_spec_ipv4_ext *t = &r->spec[s].ipv4_ext;
+
+		ver = 4;
+		fte_set(e, lvl + FTE_IPVER, &ver, four, 1);
+		fte_set(e, lvl + FTE_SRC + 12, &t->val.src_ip,
+			&t->mask.src_ip, 4);
+		fte_set(e, lvl + FTE_DST + 12, &t->val.dst_ip,
+			&t->mask.dst_ip, 4);
+		if (t->mask.ttl != 0 || t->mask.flags != 0)
+			return W_TTL_FLAGS;
+		fte_set(e, lvl + FTE_TOS, &t->val.tos, &t->mask.tos, 1);
+		return fte_proto(e, lvl, t->mask.proto, t->val.proto);
+	}
+	case IBV_FLOW_SPEC_IPV6: {
+		const struct ibv_flow_spec_ipv6 *t = &r->spec[s].ipv6;
+
+		if (t->mask.hop_limit != 0)
+			return W_HOP;
+		ver = 6;
+		fte_set(e, lvl + FTE_IPVER, &ver, four, 1);
+		fte_set(e, lvl + FTE_SRC, t->val.src_ip, t->mask.src_ip, 16);
+		fte_set(e, lvl + FTE_DST, t->val.dst_ip, t->mask.dst_ip, 16);
+		fte_set(e, lvl + FTE_LABEL, &t->val.flow_label,
+			&t->mask.flow_label, 4);
+		fte_set(e, lvl + FTE_TOS, &t->val.traffic_class,
+			&t->mask.traffic_class, 1);
+		return fte_proto(e, lvl, t->mask.next_hdr, t->val.next_hdr);
+	}
+	case IBV_FLOW_SPEC_TCP:
+	case IBV_FLOW_SPEC_UDP: {
+		const struct ibv_flow_spec_tcp_udp *t = &r->spec[s].tcp_udp;
+		bool tcp = (type & ~(uint32_t)IBV_FLOW_SPEC_INNER) ==
+			   IBV_FLOW_SPEC_TCP;
+		unsigned int at = lvl + (tcp ? FTE_TCP : FTE_UDP);
+
+		fte_set(e, at, &t->val.src_port, &t->mask.src_port, 2);
+		fte_set(e, at + 2, &t->val.dst_port, &t->mask.dst_port, 2);
+		return fte_proto(e, lvl, 0xff, tcp ? IPPROTO_TCP :
+			IPPROTO_UDP);
+	}
+	case IBV_FLOW_SPEC_VXLAN_TUNNEL:
+		fte_set(e, FTE_VNI, &r->spec[s].tunnel.val.tunnel_id,
+			&r->spec[s].tunnel.mask.tunnel_id, 4);
+		fte_set(e, FTE_SWV_VXLAN, &one, &one, 1);
+		return W_TAKEN;
+	case IBV_FLOW_SPEC_GRE: {
+		const struct ibv_flow_spec_gre *t = &r->spec[s].gre;
+
+		if (t->mask.c_ks_res0_ver != 0)
+			return W_GRE_FLAGS;
+		fte_set(e, FTE_GRE_PROTO, &t->val.protocol, &t->mask.protocol,
+			2);
+		fte_set(e, FTE_GRE_KEY, &t->val.key, &t->mask.key, 4);
+		return fte_proto(e, 0, 0xff, IPPROTO_GRE);
+	}
+	case IBV_FLOW_SPEC_MPLS:
+		/* a zero mask matches nothing more, at either level */
+		return r->spec[s].mpls.mask.label != 0 ? W_MPLS : W_TAKEN;
+	case IBV_FLOW_SPEC_ESP:
+		return W_ESP;
+	case IBV_FLOW_SPEC_ACTION_TAG:
+		return r->spec[s].tag.tag_id >= 1u << 24 ? W_TAG : W_TAKEN;
+	default:
+		return W_TAKEN;		/* drop; count (every object has points) */
+	}
+}
+
+/* is_valid_ethertype, one level: a masked ether type agrees with its L3. */
+static bool
+mlx5_etype_ok(const struct ref_fte *e, unsigned int lvl)
+{
+	uint16_t m, v;
+
+	memcpy(&m, e->m + lvl + FTE_ETYPE, 2);
+	memcpy(&v, e->v + lvl + FTE_ETYPE, 2);
+	if (m == 0 || e->m[lvl + FTE_IPVER] == 0)
+		return true;
+	return m == 0xffff &&
+	       v == htons(e->v[lvl + FTE_IPVER] == 4 ? 0x0800 : 0x86dd);
+}
+
+/*
+ * flow_is_multicast_only: a NORMAL rule whose first spec is an outer IPv4
+ * one with a multicast dst value (the mask unread), or an outer Ethernet
+ * one with the group bit in the dst MAC's mask and value, goes to the
+ * multicast table, after priority 15.
+ */
+static bool
+mlx5_mcast_only(const struct ref_rule *r)
+{
+	if (r->cls != CLS_NORMAL || r->nspec == 0)
+		return false;
+	switch (r->spec[0].hdr.type) {
+	case IBV_FLOW_SPEC_IPV4:
+	case IBV_FLOW_SPEC_IPV4_EXT:
+		return (ntohl(r->spec[0].ipv4.val.dst_ip) >> 28) == 0xe;
+	case IBV_FLOW_SPEC_ETH:
+		return (r->spec[0].eth.mask.dst_mac[0] &
+			r->spec[0].eth.val.dst_mac[0] & 1) != 0;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Whether mlx5 refuses rules[i], and why (W_TAKEN: it takes it); e gets
+ * its entry's match. The entries of the rules taken before it are in
+ * fte[]: an equal match at the same level joins that entry, unless one
+ * drops and not the other, or it has a tag and the entry another
+ * (fs_core.c check_conflicting_ftes; the entry keeps the first rule's
+ * tag, 0 if it had none). Leftovers rules are one per type: no entry to
+ * meet. *entry: the entry's first rule, or i.
+ *
+ * mlx5 checks a rule's tag against the entry's only when the rule has
+ * one: an untagged rule joins a tagged entry (its frames then carry the
+ * entry's tag). swverbs refuses it (EEXIST): until it takes it, the model
+ * gives swverbs' answer for that case, W_SWV_UNTAGGED, counted apart.
+ */
+static unsigned int
+ref_mlx5_refuses(unsigned int i, const struct ref_fte *fte,
+		 struct ref_fte *e, unsigned int *entry)
+{
+	const struct ref_rule *r = &rules[i];
+	unsigned int s, w, j;
+
+	memset(e, 0, sizeof(*e));
+	*entry = i;
+	w = mlx5_uverbs(r);
+	if (w != W_TAKEN)
+		return w;
+	if (r->prio > 15)
+		return W_PRIO;
+	for (s = 0; s < r->nspec; s++) {
+		w = mlx5_parse(r, s, e);
+		if (w != W_TAKEN)
+			return w;
+	}
+	if (!mlx5_etype_ok(e, 0) || !mlx5_etype_ok(e, FTE_LVL))
+		return W_ETYPE;
+	if (r->cls != CLS_NORMAL)
+		return W_TAKEN;
+	for (j = 0; j < i; j++) {
+		const struct ref_rule *o = &rules[j];
+
+		if (o->flow[D_MLX5] == NULL || o->cls != CLS_NORMAL ||
+		    o->level[D_MLX5] != r->level[D_MLX5] ||
+		    memcmp(&fte[j], e, sizeof(*e)) != 0)
+			continue;
+		/* the entry's first rule */
+		*entry = j;
+		if (o->drop != r->drop || (r->tag != 0 && r->tag != o->tag))
+			return W_EEXIST;
+		return r->tag != o->tag ? W_SWV_UNTAGGED : W_TAKEN;
+	}
+	return W_TAKEN;
 }
 
 static struct ibv_flow *
@@ -1087,10 +1468,15 @@ rule_create(struct ref_rule *r, unsigned int target)
 	a->num_of_specs = (uint8_t)r->nspec;
 	for (s = 0; s < r->nspec; s++) {
 		memcpy(buf + off, &r->spec[s], r->spec[s].hdr.size);
+		/* a counters object of this device */
+		if (r->spec[s].hdr.type == IBV_FLOW_SPEC_ACTION_COUNT)
+			memcpy(buf + off + offsetof(struct
+				ibv_flow_spec_counter_action, counters),
+			       &dev->cnt[r->cnt], sizeof(dev->cnt[0]));
 		off += r->spec[s].hdr.size;
 	}
 	a->size = (uint16_t)off;
-	return swv_create_flow(target == Q_SNIFF ? dev.raw[NB_RAW] :
+	return swv_create_flow(target == Q_SNIFF ? dev->raw[NB_RAW] :
 			       target_qp(target), a);
 }
 
@@ -1106,7 +1492,7 @@ make_cq(void)
 	a.cqe = 4 * RQ_DEPTH;
 	a.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
 		     IBV_WC_EX_WITH_FLOW_TAG;
-	return swv_create_cq_ex(dev.ctx, &a);
+	return swv_create_cq_ex(dev->ctx, &a);
 }
 
 static struct ibv_qp *
@@ -1115,7 +1501,7 @@ make_raw(struct ibv_cq *rcq, uint32_t send_wr, uint32_t recv_wr)
 	struct ibv_qp_init_attr a;
 
 	memset(&a, 0, sizeof(a));
-	a.send_cq = dev.scq;
+	a.send_cq = dev->scq;
 	a.recv_cq = rcq;
 	a.qp_type = IBV_QPT_RAW_PACKET;
 	a.sq_sig_all = 1;
@@ -1123,7 +1509,7 @@ make_raw(struct ibv_cq *rcq, uint32_t send_wr, uint32_t recv_wr)
 	a.cap.max_recv_wr = recv_wr;
 	a.cap.max_send_sge = MAX_TX_SGE;
 	a.cap.max_recv_sge = MAX_RX_SGE;
-	return swv_create_qp(dev.pd, &a);
+	return swv_create_qp(dev->pd, &a);
 }
 
 static int
@@ -1173,79 +1559,84 @@ setup_device(void)
 	int n;
 
 	/*
-	 * The full profile: the reference model knows swverbs' full
-	 * semantics (every match, VLAN masks as values, mixed hash fields);
-	 * the mlx5 profile's refusals are tested in swverbs-strict.
+	 * The full profile takes every rule; the mlx5 one refuses what the
+	 * model says mlx5 does, and steers as mlx5 (a C-tag for a VLAN
+	 * mask, the multicast level, leftovers without tag or drop, no
+	 * sniffer, no read of a counters object no rule holds).
 	 */
-	FUZZ_ASSERT(swv_device_create_flags("fuzzrx", "loop", NULL,
+	FUZZ_ASSERT(swv_device_create_flags(dev->mlx5 ? "fuzzrx5" : "fuzzrx",
+					    "loop", NULL, dev->mlx5 ?
+					    SWV_DEVICE_PROFILE_MLX5 :
 					    SWV_DEVICE_PROFILE_FULL) == 0,
 		    "device");
 	list = swv_get_device_list(&n);
 	FUZZ_ASSERT(list != NULL, "device list");
-	dev.ctx = swv_open_device(find_device(list, n, "fuzzrx"));
+	dev->ctx = swv_open_device(find_device(list, n, dev->mlx5 ?
+					       "fuzzrx5" : "fuzzrx"));
 	swv_free_device_list(list);
-	FUZZ_ASSERT(dev.ctx != NULL, "open: %d", errno);
+	FUZZ_ASSERT(dev->ctx != NULL, "open: %d", errno);
 	/* Frames of any size the device takes: the largest MTU. */
-	FUZZ_ASSERT(swv_set_port_mtu(dev.ctx, SWV_MAX_FRAME - 18) == 0, "mtu");
-	dev.pd = swv_alloc_pd(dev.ctx);
-	dev.scq = swv_create_cq(dev.ctx, 4 * RQ_DEPTH, NULL, NULL, 0);
-	FUZZ_ASSERT(dev.pd != NULL && dev.scq != NULL, "pd, cq");
+	FUZZ_ASSERT(swv_set_port_mtu(dev->ctx, SWV_MAX_FRAME - 18) == 0, "mtu");
+	dev->pd = swv_alloc_pd(dev->ctx);
+	dev->scq = swv_create_cq(dev->ctx, 4 * RQ_DEPTH, NULL, NULL, 0);
+	FUZZ_ASSERT(dev->pd != NULL && dev->scq != NULL, "pd, cq");
 	for (i = 0; i < NB_Q; i++) {
-		dev.cq[i] = make_cq();
-		FUZZ_ASSERT(dev.cq[i] != NULL, "cq %u: %d", i, errno);
+		dev->cq[i] = make_cq();
+		FUZZ_ASSERT(dev->cq[i] != NULL, "cq %u: %d", i, errno);
 	}
-	dev.sqp = make_raw(dev.scq, RQ_DEPTH, 0);
-	FUZZ_ASSERT(dev.sqp != NULL && qp_up(dev.sqp, IBV_QPS_RTS) == 0,
+	dev->sqp = make_raw(dev->scq, RQ_DEPTH, 0);
+	FUZZ_ASSERT(dev->sqp != NULL && qp_up(dev->sqp, IBV_QPS_RTS) == 0,
 		    "send qp");
 	for (i = 0; i <= NB_RAW; i++) {
 		unsigned int q = i < NB_RAW ? i : Q_SNIFF;
 
-		dev.raw[i] = make_raw(ibv_cq_ex_to_cq(dev.cq[q]), 1, RQ_DEPTH);
-		FUZZ_ASSERT(dev.raw[i] != NULL &&
-			    qp_up(dev.raw[i], IBV_QPS_RTR) == 0, "raw qp");
-		dev.qnum[q] = dev.raw[i]->qp_num;
+		dev->raw[i] = make_raw(ibv_cq_ex_to_cq(dev->cq[q]), 1, RQ_DEPTH);
+		FUZZ_ASSERT(dev->raw[i] != NULL &&
+			    qp_up(dev->raw[i], IBV_QPS_RTR) == 0, "raw qp");
+		dev->qnum[q] = dev->raw[i]->qp_num;
 	}
 	memset(&wa, 0, sizeof(wa));
 	wa.wq_type = IBV_WQT_RQ;
 	wa.max_wr = RQ_DEPTH;
 	wa.max_sge = MAX_RX_SGE;
-	wa.pd = dev.pd;
+	wa.pd = dev->pd;
 	memset(&wm, 0, sizeof(wm));
 	wm.attr_mask = IBV_WQ_ATTR_STATE;
 	wm.wq_state = IBV_WQS_RDY;
 	for (i = 0; i < NB_WQ; i++) {
-		wa.cq = ibv_cq_ex_to_cq(dev.cq[NB_RAW + i]);
-		dev.wq[i] = swv_create_wq(dev.ctx, &wa);
-		FUZZ_ASSERT(dev.wq[i] != NULL &&
-			    swv_modify_wq(dev.wq[i], &wm) == 0, "wq %u", i);
-		dev.qnum[NB_RAW + i] = dev.wq[i]->wq_num;
+		wa.cq = ibv_cq_ex_to_cq(dev->cq[NB_RAW + i]);
+		dev->wq[i] = swv_create_wq(dev->ctx, &wa);
+		FUZZ_ASSERT(dev->wq[i] != NULL &&
+			    swv_modify_wq(dev->wq[i], &wm) == 0, "wq %u", i);
+		dev->qnum[NB_RAW + i] = dev->wq[i]->wq_num;
 	}
-	for (i = 0; i < sizeof(key_b); i++)
+	for (i = 0; i < sizeof(key_b) && !dev->mlx5; i++)
 		key_b[i] = (uint8_t)rnd(256);
 	for (i = 0; i < NB_HASH; i++) {
 		for (j = 0; j < (1u << hcfg[i].log_size); j++)
-			tw[j] = dev.wq[hcfg[i].q[j] - NB_RAW];
+			tw[j] = dev->wq[hcfg[i].q[j] - NB_RAW];
 		memset(&ta, 0, sizeof(ta));
 		ta.log_ind_tbl_size = hcfg[i].log_size;
 		ta.ind_tbl = tw;
-		dev.tbl[i] = swv_create_rwq_ind_table(dev.ctx, &ta);
-		FUZZ_ASSERT(dev.tbl[i] != NULL, "ind table %u: %d", i, errno);
+		dev->tbl[i] = swv_create_rwq_ind_table(dev->ctx, &ta);
+		FUZZ_ASSERT(dev->tbl[i] != NULL, "ind table %u: %d", i, errno);
 		memset(&qa, 0, sizeof(qa));
 		qa.qp_type = IBV_QPT_RAW_PACKET;
 		qa.comp_mask = IBV_QP_INIT_ATTR_PD |
 			       IBV_QP_INIT_ATTR_IND_TABLE |
 			       IBV_QP_INIT_ATTR_RX_HASH;
-		qa.pd = dev.pd;
-		qa.rwq_ind_tbl = dev.tbl[i];
+		qa.pd = dev->pd;
+		qa.rwq_ind_tbl = dev->tbl[i];
 		qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
 		qa.rx_hash_conf.rx_hash_fields_mask = hcfg[i].fields;
-		if (hcfg[i].key != NULL) {
+		/* mlx5 wants a 40-byte key, also with no field to hash */
+		if (hcfg[i].key != NULL || dev->mlx5) {
 			qa.rx_hash_conf.rx_hash_key_len = 40;
 			qa.rx_hash_conf.rx_hash_key = (uint8_t *)(uintptr_t)
-						      hcfg[i].key;
+				(hcfg[i].key != NULL ? hcfg[i].key : key_a);
 		}
-		dev.hqp[i] = swv_create_qp_ex(dev.ctx, &qa);
-		FUZZ_ASSERT(dev.hqp[i] != NULL, "hash qp %u: %d", i, errno);
+		dev->hqp[i] = swv_create_qp_ex(dev->ctx, &qa);
+		FUZZ_ASSERT(dev->hqp[i] != NULL, "hash qp %u: %d", i, errno);
 	}
 	/*
 	 * Counters objects: even ones packets at 0, bytes at 1; odd ones
@@ -1258,26 +1649,31 @@ setup_device(void)
 		};
 		struct ibv_counters_init_attr cia = { 0 };
 
-		dev.cnt[i] = swv_create_counters(dev.ctx, &cia);
-		FUZZ_ASSERT(dev.cnt[i] != NULL, "counters");
+		dev->cnt[i] = swv_create_counters(dev->ctx, &cia);
+		FUZZ_ASSERT(dev->cnt[i] != NULL, "counters");
 		for (j = 0; j < (i & 1 ? 4u : 2u); j++) {
 			memset(&ca, 0, sizeof(ca));
 			ca.counter_desc = i & 1 ? (enum ibv_counter_description)
 				odd[j].desc : (j == 0 ? IBV_COUNTER_PACKETS :
 					       IBV_COUNTER_BYTES);
 			ca.index = i & 1 ? odd[j].idx : j;
-			FUZZ_ASSERT(swv_attach_counters_point_flow(dev.cnt[i],
+			FUZZ_ASSERT(swv_attach_counters_point_flow(dev->cnt[i],
 								   &ca, NULL)
 				    == 0, "attach");
 		}
 	}
-	dev.tx = aligned_alloc(64, MAX_FRAMES * FRAME_MAX);
-	dev.rx = aligned_alloc(64, 2 * MAX_FRAMES * AREA_SZ);
-	FUZZ_ASSERT(dev.tx != NULL && dev.rx != NULL, "buffers");
-	dev.txmr = swv_reg_mr(dev.pd, dev.tx, MAX_FRAMES * FRAME_MAX, 0);
-	dev.rxmr = swv_reg_mr(dev.pd, dev.rx, 2 * MAX_FRAMES * AREA_SZ,
+	/* One set of buffers, registered on each device. */
+	if (tx_buf == NULL) {
+		tx_buf = aligned_alloc(64, MAX_FRAMES * FRAME_MAX);
+		rx_buf = aligned_alloc(64, 2 * MAX_FRAMES * AREA_SZ);
+		FUZZ_ASSERT(tx_buf != NULL && rx_buf != NULL, "buffers");
+	}
+	dev->tx = tx_buf;
+	dev->rx = rx_buf;
+	dev->txmr = swv_reg_mr(dev->pd, dev->tx, MAX_FRAMES * FRAME_MAX, 0);
+	dev->rxmr = swv_reg_mr(dev->pd, dev->rx, 2 * MAX_FRAMES * AREA_SZ,
 			      IBV_ACCESS_LOCAL_WRITE);
-	FUZZ_ASSERT(dev.txmr != NULL && dev.rxmr != NULL, "mr");
+	FUZZ_ASSERT(dev->txmr != NULL && dev->rxmr != NULL, "mr");
 }
 
 static void
@@ -1297,9 +1693,12 @@ setup_rules(void)
 		} else {
 			gen_rule(r);
 		}
-		r->flow = rule_create(r, r->target);
-		FUZZ_ASSERT(r->flow != NULL, "rule %u (%u specs): %d", i,
-			    r->nspec, errno);
+		r->level[D_FULL] = r->prio;
+		r->flow[D_FULL] = rule_create(r, r->target);
+		FUZZ_ASSERT(r->flow[D_FULL] != NULL, "rule %u (%u specs): %d",
+			    i, r->nspec, errno);
+		if (r->cnt >= 0)
+			dev->bound[r->cnt]++;
 	}
 	/* The multicast default: tagged and counted. */
 	memset(&rules[i], 0, sizeof(rules[i]));
@@ -1307,12 +1706,13 @@ setup_rules(void)
 	rules[i].target = 0;
 	rules[i].cnt = 2;
 	SPEC(&rules[i], IBV_FLOW_SPEC_ACTION_COUNT, count);
-	rules[i].spec[rules[i].nspec++].count.counters = dev.cnt[2];
+	rules[i].spec[rules[i].nspec++].count.counters = dev->cnt[2];
 	SPEC(&rules[i], IBV_FLOW_SPEC_ACTION_TAG, tag);
 	rules[i].tag = 0xabcdef;
 	rules[i].spec[rules[i].nspec++].tag.tag_id = rules[i].tag;
-	rules[i].flow = rule_create(&rules[i], 0);
-	FUZZ_ASSERT(rules[i].flow != NULL, "mc default: %d", errno);
+	rules[i].flow[D_FULL] = rule_create(&rules[i], 0);
+	FUZZ_ASSERT(rules[i].flow[D_FULL] != NULL, "mc default: %d", errno);
+	dev->bound[2]++;
 	i++;
 	/* The sniffer: not in the lookup, a copy of every frame. */
 	memset(&rules[i], 0, sizeof(rules[i]));
@@ -1325,33 +1725,110 @@ setup_rules(void)
 		       "sniffer\n", nb_rules, dup);
 }
 
+static unsigned int mlx5_refused[NB_WHY];
+
+static void
+dump_rule(const struct ref_rule *r)
+{
+	const uint8_t *p;
+	unsigned int s, k;
+
+	fprintf(stderr, "fuzz_rx: class %u priority %u, %u specs:\n", r->cls,
+		r->prio, r->nspec);
+	for (s = 0; s < r->nspec; s++) {
+		p = (const uint8_t *)&r->spec[s];
+		fprintf(stderr, "  %#x:", r->spec[s].hdr.type);
+		for (k = 8; k < r->spec[s].hdr.size; k++)
+			fprintf(stderr, " %02x", p[k]);
+		fprintf(stderr, "\n");
+	}
+}
+
+/*
+ * The same rules on the mlx5 device, in the same order: each refused with
+ * the errno the model gives, or taken.
+ */
+static void
+setup_rules_mlx5(void)
+{
+	static struct ref_fte fte[NB_RULES];
+	struct ref_rule sniffer;
+	unsigned int i, w, entry;
+	int err;
+
+	for (i = 0; i < nb_rules; i++) {
+		struct ref_rule *r = &rules[i];
+
+		r->level[D_MLX5] = mlx5_mcast_only(r) ? 16 : r->prio;
+		w = ref_mlx5_refuses(i, fte, &fte[i], &entry);
+		errno = 0;
+		r->flow[D_MLX5] = rule_create(r, r->target);
+		err = r->flow[D_MLX5] == NULL ? errno : 0;
+		if (err != mlx5_why[w].err) {
+			dump_rule(r);
+			if (entry != i)
+				dump_rule(&rules[entry]);
+		}
+		FUZZ_ASSERT(err == mlx5_why[w].err, "mlx5 profile: rule %u: "
+			    "errno %d, the model's %d (%s; equal to rule %u)",
+			    i, err, mlx5_why[w].err, mlx5_why[w].name, entry);
+		mlx5_refused[w]++;
+		if (err == 0 && r->cnt >= 0)
+			dev->bound[r->cnt]++;
+	}
+	memset(&sniffer, 0, sizeof(sniffer));
+	sniffer.cnt = -1;
+	errno = 0;
+	FUZZ_ASSERT(rule_create(&sniffer, Q_SNIFF) == NULL &&
+		    errno == EOPNOTSUPP, "mlx5 profile: sniffer: %d", errno);
+}
+
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
 	verbose = getenv("FUZZ_RX_VERBOSE") != NULL;
+	devs[D_FULL].id = D_FULL;
+	devs[D_MLX5].id = D_MLX5;
+	devs[D_MLX5].mlx5 = true;
+	dev = &devs[D_FULL];
 	setup_device();
 	setup_rules();
+	dev = &devs[D_MLX5];
+	setup_device();
+	setup_rules_mlx5();
 	return 0;
 }
 
 void
 fuzz_fini(void)
 {
-	unsigned int i, won = 0;
+	unsigned int i, d, won;
 
-	for (i = 0; i <= NB_RULES; i++)
-		won += stat_won[i];
-	printf("fuzz_rx: frames: %" PRIu64 " delivered (%" PRIu64 " of them "
-	       "too long for their WQE), %" PRIu64 " dropped, %" PRIu64
-	       " no match, %" PRIu64 " out of buffer, %" PRIu64 " runts, %"
-	       PRIu64 " send errors, %" PRIu64 " flushed; %u of %u rules "
-	       "won a frame\n", stat_fate[F_DELIVER], stat_len_err,
-	       stat_fate[F_DROP], stat_fate[F_NO_MATCH], stat_fate[F_OOB],
-	       stat_fate[F_RUNT], stat_fate[F_TXERR], stat_fate[F_FLUSHED],
-	       won, nb_rules + 1);
-	/* The process exits: the device goes with it. */
+	for (d = 0; d < NB_DEV; d++) {
+		const struct rx_dev *v = &devs[d];
+
+		for (i = 0, won = 0; i <= NB_RULES; i++)
+			won += v->stat_won[i];
+		printf("fuzz_rx: %s: frames: %" PRIu64 " delivered (%" PRIu64
+		       " of them too long for their WQE), %" PRIu64
+		       " dropped, %" PRIu64 " no match, %" PRIu64 " out of "
+		       "buffer, %" PRIu64 " runts, %" PRIu64 " send errors, %"
+		       PRIu64 " flushed; %u of %u rules won a frame\n",
+		       dev_names[d], v->stat_fate[F_DELIVER], v->stat_len_err,
+		       v->stat_fate[F_DROP], v->stat_fate[F_NO_MATCH],
+		       v->stat_fate[F_OOB], v->stat_fate[F_RUNT],
+		       v->stat_fate[F_TXERR], v->stat_fate[F_FLUSHED], won,
+		       nb_rules + 1);
+	}
+	printf("fuzz_rx: mlx5: of %u rules,", nb_rules);
+	for (i = 0; i < NB_WHY; i++)
+		if (mlx5_refused[i] > 0)
+			printf("%s %u %s", i == 0 ? "" : ",", mlx5_refused[i],
+			       mlx5_why[i].name);
+	printf("; the sniffer refused\n");
+	/* The process exits: the devices go with it. */
 }
 
 /*
@@ -1890,16 +2367,16 @@ post_layout(struct frame *fr, unsigned int q, uint8_t *area, uint64_t wr_id)
 	for (i = 0; i < fr->nsge; i++) {
 		sge[i].addr = (uintptr_t)(area + fr->sge[i].off);
 		sge[i].length = fr->sge[i].len;
-		sge[i].lkey = dev.rxmr->lkey;
+		sge[i].lkey = dev->rxmr->lkey;
 	}
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = wr_id;
 	wr.sg_list = sge;
 	wr.num_sge = (int)fr->nsge;
 	if (q >= NB_RAW && q < Q_SNIFF)
-		ret = ibv_post_wq_recv(dev.wq[q - NB_RAW], &wr, &bad);
+		ret = ibv_post_wq_recv(dev->wq[q - NB_RAW], &wr, &bad);
 	else
-		ret = ibv_post_recv(dev.raw[q < NB_RAW ? q : NB_RAW], &wr,
+		ret = ibv_post_recv(dev->raw[q < NB_RAW ? q : NB_RAW], &wr,
 				    &bad);
 	FUZZ_ASSERT(ret == 0, "post recv on queue %u: %d", q, ret);
 }
@@ -1939,6 +2416,7 @@ predict(struct frame *fr)
 {
 	const struct ref_rule *r;
 	struct ref_pkt k;
+	bool leftover;
 
 	fr->cnt = -1;
 	fr->tag = 0;
@@ -1950,19 +2428,21 @@ predict(struct frame *fr)
 		return;
 	}
 	fr->cnt = r->cnt;
-	stat_won[r - rules] = 1;
-	if (r->drop) {
+	dev->stat_won[r - rules] = 1;
+	/* mlx5's leftovers rules: their own match, no tag, no drop */
+	leftover = dev->mlx5 && r->cls != CLS_NORMAL;
+	if (r->drop && !leftover) {
 		fr->fate = F_DROP;
 		return;
 	}
 	fr->q = r->target < NB_RAW ? r->target :
 		ref_rss(r->target - NB_RAW, &k);
-	fr->tag = r->tag;
+	fr->tag = leftover ? 0 : r->tag;
 	fr->fate = F_DELIVER;
 	if (verbose)
-		printf("  rule %u (class %u prio %u) -> queue %u tag %#x\n",
-		       (unsigned int)(r - rules), r->cls, r->prio, fr->q,
-		       fr->tag);
+		printf("  %s: rule %u (class %u level %u) -> queue %u tag "
+		       "%#x\n", dev_names[dev->id], (unsigned int)(r - rules),
+		       r->cls, r->level[dev->id], fr->q, fr->tag);
 }
 
 static uint64_t
@@ -1992,7 +2472,7 @@ send_frames(struct frame **fl, unsigned int n)
 		for (j = 0; j < f->ntx; j++) {
 			sge[i][j].addr = (uintptr_t)(f->buf + off);
 			sge[i][j].length = f->txlen[j];
-			sge[i][j].lkey = dev.txmr->lkey;
+			sge[i][j].lkey = dev->txmr->lkey;
 			off += f->txlen[j];
 		}
 		memset(&wr[i], 0, sizeof(wr[i]));
@@ -2003,10 +2483,10 @@ send_frames(struct frame **fl, unsigned int n)
 		wr[i].send_flags = IBV_SEND_SIGNALED;
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
-	FUZZ_ASSERT(ibv_post_send(dev.sqp, wr, &bad) == 0, "post send");
+	FUZZ_ASSERT(ibv_post_send(dev->sqp, wr, &bad) == 0, "post send");
 	end = now_ms() + WAIT_MS;
 	while (got < n) {
-		r = ibv_poll_cq(dev.scq, (int)(n - got), wc + got);
+		r = ibv_poll_cq(dev->scq, (int)(n - got), wc + got);
 		FUZZ_ASSERT(r >= 0, "poll send cq: %d", r);
 		got += (unsigned int)r;
 		FUZZ_ASSERT(got == n || now_ms() < end,
@@ -2037,20 +2517,21 @@ diag(const struct frame *f)
 	struct swv_port_counters c;
 	unsigned int q, k;
 
-	fprintf(stderr, "fuzz_rx: frame of %u bytes:", f->len);
+	fprintf(stderr, "fuzz_rx: %s device: frame of %u bytes:",
+		dev_names[dev->id], f->len);
 	for (k = 0; k < f->len && k < 128; k++)
 		fprintf(stderr, "%s%02x", k % 16 ? " " : "\n  ", f->buf[k]);
 	fprintf(stderr, "\n");
 	for (q = 0; q < NB_Q; q++) {
-		if (ibv_start_poll(dev.cq[q], &pa) != 0)
+		if (ibv_start_poll(dev->cq[q], &pa) != 0)
 			continue;
 		do {
 			fprintf(stderr, "  queue %u: wr_id %" PRIu64 " status %d "
-				"tag %#x\n", q, dev.cq[q]->wr_id,
-				dev.cq[q]->status,
-				ibv_wc_read_flow_tag(dev.cq[q]));
-		} while (ibv_next_poll(dev.cq[q]) == 0);
-		ibv_end_poll(dev.cq[q]);
+				"tag %#x\n", q, dev->cq[q]->wr_id,
+				dev->cq[q]->status,
+				ibv_wc_read_flow_tag(dev->cq[q]));
+		} while (ibv_next_poll(dev->cq[q]) == 0);
+		ibv_end_poll(dev->cq[q]);
 	}
 	port_counters(&c);
 	fprintf(stderr, "  port: rx %" PRIu64 " delivered %" PRIu64 " dropped %"
@@ -2068,7 +2549,7 @@ check_completions(struct frame **fl, unsigned int n)
 	int ret;
 
 	for (q = 0; q < NB_Q; q++) {
-		struct ibv_cq_ex *cq = dev.cq[q];
+		struct ibv_cq_ex *cq = dev->cq[q];
 		bool first = true;
 
 		for (i = 0; i < n; i++) {
@@ -2104,7 +2585,7 @@ check_completions(struct frame **fl, unsigned int n)
 					    cq->status, i,
 					    is_sn ? " (sniffed)" : "", want);
 				FUZZ_ASSERT(ibv_wc_read_qp_num(cq) ==
-					    dev.qnum[q], "qp_num");
+					    dev->qnum[q], "qp_num");
 				if (want == IBV_WC_SUCCESS) {
 					FUZZ_ASSERT(ibv_wc_read_byte_len(cq) ==
 						    f->len, "byte_len %u, "
@@ -2137,14 +2618,23 @@ check_completions(struct frame **fl, unsigned int n)
 	}
 }
 
+/* On mlx5, an object no rule holds is not read (EINVAL): as modelled. */
 static void
 read_counters(uint64_t v[NB_CNT][CNT_IDX])
 {
 	unsigned int i;
+	int ret;
 
-	for (i = 0; i < NB_CNT; i++)
-		FUZZ_ASSERT(swv_read_counters(dev.cnt[i], v[i], CNT_IDX, 0) ==
-			    0, "read counters");
+	for (i = 0; i < NB_CNT; i++) {
+		ret = swv_read_counters(dev->cnt[i], v[i], CNT_IDX, 0);
+		if (dev->mlx5 && dev->bound[i] == 0) {
+			FUZZ_ASSERT(ret == EINVAL, "mlx5: counters %u, no rule "
+				    "holds it, read: %d", i, ret);
+			memmove(v[i], dev->cval[i], sizeof(v[i]));
+			continue;
+		}
+		FUZZ_ASSERT(ret == 0, "read counters %u: %d", i, ret);
+	}
 }
 
 static void
@@ -2153,12 +2643,12 @@ model_count(int c, uint32_t len)
 	if (c < 0)
 		return;
 	if (c & 1) {
-		dev.cval[c][0] += len;
-		dev.cval[c][1] += 1;
-		dev.cval[c][3] += 2;
+		dev->cval[c][0] += len;
+		dev->cval[c][1] += 1;
+		dev->cval[c][3] += 2;
 	} else {
-		dev.cval[c][0] += 1;
-		dev.cval[c][1] += len;
+		dev->cval[c][0] += 1;
+		dev->cval[c][1] += len;
 	}
 }
 
@@ -2171,15 +2661,15 @@ check_counters(void)
 	read_counters(v);
 	for (i = 0; i < NB_CNT; i++)
 		for (j = 0; j < CNT_IDX; j++)
-			FUZZ_ASSERT(v[i][j] == dev.cval[i][j], "counters %u "
+			FUZZ_ASSERT(v[i][j] == dev->cval[i][j], "counters %u "
 				    "index %u: %" PRIu64 ", model %" PRIu64,
-				    i, j, v[i][j], dev.cval[i][j]);
+				    i, j, v[i][j], dev->cval[i][j]);
 }
 
 static void
 port_counters(struct swv_port_counters *c)
 {
-	FUZZ_ASSERT(swv_query_port_counters(dev.ctx, c) == 0, "port counters");
+	FUZZ_ASSERT(swv_query_port_counters(dev->ctx, c) == 0, "port counters");
 }
 
 #define DELTA(f) (after.f - before.f)
@@ -2193,7 +2683,7 @@ post_all(struct frame **fl, unsigned int n)
 	for (i = 0; i < n; i++) {
 		if (fl[i]->fate == F_DELIVER)
 			nq[fl[i]->q]++;
-		if (fl[i]->fate < F_RUNT)
+		if (fl[i]->fate < F_RUNT && !dev->mlx5)
 			nsn++;
 	}
 	/* A frame goes without a WQE only when no later one needs it. */
@@ -2208,15 +2698,16 @@ post_all(struct frame **fl, unsigned int n)
 			else
 				f->fate = F_OOB;
 		}
-		if (f->fate < F_RUNT) {
+		if (f->fate < F_RUNT && !dev->mlx5) {
 			nsn--;
 			f->sniffed = f->post_sniff || nsn > 0;
 			if (f->sniffed)
 				post_layout(f, Q_SNIFF, f->sarea, 100 + i);
 		}
 		if (verbose)
-			printf("frame %u: %u bytes: %s, queue %u%s\n", i,
-			       f->len, fate_names[f->fate], f->q,
+			printf("%s: frame %u: %u bytes: %s, queue %u%s\n",
+			       dev_names[dev->id], i, f->len,
+			       fate_names[f->fate], f->q,
 			       f->sniffed ? ", sniffed" : "");
 	}
 }
@@ -2232,7 +2723,7 @@ check_port(struct frame **fl, unsigned int n,
 	for (i = 0; i < n; i++) {
 		const struct frame *f = fl[i];
 
-		stat_fate[f->fate]++;
+		dev->stat_fate[f->fate]++;
 		if (f->fate == F_TXERR)
 			txerr++;
 		if (f->fate >= F_RUNT)
@@ -2241,7 +2732,7 @@ check_port(struct frame **fl, unsigned int n,
 		bytes += f->len;
 		if (f->fate == F_DELIVER && layout_room(f) < f->len) {
 			err++;
-			stat_len_err++;
+			dev->stat_len_err++;
 		} else {
 			w[f->fate]++;
 		}
@@ -2282,40 +2773,37 @@ add_all_default(uint8_t flags)
 	r->cnt = (flags & 0x10) ? 5 : -1;
 	if (r->cnt >= 0) {
 		SPEC(r, IBV_FLOW_SPEC_ACTION_COUNT, count);
-		r->spec[r->nspec++].count.counters = dev.cnt[r->cnt];
+		r->spec[r->nspec++].count.counters = dev->cnt[r->cnt];
 	}
-	r->flow = rule_create(r, r->target);
-	FUZZ_ASSERT(r->flow != NULL, "all default: %d", errno);
+	r->flow[dev->id] = rule_create(r, r->target);
+	FUZZ_ASSERT(r->flow[dev->id] != NULL, "all default: %d", errno);
+	if (r->cnt >= 0)
+		dev->bound[r->cnt]++;
 	nb_rules++;
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void
+del_all_default(void)
 {
-	static struct frame fr[MAX_FRAMES];
-	struct frame *chk[MAX_FRAMES], *runt[MAX_FRAMES];
-	struct fuzz_reader in = { data, size };
+	struct ref_rule *r = &rules[--nb_rules];
+
+	FUZZ_ASSERT(swv_destroy_flow(r->flow[dev->id]) == 0,
+		    "destroy all default");
+	r->flow[dev->id] = NULL;
+	if (r->cnt >= 0)
+		dev->bound[r->cnt]--;
+}
+
+/* The frames of an input on the device in use, against the model. */
+static void
+run_frames(struct frame **chk, unsigned int nchk, struct frame **runt,
+	   unsigned int nrunt)
+{
 	struct swv_port_counters before, after;
-	unsigned int n, i, nchk = 0, nrunt = 0;
-	uint8_t flags = fuzz_get8(&in);
-	bool all_default = flags & 1, txerr = false;
+	bool txerr = false;
+	unsigned int i;
 	int ret;
 
-	if (all_default)
-		add_all_default(flags);
-	n = 1 + fuzz_get8(&in) % MAX_FRAMES;
-	for (i = 0; i < n; i++) {
-		memset(&fr[i], 0, sizeof(fr[i]));
-		fr[i].buf = dev.tx + i * FRAME_MAX;
-		fr[i].area = dev.rx + 2 * i * AREA_SZ;
-		fr[i].sarea = fr[i].area + AREA_SZ;
-		build_frame(&in, &fr[i]);
-		/* Runts go on their own, after the others (file head). */
-		if (fr[i].len > 0 && fr[i].len < 14)
-			runt[nrunt++] = &fr[i];
-		else
-			chk[nchk++] = &fr[i];
-	}
 	/*
 	 * A frame the send queue fails (length 0, or above the device's
 	 * largest frame) moves it to ERR: the frames after it are flushed.
@@ -2323,6 +2811,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < nchk; i++) {
 		struct frame *f = chk[i];
 
+		f->posted = false;
+		f->sniffed = false;
 		if (txerr) {
 			f->fate = F_FLUSHED;
 		} else if (f->len == 0 || f->len > SWV_MAX_FRAME) {
@@ -2341,14 +2831,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_port(chk, nchk, &before, &after);
 	check_counters();
 	if (txerr) {
-		ret = qp_up(dev.sqp, IBV_QPS_RTS);
+		ret = qp_up(dev->sqp, IBV_QPS_RTS);
 		FUZZ_ASSERT(ret == 0, "send qp recovery: %d", ret);
 	}
 	/* Runts, with no WQE posted: no completion, and counted. */
 	if (nrunt > 0) {
 		for (i = 0; i < nrunt; i++)
 			runt[i]->fate = F_RUNT;
-		stat_fate[F_RUNT] += nrunt;
+		dev->stat_fate[F_RUNT] += nrunt;
 		port_counters(&before);
 		send_frames(runt, nrunt);
 		check_completions(runt, nrunt);
@@ -2358,13 +2848,44 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    "runts: %" PRIu64 " frames, %" PRIu64 " delivered",
 			    DELTA(rx_frames), DELTA(rx_delivered));
 		/* Until swverbs drops runts, a rule may have counted one. */
-		read_counters(dev.cval);
+		read_counters(dev->cval);
 	}
-	if (all_default) {
-		nb_rules--;
-		FUZZ_ASSERT(swv_destroy_flow(rules[nb_rules].flow) == 0,
-			    "destroy all default");
-		rules[nb_rules].flow = NULL;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct frame fr[MAX_FRAMES];
+	struct frame *chk[MAX_FRAMES], *runt[MAX_FRAMES];
+	struct fuzz_reader in = { data, size };
+	unsigned int n, i, d, nchk = 0, nrunt = 0;
+	uint8_t flags = fuzz_get8(&in);
+	bool all_default = flags & 1;
+
+	/* The same frames on each device, built once (on the first). */
+	for (d = 0; d < NB_DEV; d++) {
+		dev = &devs[d];
+		if (all_default)
+			add_all_default(flags);
+		if (d == D_FULL) {
+			n = 1 + fuzz_get8(&in) % MAX_FRAMES;
+			for (i = 0; i < n; i++) {
+				memset(&fr[i], 0, sizeof(fr[i]));
+				fr[i].buf = tx_buf + i * FRAME_MAX;
+				fr[i].area = rx_buf + 2 * i * AREA_SZ;
+				fr[i].sarea = fr[i].area + AREA_SZ;
+				build_frame(&in, &fr[i]);
+				/* Runts go on their own, after the others. */
+				if (fr[i].len > 0 && fr[i].len < 14)
+					runt[nrunt++] = &fr[i];
+				else
+					chk[nchk++] = &fr[i];
+			}
+		}
+		run_frames(chk, nchk, runt, nrunt);
+		if (all_default)
+			del_all_default();
 	}
+	dev = &devs[D_FULL];
 	return 0;
 }
