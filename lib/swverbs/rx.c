@@ -273,6 +273,29 @@ rx_len_ok(const struct swv_device *dev, uint32_t len)
 }
 
 /*
+ * The Rx MTU follows the wire's (no rx_mtu set), and a frame came above
+ * it: the MTU may have been raised from outside since the link check read
+ * it (every SWV_NETIF_REFRESH_NS), where a NIC's port takes a new MTU at
+ * once (a driver's ioctl on its netdev, then a frame of the new size).
+ * Read it again now, at most once a millisecond. Whether the frame fits
+ * then.
+ */
+static bool
+rx_mtu_doubt(struct swv_device *dev, uint32_t len)
+{
+	uint64_t now;
+
+	if (SWV_LOAD(&dev->rx_mtu) != 0)
+		return false;
+	now = swv_now_coarse_ns();
+	if (now - dev->mtu_doubt_ns < 1000 * 1000)
+		return false;
+	dev->mtu_doubt_ns = now;
+	swv_dev_mtu_sync_try(dev);
+	return rx_len_ok(dev, len);
+}
+
+/*
  * A frame shorter than the wire's minimum (a runt), or longer than the MTU
  * allows (MTU + an Ethernet header + one VLAN tag, as a ConnectX's port MTU
  * bounds it), is dropped before it is parsed, counted as an Rx error, as a
@@ -285,6 +308,8 @@ rx_runt(struct swv_device *dev, uint32_t len)
 		return false;
 	if (len < dev->wire->min_frame)
 		dev->acc.rx_runts++;
+	else if (rx_mtu_doubt(dev, len))
+		return false;
 	else
 		dev->acc.rx_mtu_dropped++;
 	rx_count(dev, len, &dev->acc.rx_errors, true);

@@ -1471,6 +1471,11 @@ struct swv_device {
 	 * an older result must not land after a newer one.
 	 */
 	pthread_mutex_t mtu_lock;
+	/**
+	 * When Rx last read the wire's MTU again for a frame above
+	 * rx_max_frame (coarse ns; engine only): see rx_runt().
+	 */
+	uint64_t mtu_doubt_ns;
 	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */
 	struct cds_list_head reg_node;	/**< registry (swv_lock) */
 	struct cds_list_head eng_node;	/**< engine list (RCU) */
