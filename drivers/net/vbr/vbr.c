@@ -265,12 +265,38 @@ vbr_port_query_mtu(struct vbr_priv *priv)
 }
 
 /**
- * dev_start: the receive drop at the MTU the port reports. ethdev 22.11
- * stores rxmode.mtu (1500 when not given) in dev->data->mtu at configure
- * without an mtu_set call; the wire's own MTU (an interface's) is left as
- * it is, as mlx5 leaves its netdev's, and swverbs drops above the port's
- * MTU instead. A device that drops at its netdev's MTU only (ibverbs)
- * keeps doing so. Return 0 or -errno.
+ * dev_configure: the wire's MTU (an interface's, a dev= port's netdev's)
+ * made the port's. ethdev stores rxmode.mtu (1500 when not given) in
+ * dev->data->mtu at configure without an mtu_set call; mlx5 then sets its
+ * netdev's MTU to it, unless it is that already, and fails the configure
+ * when it cannot (mlx5_dev_configure() -> mlx5_dev_set_mtu()): so does
+ * vbr. Return 0 or -errno.
+ */
+int
+vbr_port_apply_mtu(struct vbr_priv *priv)
+{
+	struct vbr_glue_port_attr_ex pa;
+	uint16_t mtu = priv->dev->data->mtu;
+	int ret;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.comp_mask = VBR_GLUE_PORT_EX_ETH_MTU;
+	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) == 0 &&
+	    pa.eth_mtu == mtu)
+		return 0;
+	ret = vbr_port_set_mtu(priv, mtu);
+	if (ret != 0)
+		VBR_LOG(ERR, "port %u: cannot set the MTU %u the port is "
+			"configured with (rxmode.mtu, 1500 when not given): %s",
+			priv->dev->data->port_id, mtu, strerror(-ret));
+	return ret;
+}
+
+/**
+ * dev_start: the receive drop at the MTU the port reports (swverbs drops
+ * above it; a device that drops at its netdev's MTU only, ibverbs, keeps
+ * doing so). The wire's own MTU was set at configure and by mtu_set; one
+ * lowered since from outside is only said. Return 0 or -errno.
  */
 int
 vbr_port_sync_mtu(struct vbr_priv *priv)

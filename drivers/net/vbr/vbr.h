@@ -179,6 +179,7 @@ int vbr_port_rebind(struct vbr_priv *priv);
 int vbr_port_set_mtu(struct vbr_priv *priv, uint16_t mtu);
 int vbr_port_set_link(struct vbr_priv *priv, bool up);
 int vbr_port_sync_mtu(struct vbr_priv *priv);
+int vbr_port_apply_mtu(struct vbr_priv *priv);
 
 /* vbr_ethdev.c */
 extern const struct eth_dev_ops vbr_dev_ops;

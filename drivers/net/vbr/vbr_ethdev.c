@@ -85,6 +85,10 @@ vbr_dev_configure(struct rte_eth_dev *dev)
 {
 	int ret;
 
+	/* The configured MTU is the wire's, as mlx5 sets its netdev's. */
+	ret = vbr_port_apply_mtu(dev->data->dev_private);
+	if (ret != 0)
+		return ret;
 	vbr_tel_write_lock();
 	ret = vbr_steer_rss_configure(dev->data->dev_private);
 	vbr_tel_write_unlock();
