@@ -16,6 +16,7 @@
 
 struct rte_vdev_device;
 
+#include "vbr_compat.h"
 #include "vbr_flow.h"
 #include "vbr_glue.h"
 #include "vbr_rxtx.h"
@@ -192,7 +193,14 @@ int vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete);
 extern void (*vbr_link_update_hook)(struct rte_eth_dev *dev);
 
 /* vbr_stats.c */
+int vbr_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
+		   struct vbr_eth_qstats *qstats);
+#if VBR_ETH_QSTATS
+int vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
+		  struct eth_queue_stats *qstats);
+#else
 int vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats);
+#endif
 int vbr_stats_reset(struct rte_eth_dev *dev);
 int vbr_xstats_get_names(struct rte_eth_dev *dev,
 			 struct rte_eth_xstat_name *names, unsigned int size);
@@ -264,7 +272,7 @@ void vbr_rxq_info_get(struct rte_eth_dev *dev, uint16_t idx,
 		      struct rte_eth_rxq_info *qinfo);
 int vbr_rx_burst_mode_get(struct rte_eth_dev *dev, uint16_t idx,
 			  struct rte_eth_burst_mode *mode);
-uint32_t vbr_rx_queue_count(void *rxq);
+vbr_rx_queue_count_t vbr_rx_queue_count(void *rxq);
 int vbr_rx_descriptor_status(void *rxq, uint16_t offset);
 
 /* vbr_rss.c (the queue sets are declared in vbr_flow.h) */

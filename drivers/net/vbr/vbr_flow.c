@@ -36,6 +36,7 @@
 #include <rte_ether.h>
 #include <rte_flow.h>
 
+#include "vbr_compat.h"
 #include "vbr_flow.h"
 #include "vbr_rxtx.h"
 
@@ -368,10 +369,12 @@ vbr_flow_merge_ipv6(struct vbr_flow_parse *p, const void *spec,
 			"header) in the outer headers can be matched");
 	if (m->has_frag_ext)
 		p->v6_nofrag = 1;
-	vbr_flow_set(ip->val.src_ip, ip->mask.src_ip, s->hdr.src_addr,
-		     m->hdr.src_addr, 16);
-	vbr_flow_set(ip->val.dst_ip, ip->mask.dst_ip, s->hdr.dst_addr,
-		     m->hdr.dst_addr, 16);
+	vbr_flow_set(ip->val.src_ip, ip->mask.src_ip,
+		     VBR_IPV6_BYTES(s->hdr.src_addr),
+		     VBR_IPV6_BYTES(m->hdr.src_addr), 16);
+	vbr_flow_set(ip->val.dst_ip, ip->mask.dst_ip,
+		     VBR_IPV6_BYTES(s->hdr.dst_addr),
+		     VBR_IPV6_BYTES(m->hdr.dst_addr), 16);
 	vbr_flow_set(&ip->val.next_hdr, &ip->mask.next_hdr, &s->hdr.proto,
 		     &m->hdr.proto, 1);
 	vbr_flow_set(&ip->val.hop_limit, &ip->mask.hop_limit,
@@ -558,10 +561,11 @@ static const struct rte_flow_item_ipv6 vbr_mask_ipv6 = {
 		.vtc_flow = RTE_BE32(0x0fffffff),
 		.proto = 0xff,
 		.hop_limits = 0xff,
-		.src_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
-			    "\xff\xff\xff\xff\xff\xff\xff\xff",
-		.dst_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
-			    "\xff\xff\xff\xff\xff\xff\xff\xff",
+		/* braced: uint8_t[16], or struct rte_ipv6_addr from 24.11 */
+		.src_addr = { "\xff\xff\xff\xff\xff\xff\xff\xff"
+			      "\xff\xff\xff\xff\xff\xff\xff\xff" },
+		.dst_addr = { "\xff\xff\xff\xff\xff\xff\xff\xff"
+			      "\xff\xff\xff\xff\xff\xff\xff\xff" },
 	},
 	.has_frag_ext = 1,
 };

@@ -66,10 +66,20 @@ enum vbr_mp_op {
 struct vbr_mp_param {
 	uint16_t port_id;	/**< the port, the same in every process */
 	uint16_t op;		/**< enum vbr_mp_op */
-	uint32_t n;		/**< entries (or bytes) of buf */
+	uint32_t n;		/**< entries (or bytes) of buf; for
+				 * VBR_MP_STATS on 25.11, whether the
+				 * per-queue counters are wanted */
 	void *buf;		/**< rte_malloc'ed: in and out data */
 	int32_t result;		/**< reply: the operation's return value */
 };
+
+#if VBR_ETH_QSTATS
+/** 25.11's stats_get: the totals and, apart, the per-queue counters. */
+struct vbr_mp_stats {
+	struct rte_eth_stats stats;	/**< rte_eth_stats_get's */
+	struct eth_queue_stats qstats;	/**< the PMD's, when asked (n) */
+};
+#endif
 
 /** RSS hash configuration with room for its key. */
 struct vbr_mp_rss {
@@ -81,6 +91,32 @@ struct vbr_mp_rss {
 static unsigned int vbr_mp_users;
 /* A secondary's burst said it moves nothing (once per process). */
 static uint8_t vbr_mp_burst_said;
+
+/* The primary: stats for a secondary's stats_get. */
+static int
+vbr_mp_stats_get(struct rte_eth_dev *dev, const struct vbr_mp_param *p)
+{
+#if VBR_ETH_QSTATS
+	struct vbr_mp_stats *b = p->buf;
+	struct rte_eth_stats scratch;
+	int ret;
+
+	/*
+	 * ethdev's totals, as in every release; the per-queue counters,
+	 * which rte_eth_stats no longer holds, from the PMD when the
+	 * secondary's ethdev asked for them.
+	 */
+	ret = rte_eth_stats_get(p->port_id, &b->stats);
+	if (ret != 0 || p->n == 0)
+		return ret;
+	memset(&scratch, 0, sizeof(scratch));
+	memset(&b->qstats, 0, sizeof(b->qstats));
+	return vbr_stats_fill(dev, &scratch, &b->qstats);
+#else
+	RTE_SET_USED(dev);
+	return rte_eth_stats_get(p->port_id, p->buf);
+#endif
+}
 
 /* The primary: one operation on one of its vbr ports, held. */
 static int
@@ -101,7 +137,7 @@ vbr_mp_do_port(struct rte_eth_dev *dev, const struct vbr_mp_param *p)
 		return rte_eth_link_get(p->port_id, &link);
 	}
 	case VBR_MP_STATS:
-		return rte_eth_stats_get(p->port_id, p->buf);
+		return vbr_mp_stats_get(dev, p);
 	case VBR_MP_STATS_RESET:
 		return rte_eth_stats_reset(p->port_id);
 	case VBR_MP_XSTATS:
@@ -288,11 +324,29 @@ vbr_sec_link_update(struct rte_eth_dev *dev, int wait_to_complete)
 	return vbr_mp_ask(dev, VBR_MP_LINK, NULL, 0, 0);
 }
 
+#if VBR_ETH_QSTATS
+static int
+vbr_sec_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
+		  struct eth_queue_stats *qstats)
+{
+	struct vbr_mp_stats b;
+	int ret;
+
+	memset(&b, 0, sizeof(b));
+	b.stats = *stats;
+	ret = vbr_mp_ask(dev, VBR_MP_STATS, &b, sizeof(b), qstats != NULL);
+	*stats = b.stats;
+	if (qstats != NULL)
+		*qstats = b.qstats;
+	return ret;
+}
+#else
 static int
 vbr_sec_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 {
 	return vbr_mp_ask(dev, VBR_MP_STATS, stats, sizeof(*stats), 0);
 }
+#endif
 
 static int
 vbr_sec_stats_reset(struct rte_eth_dev *dev)

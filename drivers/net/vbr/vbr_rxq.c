@@ -695,16 +695,21 @@ vbr_rxq_pending(struct vbr_rxq *rxq)
 	return (int)RTE_MIN(peek.pending, (uint32_t)rxq->desc);
 }
 
-uint32_t
+vbr_rx_queue_count_t
 vbr_rx_queue_count(void *q)
 {
 	int n = vbr_rxq_pending(q);
 
+#if VBR_ETH_QSTATS
+	/* 25.11: the negative errno itself */
+	return n;
+#else
 	if (n < 0) {
 		rte_errno = -n;
 		return 0;
 	}
 	return (uint32_t)n;
+#endif
 }
 
 /*

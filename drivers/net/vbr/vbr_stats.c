@@ -386,8 +386,13 @@ vbr_xstats_count(struct rte_eth_dev *dev, struct vbr_glue_port_counters *c,
 	return *n_fixed + vbr_qp_cnt_nvals(*qc, *nqc);
 }
 
+/*
+ * stats_get's counters; the per-queue ones into *qstats (NULL: none), which
+ * is stats itself before 25.11 (vbr_compat.h).
+ */
 int
-vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
+vbr_stats_fill(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
+	       struct vbr_eth_qstats *qstats)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct vbr_glue_port_counters c;
@@ -407,10 +412,10 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 		stats->ierrors += er;
 		stats->rx_nombuf += vbr_qcount(&rxq->rx_nombuf,
 					       &rxq->base.rx_nombuf);
-		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-			stats->q_ipackets[i] = pk;
-			stats->q_ibytes[i] = by;
-			stats->q_errors[i] = er;
+		if (qstats != NULL && i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+			qstats->q_ipackets[i] = pk;
+			qstats->q_ibytes[i] = by;
+			qstats->q_errors[i] = er;
 		}
 	}
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
@@ -424,9 +429,9 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 		stats->obytes += by;
 		stats->oerrors += vbr_qcount(&txq->oerrors,
 					     &txq->base.oerrors);
-		if (i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
-			stats->q_opackets[i] = pk;
-			stats->q_obytes[i] = by;
+		if (qstats != NULL && i < RTE_ETHDEV_QUEUE_STAT_CNTRS) {
+			qstats->q_opackets[i] = pk;
+			qstats->q_obytes[i] = by;
 		}
 	}
 	vbr_dev_counters(priv, &c);
@@ -463,6 +468,21 @@ vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
 	stats->obytes -= RTE_MIN(down, stats->obytes);
 	return 0;
 }
+
+#if VBR_ETH_QSTATS
+int
+vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats,
+	      struct eth_queue_stats *qstats)
+{
+	return vbr_stats_fill(dev, stats, qstats);
+}
+#else
+int
+vbr_stats_get(struct rte_eth_dev *dev, struct rte_eth_stats *stats)
+{
+	return vbr_stats_fill(dev, stats, stats);
+}
+#endif
 
 int
 vbr_stats_reset(struct rte_eth_dev *dev)
@@ -921,7 +941,7 @@ vbr_tel_port_counters(const char *cmd, const char *params,
 	vbr_tel_head(d, priv);
 	for (k = 0; k < RTE_DIM(vbr_xstats); k++)
 		if ((c.valid & vbr_xstats[k].bit) != 0)
-			rte_tel_data_add_dict_u64(d, vbr_xstats[k].name,
+			rte_tel_data_add_dict_uint(d, vbr_xstats[k].name,
 				vbr_counter(&c, vbr_xstats[k].offset));
 	return 0;
 }
@@ -977,10 +997,10 @@ vbr_tel_qp_counters(const char *cmd, const char *params,
 	a = rte_tel_data_alloc();
 	if (a == NULL)
 		return -ENOMEM;
-	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	rte_tel_data_start_array(a, RTE_TEL_UINT_VAL);
 	qc = vbr_qp_counters(dev->data->dev_private, &n);
 	for (i = 0; i < n; i++)
-		rte_tel_data_add_array_u64(a, qc[i].cntn);
+		rte_tel_data_add_array_uint(a, qc[i].cntn);
 	free(qc);
 	rte_tel_data_add_dict_container(d, "cntn", a, 0);
 	return 0;
@@ -1016,7 +1036,7 @@ vbr_tel_qp_counter(const char *cmd, const char *params,
 		return -ENOMEM;
 	}
 	vbr_tel_head(d, dev->data->dev_private);
-	rte_tel_data_add_dict_u64(d, "cntn", c->cntn);
+	rte_tel_data_add_dict_uint(d, "cntn", c->cntn);
 	rte_tel_data_add_dict_string(d, "mode", vbr_tel_mode_name(c->mode));
 	rte_tel_data_add_dict_string(d, "criteria",
 				     vbr_tel_crit_name(c->mask));
@@ -1024,10 +1044,10 @@ vbr_tel_qp_counter(const char *cmd, const char *params,
 	rte_tel_data_add_dict_int(d, "pid", c->pid);
 	rte_tel_data_add_dict_string(d, "comm", c->comm);
 	for (i = 0; i < c->nvals; i++)
-		rte_tel_data_add_dict_u64(d, c->val[i].name, c->val[i].value);
-	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+		rte_tel_data_add_dict_uint(d, c->val[i].name, c->val[i].value);
+	rte_tel_data_start_array(a, RTE_TEL_UINT_VAL);
 	for (i = 0; i < RTE_MIN(c->nqps, (uint32_t)VBR_GLUE_QP_CNT_QPS); i++)
-		rte_tel_data_add_array_u64(a, c->lqpn[i]);
+		rte_tel_data_add_array_uint(a, c->lqpn[i]);
 	rte_tel_data_add_dict_container(d, "lqpn", a, 0);
 	free(qc);
 	return 0;
@@ -1056,15 +1076,16 @@ vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENOMEM;
 	}
 	vbr_tel_head(d, priv);
-	rte_tel_data_start_array(tx, RTE_TEL_U64_VAL);
+	rte_tel_data_start_array(tx, RTE_TEL_UINT_VAL);
 	/* stopped: ethdev may be releasing the queues (the comment above) */
 	for (i = 0; priv->started && i < dev->data->nb_tx_queues; i++) {
 		const struct vbr_txq *txq = dev->data->tx_queues[i];
 
-		rte_tel_data_add_array_u64(tx, txq != NULL && txq->qp != NULL ?
-					   txq->qp->qp_num : 0);
+		rte_tel_data_add_array_uint(tx, txq != NULL &&
+					    txq->qp != NULL ?
+					    txq->qp->qp_num : 0);
 	}
-	rte_tel_data_start_array(hash, RTE_TEL_U64_VAL);
+	rte_tel_data_start_array(hash, RTE_TEL_UINT_VAL);
 	n = 0;
 	if (priv->flow_lock_init) {
 		pthread_mutex_lock(&priv->flow_lock);
@@ -1072,7 +1093,7 @@ vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 		pthread_mutex_unlock(&priv->flow_lock);
 	}
 	for (i = 0; i < RTE_MIN(n, (unsigned int)RTE_DIM(qpn)); i++)
-		rte_tel_data_add_array_u64(hash, qpn[i]);
+		rte_tel_data_add_array_uint(hash, qpn[i]);
 	rte_tel_data_add_dict_container(d, "txq_lqpn", tx, 0);
 	rte_tel_data_add_dict_container(d, "hash_lqpn", hash, 0);
 	return 0;
@@ -1140,8 +1161,8 @@ vbr_tel_qp_bind(const char *cmd, const char *params, struct rte_tel_data *d)
 	if (ret != 0)
 		return vbr_tel_error(d, ret, "bind");
 	vbr_tel_head(d, priv);
-	rte_tel_data_add_dict_u64(d, "cntn", cntn);
-	rte_tel_data_add_dict_u64(d, "lqpn", lqpn);
+	rte_tel_data_add_dict_uint(d, "cntn", cntn);
+	rte_tel_data_add_dict_uint(d, "lqpn", lqpn);
 	return 0;
 }
 
@@ -1177,7 +1198,7 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 	a = rte_tel_data_alloc();
 	if (a == NULL)
 		return -ENOMEM;
-	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	rte_tel_data_start_array(a, RTE_TEL_UINT_VAL);
 	/*
 	 * All QPs of the counter, as rdma does without lqpn: a listing shows
 	 * at most VBR_GLUE_QP_CNT_QPS of them, so again until it is gone
@@ -1201,7 +1222,7 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 			ret = priv->glue->counter_unbind_qp(priv->ctx, 1,
 							    todo[i], cntn);
 			if (ret == 0) {
-				rte_tel_data_add_array_u64(a, todo[i]);
+				rte_tel_data_add_array_uint(a, todo[i]);
 				done++;
 			}
 		}
@@ -1215,7 +1236,7 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 				     "no such counter" : "unbind");
 	}
 	vbr_tel_head(d, priv);
-	rte_tel_data_add_dict_u64(d, "cntn", cntn);
+	rte_tel_data_add_dict_uint(d, "cntn", cntn);
 	rte_tel_data_add_dict_container(d, "lqpn", a, 0);
 	return 0;
 }
@@ -1265,9 +1286,9 @@ vbr_tel_mrs(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENOMEM;
 	}
 	vbr_tel_head(d, dev->data->dev_private);
-	rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+	rte_tel_data_start_array(a, RTE_TEL_UINT_VAL);
 	for (i = 0; i < n; i++)
-		rte_tel_data_add_array_u64(a, m[i].mrn);
+		rte_tel_data_add_array_uint(a, m[i].mrn);
 	rte_tel_data_add_dict_container(d, "mrn", a, 0);
 	free(m);
 	return 0;
@@ -1299,10 +1320,10 @@ vbr_tel_mr(const char *cmd, const char *params, struct rte_tel_data *d)
 		return vbr_tel_error(d, ENOENT, "no such MR");
 	}
 	vbr_tel_head(d, dev->data->dev_private);
-	rte_tel_data_add_dict_u64(d, "mrn", mrn);
+	rte_tel_data_add_dict_uint(d, "mrn", mrn);
 	for (k = 0; k < m[i].nvals; k++)
-		rte_tel_data_add_dict_u64(d, m[i].val[k].name,
-					  m[i].val[k].value);
+		rte_tel_data_add_dict_uint(d, m[i].val[k].name,
+					   m[i].val[k].value);
 	free(m);
 	return 0;
 }

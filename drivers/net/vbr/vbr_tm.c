@@ -656,7 +656,7 @@ vbr_tm_node_capabilities_get(struct rte_eth_dev *dev, uint32_t node_id,
 
 static int
 vbr_tm_wred_profile_add(struct rte_eth_dev *dev, uint32_t wred_profile_id,
-			struct rte_tm_wred_params *profile,
+			VBR_TM_CONST struct rte_tm_wred_params *profile,
 			struct rte_tm_error *error)
 {
 	RTE_SET_USED(dev);
@@ -683,7 +683,7 @@ vbr_tm_shared_shaper_add_update(struct rte_eth_dev *dev,
 
 static int
 vbr_tm_shaper_profile_add(struct rte_eth_dev *dev, uint32_t id,
-			  struct rte_tm_shaper_params *sp,
+			  VBR_TM_CONST struct rte_tm_shaper_params *sp,
 			  struct rte_tm_error *error)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
@@ -933,7 +933,8 @@ vbr_tm_leaf_add(struct vbr_priv *priv, struct vbr_tm *tm, uint32_t node_id,
 static int
 vbr_tm_node_add(struct rte_eth_dev *dev, uint32_t node_id,
 		uint32_t parent_node_id, uint32_t priority, uint32_t weight,
-		uint32_t level_id, struct rte_tm_node_params *params,
+		uint32_t level_id,
+		VBR_TM_CONST struct rte_tm_node_params *params,
 		struct rte_tm_error *error)
 {
 	struct vbr_priv *priv = dev->data->dev_private;
