@@ -49,6 +49,7 @@
 #include <rte_telemetry.h>
 #include <rte_tm.h>
 
+#include "tgw_compat.h"
 #include "tgw_config.h"
 
 #define TGW_BURST 32
@@ -794,14 +795,16 @@ tgw_rule_create(const struct tgw_slot *sl, struct rte_flow_error *error)
 		pattern[np].spec = &v4;
 		pattern[np++].mask = &v4_m;
 	} else if (t->family == AF_INET6) {
-		memcpy(v6.hdr.dst_addr, t->addr, 16);
+		uint8_t *dm = TGW_IPV6_BYTES(v6_m.hdr.dst_addr);
+
+		memcpy(TGW_IPV6_BYTES(v6.hdr.dst_addr), t->addr, 16);
 		for (i = 0; i < 16; i++) {
 			unsigned int bit = i * 8;
 
 			if (bit + 8 <= t->plen)
-				v6_m.hdr.dst_addr[i] = 0xff;
+				dm[i] = 0xff;
 			else if (bit < t->plen)
-				v6_m.hdr.dst_addr[i] = 0xff << (8 - (t->plen - bit));
+				dm[i] = 0xff << (8 - (t->plen - bit));
 		}
 		pattern[np].type = RTE_FLOW_ITEM_TYPE_IPV6;
 		pattern[np].spec = &v6;
@@ -1349,25 +1352,25 @@ tgw_tm_tenant(const char *cmd __rte_unused, const char *params,
 	if (r != NULL) {
 		rte_tel_data_start_dict(d);
 		rte_tel_data_add_dict_string(d, "tenant", r->name);
-		rte_tel_data_add_dict_u64(d, "packets", r->packets);
-		rte_tel_data_add_dict_u64(d, "bytes", r->bytes);
-		rte_tel_data_add_dict_u64(d, "green", r->green);
-		rte_tel_data_add_dict_u64(d, "yellow", r->yellow);
-		rte_tel_data_add_dict_u64(d, "red", r->red);
-		rte_tel_data_add_dict_u64(d, "rx_missed", r->rx_missed);
-		rte_tel_data_add_dict_u64(d, "dropped", r->dropped);
-		rte_tel_data_add_dict_u64(d, "tx_packets", r->tx_pkts);
-		rte_tel_data_add_dict_u64(d, "tx_bytes", r->tx_bytes);
-		rte_tel_data_add_dict_u64(d, "tx_dropped", r->tx_dropped);
-		rte_tel_data_add_dict_u64(d, "tx_kbps",
-					  (uint64_t)(r->tx_mbps * 1000));
-		rte_tel_data_add_dict_u64(d, "rate_limit_mbps",
-					  r->rate_limit_mbps);
+		rte_tel_data_add_dict_uint(d, "packets", r->packets);
+		rte_tel_data_add_dict_uint(d, "bytes", r->bytes);
+		rte_tel_data_add_dict_uint(d, "green", r->green);
+		rte_tel_data_add_dict_uint(d, "yellow", r->yellow);
+		rte_tel_data_add_dict_uint(d, "red", r->red);
+		rte_tel_data_add_dict_uint(d, "rx_missed", r->rx_missed);
+		rte_tel_data_add_dict_uint(d, "dropped", r->dropped);
+		rte_tel_data_add_dict_uint(d, "tx_packets", r->tx_pkts);
+		rte_tel_data_add_dict_uint(d, "tx_bytes", r->tx_bytes);
+		rte_tel_data_add_dict_uint(d, "tx_dropped", r->tx_dropped);
+		rte_tel_data_add_dict_uint(d, "tx_kbps",
+					   (uint64_t)(r->tx_mbps * 1000));
+		rte_tel_data_add_dict_uint(d, "rate_limit_mbps",
+					   r->rate_limit_mbps);
 		if (r->paced) {
-			rte_tel_data_add_dict_u64(d, "tx_pace_bytes",
-						  r->pace_bytes);
-			rte_tel_data_add_dict_u64(d, "tx_pace_full_ns",
-						  r->pace_full_ns);
+			rte_tel_data_add_dict_uint(d, "tx_pace_bytes",
+						   r->pace_bytes);
+			rte_tel_data_add_dict_uint(d, "tx_pace_full_ns",
+						   r->pace_full_ns);
 		}
 		ret = 0;
 	}

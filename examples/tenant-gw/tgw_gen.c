@@ -36,18 +36,19 @@
 #include <rte_meter.h>
 #include <rte_udp.h>
 
+#include "tgw_compat.h"
 #include "tgw_config.h"
 
 #define GEN_BURST 32
 #define GEN_MAGIC 0x7467776eu	/* "tgwn" */
 #define GEN_MAX_FLOWS (TGW_MAX_TENANTS + 1)
 
-struct gen_payload {
+struct __rte_packed_begin gen_payload {
 	rte_be32_t magic;
 	rte_be16_t flow;
 	rte_be16_t pad;
 	rte_be32_t seq;
-} __rte_packed;
+} __rte_packed_end;
 
 struct gen_flow {
 	char name[TGW_NAME_LEN];
@@ -212,11 +213,11 @@ gen_frame(struct rte_mempool *mp, unsigned int fi, uint32_t seq)
 		ip->payload_len = rte_cpu_to_be_16(len - l3 - sizeof(*ip));
 		ip->proto = IPPROTO_UDP;
 		ip->hop_limits = 64;
-		ip->src_addr[0] = 0xfd;
-		ip->src_addr[15] = 1 + seq % 16;
-		memcpy(ip->dst_addr, f->match.addr, 16);
+		TGW_IPV6_BYTES(ip->src_addr)[0] = 0xfd;
+		TGW_IPV6_BYTES(ip->src_addr)[15] = 1 + seq % 16;
+		memcpy(TGW_IPV6_BYTES(ip->dst_addr), f->match.addr, 16);
 		if (f->match.plen < 128)
-			ip->dst_addr[15] |= 1;
+			TGW_IPV6_BYTES(ip->dst_addr)[15] |= 1;
 		p += sizeof(*ip);
 	} else {
 		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)p;
