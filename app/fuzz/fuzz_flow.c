@@ -268,10 +268,11 @@ static const struct rte_flow_item_ipv4 shape_ipv4 = {
 static const struct rte_flow_item_ipv6 shape_ipv6 = {
 	.hdr = { .vtc_flow = RTE_BE32(0x0fffffff), .proto = 0xff,
 		 .hop_limits = 0xff,
-		 .src_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
-			     "\xff\xff\xff\xff\xff\xff\xff\xff",
-		 .dst_addr = "\xff\xff\xff\xff\xff\xff\xff\xff"
-			     "\xff\xff\xff\xff\xff\xff\xff\xff" },
+		 /* braced: uint8_t[16], or struct rte_ipv6_addr (24.11) */
+		 .src_addr = { "\xff\xff\xff\xff\xff\xff\xff\xff"
+			       "\xff\xff\xff\xff\xff\xff\xff\xff" },
+		 .dst_addr = { "\xff\xff\xff\xff\xff\xff\xff\xff"
+			       "\xff\xff\xff\xff\xff\xff\xff\xff" } },
 };
 static const struct rte_flow_item_tcp shape_tcp = {
 	.hdr = { .src_port = RTE_BE16(0xffff), .dst_port = RTE_BE16(0xffff) },

@@ -29,6 +29,7 @@
 #include <rte_udp.h>
 
 #include "test.h"
+#include "vbr_test_compat.h"
 
 /*
  * The device the suites run on. Without VBR_TEST_DEV: swverbs (its default
@@ -82,6 +83,59 @@ vbr_test_xstat(uint16_t port, const char *name)
 	    rte_eth_xstats_get_by_id(port, &id, &v, 1) != 1)
 		return UINT64_MAX;
 	return v;
+}
+
+/** The per-queue counters, by the names of rte_eth_stats' arrays. */
+enum vbr_test_qstat {
+	VBR_TEST_Q_IPACKETS,	/**< q_ipackets, xstat rx_q<n>_packets */
+	VBR_TEST_Q_IBYTES,	/**< q_ibytes, rx_q<n>_bytes */
+	VBR_TEST_Q_ERRORS,	/**< q_errors, rx_q<n>_errors */
+	VBR_TEST_Q_OPACKETS,	/**< q_opackets, tx_q<n>_packets */
+	VBR_TEST_Q_OBYTES,	/**< q_obytes, tx_q<n>_bytes */
+};
+
+/*
+ * Queue q's counter which of the port whose rte_eth_stats_get() gave *s:
+ * the q_* array of *s up to 24.11; from 25.11, which moved them out of
+ * rte_eth_stats, the per-queue xstat ethdev makes of it (the PMD sets
+ * RTE_ETH_DEV_AUTOFILL_QUEUE_XSTATS), read now: call it with no traffic
+ * since *s was read. UINT64_MAX when there is none.
+ */
+static inline uint64_t
+vbr_test_qstat(uint16_t port, const struct rte_eth_stats *s,
+	       enum vbr_test_qstat which, uint16_t q)
+{
+#if VBR_TEST_QSTATS_IN_XSTATS
+	static const char *const fmt[] = {
+		[VBR_TEST_Q_IPACKETS] = "rx_q%u_packets",
+		[VBR_TEST_Q_IBYTES] = "rx_q%u_bytes",
+		[VBR_TEST_Q_ERRORS] = "rx_q%u_errors",
+		[VBR_TEST_Q_OPACKETS] = "tx_q%u_packets",
+		[VBR_TEST_Q_OBYTES] = "tx_q%u_bytes",
+	};
+	char name[RTE_ETH_XSTATS_NAME_SIZE];
+
+	RTE_SET_USED(s);
+	snprintf(name, sizeof(name), fmt[which], q);
+	return vbr_test_xstat(port, name);
+#else
+	RTE_SET_USED(port);
+	if (q >= RTE_ETHDEV_QUEUE_STAT_CNTRS)
+		return UINT64_MAX;
+	switch (which) {
+	case VBR_TEST_Q_IPACKETS:
+		return s->q_ipackets[q];
+	case VBR_TEST_Q_IBYTES:
+		return s->q_ibytes[q];
+	case VBR_TEST_Q_ERRORS:
+		return s->q_errors[q];
+	case VBR_TEST_Q_OPACKETS:
+		return s->q_opackets[q];
+	case VBR_TEST_Q_OBYTES:
+		return s->q_obytes[q];
+	}
+	return UINT64_MAX;
+#endif
 }
 
 /*

@@ -203,8 +203,8 @@ put_ipv6(struct frame *f, const uint8_t *src, const uint8_t *dst,
 					(flow & 0xfffff));
 	ip->proto = proto;
 	ip->hop_limits = hop;
-	memcpy(ip->src_addr, src, 16);
-	memcpy(ip->dst_addr, dst, 16);
+	memcpy(VBR_TEST_IPV6_BYTES(ip->src_addr), src, 16);
+	memcpy(VBR_TEST_IPV6_BYTES(ip->dst_addr), dst, 16);
 }
 
 static void
@@ -1117,8 +1117,8 @@ test_item_ipv6(void)
 
 	CLEAN();
 	/* src */
-	memcpy(s.hdr.src_addr, p.src6, 16);
-	memset(m.hdr.src_addr, 0xff, 16);
+	memcpy(VBR_TEST_IPV6_BYTES(s.hdr.src_addr), p.src6, 16);
+	memset(VBR_TEST_IPV6_BYTES(m.hdr.src_addr), 0xff, 16);
 	mk_ipv6(&hit[0], &p);
 	p.proto = IPPROTO_TCP;
 	mk_ipv6(&hit[1], &p);
@@ -1132,8 +1132,8 @@ test_item_ipv6(void)
 	memset(&s, 0, sizeof(s));
 	memset(&m, 0, sizeof(m));
 	p = l34_default;
-	memcpy(s.hdr.dst_addr, p.dst6, 16);
-	memset(m.hdr.dst_addr, 0xff, 16);
+	memcpy(VBR_TEST_IPV6_BYTES(s.hdr.dst_addr), p.dst6, 16);
+	memset(VBR_TEST_IPV6_BYTES(m.hdr.dst_addr), 0xff, 16);
 	mk_ipv6(&hit[0], &p);
 	p.src6[7] = 0x55;
 	mk_ipv6(&hit[1], &p);
@@ -1144,8 +1144,8 @@ test_item_ipv6(void)
 	mk_ipv6(&miss[1], &p);
 	ITEM_CASE("ipv6 dst", pat, hit, miss);
 	/* dst, partial mask: 2001:db8::/32 */
-	memset(m.hdr.dst_addr, 0, 16);
-	memset(m.hdr.dst_addr, 0xff, 4);
+	memset(VBR_TEST_IPV6_BYTES(m.hdr.dst_addr), 0, 16);
+	memset(VBR_TEST_IPV6_BYTES(m.hdr.dst_addr), 0xff, 4);
 	p = l34_default;
 	p.dst6[15] = 0x77;
 	p.dst6[5] = 0x01;

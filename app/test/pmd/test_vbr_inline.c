@@ -409,13 +409,16 @@ test_mq(void)
 	TEST_ASSERT_EQUAL(s1.imissed, 0, "port 1 imissed");
 	TEST_ASSERT_EQUAL(s1.ierrors, 0, "port 1 ierrors");
 	for (q = 0; q < NQ_RX; q++) {
-		TEST_ASSERT_EQUAL(s1.q_ipackets[q], run.per_queue[1][q],
-				  "port 1 q_ipackets[%u]", q);
+		TEST_ASSERT_EQUAL(vbr_test_qstat(port1, &s1,
+						 VBR_TEST_Q_IPACKETS, q),
+				  run.per_queue[1][q], "port 1 q_ipackets[%u]",
+				  q);
 		TEST_ASSERT(run.per_queue[1][q] > 0, "queue %u got none", q);
 	}
 	for (q = 0; q < NQ_TX; q++)
-		TEST_ASSERT_EQUAL(s0.q_opackets[q], PER_SENDER,
-				  "port 0 q_opackets[%u]", q);
+		TEST_ASSERT_EQUAL(vbr_test_qstat(port0, &s0,
+						 VBR_TEST_Q_OPACKETS, q),
+				  PER_SENDER, "port 0 q_opackets[%u]", q);
 	ports_drop();
 	return TEST_SUCCESS;
 }

@@ -124,10 +124,10 @@ frame(int v6, int tcp, int vid, uint16_t plen)
 		h->payload_len = rte_cpu_to_be_16(l4 + plen);
 		h->proto = tcp ? IPPROTO_TCP : IPPROTO_UDP;
 		h->hop_limits = 64;
-		h->src_addr[0] = 0x20;
-		h->src_addr[15] = 1;
-		h->dst_addr[0] = 0x20;
-		h->dst_addr[15] = 2;
+		VBR_TEST_IPV6_BYTES(h->src_addr)[0] = 0x20;
+		VBR_TEST_IPV6_BYTES(h->src_addr)[15] = 1;
+		VBR_TEST_IPV6_BYTES(h->dst_addr)[0] = 0x20;
+		VBR_TEST_IPV6_BYTES(h->dst_addr)[15] = 2;
 		if (tcp)
 			((struct rte_tcp_hdr *)seg)->cksum =
 				rte_ipv6_udptcp_cksum(h, seg);

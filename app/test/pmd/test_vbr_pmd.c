@@ -410,7 +410,8 @@ test_traffic_sizes(void)
 	TEST_ASSERT_EQUAL(s0.obytes, bytes, "obytes");
 	TEST_ASSERT_EQUAL(s1.ipackets, N, "ipackets");
 	TEST_ASSERT_EQUAL(s1.ibytes, bytes, "ibytes");
-	TEST_ASSERT_EQUAL(s1.q_ipackets[0], N, "q_ipackets");
+	TEST_ASSERT_EQUAL(vbr_test_qstat(port1, &s1, VBR_TEST_Q_IPACKETS, 0), N,
+			  "q_ipackets");
 	TEST_ASSERT_EQUAL(s1.imissed, 0, "imissed");
 	TEST_ASSERT_EQUAL(s1.ierrors + s0.oerrors, 0, "errors");
 	free_pkts(rx, N);
@@ -595,8 +596,9 @@ test_rss(void)
 	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
 	TEST_ASSERT_EQUAL(s.ipackets, N, "ipackets");
 	for (q = 0; q < NQ; q++)
-		TEST_ASSERT_EQUAL(s.q_ipackets[q], per_q[q], "q_ipackets[%u]",
-				  q);
+		TEST_ASSERT_EQUAL(vbr_test_qstat(port1, &s,
+						 VBR_TEST_Q_IPACKETS, q),
+				  per_q[q], "q_ipackets[%u]", q);
 	return TEST_SUCCESS;
 }
 
@@ -1667,7 +1669,8 @@ test_rx_error_completions(void)
 	rte_delay_ms(100);
 	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s), "stats");
 	TEST_ASSERT_EQUAL(s.ierrors, ROUNDS * N, "ierrors");
-	TEST_ASSERT_EQUAL(s.q_errors[0], 0, "q_errors[0]: before the queue");
+	TEST_ASSERT_EQUAL(vbr_test_qstat(port1, &s, VBR_TEST_Q_ERRORS, 0), 0,
+			  "q_errors[0]: before the queue");
 	TEST_ASSERT_EQUAL(vbr_test_xstat(port1, "rx_mtu_dropped"), ROUNDS * N,
 			  "rx_mtu_dropped");
 	TEST_ASSERT_EQUAL(s.ipackets, 0, "ipackets");

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <rte_bus_vdev.h>
+#include <rte_cpuflags.h>
 #include <rte_epoll.h>
 #include <rte_power_intrinsics.h>
 
