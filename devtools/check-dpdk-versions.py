@@ -15,7 +15,7 @@ once per DPDK series (default: 22.11 24.11 25.11):
   for <sdk root>/<version>/include, Debian's point release or else the
   newest of the series. The SDK root is $VBR_DPDK_SDK_ROOT; else the folder
   two above $VBR_DPDK_SDK_DIR (which names one <version>/include); else
-  ../shared/dpdk-sdk beside the source tree.
+  ../shared/dpdk-sdk; a relative path is taken from the source tree.
 
 Every run adds -Werror for what GCC 14 (Debian 13's compiler) makes an
 error by default: implicit function declarations and ints, int-conversion,
@@ -124,10 +124,11 @@ def sdk_root():
     root = os.environ.get('VBR_DPDK_SDK_ROOT')
     one = os.environ.get('VBR_DPDK_SDK_DIR')
     if not root and one:
-        root = os.path.dirname(os.path.dirname(os.path.abspath(one)))
+        root = os.path.dirname(os.path.dirname(os.path.normpath(one)))
     if not root:
-        root = os.path.join(os.path.dirname(ROOT), 'shared', 'dpdk-sdk')
-    return os.path.abspath(root)
+        root = os.path.join('..', 'shared', 'dpdk-sdk')
+    # relative: to the source tree (meson runs the test in the build)
+    return os.path.normpath(os.path.join(ROOT, root))
 
 
 def sdk_dir(series, version):

@@ -7,7 +7,8 @@
 #   1. install the Debian packages (apt-get update only when something is
 #      missing, and at most once)
 #   2. fetch DPDK's driver-SDK headers from Debian's source package of exactly
-#      the installed libdpdk-dev into .sdk/dpdk-<version>/include
+#      the installed libdpdk-dev into .sdk/dpdk-<version>/include; where that
+#      source is not served, copy them from $VBR_DPDK_SDK_DIR
 #   3. fetch rdma-core's private provider header (driver.h and the few
 #      headers it needs that libibverbs-dev lacks) from a Debian source
 #      package of rdma-core whose private ABI is the installed
@@ -20,6 +21,10 @@
 #   VBR_SDK_CACHE   where the source package is downloaded (default: .sdk/cache)
 #   VBR_SKIP_BUILD  set to 1 to stop after the SDK headers
 #   VBR_MESON_ARGS  extra arguments for meson setup (e.g. -Dpmd=disabled)
+#   VBR_DPDK_SDK_DIR  a folder with the driver-SDK headers of the installed
+#                   DPDK's LTS release (../shared/dpdk-sdk/<version>/include
+#                   in CI), used only where Debian's source package of the
+#                   installed version cannot be had
 #   VBR_RDMA_CORE_SUITES  Debian suites whose rdma-core source may stand in
 #                   for the installed version's (same private ABI), tried in
 #                   order when the installed version's source is not served
@@ -45,6 +50,8 @@ SDK_HEADERS="lib/eal/include/bus_driver.h lib/eal/include/dev_driver.h
 lib/ethdev/ethdev_driver.h lib/ethdev/ethdev_vdev.h lib/ethdev/ethdev_pci.h
 lib/ethdev/rte_flow_driver.h
 drivers/bus/vdev/bus_vdev_driver.h"
+# From 25.11 libdpdk-dev no longer installs these either.
+SDK_HEADERS_25_11="lib/ethdev/rte_mtr_driver.h lib/ethdev/rte_tm_driver.h"
 
 export DEBIAN_FRONTEND=noninteractive
 APT_UPDATED=0
@@ -169,6 +176,40 @@ src_version_available()
 	grep -Fqx "Version: $1" <<<"$out"
 }
 
+# The driver-SDK headers from a folder (VBR_DPDK_SDK_DIR: DPDK's own files,
+# <version>/include) where the source package is out of reach: the same
+# LTS release, the point release said when it differs.
+sdk_from_dir()
+{
+	local dir=$1 up=$2 full=$3 sdk=$4 h f dver
+
+	# relative: to the current folder, else to the repository
+	case $dir in
+	/*) ;;
+	*) [ -d "$dir" ] || dir=$ROOT/$dir ;;
+	esac
+	[ -d "$dir" ] || die "VBR_DPDK_SDK_DIR=$1 is not a folder"
+	dver=$(basename "$(dirname "$(cd "$dir" && pwd)")")
+	[ "${dver%.*}" = "${up%.*}" ] ||
+		die "VBR_DPDK_SDK_DIR=$dir holds DPDK $dver's headers, not" \
+		    "those of the installed $up's LTS release (${up%.*})"
+	rm -rf "$sdk/include"
+	mkdir -p "$sdk/include"
+	for h in $SDK_HEADERS_HERE; do
+		f=$dir/$(basename "$h")
+		[ -f "$f" ] || die "VBR_DPDK_SDK_DIR=$dir has no $(basename "$h")"
+		install -m 0644 "$f" "$sdk/include/"
+	done
+	printf '%s\n' "$full" >"$sdk/stamp"
+	printf '%s (DPDK %s)\n' "$dir" "$dver" >"$sdk/origin"
+	step "SDK headers: Debian's source package dpdk=$full is not served:" \
+	     "copied from $dir (DPDK $dver) into $sdk/include"
+	[ "$dver" = "$up" ] ||
+		step "SDK headers: WARNING: DPDK $dver's driver-SDK headers for" \
+		     "the installed $up: the same LTS release keeps the" \
+		     "driver structures stable, but not the same point release"
+}
+
 fetch_sdk_headers()
 {
 	local full up pc sdk inc stamp orig tmp h
@@ -182,16 +223,22 @@ fetch_sdk_headers()
 	[ "$up" = "$pc" ] ||
 		die "libdpdk-dev $full does not match pkg-config libdpdk $pc"
 
+	SDK_HEADERS_HERE=$SDK_HEADERS
+	if [ "$(printf '25.11\n%s\n' "$up" | sort -V | head -n 1)" = 25.11 ]; then
+		SDK_HEADERS_HERE="$SDK_HEADERS $SDK_HEADERS_25_11"
+	fi
 	sdk=$ROOT/.sdk/dpdk-$up
 	inc=$sdk/include
 	stamp=$sdk/stamp
 	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$full" ]; then
 		local ok=1
-		for h in $SDK_HEADERS; do
+		for h in $SDK_HEADERS_HERE; do
 			[ -f "$inc/$(basename "$h")" ] || ok=0
 		done
 		if [ "$ok" -eq 1 ]; then
-			step "SDK headers: $inc (dpdk $full) already there"
+			step "SDK headers: $inc (dpdk $full, from" \
+			     "$(cat "$sdk/origin" 2>/dev/null ||
+			        echo "its source package")) already there"
 			return
 		fi
 	fi
@@ -200,6 +247,11 @@ fetch_sdk_headers()
 	mkdir -p "$SDK_CACHE"
 	orig=$SDK_CACHE/dpdk_$up.orig.tar.xz
 	if [ ! -f "$orig" ] || [ ! -f "$SDK_CACHE/dpdk_$full.dsc" ]; then
+		if [ -n "${VBR_DPDK_SDK_DIR:-}" ] && [ "$(id -u)" -ne 0 ] &&
+		   ! src_version_available "$full"; then
+			sdk_from_dir "$VBR_DPDK_SDK_DIR" "$up" "$full" "$sdk"
+			return
+		fi
 		need_root "downloading the dpdk source package"
 		if ! src_version_available "$full"; then
 			has_deb_src || add_deb_src
@@ -207,6 +259,11 @@ fetch_sdk_headers()
 				APT_UPDATED=0
 				apt_update_once
 			}
+		fi
+		if ! src_version_available "$full" &&
+		   [ -n "${VBR_DPDK_SDK_DIR:-}" ]; then
+			sdk_from_dir "$VBR_DPDK_SDK_DIR" "$up" "$full" "$sdk"
+			return
 		fi
 		src_version_available "$full" ||
 			die "Debian source package dpdk=$full is not available" \
@@ -227,13 +284,13 @@ fetch_sdk_headers()
 	# shellcheck disable=SC2064
 	trap "rm -rf '$tmp'" EXIT
 	local pats=()
-	for h in $SDK_HEADERS; do
+	for h in $SDK_HEADERS_HERE; do
 		pats+=("*/$h")
 	done
 	tar -xJf "$orig" -C "$tmp" --wildcards "${pats[@]}" ||
 		die "cannot extract the SDK headers from $orig"
 	mkdir -p "$inc"
-	for h in $SDK_HEADERS; do
+	for h in $SDK_HEADERS_HERE; do
 		local f
 		f=$(find "$tmp" -path "*/$h" -type f | head -n 1)
 		[ -n "$f" ] || die "$h not found in $orig"
@@ -242,6 +299,7 @@ fetch_sdk_headers()
 	rm -rf "$tmp"
 	trap - EXIT
 	printf '%s\n' "$full" >"$stamp"
+	printf 'Debian source package dpdk=%s\n' "$full" >"$sdk/origin"
 	step "SDK headers: installed into $inc"
 }
 
