@@ -83,7 +83,10 @@ done
 
 "$ROOT/devtools/swverbs-sysfs.sh" "$TREE" "$SPEC" || exit 2
 
-SYSFS_PATH=$TREE LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$PROV" "$@" &
+# The command runs in the background so that signals reach it through the
+# traps; bash would give a background command /dev/null as its stdin:
+# it keeps this script's (testpmd -i reads its commands there).
+SYSFS_PATH=$TREE LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$PROV" "$@" <&0 &
 CHILD=$!
 # wait returns early when a trapped signal arrives: wait again until the
 # command is gone

@@ -120,6 +120,13 @@ def main():
     rc, _, _ = run([run_sh, "swverbs0=loop", "--", "sh", "-c", "exit 7"],
                    env)
     check(rc == 7, f"the command's exit status comes back ({rc})")
+    # the command reads the script's stdin (testpmd -i takes its commands
+    # there); a background command of bash's would get /dev/null
+    p = subprocess.run([run_sh, "swverbs0=loop", "--", "cat"], env=env,
+                       input="show port summary all\n", capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0 and p.stdout == "show port summary all\n",
+          f"the command reads the script's stdin ({p.stdout!r})")
     left = [f for f in os.listdir(tmp) if f.startswith("swverbs-sysfs")]
     check(not left, f"no tree left after the commands: {left}")
     p = subprocess.Popen([run_sh, "swverbs0=loop", "--", "sleep", "30"],
