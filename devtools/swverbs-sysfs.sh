@@ -164,5 +164,11 @@ for entry in "${ENTRIES[@]}"; do
 	put "$ib/ports/1/gid_attrs/types/0" "RoCE v2"
 	put "$ib/ports/1/pkeys/0" "0xffff"
 	put "$ib/ports/1/link_layer" "Ethernet"
+	# The port's counters as a kernel gives them, counted at each read: a
+	# FIFO the provider answers while the device is open in the process
+	# (lib/swverbs/provider.c, hwc_serve())
+	mkdir -p "$ib/ports/1/hw_counters"
+	mkfifo -m 0644 "$ib/ports/1/hw_counters/out_of_buffer" ||
+		die "$name: cannot make $ib/ports/1/hw_counters/out_of_buffer"
 	idx=$((idx + 1))
 done

@@ -38,11 +38,18 @@
  */
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <infiniband/driver.h>
 
@@ -84,6 +91,12 @@ struct swv_pdev {
 	char mac[SWV_PROV_VAL_MAX];	/**< device/swverbs_mac, or "" */
 	unsigned int opens;		/**< contexts open (swv_prov_lock) */
 	bool created;			/**< the provider made the device */
+	/* ports/1/hw_counters/out_of_buffer, served while open (hwc_*()) */
+	char hwc_path[PATH_MAX];	/**< the tree's FIFO */
+	pthread_t hwc_thread;		/**< its server */
+	struct ibv_device *hwc_dev;	/**< swverbs' device it counts for */
+	bool hwc_on;			/**< the server runs */
+	bool hwc_stop;			/**< the server is to end */
 };
 
 /* The provider's devices' lifecycle: open and close of contexts. */
@@ -225,13 +238,133 @@ swv_ibdev(const char *name)
 	return d;
 }
 
+/*
+ * The port's hw_counters, as a kernel computes them at each read: a
+ * kernel's sysfs file gives the count of the moment, a file of the tree
+ * could only give what was written last. So the tree holds a FIFO for each
+ * counter served (devtools/swverbs-sysfs.sh makes them), and while a
+ * context of the device is open in this process a thread of the provider
+ * answers each open of it for reading with the count of that moment, one
+ * line, then end of file: `cat` and vbr's ibverbs glue read it as they
+ * read a NIC's. out_of_buffer: frames dropped for want of a posted receive
+ * WQE, as mlx5's (swv_port_counters.rx_out_of_buffer).
+ */
+/*
+ * Answer the readers of an open FIFO: the line, then again every 10 ms
+ * until none is left (POLLERR; EPIPE) or for a second at most. A reader
+ * that opens the FIFO while the one before has not closed it yet shares
+ * this opening: closing at once would give it end of file and no count;
+ * so each reader gets a line of its own, and reads the first.
+ */
+static void
+hwc_answer(int fd, const char *line, int n)
+{
+	struct pollfd pf;
+	int k;
+
+	for (k = 0; k < 100; k++) {
+		if (write(fd, line, (size_t)n) != n)
+			return;
+		pf.fd = fd;
+		pf.events = 0;
+		pf.revents = 0;
+		if (poll(&pf, 1, 10) > 0 && (pf.revents & POLLERR))
+			return;
+	}
+}
+
+static void *
+hwc_serve(void *arg)
+{
+	struct swv_pdev *p = arg;
+	struct swv_port_counters pc;
+	struct ibv_context *c;
+	sigset_t pipe;
+	char line[32];
+	int fd, n;
+
+	/* A reader gone before the answer: EPIPE here, not the process's end. */
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, NULL);
+	c = swv_open_device(p->hwc_dev);
+	for (;;) {
+		/* until a reader opens it, or hwc_stop()'s own open */
+		fd = open(p->hwc_path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (__atomic_load_n(&p->hwc_stop, __ATOMIC_ACQUIRE)) {
+			close(fd);
+			break;
+		}
+		memset(&pc, 0, sizeof(pc));
+		if (c != NULL)
+			(void)swv_query_port_counters(c, &pc);
+		n = snprintf(line, sizeof(line), "%" PRIu64 "\n",
+			     pc.rx_out_of_buffer);
+		hwc_answer(fd, line, n);
+		close(fd);
+	}
+	if (c != NULL)
+		swv_close_device(c);
+	return NULL;
+}
+
+/* Serve the device's hw_counters FIFO, if its tree has one. */
+static void
+hwc_start(struct swv_pdev *p, struct ibv_device *sdev)
+{
+	struct stat st;
+
+	snprintf(p->hwc_path, sizeof(p->hwc_path),
+		 "%s/ports/1/hw_counters/out_of_buffer",
+		 p->vdev.sysfs->ibdev_path);
+	if (stat(p->hwc_path, &st) != 0 || !S_ISFIFO(st.st_mode))
+		return;
+	p->hwc_stop = false;
+	p->hwc_dev = sdev;
+	if (pthread_create(&p->hwc_thread, NULL, hwc_serve, p) != 0) {
+		prov_log("%s: %s: no thread to serve it",
+			 p->vdev.sysfs->ibdev_name, p->hwc_path);
+		return;
+	}
+	p->hwc_on = true;
+}
+
+/*
+ * End the server (it takes no lock: swv_prov_lock may be held). Its
+ * blocking open for writing ends when a reader opens the FIFO: this one,
+ * held open until the thread is gone, so that an open after a last answer
+ * ends too.
+ */
+static void
+hwc_end(struct swv_pdev *p)
+{
+	int fd;
+
+	if (!p->hwc_on)
+		return;
+	__atomic_store_n(&p->hwc_stop, true, __ATOMIC_RELEASE);
+	fd = open(p->hwc_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	pthread_join(p->hwc_thread, NULL);
+	if (fd >= 0)
+		close(fd);
+	p->hwc_on = false;
+}
+
 /* The last context of the device closed (swv_prov_lock held). */
 static void
 pdev_put(struct swv_pdev *p)
 {
 	int ret;
 
-	if (--p->opens > 0 || !p->created)
+	if (--p->opens > 0)
+		return;
+	hwc_end(p);
+	if (!p->created)
 		return;
 	ret = swv_device_destroy(p->vdev.sysfs->ibdev_name);
 	if (ret != 0)
@@ -336,6 +469,8 @@ swv_prov_alloc_context(struct ibv_device *ibdev, int cmd_fd,
 		prov_log("%s: cannot open the device: %s", name, strerror(ret));
 		goto err_ctx;
 	}
+	if (p->opens == 1)
+		hwc_start(p, sdev);
 	pthread_mutex_unlock(&swv_prov_lock);
 	ctx->provider = true;
 	ctx->vctx.context.num_comp_vectors = 1;
