@@ -7,7 +7,7 @@
 # drives them through the swverbs provider (doc/guides/swverbs.rst,
 # "swverbs as an rdma-core provider").
 #
-# usage: swverbs-run.sh SPEC -- COMMAND [ARGS...]
+# usage: swverbs-run.sh [--dlopen] SPEC -- COMMAND [ARGS...]
 #
 # SPEC names the devices and their wires, as devtools/swverbs-sysfs.sh
 # takes it: NAME=WIRE[+KEY=VALUE...][,NAME=WIRE...], WIRE one of loop,
@@ -21,7 +21,16 @@
 # channels work. The tree is removed when the command ends, however it ends
 # (a signal to this script goes to the command first). Exit status: the
 # command's (128 + N when a signal N ended it); 2 for bad arguments, 3 when
-# the provider is not built.
+# the provider is not built, 77 when --dlopen cannot make its namespace
+# here (not root, no unshare: a test that uses it skips).
+#
+# --dlopen (root): the way libibverbs loads a provider in production, with
+# nothing preloaded: the command runs in a mount namespace of its own whose
+# /dev (an overlay, gone with the namespace) has /dev/infiniband/uverbsN
+# for each device, a link to /dev/full, and libibverbs dlopen()s the
+# provider named by RDMAV_DRIVERS. Completion channels cannot work there
+# (ibv_create_comp_channel() is libibverbs' alone: ENOSPC), nor can a
+# host's RDMA netlink be kept out: the command sees SWVERBS_DLOPEN=1.
 #
 # Environment:
 #   SWVERBS_PROVIDER  the provider library (default: the
@@ -39,8 +48,13 @@ die()
 	exit "$1"
 }
 
+DLOPEN=0
+if [ "${1:-}" = --dlopen ]; then
+	DLOPEN=1
+	shift
+fi
 if [ $# -lt 3 ] || [ "$2" != "--" ]; then
-	die 2 "usage: swverbs-run.sh NAME=WIRE[,NAME=WIRE...] -- COMMAND [ARGS...]"
+	die 2 "usage: swverbs-run.sh [--dlopen] NAME=WIRE[,NAME=WIRE...] -- COMMAND [ARGS...]"
 fi
 SPEC=$1
 shift 2
@@ -82,6 +96,42 @@ for sig in INT TERM HUP QUIT; do
 done
 
 "$ROOT/devtools/swverbs-sysfs.sh" "$TREE" "$SPEC" || exit 2
+
+if [ "$DLOPEN" = 1 ]; then
+	[ "$(id -u)" -eq 0 ] || die 77 "--dlopen needs root (a mount namespace)"
+	command -v unshare >/dev/null || die 77 "--dlopen needs unshare"
+	mkdir "$TREE/.dev" "$TREE/.dev/old" "$TREE/.dev/up" "$TREE/.dev/work"
+	# In the namespace: /dev as an overlay of itself, the mounts under it
+	# (pts, shm, hugepages, mqueue) bound back, /dev/infiniband added.
+	# shellcheck disable=SC2016  # expanded by the inner shell
+	NS_SETUP='set -e
+d=$1; shift
+mount --rbind /dev "$d/old"
+mount -t overlay swverbs-dev -o "lowerdir=/dev,upperdir=$d/up,workdir=$d/work" /dev
+for m in pts shm mqueue hugepages; do
+	if mountpoint -q "$d/old/$m"; then
+		mkdir -p "/dev/$m"
+		mount --rbind "$d/old/$m" "/dev/$m"
+	fi
+done
+mkdir -p /dev/infiniband
+for u in "$SYSFS_PATH"/class/infiniband_verbs/uverbs*; do
+	ln -s /dev/full "/dev/infiniband/${u##*/}"
+done
+exec "$@"'
+	unshare --mount --propagation private true 2>/dev/null ||
+		die 77 "--dlopen: unshare --mount fails here"
+	SYSFS_PATH=$TREE RDMAV_DRIVERS="${PROV%-rdmav*.so}" SWVERBS_DLOPEN=1 \
+		unshare --mount --propagation private \
+		bash -c "$NS_SETUP" swverbs-ns "$TREE/.dev" "$@" <&0 &
+	CHILD=$!
+	while :; do
+		wait "$CHILD"
+		status=$?
+		kill -0 "$CHILD" 2>/dev/null || break
+	done
+	exit "$status"
+fi
 
 # The command runs in the background so that signals reach it through the
 # traps; bash would give a background command /dev/null as its stdin:
