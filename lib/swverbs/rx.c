@@ -275,11 +275,16 @@ rx_len_ok(const struct swv_device *dev, uint32_t len)
 /*
  * The Rx MTU follows the wire's (no rx_mtu set), and a frame came above
  * it: the MTU may have been raised from outside since the link check read
- * it (every SWV_NETIF_REFRESH_NS), where a NIC's port takes a new MTU at
- * once (a driver's ioctl on its netdev, then a frame of the new size).
- * Read it again now, at most once a millisecond. Whether the frame fits
- * then.
+ * it (every SWV_LINK_CHECK_NS of the engine's coarse clock), where a NIC's
+ * port takes a new MTU at once (a driver's ioctl on its netdev, then a
+ * frame of the new size). Read it again now: SWV_MTU_DOUBTS times a
+ * millisecond at most (the precise clock: the coarse one may not have
+ * moved since the last time, a driver's MTU changes come in quick
+ * succession), so that a flood of oversize frames costs a few system
+ * calls, not one a frame. Whether the frame fits then.
  */
+#define SWV_MTU_DOUBTS 4
+
 static bool
 rx_mtu_doubt(struct swv_device *dev, uint32_t len)
 {
@@ -287,10 +292,14 @@ rx_mtu_doubt(struct swv_device *dev, uint32_t len)
 
 	if (SWV_LOAD(&dev->rx_mtu) != 0)
 		return false;
-	now = swv_now_coarse_ns();
-	if (now - dev->mtu_doubt_ns < 1000 * 1000)
+	now = swv_now_ns();
+	if (now - dev->mtu_doubt_ns >= 1000 * 1000) {
+		dev->mtu_doubt_ns = now;
+		dev->mtu_doubts = 0;
+	}
+	if (dev->mtu_doubts >= SWV_MTU_DOUBTS)
 		return false;
-	dev->mtu_doubt_ns = now;
+	dev->mtu_doubts++;
 	swv_dev_mtu_sync_try(dev);
 	return rx_len_ok(dev, len);
 }

@@ -1472,10 +1472,12 @@ struct swv_device {
 	 */
 	pthread_mutex_t mtu_lock;
 	/**
-	 * When Rx last read the wire's MTU again for a frame above
-	 * rx_max_frame (coarse ns; engine only): see rx_runt().
+	 * Rx reads the wire's MTU again for a frame above rx_max_frame
+	 * (rx_mtu_doubt(); engine only): the millisecond's start (ns) and
+	 * the reads in it.
 	 */
 	uint64_t mtu_doubt_ns;
+	uint32_t mtu_doubts;
 	uint32_t removed;		/**< wire gone, DEVICE_FATAL raised */
 	struct cds_list_head reg_node;	/**< registry (swv_lock) */
 	struct cds_list_head eng_node;	/**< engine list (RCU) */
