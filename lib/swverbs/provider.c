@@ -399,6 +399,54 @@ swv_prov_create_cq(struct ibv_context *context, int cqe,
 	return swv_create_cq(context, cqe, NULL, channel, comp_vector);
 }
 
+/*
+ * ibv_create_flow() as a kernel device sees it: libibverbs does not read
+ * flow_attr->size (ibv_cmd_create_flow() walks num_of_specs specs by their
+ * own hdr.size and tells uverbs the sum), so programs leave it at
+ * sizeof(struct ibv_flow_attr), as pyverbs does. The direct door bounds the
+ * specs by it: hand it a copy whose size is what the specs add up to. A
+ * spec size that cannot be one is EINVAL, as libibverbs answers an unknown
+ * spec.
+ */
+static struct ibv_flow *
+swv_prov_create_flow(struct ibv_qp *qp, struct ibv_flow_attr *attr)
+{
+	struct ibv_flow_attr *copy;
+	struct ibv_flow_spec spec;
+	struct ibv_flow *flow;
+	const uint8_t *p;
+	size_t len = 0;
+	unsigned int i;
+	int err;
+
+	if (attr == NULL)
+		return swv_create_flow(qp, attr);
+	p = (const uint8_t *)(attr + 1);
+	for (i = 0; i < attr->num_of_specs; i++) {
+		memcpy(&spec.hdr, p + len, sizeof(spec.hdr));
+		if (spec.hdr.size < sizeof(spec.hdr) ||
+		    spec.hdr.size > sizeof(spec)) {
+			errno = EINVAL;
+			return NULL;
+		}
+		len += spec.hdr.size;
+	}
+	if (attr->size == sizeof(*attr) + len)
+		return swv_create_flow(qp, attr);
+	copy = malloc(sizeof(*attr) + len);
+	if (copy == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(copy, attr, sizeof(*attr) + len);
+	copy->size = (uint16_t)(sizeof(*attr) + len);
+	flow = swv_create_flow(qp, copy);
+	err = errno;
+	free(copy);
+	errno = err;
+	return flow;
+}
+
 static void swv_prov_free_context(struct ibv_context *ibctx);
 
 /* The swv_* entry points of verbs_ctx.c, and those only libibverbs calls. */
@@ -409,7 +457,7 @@ static const struct verbs_context_ops swv_prov_ctx_ops = {
 	.create_counters = swv_create_counters,
 	.create_cq = swv_prov_create_cq,
 	.create_cq_ex = swv_create_cq_ex,
-	.create_flow = swv_create_flow,
+	.create_flow = swv_prov_create_flow,
 	.create_qp = swv_create_qp,
 	.create_qp_ex = swv_create_qp_ex,
 	.create_rwq_ind_table = swv_create_rwq_ind_table,
