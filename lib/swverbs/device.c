@@ -668,7 +668,7 @@ swv_query_device_ex(struct ibv_context *context,
 	a->sys_image_guid = guid;
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = 4096;
-	a->vendor_id = 0;
+	a->vendor_id = SWV_VENDOR_ID;
 	a->vendor_part_id = dev->strict ? SWV_VENDOR_PART_MLX5 :
 			    SWV_VENDOR_PART_FULL;
 	a->hw_ver = dev->strict ? 5 : 1;

@@ -164,6 +164,13 @@ int swv_profile_parse(const char *name, unsigned int *flag);
 #define SWV_DEVICE_PROFILE_MLX5 0u
 #define SWV_DEVICE_PROFILE_FULL 2u
 
+/**
+ * vendor_id of every swverbs device: 0xffffff, no IEEE OUI, as rxe reports
+ * (a kernel device always names one; 0 reads as none, and rdma-core's
+ * tests refuse it). Not Mellanox's 0x02c9: programs that see that try mlx5
+ * direct verbs.
+ */
+#define SWV_VENDOR_ID 0xffffff
 /** vendor_part_id of a device with the mlx5 profile. */
 #define SWV_VENDOR_PART_MLX5 0x5701
 /** vendor_part_id of a device with the full profile. */

@@ -1058,11 +1058,13 @@ test_device_port(void)
 	TEST_ASSERT_SUCCESS(swv_query_device_ex(es.d.ctx, NULL, &a), "");
 	TEST_ASSERT_EQUAL(a.orig_attr.vendor_part_id, SWV_VENDOR_PART_MLX5,
 			  "");
+	TEST_ASSERT_EQUAL(a.orig_attr.vendor_id, SWV_VENDOR_ID, "");
 	TEST_ASSERT(strstr(a.orig_attr.fw_ver, "mlx5") != NULL, "%s",
 		    a.orig_attr.fw_ver);
 	TEST_ASSERT_SUCCESS(swv_query_device_ex(ef.d.ctx, NULL, &a), "");
 	TEST_ASSERT_EQUAL(a.orig_attr.vendor_part_id, SWV_VENDOR_PART_FULL,
 			  "");
+	TEST_ASSERT_EQUAL(a.orig_attr.vendor_id, SWV_VENDOR_ID, "");
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		TEST_ASSERT_SUCCESS(swv_set_port_mtu(es.d.ctx, m[i].mtu), "");
 		TEST_ASSERT_SUCCESS(swv_query_port(es.d.ctx, 1, &p), "");
