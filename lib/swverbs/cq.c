@@ -15,8 +15,9 @@
 /* CQEs start_poll prefetches ahead (2 or 4 CQEs a line). */
 #define SWV_CQ_PREFETCH 32
 
-#define SWV_WC_EX_SUPPORTED (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM | \
-			     IBV_WC_EX_WITH_FLOW_TAG | IBV_WC_EX_WITH_CVLAN | \
+/* mlx5's but TM_INFO and the wall clock: IBV_WC_STANDARD_FLAGS among them. */
+#define SWV_WC_EX_SUPPORTED (IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_FLOW_TAG | \
+			     IBV_WC_EX_WITH_CVLAN | \
 			     IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
 
 static inline const struct swv_cqe *
@@ -329,6 +330,33 @@ cq_read_qp_num(struct ibv_cq_ex *ibcq)
 	return cur_cqe(ibcq)->qp_num;
 }
 
+/*
+ * The fields of IBV_WC_STANDARD_FLAGS that an Ethernet completion of a
+ * RAW_PACKET QP does not carry: no immediate data (wc_flags never says
+ * IBV_WC_WITH_IMM), source QP, LID, SL or path bits. 0, as mlx5 reads them
+ * from such a CQE.
+ */
+static __be32
+cq_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+static uint32_t
+cq_read_zero32(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+static uint8_t
+cq_read_zero8(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
 /* IBV_WC_IP_CSUM_OK, in full CQEs only; never immediate data. */
 static unsigned int
 cq_read_wc_flags(struct ibv_cq_ex *ibcq)
@@ -416,6 +444,11 @@ cq_alloc(struct ibv_context *context, uint32_t cqe, uint64_t wc_flags,
 	cq->ibv_cq.read_vendor_err = cq_read_vendor_err;
 	cq->ibv_cq.read_byte_len = cq_read_byte_len;
 	cq->ibv_cq.read_qp_num = cq_read_qp_num;
+	cq->ibv_cq.read_imm_data = cq_read_imm_data;
+	cq->ibv_cq.read_src_qp = cq_read_zero32;
+	cq->ibv_cq.read_slid = cq_read_zero32;
+	cq->ibv_cq.read_sl = cq_read_zero8;
+	cq->ibv_cq.read_dlid_path_bits = cq_read_zero8;
 	cq->ibv_cq.read_wc_flags = cq_read_wc_flags;
 	cq->ibv_cq.read_flow_tag = cq_read_flow_tag;
 	cq->ibv_cq.read_completion_ts = cq_read_completion_ts;

@@ -479,9 +479,12 @@ struct ibv_cq *swv_create_cq(struct ibv_context *context, int cqe,
 			     struct ibv_comp_channel *channel,
 			     int comp_vector);
 /**
- * Extended CQ. wc_flags may hold IBV_WC_EX_WITH_BYTE_LEN,
- * IBV_WC_EX_WITH_QP_NUM, IBV_WC_EX_WITH_FLOW_TAG, IBV_WC_EX_WITH_CVLAN,
- * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; others give EOPNOTSUPP.
+ * Extended CQ. wc_flags may hold IBV_WC_STANDARD_FLAGS (of which
+ * IBV_WC_EX_WITH_IMM, _SRC_QP, _SLID, _SL and _DLID_PATH_BITS read 0: an
+ * Ethernet completion of a RAW_PACKET QP has none, as on mlx5),
+ * IBV_WC_EX_WITH_FLOW_TAG, IBV_WC_EX_WITH_CVLAN,
+ * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP; others (TM_INFO, the wall clock)
+ * give EOPNOTSUPP.
  *
  * A CQ created with IBV_WC_EX_WITH_CVLAN or
  * IBV_WC_EX_WITH_COMPLETION_TIMESTAMP has 32-byte CQEs; any other has

@@ -201,9 +201,17 @@ test_pd_mr_cq(void)
 	TEST_ASSERT_SUCCESS(swv_destroy_cq(cq), "");
 	memset(&cqa, 0, sizeof(cqa));
 	cqa.cqe = 64;
-	cqa.wc_flags = IBV_WC_EX_WITH_SL;
+	cqa.wc_flags = IBV_WC_EX_WITH_TM_INFO;
 	TEST_ASSERT_NULL(swv_create_cq_ex(ctx, &cqa), "");
 	TEST_ASSERT_EQUAL(errno, EOPNOTSUPP, "");
+	cqa.wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK;
+	TEST_ASSERT_NULL(swv_create_cq_ex(ctx, &cqa), "");
+	TEST_ASSERT_EQUAL(errno, EOPNOTSUPP, "");
+	/* rdma-core's test_cqex asks for these: mlx5 takes them. */
+	cqa.wc_flags = IBV_WC_STANDARD_FLAGS;
+	cqx = swv_create_cq_ex(ctx, &cqa);
+	TEST_ASSERT_NOT_NULL(cqx, "%s", strerror(errno));
+	TEST_ASSERT_SUCCESS(swv_destroy_cq(ibv_cq_ex_to_cq(cqx)), "");
 	cqa.wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_QP_NUM |
 		       IBV_WC_EX_WITH_FLOW_TAG |
 		       IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
