@@ -338,6 +338,24 @@ afp_tx_next(struct swv_afp *afp)
 	}
 }
 
+/*
+ * Whether a frame above MTU + 14 bytes is too long to send. A ConnectX's
+ * port takes up to MTU + 18 bytes (its port MTU, less the FCS), tagged or
+ * not; so does this wire with the virtio-net header, with which the kernel
+ * leaves the length to it (the receiving end, a veth or a NIC, takes MTU +
+ * 18 as well). Without it, the kernel allows the 4 more bytes to 802.1Q-
+ * tagged frames only, and so does the wire, or the kernel would refuse.
+ */
+static bool
+afp_tx_too_long(struct swv_afp *afp, const struct iovec *iov, int iovcnt,
+		uint32_t len)
+{
+	if (afp->tx_vnet)
+		return len > __atomic_load_n(&afp->nw.nif.mtu,
+					     __ATOMIC_RELAXED) + ETH_HLEN + 4;
+	return len > swv_netif_frame_max(&afp->nw.nif, iov, iovcnt);
+}
+
 static int
 afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
        uint32_t len)
@@ -354,7 +372,7 @@ afp_tx(struct swv_wire *wire, const struct iovec *iov, int iovcnt,
 	if (unlikely(len > afp->tx_room))
 		return EMSGSIZE;
 	if (unlikely(len > __atomic_load_n(&afp->nw.nif.mtu, __ATOMIC_RELAXED) +
-		     ETH_HLEN) && len > swv_netif_frame_max(&afp->nw.nif, iov, iovcnt))
+		     ETH_HLEN) && afp_tx_too_long(afp, iov, iovcnt, len))
 		return EMSGSIZE;
 	if (unlikely(afp->nw.nif.gone))
 		return ENODEV;
