@@ -3505,7 +3505,7 @@ test_tx_stale_completion(void)
 {
 	struct vbr_txq *txq = tx_queue();
 	struct rte_ether_addr dst;
-	struct rte_eth_stats s0;
+	struct rte_eth_stats s0, s1;
 	struct rte_mbuf *m, *r[32];
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
@@ -3553,14 +3553,23 @@ test_tx_stale_completion(void)
 		TEST_ASSERT(txq->head - txq->tail <= txq->desc,
 			    "ring: tail %u head %u", txq->tail, txq->head);
 	}
+	/*
+	 * Every packet taken arrives, or (a kernel wire, which holds none
+	 * back) finds port1 out of buffers when the recovery posts its
+	 * ring again at once: counted there (imissed).
+	 */
 	end = rte_get_timer_cycles() + rte_get_timer_hz() * WAIT_MS / 1000;
-	while (got < taken && rte_get_timer_cycles() < end) {
+	do {
 		rte_eth_tx_burst(port0, 0, NULL, 0);
 		k = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
 		free_pkts(r, k);
 		got += k;
-	}
-	TEST_ASSERT_EQUAL(got, taken, "every packet taken arrives");
+		TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s1), "stats");
+	} while (got + s1.imissed < taken && rte_get_timer_cycles() < end);
+	printf("    %u packets taken, %u received, %" PRIu64 " missed at "
+	       "port1\n", taken, got, s1.imissed);
+	TEST_ASSERT_EQUAL(got + s1.imissed, taken,
+			  "every packet taken arrives or is counted missed");
 	TEST_ASSERT_EQUAL(port0_xstat("tx_q0_stale_completions"), 1,
 			  "the stale completion counted");
 	TEST_ASSERT(port0_xstat("tx_q0_recoveries") >= 1, "recovered");
