@@ -121,22 +121,17 @@ done
 exec "$@"'
 	unshare --mount --propagation private true 2>/dev/null ||
 		die 77 "--dlopen: unshare --mount fails here"
-	SYSFS_PATH=$TREE RDMAV_DRIVERS="${PROV%-rdmav*.so}" SWVERBS_DLOPEN=1 \
+	set -- env RDMAV_DRIVERS="${PROV%-rdmav*.so}" SWVERBS_DLOPEN=1 \
 		unshare --mount --propagation private \
-		bash -c "$NS_SETUP" swverbs-ns "$TREE/.dev" "$@" <&0 &
-	CHILD=$!
-	while :; do
-		wait "$CHILD"
-		status=$?
-		kill -0 "$CHILD" 2>/dev/null || break
-	done
-	exit "$status"
+		bash -c "$NS_SETUP" swverbs-ns "$TREE/.dev" "$@"
+else
+	set -- env LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$PROV" "$@"
 fi
 
 # The command runs in the background so that signals reach it through the
 # traps; bash would give a background command /dev/null as its stdin:
 # it keeps this script's (testpmd -i reads its commands there).
-SYSFS_PATH=$TREE LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD:}$PROV" "$@" <&0 &
+SYSFS_PATH=$TREE "$@" <&0 &
 CHILD=$!
 # wait returns early when a trapped signal arrives: wait again until the
 # command is gone

@@ -264,6 +264,19 @@ vbr_port_query_mtu(struct vbr_priv *priv)
 							 (uint32_t)UINT16_MAX);
 }
 
+/* The wire's MTU now (an interface's), 0 when the device cannot say. */
+static uint32_t
+vbr_port_wire_mtu(struct vbr_priv *priv)
+{
+	struct vbr_glue_port_attr_ex pa;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.comp_mask = VBR_GLUE_PORT_EX_ETH_MTU;
+	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) != 0)
+		return 0;
+	return pa.eth_mtu;
+}
+
 /**
  * dev_configure: the wire's MTU (an interface's, a dev= port's netdev's)
  * made the port's. ethdev stores rxmode.mtu (1500 when not given) in
@@ -275,14 +288,10 @@ vbr_port_query_mtu(struct vbr_priv *priv)
 int
 vbr_port_apply_mtu(struct vbr_priv *priv)
 {
-	struct vbr_glue_port_attr_ex pa;
 	uint16_t mtu = priv->dev->data->mtu;
 	int ret;
 
-	memset(&pa, 0, sizeof(pa));
-	pa.comp_mask = VBR_GLUE_PORT_EX_ETH_MTU;
-	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) == 0 &&
-	    pa.eth_mtu == mtu)
+	if (vbr_port_wire_mtu(priv) == mtu)
 		return 0;
 	ret = vbr_port_set_mtu(priv, mtu);
 	if (ret != 0)
@@ -301,17 +310,14 @@ vbr_port_apply_mtu(struct vbr_priv *priv)
 int
 vbr_port_sync_mtu(struct vbr_priv *priv)
 {
-	struct vbr_glue_port_attr_ex pa;
 	uint16_t mtu = priv->dev->data->mtu;
+	uint32_t wire = vbr_port_wire_mtu(priv);
 	int ret;
 
-	memset(&pa, 0, sizeof(pa));
-	pa.comp_mask = VBR_GLUE_PORT_EX_ETH_MTU;
-	if (priv->glue->query_port_ex(priv->ctx, VBR_PORT_NUM, &pa) == 0 &&
-	    pa.eth_mtu < mtu)
+	if (wire != 0 && wire < mtu)
 		VBR_LOG(NOTICE, "port %u: MTU %u above the interface's %u, "
 			"which bounds what the port receives; mtu_set changes "
-			"it", priv->dev->data->port_id, mtu, pa.eth_mtu);
+			"it", priv->dev->data->port_id, mtu, wire);
 	ret = priv->glue->port_set_rx_mtu(priv->ctx, mtu);
 	if (ret == ENOSYS)
 		return 0;
