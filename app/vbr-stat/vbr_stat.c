@@ -1233,7 +1233,7 @@ stat_auto_criteria(const char *arg, bool *type, bool *pid)
 	size_t len;
 
 	*type = *pid = false;
-	do {
+	for (;;) {
 		bool *b;
 
 		end = strchr(mode, ',');
@@ -1255,9 +1255,10 @@ stat_auto_criteria(const char *arg, bool *type, bool *pid)
 			return -EINVAL;
 		}
 		*b = true;
-		mode = end + 1;
-	} while (end != NULL);
-	return 0;
+		if (end == NULL)
+			return 0;
+		mode = end + 1;	/* not before: NULL + 1 is undefined */
+	}
 }
 
 static int
