@@ -8,6 +8,8 @@
  * that the named devices exist (a clear failure, listing the devices there
  * are, when not); then runs each suite and sums up. A suite that skips
  * (swverbs-only internals) counts as skipped; the run fails if one fails.
+ * The last line, "totals: N passed, N failed, N skipped", counts the
+ * suites: devtools/test.sh adds it to its totals in place of this one test.
  * usage: test-vbr-hw <librte_net_vbr_glue_ibv.so> -- <suite> [args]
  *                    [-- <suite> [args]]...
  */
@@ -79,7 +81,7 @@ main(int argc, char **argv)
 	const char *peer = getenv("VBR_TEST_DEV_PEER");
 	unsigned int passed = 0, failed = 0, skipped = 0;
 	const struct vbr_glue *glue;
-	int i, start, ret;
+	int i, j, start, ret;
 	void *h;
 
 	if (argc < 4 || strcmp(argv[2], "--") != 0) {
@@ -118,11 +120,20 @@ main(int argc, char **argv)
 			skipped++;
 		else
 			failed++;
-		printf("== %s: %s\n", argv[start], ret == 0 ? "ok" :
-		       ret == 77 ? "skipped" : "FAILED");
+		printf("==");
+		for (j = start; argv[j] != NULL; j++) {
+			const char *slash = strrchr(argv[j], '/');
+
+			printf(" %s", slash != NULL ? slash + 1 : argv[j]);
+		}
+		printf(": %s\n", ret == 0 ? "ok" : ret == 77 ? "skipped" :
+		       "FAILED");
+		fflush(stdout);
 	}
 	printf("hw suites on %s: %u passed, %u failed, %u skipped\n", dev,
 	       passed, failed, skipped);
+	printf("totals: %u passed, %u failed, %u skipped\n", passed, failed,
+	       skipped);
 	if (failed != 0)
 		return 1;
 	return passed == 0 ? 77 : 0;

@@ -1,15 +1,17 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""vbr's libibverbs glue on swverbs devices (suite 'provider').
+"""vbr's libibverbs glue on swverbs devices: meson's 'ibverbs' test setup.
 
-usage: test_provider_glue.py --why REASON
-       test_provider_glue.py RUN_SH -- TEST_VBR_HW GLUE_SO -- SUITE...
+usage: test_provider_glue.py --why REASON [COMMAND...]
+       test_provider_glue.py RUN_SH -- COMMAND...
 
-The first form skips (77) with REASON: the provider was not built. The
-second runs test-vbr-hw (suite 'hw': the PMD's suites on the device
-VBR_TEST_DEV, its port 1 on VBR_TEST_DEV_PEER) through the ibverbs glue --
-backend (a), the code a ConnectX user runs -- on two swverbs devices the
-system libibverbs drives through the provider (RUN_SH, swverbs-run.sh).
+The wrapper of "meson test --setup=ibverbs" (the exe_wrapper, which
+meson puts before each test's command). The first form skips (77) with
+REASON: the provider was not built. The second runs COMMAND, e.g.
+test-vbr-hw (suite 'hw': the PMD's suites on the device VBR_TEST_DEV, its
+port 1 on VBR_TEST_DEV_PEER) through the ibverbs glue -- backend (a), the
+code a ConnectX user runs -- on two swverbs devices the system
+libibverbs drives through the provider (RUN_SH, swverbs-run.sh).
 Their wires are the two ends of a veth pair made for the run, MTU 9000,
 which are also their netdevs: vbr's glue reads the port's MAC, MTU and
 link from the device's netdev, as on a ConnectX. Needs root (the veths,
@@ -27,10 +29,10 @@ def sh(*cmd):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--why":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--why":
         print(f"SKIP: the swverbs provider was not built: {sys.argv[2]}")
         return 77
-    if len(sys.argv) < 5 or sys.argv[2] != "--":
+    if len(sys.argv) < 4 or sys.argv[2] != "--":
         print(__doc__)
         return 2
     if os.geteuid() != 0:
