@@ -22,8 +22,15 @@ The kernel's ARP frames on a veth are 42 bytes, which vbr drops as runts
 (a NIC's MAC never sees a frame below 60 bytes): the namespaces get static
 neighbours.
 
-Usage: test_ovs.py <librte_net_vbr.so>. Needs root; skips (77) with a
-reason when OVS-DPDK or hugepages cannot be had.
+With --ibverbs RUN_SH the same phases run on dev= ports, the code a
+ConnectX user runs: ovs-vswitchd runs under RUN_SH (swverbs-run.sh) with
+two swverbs devices whose wires and netdevs are the two veths, of the
+phase's profile, which the system libibverbs drives through swverbs'
+provider (dpdk-devargs=net_vbrN,dev=swverbsN).
+
+Usage: test_ovs.py <librte_net_vbr.so> [--ibverbs RUN_SH | --why REASON].
+Needs root; skips (77) with a reason when OVS-DPDK or hugepages cannot be
+had, or with REASON (the provider was not built).
 """
 
 import json
@@ -251,10 +258,12 @@ def run(*cmd, env=None, timeout=60, check_rc=True):
 class Ovs:
     """ovsdb-server and ovs-vswitchd-dpdk of our own, in dir d."""
 
-    def __init__(self, d, so, prefix):
+    def __init__(self, d, so, prefix, wrap=None):
         self.d = d
         self.so = so
         self.prefix = prefix
+        self.wrap = wrap        # [swverbs-run.sh] with --ibverbs
+        self.proc = None
         self.env = dict(os.environ, OVS_RUNDIR=d, OVS_LOGDIR=d,
                         OVS_DBDIR=d, OVS_SYSCONFDIR=d, OVS_PKGDATADIR=d)
         self.db = "unix:%s/db.sock" % d
@@ -292,17 +301,66 @@ class Ovs:
                 "detect_leaks=0"
         return env
 
-    def start(self):
-        run(VSWITCHD, self.db, "--pidfile=%s/ovs-vswitchd.pid" % self.d,
-            "--detach", "--log-file=%s/ovs-vswitchd.log" % self.d,
-            env=self.vswitchd_env(), timeout=120)
-        self.vswitchd_pid = int(open(self.d + "/ovs-vswitchd.pid").read())
+    def start(self, spec=None):
+        pidfile = self.d + "/ovs-vswitchd.pid"
+        args = [self.db, "--pidfile=" + pidfile,
+                "--log-file=%s/ovs-vswitchd.log" % self.d]
+        if self.wrap is None:
+            run(VSWITCHD, "--detach", *args, env=self.vswitchd_env(),
+                timeout=120)
+            self.vswitchd_pid = int(open(pidfile).read())
+            return
+        # Not detached: swverbs-run.sh removes the devices' sysfs tree
+        # when its command ends, and the daemon opens them later.
+        try:
+            os.unlink(pidfile)
+        except FileNotFoundError:
+            pass
+        log = open(self.d + "/swverbs-run.log", "a")
+        self.proc = subprocess.Popen(self.wrap + [spec, "--", VSWITCHD] +
+                                     args, env=self.vswitchd_env(),
+                                     stdin=subprocess.DEVNULL, stdout=log,
+                                     stderr=subprocess.STDOUT)
+        log.close()
+        for _ in range(600):
+            if self.proc.poll() is not None:
+                raise Failed("ovs-vswitchd under swverbs-run.sh exited %d: "
+                             "%s" % (self.proc.returncode,
+                                     open(self.d +
+                                          "/swverbs-run.log").read()))
+            try:
+                self.vswitchd_pid = int(open(pidfile).read())
+                break
+            except (OSError, ValueError):
+                time.sleep(0.1)
+        else:
+            raise Failed("ovs-vswitchd wrote no pidfile in 60 s")
+        # Ready when DPDK's telemetry lists both ports (--detach waits
+        # for that; the database still says link_state=up from the last
+        # phase).
+        for _ in range(600):
+            try:
+                if len(telemetry(self.prefix,
+                                 "/ethdev/list")["/ethdev/list"]) == 2:
+                    return
+            except (OSError, ValueError, KeyError):
+                pass
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise Failed("ovs-vswitchd: no two DPDK ports in 60 s")
 
     def stop_vswitchd(self):
-        if self.vswitchd_pid is None:
-            return
-        stop_pid(self.vswitchd_pid)
-        self.vswitchd_pid = None
+        if self.vswitchd_pid is not None:
+            stop_pid(self.vswitchd_pid)
+            self.vswitchd_pid = None
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
 
     def stop(self):
         self.stop_vswitchd()
@@ -518,19 +576,31 @@ def traffic(net, helper, what, prefix):
 
 
 def configure(ovs, net, offload, profile):
+    """The phase's settings; with --ibverbs, the swverbs-run.sh SPEC of
+    the two devices (else None)."""
     ovs.vsctl("--no-wait", "set", "Open_vSwitch", ".",
               "other_config:hw-offload=%s" % ("true" if offload else
                                              "false"))
     for i, x in enumerate("ab"):
+        if ovs.wrap is None:
+            args = "wire=af_packet:%s0,profile=%s,progress=inline" % (
+                net.p + x, profile)
+        else:
+            args = "dev=swverbs%d" % i
         ovs.vsctl("--no-wait", "set", "Interface", "p%d" % i,
-                  "options:dpdk-devargs=net_vbr%d,wire=af_packet:%s0,"
-                  "profile=%s,progress=inline" % (i, net.p + x, profile))
+                  "options:dpdk-devargs=net_vbr%d,%s" % (i, args))
+    if ovs.wrap is None:
+        return None
+    return ",".join("swverbs%d=af_packet:%s0+profile=%s" %
+                    (i, net.p + x, profile) for i, x in enumerate("ab"))
 
 
 def phase(ovs, net, helper, offload, profile):
     what = "offload %s, %s profile" % ("on" if offload else "off", profile)
-    configure(ovs, net, offload, profile)
-    ovs.start()
+    if ovs.wrap is not None:
+        what += ", dev= (libibverbs)"
+    spec = configure(ovs, net, offload, profile)
+    ovs.start(spec)
     # On failure the daemon stays up: main() reports its state.
     ovs.vsctl("wait-until", "Interface", "p0", "link_state=up")
     ovs.vsctl("wait-until", "Interface", "p1", "link_state=up")
@@ -570,8 +640,16 @@ def phase(ovs, net, helper, offload, profile):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: test_ovs.py <librte_net_vbr.so>", file=sys.stderr)
+    wrap = None
+    if len(sys.argv) >= 3 and sys.argv[2] == "--why":
+        print("SKIP: the swverbs provider was not built: %s" %
+              " ".join(sys.argv[3:]))
+        return SKIP
+    if len(sys.argv) == 4 and sys.argv[2] == "--ibverbs":
+        wrap = [os.path.abspath(sys.argv[3])]
+    elif len(sys.argv) != 2:
+        print("usage: test_ovs.py <librte_net_vbr.so> "
+              "[--ibverbs RUN_SH | --why REASON]", file=sys.stderr)
         return 2
     so = os.path.abspath(sys.argv[1])
     if os.geteuid() != 0:
@@ -608,7 +686,7 @@ def main():
                   (added, HUGE_PAGES))
             return SKIP
         net = Net(prefix)
-        ovs = Ovs(d, so, prefix)
+        ovs = Ovs(d, so, prefix, wrap)
         ovs.vsctl("--no-wait", "set", "Open_vSwitch", ".",
                   "other_config:dpdk-init=true",
                   "other_config:dpdk-extra=-d %s --no-pci --file-prefix=%s"
