@@ -278,8 +278,11 @@ swv_device_create_attr(const char *name, const char *wire,
 	/* Before the engine serves the device, nothing else drives the wire. */
 	dev->link = dev->wire->ops->link_up(dev->wire);
 	dev->speed = dev->wire->ops->speed_mbps(dev->wire);
-	/* A device cap, read by its users once: not moved by later speeds. */
-	dev->pace_max = swv_pace_rate_max(dev->speed);
+	/*
+	 * A device cap, as a ConnectX's packet_pacing_max_rate: the NIC's,
+	 * whatever the wire it is plugged into negotiates.
+	 */
+	dev->pace_max = SWV_PACE_RATE_MAX;
 	swv_dev_mtu_sync(dev);
 	ret = swv_engine_add(attr->engine, dev);
 	if (ret != 0)

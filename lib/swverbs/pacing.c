@@ -27,15 +27,6 @@
 /* The default bucket: 1 ms at the rate, two typical frames at least. */
 #define SWV_PACE_BURST_NS 1000000ull
 
-uint32_t
-swv_pace_rate_max(uint32_t mbps)
-{
-	/* The wire's speed (a NIC paces up to its port's), when it has one. */
-	if (mbps == 0 || (uint64_t)mbps * 1000 > SWV_PACE_RATE_MAX)
-		return SWV_PACE_RATE_MAX;
-	return mbps * 1000;
-}
-
 int
 swv_pace_check(const struct swv_qp *qp, uint32_t rate, uint32_t burst,
 	       uint32_t typical)

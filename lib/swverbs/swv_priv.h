@@ -1495,7 +1495,7 @@ struct swv_device {
 	struct swv_sniff *sniff;	/**< RCU pointer, NULL: none */
 	uint32_t link;			/**< port up, engine-written */
 	uint32_t speed;			/**< Mbit/s */
-	/** qp_rate_limit_max, kbit/s: fixed at creation, as a device cap. */
+	/** qp_rate_limit_max, kbit/s: a device constant, not the wire's. */
 	uint32_t pace_max;
 	uint64_t next_link_check;	/**< ns (engine) */
 	/**
@@ -1703,14 +1703,13 @@ unsigned int swv_qp_process(struct swv_qp *qp, unsigned int budget);
 unsigned int swv_rq_flush(struct swv_pending *p, struct swv_rq *rq);
 
 /* pacing.c */
-/* The device's pacing range (packet_pacing_caps), kbit/s. */
+/*
+ * The device's pacing range (packet_pacing_caps), kbit/s: a 100 Gbit/s
+ * ConnectX-5's (ibv_devinfo -v: 1 to 100000000 kbit/s), on any wire: a
+ * device constant, as mlx5 reports QoS caps, not the link's speed.
+ */
 #define SWV_PACE_RATE_MIN 1u
 #define SWV_PACE_RATE_MAX 100000000u	/* 100 Gbit/s */
-/**
- * qp_rate_limit_max for a wire of @mbps (0: unknown): its speed, at most
- * SWV_PACE_RATE_MAX. A device's (pace_max) is fixed when it is created.
- */
-uint32_t swv_pace_rate_max(uint32_t mbps);
 
 /**
  * A test hook (engine.c), NULL outside tests: the engine thread calls it
