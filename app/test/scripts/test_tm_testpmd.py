@@ -18,8 +18,9 @@ receives over a measured interval are within a loose bound of the target
 (at most target + bucket, at least an eighth of the target: the machine
 is shared, and the default bucket loses rate when the engine is late); the rate changed and removed on the running queue, kept over
 stop/start, and set on a stopped port.
-veth: a port on a veth (root): ethdev takes the pacing maximum although
-the veth reports no speed, and the peer's kernel counts the paced rate.
+veth: a port on a veth (root): the link speed is the veth's (10 Gbit/s),
+not the pacing maximum; ethdev refuses a queue rate above it, takes the
+link's own, and the peer's kernel counts the paced rate.
 Exit 0 on success, 1 on a failed check, 77 when dpdk-testpmd is missing or
 the device does not pace.
 """
@@ -147,8 +148,8 @@ def control(pmd):
         # set port X queue Y rate: Mbit/s, up to the device maximum
         quiet(c, t, "set port 0 queue 1 rate 100", "rate limit")
         quiet(c, t, f"set port 0 queue 1 rate {kmax // 1000}",
-              f"the device maximum ({kmax // 1000} Mbit/s: the link speed "
-              "lets it through)")
+              f"the device maximum ({kmax // 1000} Mbit/s: a pair cable's "
+              "link is as fast)")
         quiet(c, t, "set port 0 queue 1 rate 0", "rate 0 removes the limit")
         rate_refused(c, t, f"set port 0 queue 1 rate {kmax // 1000 + 1}",
                      "above the device maximum")
@@ -462,9 +463,9 @@ def peer_rx_bytes(veth):
 
 
 def veth(pmd, script, kind):
-    """A port on a veth: the link speed a veth reports (none: vbr says
-    10 Gbit/s) must not stop ethdev below the pacing maximum; the peer's
-    kernel counts what the paced queue sent."""
+    """A port on a veth: the link speed is the veth's (10 Gbit/s), never
+    the pacing maximum above it; ethdev refuses a queue rate above the
+    link; the peer's kernel counts what the paced queue sent."""
     from test_e2e_veth import Veth
     c = tp.Checker()
     with Veth(script, f"vbt{os.getpid()}") as v:
@@ -480,11 +481,13 @@ def veth(pmd, script, kind):
                 return tp.SKIP
             kmax = cap["shaper_private_rate_max"] // 125
             info = t.cmd("show port info 0")
-            c.check(f"Link speed: {kmax // 1000000} Gbps" in info,
-                    f"the veth's link shows the pacing maximum, "
-                    f"{kmax // 1000000} Gbps")
-            quiet(c, t, f"set port 0 queue 0 rate {kmax // 1000}",
-                  f"the device maximum ({kmax // 1000} Mbit/s) on a veth")
+            c.check("Link speed: 10 Gbps" in info and kmax > 10000000,
+                    f"the veth's link shows its own 10 Gbps, not the "
+                    f"pacing maximum ({kmax // 1000000} Gbps)")
+            rate_refused(c, t, "set port 0 queue 0 rate 10001",
+                         "above the veth's link speed")
+            quiet(c, t, "set port 0 queue 0 rate 10000",
+                  "the link speed (10000 Mbit/s) on a veth")
             quiet(c, t, "set port 0 queue 0 rate 40", "40 Mbit/s")
             t.cmd("start")
             time.sleep(0.5)

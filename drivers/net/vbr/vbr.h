@@ -306,7 +306,6 @@ int vbr_tm_txq_ready(struct vbr_txq *txq);
  * wanted limit and putting it on the QP (NULL: none).
  */
 extern void (*vbr_tm_ready_hook)(struct vbr_txq *txq);
-uint32_t vbr_tm_link_speed(const struct vbr_priv *priv, uint32_t speed);
 void vbr_tm_release(struct vbr_priv *priv);
 
 /* vbr_mr.c */

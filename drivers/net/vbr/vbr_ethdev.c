@@ -270,9 +270,12 @@ vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete)
 		vbr_link_update_hook(dev);
 	if (up && speed != 0) {
 		link.link_status = RTE_ETH_LINK_UP;
+		/*
+		 * The wire's, as the mlx5 PMD reports its netdev's: never the
+		 * pacing maximum (a device cap, above a slower link), so
+		 * that ethdev refuses a queue rate the link cannot carry.
+		 */
 		link.link_speed = speed;
-		/* ethdev refuses a queue rate above it (vbr_tm.c) */
-		link.link_speed = vbr_tm_link_speed(priv, link.link_speed);
 	} else {
 		link.link_status = RTE_ETH_LINK_DOWN;
 		link.link_speed = RTE_ETH_SPEED_NUM_NONE;

@@ -109,22 +109,6 @@ vbr_tm_paces(const struct vbr_priv *priv)
 	       c->qp_rate_limit_max != 0;
 }
 
-/**
- * The link speed an up port reports, in Mbit/s: at least the device's
- * pacing maximum, since rte_eth_set_queue_rate_limit() refuses a rate above
- * the link speed and the device paces up to qp_rate_limit_max whatever the
- * wire says (a veth reports no speed of its own).
- */
-uint32_t
-vbr_tm_link_speed(const struct vbr_priv *priv, uint32_t speed)
-{
-	uint32_t max = priv->attr.packet_pacing_caps.qp_rate_limit_max;
-
-	if (!vbr_tm_paces(priv))
-		return speed;
-	return RTE_MAX(speed, max / 1000 + (max % 1000 != 0));
-}
-
 /** The port's state, made on first use; NULL when out of memory. */
 static struct vbr_tm *
 vbr_tm_get(struct vbr_priv *priv)
