@@ -199,6 +199,8 @@ swv_profile_parse(const char *name, unsigned int *flag)
 		return EINVAL;
 	if (strcmp(name, "mlx5") == 0)
 		*flag = SWV_DEVICE_PROFILE_MLX5;
+	else if (strcmp(name, "mlx5-noburst") == 0)
+		*flag = SWV_DEVICE_PROFILE_MLX5 | SWV_DEVICE_PACE_NO_BURST;
 	else if (strcmp(name, "full") == 0)
 		*flag = SWV_DEVICE_PROFILE_FULL;
 	else
@@ -234,7 +236,9 @@ swv_device_create_attr(const char *name, const char *wire,
 		return EINVAL;
 	flags = attr->flags;
 	if (name == NULL || wire == NULL ||
-	    (flags & ~(SWV_DEVICE_SHARE_WIRE | SWV_DEVICE_PROFILE_FULL)) != 0)
+	    (flags & ~(SWV_DEVICE_SHARE_WIRE | SWV_DEVICE_PROFILE_FULL |
+		       SWV_DEVICE_PACE_NO_BURST)) != 0 ||
+	    (flags & SWV_DEVICE_PROFILE_FULL && flags & SWV_DEVICE_PACE_NO_BURST))
 		return EINVAL;
 	len = strlen(name);
 	if (len == 0 || len >= SWV_NAME_MAX)
@@ -249,6 +253,7 @@ swv_device_create_attr(const char *name, const char *wire,
 	}
 	dev->flags = flags;
 	dev->strict = !(flags & SWV_DEVICE_PROFILE_FULL);
+	dev->pace_burst = !(flags & SWV_DEVICE_PACE_NO_BURST);
 	dev->netdev = dev->strict && wire_is_netdev(wire);
 	dev->mtu = 1500;
 	memcpy(dev->name, name, len + 1);
@@ -657,7 +662,8 @@ swv_query_device_ex(struct ibv_context *context,
 	a = &attr->orig_attr;
 	/* The profile, told honestly (swverbs.h). */
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "swverbs 0.2 %s",
-		 dev->strict ? "mlx5" : "full");
+		 !dev->strict ? "full" : dev->pace_burst ? "mlx5" :
+		 "mlx5-noburst");
 	/* EUI-64 from the MAC, in network order as verbs keeps GUIDs. */
 	{
 		uint8_t eui[8] = { dev->mac[0] ^ 0x02, dev->mac[1],

@@ -8,7 +8,17 @@
  * kernel's raw packet QP path) where the man page is silent: the rate in
  * kbit/s within packet_pacing_caps, or 0 for no limit; max_burst_sz and
  * typical_pkt_sz only with a rate (0: the defaults); comp_mask 0; the QP a
- * RAW_PACKET QP with a send queue, in RTS. A new limit is published as an
+ * RAW_PACKET QP with a send queue, in RTS. On the mlx5 profile a burst
+ * or packet size needs the device's burst pacing (pace_burst; the
+ * "mlx5-noburst" profile has none: EINVAL, as the mlx5 provider gives
+ * without MLX5_IB_PP_SUPPORT_BURST and the kernel without the
+ * packet_pacing_burst_bound / _typical_size caps), and each distinct
+ * (rate, burst, size) takes an entry of the device's rate table, shared
+ * by the QPs that set the same; a limit that needs a new entry when all
+ * are taken gets ENOSPC (the kernel's mlx5_rl_add_rate()). A new limit
+ * takes its entry before the old one is let go, as mlx5 does: a QP alone
+ * on its entry cannot move to a new limit on a full table. A new limit
+ * is published as an
  * immutable struct swv_pace_cfg (RCU pointer, the old one freed after
  * synchronize_rcu()) and announced by bumping the QP's pace_gen; the engine picks
  * it up at its next look at the QP, keeping the bucket's level, so a
@@ -35,6 +45,8 @@ swv_pace_check(const struct swv_qp *qp, uint32_t rate, uint32_t burst,
 		return EINVAL;	/* no send queue: nothing to pace */
 	if (rate == 0)
 		return burst != 0 || typical != 0 ? EINVAL : 0;
+	if ((burst != 0 || typical != 0) && !qp->dev->pace_burst)
+		return EINVAL;
 	if (rate < SWV_PACE_RATE_MIN || rate > qp->dev->pace_max)
 		return EINVAL;
 	if (typical > SWV_MAX_FRAME)
@@ -62,22 +74,80 @@ pace_wheel(struct swv_device *dev)
 	return 0;
 }
 
+/*
+ * The rate table entry (+ 1) for qp's new limit into *slot: qp's own when
+ * equal, else one more user of an equal entry, else a free one; ENOSPC
+ * when none is free. 0 with *slot 0 on a device without a table or for
+ * no limit (swv_lock held).
+ */
+static int
+rl_get(struct swv_qp *qp, uint32_t rate, uint32_t burst, uint32_t typical,
+       uint32_t *slot)
+{
+	struct swv_device *dev = qp->dev;
+	struct swv_rl_entry *e, *free_e = NULL;
+	unsigned int i;
+
+	*slot = 0;
+	if (!dev->strict || rate == 0)
+		return 0;
+	for (i = 0; i < SWV_RL_TABLE_SIZE; i++) {
+		e = &dev->rl[i];
+		if (e->refs == 0) {
+			if (free_e == NULL)
+				free_e = e;
+			continue;
+		}
+		if (e->rate == rate && e->burst == burst &&
+		    e->typical == typical) {
+			if (qp->rl_slot != i + 1)
+				e->refs++;
+			*slot = i + 1;
+			return 0;
+		}
+	}
+	if (free_e == NULL)
+		return ENOSPC;
+	free_e->rate = rate;
+	free_e->burst = burst;
+	free_e->typical = typical;
+	free_e->refs = 1;
+	*slot = (uint32_t)(free_e - dev->rl) + 1;
+	return 0;
+}
+
+/* Let go of entry slot - 1 (0: none). */
+static void
+rl_put(struct swv_device *dev, uint32_t slot)
+{
+	if (slot != 0 && dev->rl[slot - 1].refs > 0)
+		dev->rl[slot - 1].refs--;
+}
+
 int
 swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 	     uint32_t typical)
 {
 	struct swv_pace_cfg *cfg = NULL, *old;
-	uint32_t frame;
+	uint32_t frame, slot;
 	uint64_t depth;
 	int ret;
 
+	ret = rl_get(qp, rate, burst, typical, &slot);
+	if (ret != 0)
+		return ret;
 	if (rate != 0) {
 		ret = pace_wheel(qp->dev);
-		if (ret != 0)
+		if (ret == 0) {
+			cfg = calloc(1, sizeof(*cfg));
+			if (cfg == NULL)
+				ret = ENOMEM;
+		}
+		if (ret != 0) {
+			if (slot != qp->rl_slot)
+				rl_put(qp->dev, slot);
 			return ret;
-		cfg = calloc(1, sizeof(*cfg));
-		if (cfg == NULL)
-			return ENOMEM;
+		}
 		/*
 		 * The default packet is the port MTU; the frame that carries
 		 * it has an Ethernet header more: the default bucket takes two
@@ -100,6 +170,10 @@ swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 		cfg->burst = burst;
 		cfg->typical = typical;
 	}
+	/* The new limit holds its entry: the old one goes. */
+	if (slot != qp->rl_slot)
+		rl_put(qp->dev, qp->rl_slot);
+	qp->rl_slot = slot;
 	old = qp->pace_cfg;
 	rcu_assign_pointer(qp->pace_cfg, cfg);
 	SWV_STORE_REL(&qp->pace_gen, qp->pace_gen + 1);

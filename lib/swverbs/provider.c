@@ -196,7 +196,7 @@ pdev_create(struct swv_pdev *p)
 	if (swv_profile_parse(p->profile[0] != '\0' ? p->profile : "mlx5",
 			      &attr.flags) != 0) {
 		prov_log("%s: %s/device/swverbs_profile: unknown profile \"%s\" "
-			 "(mlx5 or full)", name, path, p->profile);
+			 "(mlx5, mlx5-noburst or full)", name, path, p->profile);
 		return EINVAL;
 	}
 	if (p->mac[0] != '\0' && parse_mac(p->mac, mac) != 0) {

@@ -734,6 +734,23 @@ struct swv_pace_cfg {
 };
 
 /*
+ * The mlx5 profile's packet pacing rate table: 128 entries, the first the
+ * "no limit" one, as a ConnectX-5, -6 Dx or -7 reports
+ * packet_pacing_rate_table_size (the kernel logs "Rate limit: 127 rates
+ * are supported"). An entry holds one limit as the QP gave it (0 burst or
+ * size included), for every QP with an equal one (the kernel's rl.c).
+ */
+#define SWV_RL_TABLE_SIZE 127
+
+/** An entry of the rate table. */
+struct swv_rl_entry {
+	uint32_t rate;		/**< kbit/s */
+	uint32_t burst;		/**< max_burst_sz as given */
+	uint32_t typical;	/**< typical_pkt_sz as given */
+	uint32_t refs;		/**< QPs that hold it; 0: free */
+};
+
+/*
  * A paced QP's token bucket, as a virtual time (GCRA): the bucket holds
  * min(burst, rate * (now - v)) bytes, v = v_ns + v_frac / rate ns, exact.
  * Engine-private but the statistics (engine-written, relaxed) and what the
@@ -820,6 +837,8 @@ struct swv_qp {
 	uint8_t hash_key[SWV_HASH_KEY_LEN];
 	unsigned int flows;		/**< flows attached (swv_lock) */
 	struct swv_pace_cfg *pace_cfg;	/**< RCU pointer, NULL: no limit */
+	/** Its entry of dev->rl, + 1; 0: none (swv_lock). */
+	uint32_t rl_slot;
 	struct swv_pace pace;		/**< the bucket (engine) */
 	/* QP counters (stat.c, swv_lock) */
 	struct swv_counter *counter;	/**< bound to, or NULL */
@@ -1497,6 +1516,13 @@ struct swv_device {
 	uint32_t speed;			/**< Mbit/s */
 	/** qp_rate_limit_max, kbit/s: a device constant, not the wire's. */
 	uint32_t pace_max;
+	/** The device takes max_burst_sz and typical_pkt_sz (pacing.c). */
+	bool pace_burst;
+	/**
+	 * The mlx5 profile's rate table (pacing.c, swv_lock): one entry per
+	 * distinct limit the QPs have, shared; all in use: ENOSPC.
+	 */
+	struct swv_rl_entry rl[SWV_RL_TABLE_SIZE];
 	uint64_t next_link_check;	/**< ns (engine) */
 	/**
 	 * QPs and WQs take their numbers from one space (swv_num_next(),
@@ -1736,12 +1762,14 @@ extern void (*swv_engine_pace_late_hook)(struct swv_engine *eng,
 extern uint64_t (*swv_engine_run_delay_hook)(struct swv_engine *eng);
 /**
  * Check a limit for qp (rate 0: none; burst, typical 0: the defaults).
- * Return: 0 or EINVAL.
+ * Return: 0 or EINVAL (also burst or typical on a device without burst
+ * pacing).
  */
 int swv_pace_check(const struct swv_qp *qp, uint32_t rate, uint32_t burst,
 		   uint32_t typical);
 /**
- * Set qp's checked limit (swv_lock held). Return: 0 or ENOMEM.
+ * Set qp's checked limit (swv_lock held). Return: 0, ENOMEM or ENOSPC
+ * (the mlx5 profile's rate table is full).
  */
 int swv_pace_set(struct swv_qp *qp, uint32_t rate, uint32_t burst,
 		 uint32_t typical);

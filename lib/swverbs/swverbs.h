@@ -128,7 +128,8 @@ int swv_wire_shm_holders(const char *cable, int pids[2]);
 int swv_device_wire_note(const char *name, char *buf, size_t len);
 
 /**
- * The profile flag of a profile name: "mlx5" or "full".
+ * The profile flags of a profile name: "mlx5", "mlx5-noburst" (mlx5 with
+ * SWV_DEVICE_PACE_NO_BURST) or "full".
  * Return: 0 (*flag set), EINVAL (unknown name).
  */
 int swv_profile_parse(const char *name, unsigned int *flag);
@@ -163,6 +164,14 @@ int swv_profile_parse(const char *name, unsigned int *flag);
  */
 #define SWV_DEVICE_PROFILE_MLX5 0u
 #define SWV_DEVICE_PROFILE_FULL 2u
+/**
+ * With SWV_DEVICE_PROFILE_MLX5: a ConnectX whose firmware lacks the burst
+ * pacing caps (packet_pacing_burst_bound, packet_pacing_typical_size):
+ * swv_modify_qp_rate_limit() with max_burst_sz or typical_pkt_sz gives
+ * EINVAL, as the mlx5 provider does without MLX5_IB_PP_SUPPORT_BURST
+ * (which ibv_query_device_ex() cannot show). Not with the full profile.
+ */
+#define SWV_DEVICE_PACE_NO_BURST 4u
 
 /**
  * vendor_id of every swverbs device: 0xffffff, no IEEE OUI, as rxe reports
@@ -178,7 +187,8 @@ int swv_profile_parse(const char *name, unsigned int *flag);
 
 /**
  * swv_device_create() with @flags: SWV_DEVICE_SHARE_WIRE and a profile
- * (SWV_DEVICE_PROFILE_MLX5, the default, or SWV_DEVICE_PROFILE_FULL), or'ed.
+ * (SWV_DEVICE_PROFILE_MLX5, the default, or SWV_DEVICE_PROFILE_FULL), or'ed;
+ * SWV_DEVICE_PACE_NO_BURST with the mlx5 profile.
  * Return: as swv_device_create(); EINVAL also for unknown flags.
  */
 int swv_device_create_flags(const char *name, const char *wire,
@@ -597,9 +607,16 @@ int swv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
  * the end of the payload: no FCS, preamble or gap). A frame that does not
  * conform waits in the send queue, in order; none is dropped for pacing.
  * A new limit on a running QP applies from its next frame on.
+ * The mlx5 profile's rate table: each distinct (rate_limit, max_burst_sz,
+ * typical_pkt_sz), as given, takes one of the device's 127 entries, shared
+ * by every QP that sets an equal limit and free again when none holds it
+ * (a limit removed, a QP reset or destroyed). The new limit takes its
+ * entry before the QP lets go of its old one, as mlx5.
  * Return: 0; EINVAL: attr->comp_mask not 0, rate outside the caps,
- * max_burst_sz or typical_pkt_sz with rate 0 (as mlx5), typical_pkt_sz
- * above SWV_MAX_FRAME, a hash QP, a QP not in RTS; ENOMEM.
+ * max_burst_sz or typical_pkt_sz with rate 0 (as mlx5) or on a device
+ * with SWV_DEVICE_PACE_NO_BURST, typical_pkt_sz above SWV_MAX_FRAME, a
+ * hash QP, a QP not in RTS; ENOSPC: the mlx5 profile's rate table has no
+ * entry for a new limit; ENOMEM.
  */
 int swv_modify_qp_rate_limit(struct ibv_qp *qp,
 			     struct ibv_qp_rate_limit_attr *attr);

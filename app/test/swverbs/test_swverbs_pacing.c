@@ -118,6 +118,118 @@ test_caps(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * The mlx5 profile's rate table: 127 entries, one per distinct (rate,
+ * burst, packet size) as given, shared by equal limits, free again when
+ * no QP holds it; a limit that needs a new entry on a full table gets
+ * ENOSPC (the kernel's mlx5_rl_add_rate()), and a QP alone on its entry
+ * cannot move to a new limit then (the new entry is taken first). The
+ * full profile has no table.
+ */
+#define RL_QPS (SWV_RL_TABLE_SIZE + 2)
+
+static int
+rate_table(bool strict)
+{
+	struct ibv_qp *qp[RL_QPS];
+	unsigned int i;
+	struct tdev d;
+	int want;
+
+	TEST_ASSERT_SUCCESS(strict ? t_setup(&d, "prt", "loop") :
+			    t_setup_full(&d, "prf", "loop"), "setup");
+	for (i = 0; i < RL_QPS; i++) {
+		qp[i] = t_raw_qp(&d, 4, 0, 1, 1);
+		TEST_ASSERT_NOT_NULL(qp[i], "qp %u", i);
+		TEST_ASSERT_SUCCESS(t_qp_to(qp[i], IBV_QPS_RTS), "qp %u", i);
+	}
+	/* 127 distinct limits fill the table; an equal one shares. */
+	for (i = 0; i < SWV_RL_TABLE_SIZE; i++)
+		TEST_ASSERT_SUCCESS(rate_limit(qp[i], 1000 + i, 0, 0),
+				    "limit %u", i);
+	TEST_ASSERT_SUCCESS(rate_limit(qp[i], 1000, 0, 0),
+			    "an equal limit shares its entry");
+	want = strict ? ENOSPC : 0;
+	TEST_ASSERT_EQUAL(rate_limit(qp[i + 1], 5000, 0, 0), want,
+			  "a new rate, table full");
+	TEST_ASSERT_EQUAL(rate_limit(qp[i + 1], 1000, 4096, 0), want,
+			  "the same rate with another burst is another entry");
+	TEST_ASSERT_EQUAL(rate_limit(qp[i + 1], 1000, 0, 512), want,
+			  "... and with another packet size");
+	TEST_ASSERT_EQUAL(rate_limit(qp[1], 6000, 0, 0), want,
+			  "a QP alone on its entry, to a new limit");
+	TEST_ASSERT_SUCCESS(rate_limit(qp[1], 1001, 0, 0),
+			    "its own limit again");
+	TEST_ASSERT_SUCCESS(rate_limit(qp[1], 1002, 0, 0),
+			    "to a limit another QP holds");
+	/* qp[1]'s old entry is free: one new limit fits, not two. */
+	TEST_ASSERT_SUCCESS(rate_limit(qp[i + 1], 5000, 0, 0),
+			    "a new rate in the entry let go");
+	TEST_ASSERT_EQUAL(rate_limit(qp[1], 6000, 0, 0), want,
+			  "full again");
+	/* Removed, reset or destroyed: the entry is free. */
+	TEST_ASSERT_SUCCESS(rate_limit(qp[i + 1], 0, 0, 0), "removed");
+	TEST_ASSERT_SUCCESS(rate_limit(qp[1], 6000, 0, 0), "after a removal");
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp[1], IBV_QPS_RESET, IBV_QP_STATE, 0),
+			    "reset");
+	TEST_ASSERT_SUCCESS(t_qp_to(qp[1], IBV_QPS_RTS), "back to RTS");
+	TEST_ASSERT_SUCCESS(t_qp_modify(qp[i + 1], IBV_QPS_RTS,
+					IBV_QP_STATE | IBV_QP_RATE_LIMIT, 7000),
+			    "modify_qp's limit after a reset");
+	TEST_ASSERT_EQUAL(rate_limit(qp[1], 8000, 0, 0), want, "full");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(qp[2]), "destroy");
+	TEST_ASSERT_SUCCESS(rate_limit(qp[1], 8000, 0, 0),
+			    "after a destroy");
+	for (i = 0; i < RL_QPS; i++)
+		if (i != 2)
+			TEST_ASSERT_SUCCESS(swv_destroy_qp(qp[i]), "qp %u", i);
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
+static int
+test_rate_table(void)
+{
+	if (rate_table(true) != TEST_SUCCESS)
+		return TEST_FAILED;
+	return rate_table(false);
+}
+
+/*
+ * The mlx5-noburst profile: a ConnectX without the burst pacing caps.
+ * A burst or packet size gives EINVAL (the mlx5 provider's check of
+ * MLX5_IB_PP_SUPPORT_BURST); a rate alone is taken. The full profile
+ * takes no such flag.
+ */
+static int
+test_no_burst(void)
+{
+	struct ibv_device_attr_ex a;
+	unsigned int flag;
+	struct tdev d;
+
+	TEST_ASSERT_SUCCESS(swv_profile_parse("mlx5-noburst", &flag), "");
+	TEST_ASSERT_EQUAL(flag, SWV_DEVICE_PACE_NO_BURST, "profile flags");
+	TEST_ASSERT_EQUAL(swv_device_create_flags("pnf", "loop", NULL,
+						  SWV_DEVICE_PROFILE_FULL |
+						  SWV_DEVICE_PACE_NO_BURST),
+			  EINVAL, "full profile without burst");
+	TEST_ASSERT_SUCCESS(t_setup_flags(&d, "pnb", "loop", flag), "setup");
+	memset(&a, 0, sizeof(a));
+	TEST_ASSERT_SUCCESS(swv_query_device_ex(d.ctx, NULL, &a), "");
+	TEST_ASSERT_EQUAL(a.packet_pacing_caps.qp_rate_limit_max, 100000000,
+			  "the same caps: verbs cannot tell");
+	TEST_ASSERT(strstr(a.orig_attr.fw_ver, "mlx5-noburst") != NULL,
+		    "fw_ver %s", a.orig_attr.fw_ver);
+	TEST_ASSERT_EQUAL(rate_limit(d.sqp, 1000, 4096, 0), EINVAL, "burst");
+	TEST_ASSERT_EQUAL(rate_limit(d.sqp, 1000, 0, 512), EINVAL,
+			  "packet size");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 1000, 0, 0), "rate alone");
+	TEST_ASSERT_SUCCESS(rate_limit(d.sqp, 0, 0, 0), "removed");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
 /* A hash QP over a 1-entry table of one WQ. */
 static struct ibv_qp *
 hash_qp(struct tdev *d, struct ibv_wq **wq, struct ibv_rwq_ind_table **tbl)
@@ -1677,6 +1789,8 @@ static const struct unit_test_suite suite = {
 	.cases = {
 		TEST_CASE(test_no_call_rcu),
 		TEST_CASE(test_caps),
+		TEST_CASE(test_rate_table),
+		TEST_CASE(test_no_burst),
 		TEST_CASE(test_errnos),
 		TEST_CASE(test_modify_after_engine_err),
 		TEST_CASE(test_conformance_thread),

@@ -1073,7 +1073,7 @@ test_device_port(void)
 		TEST_ASSERT_EQUAL(p.max_mtu, IBV_MTU_4096, "");
 	}
 	TEST_ASSERT_SUCCESS(swv_set_port_mtu(es.d.ctx, 1500), "");
-	TEST_ASSERT_EQUAL(swv_device_create_flags("bad", "loop", NULL, 4),
+	TEST_ASSERT_EQUAL(swv_device_create_flags("bad", "loop", NULL, 8),
 			  EINVAL, "unknown flag");
 	return TEST_SUCCESS;
 }
