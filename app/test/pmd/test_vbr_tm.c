@@ -18,7 +18,15 @@
  * once, and an rte_tm leaf's profile arrives as kbit/s (bytes/s / 125,
  * rounded down) and bucket.
  *
- * usage: test-vbr-tm <librte_net_vbr.so> api|qp
+ * pace (swverbs only): what a ConnectX refuses that verbs cannot announce.
+ * On a port of the mlx5-noburst profile (no burst pacing) an rte_tm peak
+ * size is dropped and the rate goes on alone, at commit, on a later leaf
+ * and at a start; an explicit max_burst_sz through the PMD's API is
+ * refused. On the mlx5 profile's rate table (127 entries), a 128th
+ * distinct limit is refused with ENOSPC, through the PMD's API, ethdev
+ * and rte_tm, whose message names the rate table.
+ *
+ * usage: test-vbr-tm <librte_net_vbr.so> api|qp|pace
  */
 
 #include <dlfcn.h>
@@ -585,6 +593,197 @@ test_qp_pace_window(void)
 	return TEST_SUCCESS;
 }
 
+static void tm_teardown(void);
+
+/* pace: two more ports on loop wires, made by the group itself. */
+static uint16_t port_nb;	/* mlx5-noburst */
+static uint16_t port_rt;	/* mlx5, 128 Tx queues */
+#define RT_TXQ (127 + 1)
+
+static int
+pace_port(const char *name, const char *args, uint16_t nb_txq, uint16_t *port)
+{
+	struct rte_eth_conf conf = { 0 };
+	uint16_t q;
+
+	TEST_ASSERT_SUCCESS(vbr_test_vdev_init(name, args), "%s", name);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name(name, port), "%s",
+			    name);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_configure(*port, 1, nb_txq, &conf),
+			    "configure %s", name);
+	TEST_ASSERT_SUCCESS(rte_eth_rx_queue_setup(*port, 0, 256,
+						   SOCKET_ID_ANY, NULL, mp),
+			    "rxq");
+	for (q = 0; q < nb_txq; q++)
+		TEST_ASSERT_SUCCESS(rte_eth_tx_queue_setup(*port, q,
+							   VBR_MIN_DESC,
+							   SOCKET_ID_ANY,
+							   NULL),
+				    "txq %u", q);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(*port), "start %s", name);
+	return link_up(*port);
+}
+
+static int
+pace_setup(void)
+{
+	TEST_ASSERT_SUCCESS(tm_setup(), "pair");
+	TEST_ASSERT_SUCCESS(pace_port("net_vbr2",
+				      "wire=loop,profile=mlx5-noburst", 1,
+				      &port_nb), "mlx5-noburst port");
+	return pace_port("net_vbr3", "wire=loop,profile=mlx5", RT_TXQ,
+			 &port_rt);
+}
+
+static void
+pace_teardown(void)
+{
+	rte_eth_dev_stop(port_nb);
+	rte_eth_dev_stop(port_rt);
+	rte_eth_dev_close(port_nb);
+	rte_eth_dev_close(port_rt);
+	tm_teardown();
+}
+
+/* The limit on the QP of Tx queue q of port. */
+static int
+qp_limit_of(uint16_t port, uint16_t q, uint32_t *rate, uint32_t *burst)
+{
+	struct vbr_txq *txq = rte_eth_devices[port].data->tx_queues[q];
+	struct swv_qp_pace_stats st;
+
+	TEST_ASSERT_NOT_NULL(txq, "txq %u", q);
+	TEST_ASSERT_SUCCESS(swv_qp_pace_stats(txq->qp, &st), "pace stats");
+	*rate = st.rate_limit;
+	*burst = st.max_burst_sz;
+	return TEST_SUCCESS;
+}
+
+/* A root (id 1000) and a leaf per queue of qs[n] with profile prof. */
+static int
+tm_tree(uint16_t port, const uint16_t *qs, unsigned int n, uint32_t prof,
+	struct rte_tm_error *err)
+{
+	struct rte_tm_node_params np = {
+		.shaper_profile_id = RTE_TM_SHAPER_PROFILE_ID_NONE,
+		.nonleaf = { .n_sp_priorities = 1 },
+	};
+	struct rte_tm_node_params lp = {
+		.shaper_profile_id = prof,
+		.leaf = { .cman = RTE_TM_CMAN_TAIL_DROP,
+			  .wred = { .wred_profile_id =
+					RTE_TM_WRED_PROFILE_ID_NONE } },
+	};
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(rte_tm_node_add(port, 1000, RTE_TM_NODE_ID_NULL,
+					    0, 1, 0, &np, err),
+			    "root: %s", err->message);
+	for (i = 0; i < n; i++)
+		TEST_ASSERT_SUCCESS(rte_tm_node_add(port, qs[i], 1000, 0, 1, 1,
+						    &lp, err),
+				    "leaf %u: %s", qs[i], err->message);
+	return TEST_SUCCESS;
+}
+
+/*
+ * No burst pacing: a profile's peak size is tried, refused (EINVAL, the
+ * QP in RTS) and dropped; the commit succeeds with the rate alone on the
+ * QP and its own bucket, as do the next change and a restart. The PMD's
+ * own call with an explicit burst is refused.
+ */
+static int
+test_pace_no_burst(void)
+{
+	struct rte_tm_shaper_params sp = {
+		.peak = { .rate = 12500000, .size = 65536 },	/* 100M */
+	};
+	struct rte_tm_shaper_params sp2 = {
+		.peak = { .rate = 6250000, .size = 32768 },	/* 50M */
+	};
+	static const uint16_t q0 = 0;
+	struct rte_tm_error err;
+	uint32_t rate, burst;
+
+	memset(&err, 0, sizeof(err));
+	TEST_ASSERT_EQUAL(set_limit(port_nb, 0, 1000, 4096, 0), -EINVAL,
+			  "an explicit burst on a device without burst "
+			  "pacing");
+	TEST_ASSERT_EQUAL(set_limit(port_nb, 0, 1000, 0, 512), -EINVAL,
+			  "an explicit packet size");
+	TEST_ASSERT_SUCCESS(set_limit(port_nb, 0, 1000, 0, 0), "rate alone");
+	TEST_ASSERT_SUCCESS(rte_tm_shaper_profile_add(port_nb, 1, &sp, &err),
+			    "profile: %s", err.message);
+	TEST_ASSERT_SUCCESS(rte_tm_shaper_profile_add(port_nb, 2, &sp2, &err),
+			    "profile 2: %s", err.message);
+	TEST_ASSERT_SUCCESS(tm_tree(port_nb, &q0, 1, 1, &err), "tree");
+	TEST_ASSERT_SUCCESS(rte_tm_hierarchy_commit(port_nb, 0, &err),
+			    "commit with a peak size the device cannot take: "
+			    "%s", err.message);
+	TEST_ASSERT_SUCCESS(qp_limit_of(port_nb, 0, &rate, &burst), "QP");
+	TEST_ASSERT(rate == 100000 && burst != 65536 && burst != 0,
+		    "the rate alone, the device's bucket: %u kbit/s, %u "
+		    "bytes", rate, burst);
+	TEST_ASSERT_SUCCESS(rte_tm_node_shaper_update(port_nb, 0, 2, &err),
+			    "a new profile on the running leaf: %s",
+			    err.message);
+	TEST_ASSERT_SUCCESS(qp_limit_of(port_nb, 0, &rate, &burst), "QP");
+	TEST_ASSERT(rate == 50000 && burst != 32768,
+		    "50M alone: %u kbit/s, %u bytes", rate, burst);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port_nb), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port_nb), "start");
+	TEST_ASSERT_SUCCESS(qp_limit_of(port_nb, 0, &rate, &burst), "QP");
+	TEST_ASSERT(rate == 50000 && burst != 32768,
+		    "after a restart: %u kbit/s, %u bytes", rate, burst);
+	TEST_ASSERT_SUCCESS(rte_tm_node_delete(port_nb, 0, &err), "leaf");
+	TEST_ASSERT_SUCCESS(rte_tm_node_delete(port_nb, 1000, &err), "root");
+	TEST_ASSERT_SUCCESS(qp_limit_of(port_nb, 0, &rate, &burst), "QP");
+	TEST_ASSERT_EQUAL(rate, 0, "leaf deleted: no limit");
+	return TEST_SUCCESS;
+}
+
+/*
+ * The rate table: 127 distinct limits fill it; a 128th is refused with
+ * ENOSPC by the PMD's call, ethdev's and an rte_tm commit (whose message
+ * names the table), while an equal limit shares an entry.
+ */
+static int
+test_pace_rate_table(void)
+{
+	struct rte_tm_shaper_params sp = {
+		.peak = { .rate = 125 * 9000, .size = 0 },	/* 9 Mbit/s */
+	};
+	static const uint16_t last = RT_TXQ - 1;
+	struct rte_tm_error err;
+	uint16_t q;
+
+	memset(&err, 0, sizeof(err));
+	for (q = 0; q < RT_TXQ - 1; q++)
+		TEST_ASSERT_SUCCESS(set_limit(port_rt, q, 10000 + q, 0, 0),
+				    "distinct limit %u", q);
+	TEST_ASSERT_EQUAL(set_limit(port_rt, last, 5000, 0, 0), -ENOSPC,
+			  "a 128th distinct limit");
+	TEST_ASSERT_SUCCESS(set_limit(port_rt, last, 10000, 0, 0),
+			    "a limit another queue has");
+	TEST_ASSERT_EQUAL(rte_eth_set_queue_rate_limit(port_rt, last, 9),
+			  -ENOSPC, "ethdev, 9 Mbit/s");
+	TEST_ASSERT_SUCCESS(rte_tm_shaper_profile_add(port_rt, 1, &sp, &err),
+			    "profile: %s", err.message);
+	TEST_ASSERT_SUCCESS(tm_tree(port_rt, &last, 1, 1, &err), "tree");
+	TEST_ASSERT_EQUAL(rte_tm_hierarchy_commit(port_rt, 1, &err),
+			  -ENOSPC, "commit");
+	TEST_ASSERT(err.message != NULL &&
+		    strstr(err.message, "rate table is full") != NULL,
+		    "the message names the rate table: %s", err.message);
+	for (q = 0; q < RT_TXQ; q++)
+		TEST_ASSERT_SUCCESS(set_limit(port_rt, q, 0, 0, 0),
+				    "removed %u", q);
+	TEST_ASSERT_SUCCESS(tm_tree(port_rt, &last, 1, 1, &err), "tree");
+	TEST_ASSERT_SUCCESS(rte_tm_hierarchy_commit(port_rt, 1, &err),
+			    "commit once entries are free: %s", err.message);
+	return TEST_SUCCESS;
+}
+
 static void
 tm_teardown(void)
 {
@@ -600,6 +799,17 @@ static struct unit_test_suite suite_api = {
 		TEST_CASE(test_ethdev_range),
 		TEST_CASE(test_pmd_api),
 		TEST_CASE(test_tm_api),
+		TEST_CASES_END(),
+	},
+};
+
+static struct unit_test_suite suite_pace = {
+	.name = "vbr tm pace",
+	.setup = pace_setup,
+	.teardown = pace_teardown,
+	.cases = {
+		TEST_CASE(test_pace_no_burst),
+		TEST_CASE(test_pace_rate_table),
 		TEST_CASES_END(),
 	},
 };
@@ -631,6 +841,7 @@ main(int argc, char **argv)
 	} groups[] = {
 		{ "api", &suite_api, NULL },
 		{ "qp", &suite_qp, "reads the QP's limit with swverbs' own call" },
+		{ "pace", &suite_pace, "needs swverbs' profiles" },
 	};
 	unsigned int g;
 	void *pmd;

@@ -545,5 +545,5 @@ RTE_PMD_REGISTER_PARAM_STRING(net_vbr,
 	"engine_cpu=<int> "
 	"progress=thread|service|inline "
 	"share_wire=0|1 "
-	"profile=mlx5|full");
+	"profile=mlx5|mlx5-noburst|full");
 RTE_LOG_REGISTER_DEFAULT(vbr_logtype, NOTICE);

@@ -188,8 +188,8 @@ vbr_sw_conf_parse(const struct vbr_glue_port_conf *conf,
 			sw->share_wire = value[0] == '1';
 		} else if (strcmp(key, VBR_SW_ARG_PROFILE) == 0) {
 			if (swv_profile_parse(value, &sw->profile) != 0) {
-				snprintf(why, len, "profile=%s: give mlx5 or "
-					 "full", value);
+				snprintf(why, len, "profile=%s: give mlx5, "
+					 "mlx5-noburst or full", value);
 				return EINVAL;
 			}
 		} else if (strcmp(key, VBR_SW_ARG_PROGRESS) == 0) {

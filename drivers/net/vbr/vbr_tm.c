@@ -29,6 +29,18 @@
  * each change goes on the queue at once, as pacing can change a running
  * QP's rate. Suspend/resume is refused: pacing cannot hold a queue.
  *
+ * Two refusals verbs cannot announce. Burst pacing: a ConnectX takes
+ * max_burst_sz and typical_pkt_sz only with its burst caps, which only
+ * mlx5's vendor query shows (the provider gives EINVAL without them). A
+ * leaf's peak size is therefore tried, and when a QP in RTS refuses it
+ * with EINVAL the rate goes on alone and the port drops peak sizes from
+ * then on, with a warning: the queue keeps the rate the profile asks for
+ * and the device's own bucket. A size given
+ * through rte_pmd_vbr_set_queue_rate_limit() is the caller's explicit
+ * wish: refused, not dropped. The rate table: a ConnectX keeps one entry
+ * per distinct (rate, burst, size), shared by equal limits, and refuses a
+ * new one when full with ENOSPC: said as such, with the way out.
+ *
  * The wanted limit of a queue is read by the datapath's recovery (the slow
  * path of a burst) while the control path may write it: a seqlock, so the
  * datapath never waits. The control calls of one port come from one thread
@@ -57,6 +69,8 @@ struct vbr_tm_rate {
 	uint32_t rate_kbps;		/**< kbit/s; 0: no limit */
 	uint32_t max_burst_sz;		/**< bytes; 0: device default */
 	uint16_t typical_pkt_sz;	/**< bytes; 0: device default */
+	/** an rte_tm peak size: dropped on a device without burst pacing */
+	bool soft_burst;
 };
 
 /** A private shaper profile. */
@@ -87,6 +101,12 @@ struct vbr_tm {
 	unsigned int committed:1;	/**< hierarchy committed */
 	uint32_t nb_leaves;		/**< leaves */
 	uint16_t nb_queues;		/**< entries of q: max_tx_queues */
+	/**
+	 * A QP in RTS refused a burst that it took without: the device has
+	 * no burst pacing, rte_tm peak sizes are dropped (atomic: the
+	 * datapath's recovery may find out).
+	 */
+	bool no_burst;
 	struct vbr_tm_queue q[];	/**< by Tx queue id */
 };
 
@@ -176,23 +196,68 @@ vbr_tm_set_want(struct vbr_tm_queue *q, const struct vbr_tm_rate *r)
 	rte_seqlock_write_unlock(&q->lock);
 }
 
-/* Put r on the queue's QP: 0 or -errno (logged). */
+/* Why the device may have refused a with err, for the log. */
+static const char *
+vbr_tm_hint(int err, const struct ibv_qp_rate_limit_attr *a)
+{
+	if (err == ENOSPC)
+		return ": the device's rate table is full (a ConnectX keeps one "
+		       "entry per distinct rate, burst and packet size, 127 on "
+		       "a ConnectX-5, shared by equal limits): give this queue "
+		       "a limit another queue has, or remove one";
+	if (err == EINVAL && (a->max_burst_sz != 0 || a->typical_pkt_sz != 0))
+		return " (a device without burst pacing refuses a burst or "
+		       "packet size: give 0 for both)";
+	return "";
+}
+
+/*
+ * Put r on the queue's QP: 0 or -errno (logged). An rte_tm peak size goes
+ * on the QP until the device is found to have no burst pacing: a QP in
+ * RTS that refuses it with EINVAL and takes the rate alone.
+ */
 static int
 vbr_tm_qp_set(struct vbr_txq *txq, const struct vbr_tm_rate *r)
 {
+	struct vbr_tm *tm = __atomic_load_n(&txq->priv->tm, __ATOMIC_ACQUIRE);
 	struct ibv_qp_rate_limit_attr attr = {
 		.rate_limit = r->rate_kbps,
 		.max_burst_sz = r->max_burst_sz,
 		.typical_pkt_sz = r->typical_pkt_sz,
 	};
+	bool sized = r->max_burst_sz != 0 || r->typical_pkt_sz != 0;
+	bool drop = r->soft_burst && sized && tm != NULL &&
+		    __atomic_load_n(&tm->no_burst, __ATOMIC_RELAXED);
 	int ret;
 
+	if (drop) {
+		attr.max_burst_sz = 0;
+		attr.typical_pkt_sz = 0;
+	}
 	ret = txq->priv->glue->modify_qp_rate_limit(txq->qp, &attr);
+	if (ret == EINVAL && r->soft_burst && sized && !drop && tm != NULL) {
+		attr.max_burst_sz = 0;
+		attr.typical_pkt_sz = 0;
+		ret = txq->priv->glue->modify_qp_rate_limit(txq->qp, &attr);
+		if (ret == 0) {
+			__atomic_store_n(&tm->no_burst, true,
+					 __ATOMIC_RELAXED);
+			VBR_LOG(WARNING, "port %u txq %u: the device refused "
+				"peak size %" PRIu32 " (max_burst_sz) and took "
+				"%" PRIu32 " kbit/s alone: it has no burst "
+				"pacing; the port's rte_tm peak sizes are not "
+				"applied, the device's own bucket bounds "
+				"bursts", txq->port_id, txq->queue_id,
+				r->max_burst_sz, r->rate_kbps);
+			return 0;
+		}
+	}
 	if (ret != 0)
 		VBR_LOG(ERR, "port %u txq %u: modify_qp_rate_limit(%" PRIu32
-			" kbit/s, burst %" PRIu32 ", packet %u): %s",
+			" kbit/s, burst %" PRIu32 ", packet %u): %s%s",
 			txq->port_id, txq->queue_id, r->rate_kbps,
-			r->max_burst_sz, r->typical_pkt_sz, strerror(ret));
+			attr.max_burst_sz, attr.typical_pkt_sz, strerror(ret),
+			vbr_tm_hint(ret, &attr));
 	return -ret;
 }
 
@@ -464,6 +529,19 @@ vbr_tm_err(struct rte_tm_error *error, int code, enum rte_tm_error_type type,
 	   const char *msg)
 {
 	return -rte_tm_error_set(error, code, type, NULL, msg);
+}
+
+/* The message of a device's refusal (code) of a leaf's rate. */
+static const char *
+vbr_tm_refused_msg(int code)
+{
+	if (code == ENOSPC)
+		return "vbr: the NIC's rate table is full (one entry per "
+		       "distinct rate, burst and packet size, shared by "
+		       "equal limits): reuse another leaf's profile or "
+		       "remove a limit (log: the queue and rate)";
+	return "vbr: the device refused the profile's rate on the queue "
+	       "(log: why)";
 }
 
 /* The port's hierarchy, or -ENOMEM through error. */
@@ -738,6 +816,7 @@ vbr_tm_shaper_profile_add(struct rte_eth_dev *dev, uint32_t id,
 	p->id = id;
 	p->rate.rate_kbps = (uint32_t)kbps;
 	p->rate.max_burst_sz = (uint32_t)sp->peak.size;
+	p->rate.soft_burst = true;
 	TAILQ_INSERT_TAIL(&tm->profiles, p, next);
 	return 0;
 }
@@ -899,8 +978,7 @@ vbr_tm_leaf_add(struct vbr_priv *priv, struct vbr_tm *tm, uint32_t node_id,
 			q->profile = NULL;
 			return vbr_tm_err(error, -ret,
 				RTE_TM_ERROR_TYPE_NODE_PARAMS_SHAPER_PROFILE_ID,
-				"vbr: the device refused the profile's rate "
-				"on the queue");
+				vbr_tm_refused_msg(-ret));
 		}
 	}
 	if (p != NULL)
@@ -1060,8 +1138,7 @@ vbr_tm_hierarchy_commit(struct rte_eth_dev *dev, int clear_on_fail,
 		if (ret != 0) {
 			code = -ret;
 			type = RTE_TM_ERROR_TYPE_NODE_PARAMS_SHAPER_PROFILE_ID;
-			msg = "vbr: the device refused a leaf's rate on its "
-			      "queue";
+			msg = vbr_tm_refused_msg(code);
 			goto fail;
 		}
 	}
@@ -1121,8 +1198,7 @@ vbr_tm_node_shaper_update(struct rte_eth_dev *dev, uint32_t node_id,
 		if (ret != 0)
 			return vbr_tm_err(error, -ret,
 					  RTE_TM_ERROR_TYPE_SHAPER_PROFILE_ID,
-					  "vbr: the device refused the "
-					  "profile's rate on the queue");
+					  vbr_tm_refused_msg(-ret));
 	}
 	if (q->profile != NULL)
 		q->profile->users--;
