@@ -3,7 +3,7 @@
 """Tx rate limits and rte_tm through stock testpmd, on two vbr ports
 joined by a pair wire.
 
-usage: test_tm_testpmd.py PATH/librte_net_vbr.so [control|rate]
+usage: test_tm_testpmd.py PATH/librte_net_vbr.so [control|rate|noburst]
        test_tm_testpmd.py PATH/librte_net_vbr.so veth PATH/netns-veth.sh
                           [af_packet|af_xdp]
 
@@ -18,6 +18,10 @@ receives over a measured interval are within a loose bound of the target
 (at most target + bucket, at least an eighth of the target: the machine
 is shared, and the default bucket loses rate when the engine is late); the rate changed and removed on the running queue, kept over
 stop/start, and set on a stopped port.
+noburst: a port of swverbs' mlx5-noburst profile (a ConnectX without
+burst pacing): the doc's shaper profile, with its 64 KiB peak size, is
+committed on the running queue with the rate alone and a warning that
+says why; the next profile change too.
 veth: a port on a veth (root): the link speed is the veth's (10 Gbit/s),
 not the pacing maximum; ethdev refuses a queue rate above it, takes the
 link's own, and the peer's kernel counts the paced rate.
@@ -454,6 +458,37 @@ def rate(pmd):
     return 1 if c.failed else 0
 
 
+def noburst(pmd):
+    c = tp.Checker()
+    t = tp.start_wire("tmnb", pmd, "loop,profile=mlx5-noburst",
+                      ["--forward-mode=txonly", "--txq=2", "--rxq=2",
+                       "--total-num-mbufs=16384"])
+    try:
+        t.wait_prompt()
+        if paced_caps(t, 0) is None:
+            t.quit()
+            return tp.SKIP
+        quiet(c, t, PROFILE, "shaper profile: peak 100 Mbit/s, 64 KiB")
+        quiet(c, t, ROOT, "root node")
+        quiet(c, t, LEAF, "leaf 1 = Tx queue 1 with profile 1")
+        out = quiet(c, t, "port tm hierarchy commit 0 no",
+                    "commit on a device without burst pacing")
+        c.check("no burst pacing" in out and "peak size 65536" in out,
+                "a warning says the peak size is not applied" +
+                ("" if "no burst pacing" in out else
+                 f" (got: {out.strip()[-300:]})"))
+        quiet(c, t, "add port tm node shaper profile 0 2 0 0 25000000 "
+              "32768 0 0", "second profile (200 Mbit/s, 32 KiB)")
+        quiet(c, t, "set port tm node shaper profile 0 1 2",
+              "its rate on the running queue, without the size")
+        rc = t.quit()
+        c.check(rc == 0, f"testpmd exit code {rc}")
+    except Exception as e:  # noqa: BLE001
+        c.check(False, f"exception: {e}")
+        t.kill()
+    return 1 if c.failed else 0
+
+
 def peer_rx_bytes(veth):
     out = subprocess.run(
         veth.in_ns(["cat", f"/sys/class/net/{veth.peer_if}/statistics/"
@@ -506,7 +541,8 @@ if __name__ == "__main__":
     part = sys.argv.pop(2) if len(sys.argv) >= 3 else "control"
     if part == "veth":
         sys.exit(tp.veth_main(veth, __doc__, ("dpdk-testpmd", "ip")))
-    if part not in ("control", "rate"):
+    parts = {"control": control, "rate": rate, "noburst": noburst}
+    if part not in parts:
         print(__doc__)
         sys.exit(2)
-    sys.exit(tp.main(control if part == "control" else rate, __doc__))
+    sys.exit(tp.main(parts[part], __doc__))
