@@ -9,10 +9,14 @@ The first form skips (77) with REASON: the provider was not built. The
 second runs stock ibv_devices and ibv_devinfo -v (Debian's ibverbs-utils)
 under devtools/swverbs-run.sh (RUN_SH) with the provider PROVIDER and
 checks what they print: the devices, their GUIDs, the raw packet, RSS and
-packet pacing caps, an active Ethernet port with a RoCE v2 GID. Then the
-faults: a tree naming an unknown wire or profile makes ibv_open_device()
-fail with a line naming the file; swverbs-run.sh refuses a bad SPEC and
-removes its tree when the command ends, by itself or by a signal.
+packet pacing caps, an active Ethernet port with a RoCE v2 GID. Two
+processes on one cable name: over shm: the two ends join (the port is
+active while the other process holds its end, down after); over pair: the
+second process gets a cable of its own and the warning that says so. Then
+the faults: a tree naming an unknown wire or profile makes
+ibv_open_device() fail with a line naming the file; swverbs-run.sh
+refuses a bad SPEC and removes its tree when the command ends, by itself
+or by a signal.
 """
 
 import os
@@ -38,6 +42,64 @@ def run(cmd, env=None, timeout=60):
     p = subprocess.run(cmd, capture_output=True, text=True, env=env,
                        timeout=timeout)
     return p.returncode, p.stdout, p.stderr
+
+
+def port_state(out):
+    m = re.search(r"state:\s+(PORT_\w+)", out)
+    return m.group(1) if m else None
+
+
+def two_processes(run_sh, env, tmp):
+    """swverbs0 in one process, swverbs1 of the same cable in another."""
+    for kind in ("shm", "pair"):
+        cable = f"t{os.getpid()}-prov"     # test.sh's stale-file pattern
+        spec = f"swverbs0={kind}:{cable},swverbs1={kind}:{cable}"
+        log = open(os.path.join(tmp, f"holder-{kind}.log"), "w+")
+        holder = subprocess.Popen([run_sh, spec, "--", "ibv_asyncwatch",
+                                   "-d", "swverbs0"], env=env,
+                                  stdout=log, stderr=subprocess.STDOUT)
+        try:
+            # the holder has its end once its device shows (shm: the file)
+            time.sleep(1.0)
+            states = []
+            for _ in range(20):
+                rc, out, err = run([run_sh, spec, "--", "ibv_devinfo", "-d",
+                                    "swverbs1"], env)
+                states.append(port_state(out))
+                if kind == "pair" or states[-1] == "PORT_ACTIVE":
+                    break
+                time.sleep(0.25)
+            if kind == "shm":
+                check(rc == 0 and states[-1] == "PORT_ACTIVE",
+                      f"shm: the other process's end joins: port "
+                      f"{states} ({rc}: {err.strip()!r})")
+            else:
+                check(rc == 0 and states[-1] == "PORT_DOWN" and
+                      "another process has a pair cable of that name" in
+                      err and f"use shm:{cable}" in err,
+                      f"pair: a second process gets its own cable, port "
+                      f"down, and the warning ({states}, {err.strip()!r})")
+        finally:
+            holder.send_signal(signal.SIGTERM)
+            try:
+                holder.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                holder.kill()
+                holder.wait()
+            log.seek(0)
+            held = log.read()
+            log.close()
+        check(holder.returncode == 128 + signal.SIGTERM,
+              f"{kind}: the holder ran until stopped ({holder.returncode}: "
+              f"{held.strip()!r})")
+        if kind == "shm":
+            rc, out, err = run([run_sh, spec, "--", "ibv_devinfo", "-d",
+                                "swverbs1"], env)
+            check(rc == 0 and port_state(out) == "PORT_DOWN",
+                  f"shm: the other end gone, the port is down "
+                  f"({port_state(out)}: {err.strip()!r})")
+            check(not os.path.exists(f"/dev/shm/swverbs-shm.{cable}"),
+                  "shm: the last end removed the cable file")
 
 
 def main():
@@ -94,6 +156,10 @@ def main():
                         "swverbs2"], env)
     check(rc == 0 and re.search(r"fw_ver:\s+swverbs \S+ full$", out, re.M)
           is not None, f"profile=full shows in fw_ver: {out!r} {err!r}")
+
+    # Two processes, one cable name: ibv_asyncwatch holds one end open
+    # (it waits for async events) while ibv_devinfo opens the other.
+    two_processes(run_sh, env, tmp)
 
     # A tree with an unknown wire or profile: the open fails, naming the
     # file. The tree is written by swverbs-sysfs.sh, then spoiled.
