@@ -1461,6 +1461,72 @@ static const struct unit_test_suite suite_lsc = {
 };
 
 /*
+ * Group "peer-link": the peer's link set down and up through ethdev
+ * (rte_eth_dev_set_link_down/up: on a NIC its netdev's IFF_UP, which takes
+ * the cable down as a ConnectX's does; on swverbs its cable end). Port 0
+ * sees its link go down and come back, one LSC event each (the device's
+ * port event through its async fd), and carries traffic after. The ports
+ * of the other two-port groups: it runs on VBR_TEST_DEV too (root there:
+ * the netdev).
+ */
+static int
+test_peer_link_down_up(void)
+{
+	struct rte_eth_conf conf = { .intr_conf = { .lsc = 1 } };
+	struct rte_eth_conf plain = { 0 };
+	struct rte_ether_addr dst;
+	struct rte_eth_link link;
+
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr0", &port0), "port 0");
+	TEST_ASSERT_SUCCESS(port_by_name("net_vbr1", &port1), "port 1");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(port0,
+			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
+	TEST_ASSERT_SUCCESS(port_start_conf(port0, &conf, 1, NB_RXD),
+			    "start 0");
+	TEST_ASSERT_SUCCESS(port_start_conf(port1, &plain, 1, NB_RXD),
+			    "start 1");
+	lsc_settle(port0);
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_down(port1),
+			    "the peer's link down");
+	TEST_ASSERT_EQUAL(lsc_wait(port0, 1, WAIT_MS), 1,
+			  "LSC events after the peer's link went down");
+	TEST_ASSERT_SUCCESS(rte_eth_link_get_nowait(port0, &link), "link");
+	TEST_ASSERT_EQUAL(link.link_status, RTE_ETH_LINK_DOWN,
+			  "link status in the event");
+	TEST_ASSERT_EQUAL(link.link_speed, RTE_ETH_SPEED_NUM_NONE,
+			  "speed of a down link");
+
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_link_up(port1),
+			    "the peer's link up");
+	TEST_ASSERT_EQUAL(lsc_wait(port0, 2, WAIT_MS), 2,
+			  "LSC events after the peer's link came back");
+	TEST_ASSERT_SUCCESS(rte_eth_link_get_nowait(port0, &link), "link");
+	TEST_ASSERT_EQUAL(link.link_status, RTE_ETH_LINK_UP,
+			  "link status in the event");
+	TEST_ASSERT(link.link_speed > 0 &&
+		    link.link_speed != RTE_ETH_SPEED_NUM_UNKNOWN,
+		    "speed %u of an up link", link.link_speed);
+	TEST_ASSERT_SUCCESS(wait_link(port1, RTE_ETH_LINK_UP, &link),
+			    "the peer's own link up");
+	rte_eth_macaddr_get(port1, &dst);
+	TEST_ASSERT_EQUAL(deliver_one(&dst, WAIT_MS), 1, "traffic after");
+	TEST_ASSERT_EQUAL(lsc_wait(port0, 3, 300), 2, "LSC events in all");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_unregister(port0,
+			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");
+	return TEST_SUCCESS;
+}
+
+static const struct unit_test_suite suite_peer_link = {
+	.name = "vbr peer link",
+	.teardown = teardown_pair,
+	.cases = {
+		TEST_CASE(test_peer_link_down_up),
+		TEST_CASES_END(),
+	},
+};
+
+/*
  * Groups "mtu", "errors", "xstats": port0 as in the other groups (MTU 9000,
  * scattered Rx, multi-segment Tx); port1 plain: MTU 1500, one Rx queue of
  * 2 KB buffers, no scattered Rx, single-segment Tx.
@@ -3810,6 +3876,7 @@ main(int argc, char **argv)
 		  "probes swverbs devargs (wire=, engine_cpu=)" },
 		{ "lsc", &suite_lsc, false,
 		  "unplugs one end of a swverbs pair cable" },
+		{ "peer-link", &suite_peer_link, true, NULL },
 		{ "mtu", &suite_mtu, true, NULL },
 		{ "errors", &suite_errors, true, NULL },
 		{ "xstats", &suite_xstats, true, NULL },
