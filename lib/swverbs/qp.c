@@ -215,6 +215,7 @@ create_raw_qp(struct ibv_context *context, struct ibv_pd *pd,
 		qp->rq.cq = to_swv_cq(attr->recv_cq);
 		qp->rq.pd = pd;
 		qp->rq.state = SWV_RQ_OFF;
+		qp->rq.csum = true;
 		qp->rq.to_err = qp_rq_to_err;
 	}
 	cap->max_send_wr = cap->max_send_wr > 0 ? qp->sq.mask + 1 : 0;

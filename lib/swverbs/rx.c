@@ -36,9 +36,10 @@ iov_copy_strip(uint8_t *dst, const struct iovec *iov, int iovcnt,
 
 /*
  * The receive offloads of a frame for a CQ of full CQEs: the checksum
- * status, and the C-VLAN tag a stripping WQ takes off (its 4 bytes go to
- * *skip): only an 802.1Q tag first, an 802.1ad S-tag (0x88a8) first is
- * left in the frame. Steering has matched the tag already.
+ * status (on a receive queue that reports it, rq->csum: never a WQ of the
+ * mlx5 profile), and the C-VLAN tag a stripping WQ takes off (its 4 bytes
+ * go to *skip): only an 802.1Q tag first, an 802.1ad S-tag (0x88a8) first
+ * is left in the frame. Steering has matched the tag already.
  */
 static void
 rx_offloads(const struct swv_rq *rq, const struct swv_pkt *pkt,
@@ -47,7 +48,7 @@ rx_offloads(const struct swv_rq *rq, const struct swv_pkt *pkt,
 {
 	const struct swv_hdr_key *o = &pkt->key.k.outer;
 
-	ol->wc_flags = swv_rx_csum_ok(pkt, iov, iovcnt, len) ?
+	ol->wc_flags = rq->csum && swv_rx_csum_ok(pkt, iov, iovcnt, len) ?
 		       IBV_WC_IP_CSUM_OK : 0;
 	ol->cvlan = 0;
 	*skip = 0;

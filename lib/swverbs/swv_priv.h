@@ -601,6 +601,12 @@ struct swv_rq {
 	uint32_t state;		/**< enum swv_rq_state, atomic */
 	/** IBV_WQ_FLAGS_CVLAN_STRIPPING (a WQ's; atomic, engine reads). */
 	uint32_t strip;
+	/**
+	 * Its completions may carry IBV_WC_IP_CSUM_OK: a QP's receive queue;
+	 * a WQ on the full profile only (mlx5's provider reports the
+	 * checksum status for QPs alone, never for a WQ's CQE).
+	 */
+	bool csum;
 	/** Called by the engine on an SGE protection error. */
 	void (*to_err)(struct swv_rq *rq);
 };

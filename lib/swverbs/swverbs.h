@@ -263,7 +263,8 @@ int swv_close_device(struct ibv_context *context);
  * (packet_pacing_caps: rates of 1 kbit/s to 100 Gbit/s, in kbit/s, on
  * RAW_PACKET QPs; see swv_modify_qp_rate_limit()), and the offloads a
  * ConnectX has: raw_packet_caps IBV_RAW_PACKET_CAP_CVLAN_STRIPPING and
- * IBV_RAW_PACKET_CAP_IP_CSUM (IBV_WC_IP_CSUM_OK on receive), and
+ * IBV_RAW_PACKET_CAP_IP_CSUM (IBV_WC_IP_CSUM_OK on receive; on the mlx5
+ * profile, as on mlx5, never on a WQ's completions), and
  * IBV_DEVICE_RAW_IP_CSUM in device_cap_flags_ex (IBV_SEND_IP_CSUM).
  * Return: 0, EINVAL (input comp_mask not 0).
  */
@@ -504,7 +505,9 @@ struct ibv_cq *swv_create_cq(struct ibv_context *context, int cqe,
  * ConnectX sets: an IPv4 frame (not a fragment) whose header checksum and
  * TCP or UDP checksum are right (a UDP checksum of 0: none, right). Its
  * absence says "bad, or not checked": IPv6, other protocols, fragments,
- * 16-byte CQEs.
+ * 16-byte CQEs, and every completion of a WQ on the mlx5 profile (the
+ * mlx5 provider reports it for a QP's receive queue only); a QP's receive
+ * queue, and a WQ on the full profile, report it.
  */
 struct ibv_cq_ex *swv_create_cq_ex(struct ibv_context *context,
 				   struct ibv_cq_init_attr_ex *attr);

@@ -77,6 +77,7 @@ swv_create_wq(struct ibv_context *context, struct ibv_wq_init_attr *attr)
 	wq->rq.state = SWV_RQ_OFF;
 	wq->rq.strip = (attr->comp_mask & IBV_WQ_INIT_ATTR_FLAGS) &&
 		       (attr->create_flags & IBV_WQ_FLAGS_CVLAN_STRIPPING);
+	wq->rq.csum = !dev->strict;
 	wq->rq.to_err = wq_to_err;
 	wq->ibv_wq.context = context;
 	wq->ibv_wq.wq_context = attr->wq_context;

@@ -4,7 +4,8 @@
  * swverbs offloads, as a ConnectX has them: the capabilities
  * query_device_ex reports, IBV_WC_IP_CSUM_OK on receive (good and bad
  * IPv4 header, TCP and UDP checksums; IPv6, fragments and 16-byte CQEs
- * unchecked), IBV_SEND_IP_CSUM filling the checksums (IPv4 and IPv6, TCP
+ * unchecked; on the mlx5 profile a QP's receive queue only, never a WQ),
+ * IBV_SEND_IP_CSUM filling the checksums (IPv4 and IPv6, TCP
  * and UDP, gathered headers, a UDP sum of 0), bad and short frames sent as
  * they are, C-VLAN stripping on a WQ (create and modify; a C-tag first
  * only; a failed modify changes nothing), the device clock.
@@ -20,6 +21,9 @@
 
 static uint8_t txbuf[65536];
 static uint8_t rxbuf[64 * 2048];
+static uint8_t qpbuf[2048];	/* the receive QP's one buffer */
+/* The profile rxe_setup() gives its device (swv_device_create_flags()). */
+static unsigned int rxe_profile = SWV_DEVICE_PROFILE_MLX5;
 static const uint8_t peer[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
 
 /* RFC 1071, one byte pair at a time: the test's own reference. */
@@ -212,7 +216,8 @@ rxe_setup(struct rxe *e, uint64_t wc_extra, bool strip)
 	 */
 	snprintf(name, sizeof(name), "offl%u", seq++);
 	memset(e, 0, sizeof(*e));
-	TEST_ASSERT_SUCCESS(t_setup(&e->d, name, "loop"), "setup");
+	TEST_ASSERT_SUCCESS(t_setup_flags(&e->d, name, "loop", rxe_profile),
+			    "setup");
 	e->tmr = swv_reg_mr(e->d.pd, txbuf, sizeof(txbuf), 0);
 	e->rmr = swv_reg_mr(e->d.pd, rxbuf, sizeof(rxbuf),
 			    IBV_ACCESS_LOCAL_WRITE);
@@ -390,9 +395,13 @@ test_caps(void)
 	return TEST_SUCCESS;
 }
 
-/* Receive checksum status: right, wrong, and not checked. */
+/*
+ * Receive checksum status on a WQ: right, wrong, and not checked (full
+ * profile); never reported on the mlx5 profile, whose provider sets
+ * IBV_WC_IP_CSUM_OK for a QP's receive queue only (test_rx_csum_qp()).
+ */
 static int
-test_rx_csum(void)
+rx_csum_profile(unsigned int profile)
 {
 	static const struct {
 		const char *what;
@@ -411,13 +420,17 @@ test_rx_csum(void)
 		{ "ipv6 tcp (not checked)", 1, 1, 0, 0, false },
 		{ "ipv6 udp (not checked)", 1, 0, 0, 0, false },
 	};
+	bool mlx5 = profile == SWV_DEVICE_PROFILE_MLX5, ok;
 	struct rxe e;
 	struct rxc r;
 	struct tf f;
 	unsigned int i;
 
+	rxe_profile = profile;
 	TEST_ASSERT_SUCCESS(rxe_setup(&e, IBV_WC_EX_WITH_CVLAN, false), "");
+	rxe_profile = SWV_DEVICE_PROFILE_MLX5;
 	for (i = 0; i < (sizeof(c) / sizeof(c[0])); i++) {
+		ok = c[i].ok && !mlx5;
 		tf_build(&f, txbuf, c[i].nvlan, c[i].v6, c[i].tcp, 100 + i);
 		tf_fill_l4(&f);
 		TEST_ASSERT_EQUAL(tf_l4_sum(&f), 0xffffu, "%s: reference",
@@ -444,21 +457,114 @@ test_rx_csum(void)
 		TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "%s",
 				    c[i].what);
 		TEST_ASSERT_EQUAL(r.len, f.len, "%s: length", c[i].what);
-		TEST_ASSERT_EQUAL(!!(r.wc_flags & IBV_WC_IP_CSUM_OK),
-				  c[i].ok, "%s: IP_CSUM_OK %s", c[i].what,
-				  c[i].ok ? "missing" : "set");
+		TEST_ASSERT_EQUAL(!!(r.wc_flags & IBV_WC_IP_CSUM_OK), ok,
+				  "%s (%s profile, WQ): IP_CSUM_OK %s",
+				  c[i].what, mlx5 ? "mlx5" : "full",
+				  ok ? "missing" : "set");
 		TEST_ASSERT_EQUAL(r.cvlan, 0, "%s: nothing stripped",
 				  c[i].what);
 		TEST_ASSERT(memcmp(rx_data(&r), txbuf, f.len) == 0,
 			    "%s: bytes", c[i].what);
 	}
 	rxe_teardown(&e);
+	return TEST_SUCCESS;
+}
+
+static int
+test_rx_csum(void)
+{
+	struct rxe e;
+	struct rxc r;
+	struct tf f;
+
+	TEST_ASSERT_SUCCESS(rx_csum_profile(SWV_DEVICE_PROFILE_FULL), "");
+	TEST_ASSERT_SUCCESS(rx_csum_profile(SWV_DEVICE_PROFILE_MLX5), "");
 	/* 16-byte CQEs have no room for it: a right frame reads unchecked. */
+	rxe_profile = SWV_DEVICE_PROFILE_FULL;
 	TEST_ASSERT_SUCCESS(rxe_setup(&e, 0, false), "");
+	rxe_profile = SWV_DEVICE_PROFILE_MLX5;
 	tf_build(&f, txbuf, 0, 0, 1, 64);
 	tf_fill_l4(&f);
 	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
 	TEST_ASSERT_EQUAL(r.wc_flags & IBV_WC_IP_CSUM_OK, 0u, "compact CQE");
+	rxe_teardown(&e);
+	return TEST_SUCCESS;
+}
+
+/*
+ * A QP's receive queue on the mlx5 profile reports IBV_WC_IP_CSUM_OK, as
+ * mlx5's provider does for a RAW_PACKET QP (a right IPv4 TCP frame: set;
+ * its L4 checksum spoiled: not set).
+ */
+static int
+test_rx_csum_qp(void)
+{
+	struct ibv_poll_cq_attr pa = { .comp_mask = 0 };
+	struct ibv_qp_init_attr qa;
+	struct ibv_mr *mr;
+	struct ibv_qp *qp;
+	struct ibv_flow *fl;
+	struct rxe e;
+	struct tf f;
+	unsigned int i, flags;
+	uint64_t id = 7, end;
+	uint8_t fl8 = SWV_SEND_BURST_SIGNALED;
+	struct ibv_wc wc;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(rxe_setup(&e, IBV_WC_EX_WITH_CVLAN, false), "");
+	swv_destroy_flow(e.fl);
+	e.fl = NULL;
+	/* A receive QP whose receives complete on the 32-byte CQ. */
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = e.d.scq;
+	qa.recv_cq = ibv_cq_ex_to_cq(e.cq);
+	qa.qp_type = IBV_QPT_RAW_PACKET;
+	qa.cap.max_send_wr = 1;
+	qa.cap.max_recv_wr = 4;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qp = swv_create_qp(e.d.pd, &qa);
+	TEST_ASSERT_NOT_NULL(qp, "create_qp: %d", errno);
+	TEST_ASSERT_SUCCESS(t_qp_to(qp, IBV_QPS_RTR), "");
+	mr = swv_reg_mr(e.d.pd, qpbuf, sizeof(qpbuf), IBV_ACCESS_LOCAL_WRITE);
+	TEST_ASSERT_NOT_NULL(mr, "");
+	fl = t_flow_default(qp, IBV_FLOW_ATTR_ALL_DEFAULT, 0);
+	TEST_ASSERT_NOT_NULL(fl, "");
+	for (i = 0; i < 2; i++) {
+		struct ibv_sge rs = { (uintptr_t)qpbuf, sizeof(qpbuf),
+				      mr->lkey };
+		struct ibv_recv_wr rw = { .wr_id = 99, .sg_list = &rs,
+					  .num_sge = 1 }, *bad;
+		struct ibv_sge ss;
+
+		TEST_ASSERT_SUCCESS(ibv_post_recv(qp, &rw, &bad), "");
+		tf_build(&f, txbuf, 0, 0, 1, 64);
+		tf_fill_l4(&f);
+		if (i == 1)
+			txbuf[tf_csum_off(&f) + 1] ^= 0x01;
+		ss.addr = (uintptr_t)txbuf;
+		ss.length = f.len;
+		ss.lkey = e.tmr->lkey;
+		TEST_ASSERT_EQUAL(swv_post_send_burst(e.sq1, 1, &id, &ss,
+						      &fl8), 1u, "");
+		TEST_ASSERT_EQUAL(t_poll(e.d.scq, &wc, 1, 2000), 1, "scqe");
+		end = t_now_ms() + 2000;
+		while ((ret = ibv_start_poll(e.cq, &pa)) == ENOENT &&
+		       t_now_ms() < end)
+			usleep(50);
+		TEST_ASSERT_SUCCESS(ret, "no receive completion");
+		TEST_ASSERT_EQUAL(e.cq->wr_id, 99u, "the QP's buffer");
+		flags = ibv_wc_read_wc_flags(e.cq);
+		ibv_end_poll(e.cq);
+		TEST_ASSERT_EQUAL(!!(flags & IBV_WC_IP_CSUM_OK), i == 0,
+				  "%s frame: IP_CSUM_OK %s",
+				  i == 0 ? "right" : "bad L4",
+				  i == 0 ? "missing" : "set");
+	}
+	swv_destroy_flow(fl);
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(qp), "");
+	swv_dereg_mr(mr);
 	rxe_teardown(&e);
 	return TEST_SUCCESS;
 }
@@ -480,7 +586,10 @@ test_tx_csum(void)
 	struct tf f, g;
 	unsigned int i;
 
+	/* The full profile: its WQ reports what the receiver checked. */
+	rxe_profile = SWV_DEVICE_PROFILE_FULL;
 	TEST_ASSERT_SUCCESS(rxe_setup(&e, IBV_WC_EX_WITH_CVLAN, false), "");
+	rxe_profile = SWV_DEVICE_PROFILE_MLX5;
 	for (i = 0; i < (sizeof(c) / sizeof(c[0])); i++) {
 		tf_build(&f, txbuf, c[i].nvlan, c[i].v6, c[i].tcp, 333 + i);
 		/* Checksums wrong on purpose: the device must fill them. */
@@ -607,7 +716,10 @@ test_vlan_strip(void)
 	struct rxc r;
 	struct tf f;
 
+	/* The full profile: its WQ reports the checksum status too. */
+	rxe_profile = SWV_DEVICE_PROFILE_FULL;
 	TEST_ASSERT_SUCCESS(rxe_setup(&e, IBV_WC_EX_WITH_CVLAN, true), "");
+	rxe_profile = SWV_DEVICE_PROFILE_MLX5;
 	tf_build(&f, txbuf, 1, 0, 0, 50);
 	tf_fill_l4(&f);
 	TEST_ASSERT_SUCCESS(rxe_xfer(&e, 0, f.len, 1, 0, &r), "");
@@ -868,6 +980,7 @@ static const struct unit_test_suite suite = {
 	.cases = {
 		TEST_CASE(test_caps),
 		TEST_CASE(test_rx_csum),
+		TEST_CASE(test_rx_csum_qp),
 		TEST_CASE(test_tx_csum),
 		TEST_CASE(test_tx_csum_fuzz),
 		TEST_CASE(test_vlan_strip),
