@@ -3,12 +3,12 @@
 /*
  * The offloads verbs carries, through ethdev on a pair of vbr ports: what
  * dev_infos_get advertises (and what it must not: RSS hash, VLAN insert,
- * packet types), Rx checksum status (IBV_WC_IP_CSUM_OK: GOOD; anything
- * else UNKNOWN, never BAD), Tx checksums (IBV_SEND_IP_CSUM) and
- * tx_prepare, VLAN strip per queue and by vlan_offload_set with the VLAN
- * filter in front of it, Rx timestamps in the dynamic field and
- * read_clock (monotonic, between two clock reads, the wall clock's pace
- * within generous bounds).
+ * packet types), Rx checksum status (exactly GOOD, BAD, NONE or UNKNOWN:
+ * the mlx5 profile's WQs never report it, vbr checks in software), Tx
+ * checksums (IBV_SEND_IP_CSUM) and tx_prepare, VLAN strip per queue and
+ * by vlan_offload_set with the VLAN filter in front of it, Rx timestamps
+ * in the dynamic field and read_clock (monotonic, between two clock
+ * reads, the wall clock's pace within generous bounds).
  */
 
 #include <time.h>
@@ -210,25 +210,100 @@ test_capa(void)
 	return TEST_SUCCESS;
 }
 
-/* Rx checksum status, offload on and off. */
+/* Spoil a frame made by frame() as an Rx checksum case says. */
+enum spoil {
+	OK,		/* as made: every checksum right */
+	BAD_IP,		/* the IPv4 header checksum wrong */
+	BAD_L4,		/* the TCP or UDP checksum wrong */
+	UDP_NONE,	/* UDP over IPv4 with checksum 0: none */
+	FRAG,		/* IPv4 MF set (a first fragment), header right */
+	ICMP,		/* IPv4 protocol 1, header right */
+	NOT_IP,		/* ether type ARP */
+	LONG_IP,	/* IPv4 length past the frame, header right */
+};
+
+static void
+spoil(struct rte_mbuf *m, int tcp, enum spoil how)
+{
+	struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *h = rte_pktmbuf_mtod_offset(m,
+		struct rte_ipv4_hdr *, m->l2_len);
+
+	switch (how) {
+	case BAD_IP:
+		h->hdr_checksum ^= RTE_BE16(0x1000);
+		return;
+	case BAD_L4:
+		l4_csum(m, tcp)[1] ^= 0x01;
+		return;
+	case UDP_NONE:
+		l4_csum(m, tcp)[0] = 0;
+		l4_csum(m, tcp)[1] = 0;
+		return;
+	case FRAG:
+		h->fragment_offset = RTE_BE16(RTE_IPV4_HDR_MF_FLAG);
+		break;
+	case ICMP:
+		h->next_proto_id = IPPROTO_ICMP;
+		break;
+	case NOT_IP:
+		eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_ARP);
+		return;
+	case LONG_IP:
+		h->total_length = rte_cpu_to_be_16(
+			rte_be_to_cpu_16(h->total_length) + 100);
+		break;
+	default:
+		return;
+	}
+	h->hdr_checksum = 0;
+	h->hdr_checksum = rte_ipv4_cksum(h);
+}
+
+#define IP_GOOD RTE_MBUF_F_RX_IP_CKSUM_GOOD
+#define IP_BAD RTE_MBUF_F_RX_IP_CKSUM_BAD
+#define L4_GOOD RTE_MBUF_F_RX_L4_CKSUM_GOOD
+#define L4_BAD RTE_MBUF_F_RX_L4_CKSUM_BAD
+#define L4_NONE RTE_MBUF_F_RX_L4_CKSUM_NONE
+
+/*
+ * Rx checksum status, offload on and off, on the mlx5 profile (whose WQ
+ * completions never say IBV_WC_IP_CSUM_OK, as mlx5's: vbr checks every
+ * frame) or the full profile (which marks the right IPv4 TCP/UDP frames
+ * IBV_WC_IP_CSUM_OK: vbr checks the others): with the offload,
+ * exactly GOOD or BAD per header, NONE for a UDP/IPv4 checksum of 0,
+ * UNKNOWN (0) where nothing is checked (IPv6 has no header checksum,
+ * fragments and other protocols no L4 one, non-IP frames none, lengths
+ * past the frame); without it, never a flag.
+ */
 static int
 test_rx_csum(void)
 {
 	static const struct {
 		const char *what;
-		int v6, tcp, spoil;	/* 1: IP header, 2: L4 */
+		int v6, tcp, vid;
+		enum spoil how;
 		uint64_t want;
 	} c[] = {
-		{ "ipv4 udp", 0, 0, 0, RTE_MBUF_F_RX_IP_CKSUM_GOOD |
-				       RTE_MBUF_F_RX_L4_CKSUM_GOOD },
-		{ "ipv4 tcp", 0, 1, 0, RTE_MBUF_F_RX_IP_CKSUM_GOOD |
-				       RTE_MBUF_F_RX_L4_CKSUM_GOOD },
-		{ "ipv4 udp bad ip", 0, 0, 1, 0 },
-		{ "ipv4 tcp bad ip", 0, 1, 1, 0 },
-		{ "ipv4 udp bad l4", 0, 0, 2, 0 },
-		{ "ipv4 tcp bad l4", 0, 1, 2, 0 },
-		{ "ipv6 udp (verbs: not checked)", 1, 0, 0, 0 },
-		{ "ipv6 tcp (verbs: not checked)", 1, 1, 0, 0 },
+		{ "ipv4 udp", 0, 0, -1, OK, IP_GOOD | L4_GOOD },
+		{ "ipv4 tcp", 0, 1, -1, OK, IP_GOOD | L4_GOOD },
+		{ "ipv4 udp vlan", 0, 0, VID, OK, IP_GOOD | L4_GOOD },
+		{ "ipv4 udp bad ip", 0, 0, -1, BAD_IP, IP_BAD | L4_GOOD },
+		{ "ipv4 tcp bad ip", 0, 1, -1, BAD_IP, IP_BAD | L4_GOOD },
+		{ "ipv4 udp bad l4", 0, 0, -1, BAD_L4, IP_GOOD | L4_BAD },
+		{ "ipv4 tcp bad l4", 0, 1, -1, BAD_L4, IP_GOOD | L4_BAD },
+		{ "ipv4 tcp vlan bad l4", 0, 1, VID, BAD_L4, IP_GOOD | L4_BAD },
+		{ "ipv4 udp no checksum", 0, 0, -1, UDP_NONE,
+		  IP_GOOD | L4_NONE },
+		{ "ipv4 udp fragment", 0, 0, -1, FRAG, IP_GOOD },
+		{ "ipv4 icmp", 0, 0, -1, ICMP, IP_GOOD },
+		{ "ipv4 tcp length past the frame", 0, 1, -1, LONG_IP,
+		  IP_GOOD },
+		{ "ipv6 udp", 1, 0, -1, OK, L4_GOOD },
+		{ "ipv6 tcp", 1, 1, -1, OK, L4_GOOD },
+		{ "ipv6 udp bad l4", 1, 0, -1, BAD_L4, L4_BAD },
+		{ "ipv6 tcp bad l4", 1, 1, -1, BAD_L4, L4_BAD },
+		{ "not ip", 0, 0, -1, NOT_IP, 0 },
 	};
 	const uint64_t mask = RTE_MBUF_F_RX_IP_CKSUM_MASK |
 			      RTE_MBUF_F_RX_L4_CKSUM_MASK;
@@ -238,14 +313,9 @@ test_rx_csum(void)
 	for (on = 0; on < 2; on++) {
 		TEST_ASSERT_SUCCESS(cfg(on ? RX_CSUM : 0, 0), "");
 		for (i = 0; i < RTE_DIM(c); i++) {
-			m = frame(c[i].v6, c[i].tcp, -1, 40 + i);
+			m = frame(c[i].v6, c[i].tcp, c[i].vid, 40 + i);
 			TEST_ASSERT_NOT_NULL(m, "");
-			if (c[i].spoil == 1)
-				rte_pktmbuf_mtod_offset(m, uint8_t *,
-							m->l2_len + 10)[0]
-					^= 0x10;
-			if (c[i].spoil == 2)
-				l4_csum(m, c[i].tcp)[1] ^= 0x01;
+			spoil(m, c[i].tcp, c[i].how);
 			r = xfer(m);
 			TEST_ASSERT_NOT_NULL(r, "%s: not received", c[i].what);
 			TEST_ASSERT_EQUAL(r->ol_flags & mask,
@@ -253,13 +323,68 @@ test_rx_csum(void)
 					  "%s (offload %s): flags %#" PRIx64,
 					  c[i].what, on ? "on" : "off",
 					  r->ol_flags);
-			/* Never BAD: verbs cannot tell bad from unchecked. */
-			TEST_ASSERT_EQUAL(r->ol_flags &
-					  (RTE_MBUF_F_RX_IP_CKSUM_BAD |
-					   RTE_MBUF_F_RX_L4_CKSUM_BAD), 0, "");
 			rte_pktmbuf_free(r);
 		}
 	}
+	return TEST_SUCCESS;
+}
+
+/*
+ * Scattered Rx: frames of 3000 bytes in chains of 2048-byte buffers (MTU
+ * 9000), the L4 data across the segments: the same exact flags.
+ */
+static int
+test_rx_csum_scatter(void)
+{
+	static const struct {
+		int v6, tcp;
+		enum spoil how;
+		uint64_t want;
+	} c[] = {
+		{ 0, 0, OK, IP_GOOD | L4_GOOD },
+		{ 0, 1, BAD_L4, IP_GOOD | L4_BAD },
+		{ 1, 1, OK, L4_GOOD },
+		{ 1, 0, BAD_L4, L4_BAD },
+	};
+	const uint64_t mask = RTE_MBUF_F_RX_IP_CKSUM_MASK |
+			      RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	struct rte_eth_conf c0 = {
+		.rxmode.mtu = 9000,
+		.rxmode.offloads = RTE_ETH_RX_OFFLOAD_SCATTER,
+	};
+	struct rte_eth_conf c1 = {
+		.rxmode.mtu = 9000,
+		.rxmode.offloads = RX_CSUM | RTE_ETH_RX_OFFLOAD_SCATTER,
+	};
+	struct rte_mempool *big, *keep = mp;
+	struct rte_mbuf *m, *r;
+	unsigned int i;
+
+	big = rte_pktmbuf_pool_create("vbr_offl_big", 64, 0, 0,
+				      RTE_PKTMBUF_HEADROOM + 4096,
+				      SOCKET_ID_ANY);
+	TEST_ASSERT_NOT_NULL(big, "pool");
+	rte_eth_dev_stop(port0);
+	rte_eth_dev_stop(port1);
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port0, &c0, 1, 256, 256, mp),
+			    "port 0");
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &c1, 1, 256, 256, mp),
+			    "port 1");
+	TEST_ASSERT_SUCCESS(vbr_test_pair_start(port0, port1), "");
+	for (i = 0; i < RTE_DIM(c); i++) {
+		mp = big;	/* frame() takes its mbuf from mp */
+		m = frame(c[i].v6, c[i].tcp, -1, 2900);
+		mp = keep;
+		TEST_ASSERT_NOT_NULL(m, "");
+		spoil(m, c[i].tcp, c[i].how);
+		r = xfer(m);
+		TEST_ASSERT_NOT_NULL(r, "case %u: not received", i);
+		TEST_ASSERT(r->nb_segs > 1, "case %u: one segment", i);
+		TEST_ASSERT_EQUAL(r->ol_flags & mask, c[i].want,
+				  "case %u: flags %#" PRIx64, i, r->ol_flags);
+		rte_pktmbuf_free(r);
+	}
+	rte_mempool_free(big);
 	return TEST_SUCCESS;
 }
 
@@ -340,7 +465,7 @@ test_tx_csum(void)
 	r = xfer(m);
 	TEST_ASSERT_NOT_NULL(r, "");
 	TEST_ASSERT_EQUAL(r->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK,
-			  RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, "sent as it was");
+			  RTE_MBUF_F_RX_L4_CKSUM_BAD, "sent as it was");
 	rte_pktmbuf_free(r);
 	return TEST_SUCCESS;
 }
@@ -580,6 +705,7 @@ static const struct unit_test_suite suite = {
 	.cases = {
 		TEST_CASE(test_capa),
 		TEST_CASE(test_rx_csum),
+		TEST_CASE(test_rx_csum_scatter),
 		TEST_CASE(test_tx_csum),
 		TEST_CASE(test_vlan_strip),
 		TEST_CASE(test_vlan_strip_queues),
@@ -591,13 +717,26 @@ static const struct unit_test_suite suite = {
 int
 main(int argc, char **argv)
 {
+	bool full;
 	int ret;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s <librte_net_vbr.so>\n", argv[0]);
+	if (argc != 2 && !(argc == 3 && strcmp(argv[2], "full") == 0)) {
+		fprintf(stderr, "usage: %s <librte_net_vbr.so> [full]\n",
+			argv[0]);
 		return 2;
 	}
-	ret = vbr_test_eal_init(argv[0], argv[1], NULL, "c0", NULL);
+	/*
+	 * full: swverbs' full profile, whose WQs do set IBV_WC_IP_CSUM_OK:
+	 * the same flags, the right IPv4 frames marked by the device.
+	 */
+	full = argc == 3;
+	if (full && vbr_test_dev() != NULL) {
+		printf("SKIP: the full profile is swverbs', not a NIC's\n");
+		return 77;
+	}
+	/* the cable name ends the wire= devarg: the profile follows it */
+	ret = vbr_test_eal_init(argv[0], argv[1], NULL,
+				full ? "c0,profile=full" : "c0", NULL);
 	if (ret != 0)
 		return vbr_test_init_status(ret);
 	mp = vbr_test_pool("vbr_offl", NB_MBUF);

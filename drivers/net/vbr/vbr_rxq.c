@@ -223,25 +223,32 @@ vbr_rxq_check_mtu(struct rte_eth_dev *dev, uint16_t mtu)
 	return 0;
 }
 
-/* Rx checksum offloads: one verbs capability for the three. */
+/* Rx checksum offloads: the three, checked in software. */
 #define VBR_RX_OL_CSUM (RTE_ETH_RX_OFFLOAD_IPV4_CKSUM | \
 			RTE_ETH_RX_OFFLOAD_UDP_CKSUM | \
 			RTE_ETH_RX_OFFLOAD_TCP_CKSUM)
 
 /*
- * Rx offloads the device reports (query_device_ex): checksum status
- * (IBV_RAW_PACKET_CAP_IP_CSUM: IBV_WC_IP_CSUM_OK in completions), VLAN
- * strip (IBV_RAW_PACKET_CAP_CVLAN_STRIPPING), timestamps (a device clock,
- * hca_core_clock, with completion timestamps and ibv_query_rt_values_ex).
+ * Rx offloads: the checksums on every device, VLAN strip
+ * (IBV_RAW_PACKET_CAP_CVLAN_STRIPPING) and timestamps (a device clock,
+ * hca_core_clock, with completion timestamps and ibv_query_rt_values_ex)
+ * where the device reports them (query_device_ex).
+ * The checksums are verified in software (vbr_rx_csum_sw()), on every
+ * device: vbr receives through WQs, and no verbs capability says whether
+ * a WQ's completions carry IBV_WC_IP_CSUM_OK. IBV_RAW_PACKET_CAP_IP_CSUM
+ * does not: mlx5 advertises it and sets the flag for a QP's receive
+ * queue only, never for a WQ (rdma-core providers/mlx5/cq.c). The flag
+ * could only say GOOD anyway, never BAD (it is absent from a bad frame
+ * and an unchecked one alike), and a device that set it would give other
+ * answers than software for the same frame (GOOD for a UDP checksum of
+ * 0, which software, as net_tap, says is NONE): so it is not read.
  */
 uint64_t
 vbr_rx_offload_capa(const struct vbr_priv *priv)
 {
 	const struct ibv_device_attr_ex *a = &priv->attr;
-	uint64_t capa = 0;
+	uint64_t capa = VBR_RX_OL_CSUM;
 
-	if (a->raw_packet_caps & IBV_RAW_PACKET_CAP_IP_CSUM)
-		capa |= VBR_RX_OL_CSUM;
 	if (a->raw_packet_caps & IBV_RAW_PACKET_CAP_CVLAN_STRIPPING)
 		capa |= RTE_ETH_RX_OFFLOAD_VLAN_STRIP;
 	if (a->hca_core_clock != 0 && a->completion_timestamp_mask != 0 &&
@@ -380,11 +387,9 @@ vbr_rxq_offloads(struct vbr_rxq *rxq, uint64_t offloads,
 {
 	struct vbr_priv *priv = rxq->priv;
 
-	if (offloads & VBR_RX_OL_CSUM) {
+	/* The checksums: the burst's, nothing of the CQ's. */
+	if (offloads & VBR_RX_OL_CSUM)
 		rxq->ol_csum = 1;
-		/* swverbs: only CQEs with room for the VLAN carry it. */
-		cq_attr->wc_flags |= IBV_WC_EX_WITH_CVLAN;
-	}
 	if (offloads & RTE_ETH_RX_OFFLOAD_VLAN_STRIP) {
 		rxq->ol_cvlan = 1;
 		cq_attr->wc_flags |= IBV_WC_EX_WITH_CVLAN;
@@ -407,7 +412,7 @@ vbr_rxq_offloads(struct vbr_rxq *rxq, uint64_t offloads,
 	}
 	/* The CQ asked for the VLAN: it gives it, stripped or not. */
 	rxq->ol_cvlan = (cq_attr->wc_flags & IBV_WC_EX_WITH_CVLAN) != 0;
-	rxq->ol = rxq->ol_csum | rxq->ol_cvlan | rxq->ol_ts;
+	rxq->ol = rxq->ol_cvlan | rxq->ol_ts;
 	rxq->poll_ol = priv->glue->poll_cq_burst_ol;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
+#include <rte_net.h>
 #include <rte_prefetch.h>
 
 #include "vbr.h"
@@ -540,27 +541,118 @@ struct vbr_rx_cqes {
 	uint8_t status[VBR_RX_CHUNK];	/**< enum ibv_wc_status */
 };
 
-/* What poll_cq_burst_ol() adds, for a queue with offloads. */
+/*
+ * What poll_cq_burst_ol() adds, for a queue with offloads (not wc_flags:
+ * the checksums are software's, see vbr_rx_offload_capa()).
+ */
 struct vbr_rx_ol {
 	uint64_t ts[VBR_RX_CHUNK];	/**< completion timestamp */
 	uint16_t cvlan[VBR_RX_CHUNK];	/**< stripped TCI */
-	uint8_t wc_flags[VBR_RX_CHUNK];	/**< IBV_WC_IP_CSUM_OK */
 };
 
+/* What the software checksum check parses: outer headers, no tunnel. */
+#define VBR_RX_CSUM_LAYERS (RTE_PTYPE_L2_MASK | RTE_PTYPE_L3_MASK | \
+			    RTE_PTYPE_L4_MASK)
+
+/* A DPDK verify answer (0: right) as an L4 flag. */
+static inline uint64_t
+vbr_rx_l4_flag(int verify)
+{
+	return verify == 0 ? RTE_MBUF_F_RX_L4_CKSUM_GOOD :
+			     RTE_MBUF_F_RX_L4_CKSUM_BAD;
+}
+
 /*
- * The offload results of completion i for its mbuf. Verbs has one bit for
- * checksums: IBV_WC_IP_CSUM_OK (IPv4 header and TCP/UDP checksum right)
- * is IP and L4 GOOD; without it a frame is bad or was not checked (IPv6,
- * another protocol, a fragment), which verbs does not tell apart: UNKNOWN
- * (0), never BAD. A TCI of 0 is "nothing stripped" (verbs has no flag).
+ * The L4 flag of a TCP or UDP datagram over IPv4 at l4 bytes into m (ip:
+ * its contiguous header, at l2). An IP length that claims more than the
+ * frame holds, or less than the header: not checked (UNKNOWN); a UDP
+ * checksum of 0 is "none" (RFC 768): NONE, as net_tap says.
+ */
+static uint64_t
+vbr_rx_csum_l4_v4(const struct rte_mbuf *m, const struct rte_ipv4_hdr *ip,
+		  uint32_t l2, uint32_t l4, bool udp)
+{
+	uint32_t tot = rte_be_to_cpu_16(ip->total_length);
+	const rte_be16_t *sum;
+	rte_be16_t copy;
+
+	if (l2 + tot > m->pkt_len || l2 + tot < l4 + (udp ? 8u : 20u))
+		return RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN;
+	if (udp) {
+		sum = rte_pktmbuf_read(m, l4 + 6, sizeof(copy), &copy);
+		if (*sum == 0)
+			return RTE_MBUF_F_RX_L4_CKSUM_NONE;
+	}
+	return vbr_rx_l4_flag(rte_ipv4_udptcp_cksum_mbuf_verify(m, ip, l4));
+}
+
+/* The same over IPv6 with no extension header (payload_len is L4's). */
+static uint64_t
+vbr_rx_csum_l4_v6(const struct rte_mbuf *m, const struct rte_ipv6_hdr *ip,
+		  uint32_t l4, bool udp)
+{
+	uint32_t plen = rte_be_to_cpu_16(ip->payload_len);
+
+	if (l4 + plen > m->pkt_len || plen < (udp ? 8u : 20u))
+		return RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN;
+	return vbr_rx_l4_flag(rte_ipv6_udptcp_cksum_mbuf_verify(m, ip, l4));
+}
+
+/*
+ * Verify a received frame's checksums in software, for a queue with the
+ * checksum offloads (a WQ's completions do not carry the status on mlx5:
+ * see vbr_rx_offload_capa()): as net_tap does, with DPDK's own helpers.
+ * IPv4: the header's flag GOOD or BAD; TCP and UDP over IPv4 or IPv6
+ * (no extension header): the L4 flag GOOD or BAD, NONE for a UDP/IPv4
+ * checksum of 0. Not checked, flags left UNKNOWN: non-IP frames, other
+ * L4 protocols, fragments (L4), IPv6 extension headers, headers not
+ * contiguous in the first segment, lengths that do not fit the frame.
+ */
+static void
+vbr_rx_csum_sw(struct rte_mbuf *m)
+{
+	struct rte_net_hdr_lens hl = { 0 };
+	uint32_t pt = rte_net_get_ptype(m, &hl, VBR_RX_CSUM_LAYERS);
+	uint32_t l3 = pt & RTE_PTYPE_L3_MASK, l4 = pt & RTE_PTYPE_L4_MASK;
+	uint32_t off = hl.l2_len + hl.l3_len;
+	bool tcp_udp = l4 == RTE_PTYPE_L4_TCP || l4 == RTE_PTYPE_L4_UDP;
+	const void *ip = rte_pktmbuf_mtod_offset(m, const void *, hl.l2_len);
+
+	if (off > rte_pktmbuf_data_len(m))
+		return;
+	if (l3 == RTE_PTYPE_L3_IPV4 || l3 == RTE_PTYPE_L3_IPV4_EXT) {
+		m->ol_flags |= rte_ipv4_cksum(ip) == 0 ?
+			       RTE_MBUF_F_RX_IP_CKSUM_GOOD :
+			       RTE_MBUF_F_RX_IP_CKSUM_BAD;
+		if (tcp_udp)
+			m->ol_flags |= vbr_rx_csum_l4_v4(m, ip, hl.l2_len, off,
+							 l4 == RTE_PTYPE_L4_UDP);
+	} else if (l3 == RTE_PTYPE_L3_IPV6 && tcp_udp) {
+		m->ol_flags |= vbr_rx_csum_l4_v6(m, ip, off,
+						 l4 == RTE_PTYPE_L4_UDP);
+	}
+}
+
+/* The checksum flags of n received frames (vbr_rx_csum_sw()). */
+static void
+vbr_rx_csum_burst(struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i;
+
+	for (i = 0; i < n; i++)
+		vbr_rx_csum_sw(pkts[i]);
+}
+
+/*
+ * The offload results of completion i for its mbuf. The checksums are not
+ * the completion's (IBV_WC_IP_CSUM_OK, where a device sets it, is not
+ * read: see vbr_rx_offload_capa()), vbr_rx_csum_burst() sets them. A TCI
+ * of 0 is "nothing stripped" (verbs has no flag).
  */
 static __rte_always_inline void
 vbr_rx_ol_apply(const struct vbr_rxq *rxq, const struct vbr_rx_ol *ol,
 		unsigned int i, struct rte_mbuf *m)
 {
-	if (rxq->ol_csum && (ol->wc_flags[i] & IBV_WC_IP_CSUM_OK))
-		m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD |
-			       RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 	if (rxq->ol_cvlan && ol->cvlan[i] != 0) {
 		m->ol_flags |= RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_RX_VLAN_STRIPPED;
 		m->vlan_tci = ol->cvlan[i];
@@ -716,7 +808,7 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 		if (unlikely(rxq->ol))
 			k = rxq->poll_ol(rxq->cq, want, c.wr_id, c.len,
 					 c.status, unlikely(tags) ? c.tag : NULL,
-					 ol.wc_flags,
+					 NULL,
 					 rxq->ol_cvlan ? ol.cvlan : NULL,
 					 rxq->ol_ts ? ol.ts : NULL);
 		else
@@ -736,6 +828,8 @@ vbr_rx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 					   unlikely(tags) ? tg : NULL,
 					   pkts + n, rep, &r, &bytes, NULL);
 		vbr_rx_repost(rxq, rep, r);
+		if (unlikely(rxq->ol_csum))
+			vbr_rx_csum_burst(pkts + n, got);
 		if (unlikely(tags))
 			got = vbr_rx_actions(rxq, pkts + n, tg, got, &bytes);
 		n += got;

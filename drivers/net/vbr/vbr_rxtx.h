@@ -113,9 +113,10 @@ struct vbr_rxq {
 	uint64_t ibytes;		/**< bytes received */
 	uint64_t ierrors;		/**< error completions */
 	uint64_t rx_nombuf;		/**< replenish failures */
-	/* Offloads (vbr_rxq.c); ol 0: the burst reads none of this. */
-	uint8_t ol;			/**< any of the three below */
-	uint8_t ol_csum;		/**< IPV4/UDP/TCP_CKSUM */
+	/* Offloads (vbr_rxq.c); ol 0: the burst polls none of this. */
+	uint8_t ol;			/**< ol_cvlan or ol_ts */
+	/** IPV4/UDP/TCP_CKSUM: checked in software (vbr_rx_csum_burst()) */
+	uint8_t ol_csum;
 	uint8_t ol_cvlan;		/**< its CQ gives the stripped VLAN */
 	uint8_t ol_ts;			/**< TIMESTAMP */
 	int ts_off;			/**< timestamp dynamic field */
