@@ -77,6 +77,14 @@
 #                 separate processes, which land on different speeds
 #                 here); progress=inline, -l 1: the one lcore does all
 #                 of the ports' work, the policer included
+#   vbr-csum-slices  not testpmd: build/app/bench/bench-flow-rules
+#                 --csum-slices LEN, LEN 60 and 1514: Rx without and with
+#                 the checksum offloads (vbr verifies them in software,
+#                 as it must on a ConnectX), two port pairs of one process
+#                 on two pair cables, LEN-byte IPv4 UDP frames (checksums
+#                 right) circulating on each, in 20-ms slices alternating
+#                 between the pairs; progress=inline, -l 1 (the one lcore
+#                 does all of the ports' work, the checks included)
 #   vbr-mtr-micro  not testpmd: build/app/bench/bench-mtr, 1000 meters on
 #                 a port: creation and destruction rate, bytes per meter
 #                 (DPDK heap and libc heap, measured), the policer's cycles
@@ -382,6 +390,32 @@ def mtr_slices():
     return f"bench-flow-rules failed (exit {r.returncode})"
 
 
+def csum_slices(length):
+    """bench-flow-rules --csum-slices LEN: (Mpps off, Mpps on, diff %) as
+    medians over the slice pairs, or a line saying why not."""
+    build = os.path.join(ROOT, os.environ.get("VBR_BUILD_DIR", "build"))
+    exe = os.path.join(build, "app", "bench", "bench-flow-rules")
+    if not os.path.exists(exe):
+        return "bench-flow-rules not built"
+    pre = f"bfcs{os.getpid()}"
+    vdevs = [a for i in range(4) for a in (
+        "--vdev", f"net_vbr{i},wire=pair:{pre}{i // 2},progress=inline")]
+    r = subprocess.run(
+        [exe, "-l", "1", "--no-huge", "-m", "2048", "--no-shconf",
+         "--no-pci", "-d", PMD, "--file-prefix", pre] + vdevs +
+        ["--", "--rules", "1", "--masks", "1", "--mask-rules", "1",
+         "--seconds", str(max(SECS, 2)), "--no-stopped",
+         "--csum-slices", str(length)], capture_output=True, text=True)
+    for ln in r.stdout.splitlines():
+        if ln.startswith("# csum-slices:") or " failed " in ln:
+            return ln
+    for ln in r.stdout.splitlines():
+        f = ln.split()
+        if len(f) == 8 and f[1] == "csum-slices":
+            return float(f[5]), float(f[6]), float(f[7])
+    return f"bench-flow-rules failed (exit {r.returncode})"
+
+
 def one_run(case):
     mode = CASES[case][0]
     t = start(case)
@@ -585,6 +619,9 @@ def main():
             else None
         slices = [mtr_slices() for _ in range(REPS)] \
             if (not only or "vbr-mtr-slices" in only) else None
+        csum = {n: [csum_slices(n) for _ in range(REPS)]
+                for n in (60, 1514)} \
+            if (not only or "vbr-csum-slices" in only) else None
     finally:
         if veth_up:
             subprocess.run(["bash", script, "down", VETH], stdout=QUIET)
@@ -682,6 +719,19 @@ def main():
                   f"({' '.join(f'{v:.2f}' for v in r)}; "
                   f"{' '.join(f'{x[0]:.2f}/{x[1]:.2f}' for x in ok)} Mpps)"
                   f"  (issue 12 goal: >= 0.90x Mpps)")
+    for length, runs in (csum or {}).items():
+        ok = [x for x in runs if isinstance(x, tuple)]
+        for x in runs:
+            if not isinstance(x, tuple):
+                print(f"vbr-csum-slices {length} B: {x}")
+        if ok:
+            r = sorted(1 + x[2] / 100 for x in ok)
+            print(f"vbr-csum-slices (bench-flow-rules --csum-slices "
+                  f"{length}, progress=inline, -l 1), {len(ok)} runs: Rx "
+                  f"with software checksums / without, {length} B frames "
+                  f"in alternating 20-ms slices: {r[len(r) // 2]:.2f}x Mpps "
+                  f"({' '.join(f'{v:.2f}' for v in r)}; "
+                  f"{' '.join(f'{x[0]:.2f}/{x[1]:.2f}' for x in ok)} Mpps)")
     if micro:
         print("vbr-mtr-micro (bench-mtr, -l 0,1):")
         for ln in micro:

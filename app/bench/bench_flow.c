@@ -69,12 +69,14 @@
  * by default) on that one table, frames all on rule 0 with frames spread
  * over --flows of the N rules (see run_spread_slices()). --meter-slices N
  * compares N rules without and N with a meter each the same way (see
- * run_meter_slices()).
+ * run_meter_slices()). --csum-slices LEN compares Rx without and with the
+ * checksum offloads (vbr verifies them in software) on two more ports,
+ * the same way, LEN-byte frames (see run_csum_slices()).
  *
  * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
  *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
  *        [--count] [--ab N [--slices MS]] [--spread-slices N]
- *        [--meter-slices N]
+ *        [--meter-slices N] [--csum-slices LEN]
  * Cases: each --rules count with one mask, then each --masks count with
  * --mask-rules rules. Exit 0 when every case ran; a case that cannot
  * create its rules prints the reason in its row (with [A] or [B] after
@@ -125,6 +127,8 @@ static uint32_t ab_pairs;	/* --ab: pairs of runs per case, 0: one run */
 static uint32_t slices_ms;	/* --slices: slice length, 0: none */
 static uint32_t spread_rules;	/* --spread-slices: rules, 0: none */
 static uint32_t meter_rules;	/* --meter-slices: rules, 0: none */
+static uint32_t csum_len;	/* --csum-slices: frame length, 0: none */
+static uint32_t frame_len = 60;	/* frames frame_fill() builds, no FCS */
 
 /* What rule_create() puts in a rule's actions. */
 enum rule_kind {
@@ -186,6 +190,8 @@ parse_args(int argc, char **argv)
 			spread_rules = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--meter-slices") == 0)
 			meter_rules = strtoul(v, NULL, 0);
+		else if (strcmp(a, "--csum-slices") == 0)
+			csum_len = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--rules") == 0)
 			nb_rule_counts = parse_list(v, rule_counts);
 		else if (strcmp(a, "--masks") == 0)
@@ -199,13 +205,16 @@ parse_args(int argc, char **argv)
 		else
 			return -1;
 	}
+	if (csum_len != 0 && (csum_len < 60 || csum_len > 1514))
+		return -1;
 	return nb_flows == 0 ? -1 : 0;
 }
 
+/* Configure and start a port, its Rx offloads rx_ol. */
 static int
-port_init(uint16_t port)
+port_init(uint16_t port, uint64_t rx_ol)
 {
-	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_conf conf = { .rxmode.offloads = rx_ol };
 	int ret;
 
 	ret = rte_eth_dev_configure(port, 1, 1, &conf);
@@ -341,6 +350,7 @@ rules_create_timed(uint32_t n, uint32_t masks, struct create_timing *t,
 	return made;
 }
 
+/* An IPv4 UDP frame of frame_len bytes, its checksums right. */
 static void
 frame_fill(struct rte_mbuf *m, uint32_t src)
 {
@@ -348,16 +358,16 @@ frame_fill(struct rte_mbuf *m, uint32_t src)
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
 
-	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, 60);
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, frame_len);
 	if (eh == NULL)
 		return;
-	memset(eh, 0, 60);
+	memset(eh, 0, frame_len);
 	eh->dst_addr = rx_mac;
 	eh->src_addr.addr_bytes[0] = 0x02;
 	eh->ether_type = RTE_BE16(RTE_ETHER_TYPE_IPV4);
 	ip = (struct rte_ipv4_hdr *)(eh + 1);
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->total_length = rte_cpu_to_be_16(60 - sizeof(*eh));
+	ip->total_length = rte_cpu_to_be_16(frame_len - sizeof(*eh));
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = rte_cpu_to_be_32(src);
@@ -366,7 +376,9 @@ frame_fill(struct rte_mbuf *m, uint32_t src)
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	udp->src_port = RTE_BE16(1024);
 	udp->dst_port = RTE_BE16(4000);
-	udp->dgram_len = rte_cpu_to_be_16(60 - sizeof(*eh) - sizeof(*ip));
+	udp->dgram_len = rte_cpu_to_be_16(frame_len - sizeof(*eh) -
+					  sizeof(*ip));
+	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
 }
 
 /* Point a frame built by frame_fill() at another source (no checksum:
@@ -390,6 +402,7 @@ struct fwd {
 	uint32_t mark_min;
 	uint64_t from;		/* of them, from source src_min or later */
 	uint32_t src_min;	/* 0: not looked at */
+	uint64_t l4_good;	/* of them, RTE_MBUF_F_RX_L4_CKSUM_GOOD */
 	uint32_t f;		/* next flow */
 };
 
@@ -404,6 +417,9 @@ fwd_tally(struct fwd *s, struct rte_mbuf **pkts, uint16_t nb)
 			s->marked++;
 			s->over += pkts[i]->hash.fdir.hi >= s->mark_min;
 		}
+		s->l4_good += (pkts[i]->ol_flags &
+			       RTE_MBUF_F_RX_L4_CKSUM_MASK) ==
+			      RTE_MBUF_F_RX_L4_CKSUM_GOOD;
 		pkts[i]->ol_flags = 0;
 	}
 	if (s->src_min != 0)
@@ -656,6 +672,35 @@ median(double *v, unsigned int n)
 }
 
 /*
+ * The two lines of slices_run() from the Mpps of nslices slices A B B A
+ * ... (mpps has room for 3 * nslices / 2 more values after them).
+ */
+static void
+slices_print(const char *name, uint32_t n, uint32_t masks, double *mpps,
+	     uint32_t nslices)
+{
+	uint32_t k, npairs = nslices / 2;
+	double *diff = mpps + nslices, *ma, *mb;
+	int b;
+
+	/* Pair j: slices 2j and 2j+1, one A and one B (A B, B A, ...). */
+	ma = diff + npairs;
+	mb = ma + npairs;
+	for (k = 0; k < npairs; k++) {
+		b = k & 1;	/* slice 2k is the B one in odd pairs */
+		ma[k] = mpps[2 * k + b];
+		mb[k] = mpps[2 * k + !b];
+		diff[k] = ma[k] != 0 ? (mb[k] / ma[k] - 1) * 100 : 0;
+	}
+	printf("# %s-pairs", name);
+	for (k = 0; k < npairs; k++)
+		printf(" %+.1f", diff[k]);
+	printf("\n# %s %" PRIu32 " %" PRIu32 " %" PRIu32 " %.3f %.3f "
+	       "%+.2f\n", name, n, masks, npairs, median(ma, npairs),
+	       median(mb, npairs), median(diff, npairs));
+}
+
+/*
  * The slices of one comparison on the rules installed: nslices slices of
  * slice cycles (A B B A ...), A forwarding over the rules a_first ..
  * a_first + a_n - 1 (frames spread over them as fwd_until() does), B over
@@ -673,18 +718,16 @@ slices_run(struct fwd *s, const char *name, uint32_t n, uint32_t masks,
 {
 	uint64_t hz = rte_get_tsc_hz(), slice = hz / 1000 * slices_ms;
 	uint32_t nslices = (uint32_t)(seconds * 1000 / slices_ms) & ~3u;
-	double *mpps, *diff, *ma, *mb;
-	uint32_t k, npairs;
 	uint64_t tsc, got;
+	double *mpps;
+	uint32_t k;
 	int b;
 
 	if (nslices < 4)
 		nslices = 4;
-	npairs = nslices / 2;
-	mpps = calloc(nslices + 3 * npairs, sizeof(*mpps));
+	mpps = calloc(nslices + 3 * (nslices / 2), sizeof(*mpps));
 	if (mpps == NULL)
 		return -1;
-	diff = mpps + nslices;
 	for (k = 0; k < nslices; k++) {
 		b = (k ^ (k >> 1)) & 1;
 		got = s->got;
@@ -694,21 +737,7 @@ slices_run(struct fwd *s, const char *name, uint32_t n, uint32_t masks,
 			  1e6 : 0;
 	}
 	fwd_drain(s);
-	/* Pair j: slices 2j and 2j+1, one A and one B (A B, B A, ...). */
-	ma = diff + npairs;
-	mb = ma + npairs;
-	for (k = 0; k < npairs; k++) {
-		b = k & 1;	/* slice 2k is the B one in odd pairs */
-		ma[k] = mpps[2 * k + b];
-		mb[k] = mpps[2 * k + !b];
-		diff[k] = ma[k] != 0 ? (mb[k] / ma[k] - 1) * 100 : 0;
-	}
-	printf("# %s-pairs", name);
-	for (k = 0; k < npairs; k++)
-		printf(" %+.1f", diff[k]);
-	printf("\n# %s %" PRIu32 " %" PRIu32 " %" PRIu32 " %.3f %.3f "
-	       "%+.2f\n", name, n, masks, npairs, median(ma, npairs),
-	       median(mb, npairs), median(diff, npairs));
+	slices_print(name, n, masks, mpps, nslices);
 	free(mpps);
 	return 0;
 }
@@ -876,6 +905,74 @@ out:
 	rte_mtr_meter_profile_delete(rx_port, 1, &me);
 }
 
+/* A port pair of --csum-slices: frames go from tx to rx. */
+struct csum_pair {
+	uint16_t tx, rx;
+	struct rte_ether_addr mac;	/* rx's */
+	struct fwd s;
+};
+
+/*
+ * --csum-slices LEN: Rx with and without the checksum offloads, in slices.
+ * Ports 0 -> 1 (A: no Rx offload) and ports 2 -> 3 (B: IPV4, UDP and TCP
+ * checksums on port 3; vbr verifies them in software, as on a ConnectX),
+ * each pair on its own cable, no rule; LEN-byte IPv4 UDP frames, their
+ * checksums right, circulate on each pair as fwd_until() has them; the
+ * slices alternate between the pairs (A B B A ..., --slices MS, 20 by
+ * default): one line
+ *   # csum-slices LEN 1 pairs Mpps Mpps+csum diff%
+ * (slices_print()). Every frame B received must say L4 GOOD. Run the
+ * ports with progress=inline on one lcore, as --meter-slices.
+ */
+static void
+run_csum_slices(uint32_t len)
+{
+	struct csum_pair p[2] = {
+		{ .tx = 0, .rx = 1, .s = { .mark_min = UINT32_MAX } },
+		{ .tx = 2, .rx = 3, .s = { .mark_min = UINT32_MAX } },
+	};
+	uint64_t hz = rte_get_tsc_hz(), slice = hz / 1000 * slices_ms;
+	uint32_t nslices = (uint32_t)(seconds * 1000 / slices_ms) & ~3u;
+	uint64_t tsc, got;
+	double *mpps;
+	uint32_t k;
+	int b;
+
+	if (nslices < 4)
+		nslices = 4;
+	mpps = calloc(nslices + 3 * (nslices / 2), sizeof(*mpps));
+	if (mpps == NULL)
+		return;
+	frame_len = len;
+	rte_eth_macaddr_get(p[0].rx, &p[0].mac);
+	rte_eth_macaddr_get(p[1].rx, &p[1].mac);
+	for (k = 0; k < nslices; k++) {
+		b = (k ^ (k >> 1)) & 1;
+		tx_port = p[b].tx;
+		rx_port = p[b].rx;
+		rx_mac = p[b].mac;
+		got = p[b].s.got;
+		tsc = fwd_until(&p[b].s, 0, 0, rte_rdtsc() + slice);
+		mpps[k] = tsc != 0 ? (p[b].s.got - got) / ((double)tsc / hz) /
+			  1e6 : 0;
+	}
+	for (b = 0; b < 2; b++) {
+		tx_port = p[b].tx;
+		rx_port = p[b].rx;
+		fwd_drain(&p[b].s);
+	}
+	slices_print("csum-slices", len, 1, mpps, nslices);
+	if (p[1].s.l4_good != p[1].s.got || p[0].s.l4_good != 0)
+		printf("# csum-slices: L4 GOOD on %" PRIu64 " of %" PRIu64
+		       " frames with the offloads, %" PRIu64 " without\n",
+		       p[1].s.l4_good, p[1].s.got, p[0].s.l4_good);
+	free(mpps);
+	tx_port = 0;
+	rx_port = 1;
+	rx_mac = p[0].mac;
+	frame_len = 60;
+}
+
 /*
  * One case: one run as the options say, or under --ab 2N runs alternating
  * without and with COUNT, A B B A A B B A ...: run r is B when bit 0 of r
@@ -917,18 +1014,25 @@ main(int argc, char **argv)
 			"[--rules N,..] [--masks M,..] [--mask-rules N] "
 			"[--seconds S] [--flows F] [--no-stopped] "
 			"[--count] [--ab N [--slices MS]] "
-			"[--spread-slices N] [--meter-slices N]\n");
+			"[--spread-slices N] [--meter-slices N] "
+			"[--csum-slices LEN]\n");
 		return 2;
 	}
-	if (rte_eth_dev_count_avail() < 2) {
-		fprintf(stderr, "bench-flow-rules: two ports needed\n");
+	if (rte_eth_dev_count_avail() < (csum_len != 0 ? 4u : 2u)) {
+		fprintf(stderr, "bench-flow-rules: %s ports needed\n",
+			csum_len != 0 ? "four" : "two");
 		return 1;
 	}
 	tx_port = 0;
 	rx_port = 1;
 	mp = rte_pktmbuf_pool_create("bench", NB_MBUF, 256, 0,
 				     RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	if (mp == NULL || port_init(tx_port) != 0 || port_init(rx_port) != 0) {
+	if (mp == NULL || port_init(tx_port, 0) != 0 ||
+	    port_init(rx_port, 0) != 0 ||
+	    (csum_len != 0 && (port_init(2, 0) != 0 ||
+			       port_init(3, RTE_ETH_RX_OFFLOAD_IPV4_CKSUM |
+					 RTE_ETH_RX_OFFLOAD_UDP_CKSUM |
+					 RTE_ETH_RX_OFFLOAD_TCP_CKSUM) != 0))) {
 		fprintf(stderr, "bench-flow-rules: port setup failed\n");
 		return 1;
 	}
@@ -961,10 +1065,15 @@ main(int argc, char **argv)
 			slices_ms = 20;
 		run_meter_slices(meter_rules);
 	}
-	rte_eth_dev_stop(tx_port);
-	rte_eth_dev_stop(rx_port);
-	rte_eth_dev_close(tx_port);
-	rte_eth_dev_close(rx_port);
+	if (csum_len != 0) {
+		if (slices_ms == 0)
+			slices_ms = 20;
+		run_csum_slices(csum_len);
+	}
+	for (i = 0; i < (csum_len != 0 ? 4u : 2u); i++) {
+		rte_eth_dev_stop(i);
+		rte_eth_dev_close(i);
+	}
 	free(flows);
 	rte_eal_cleanup();
 	return 0;
