@@ -8,12 +8,232 @@
  * STAT_COUNTER { STAT_COUNTER_ENTRY { PORT_INDEX, STAT_COUNTER_ID,
  * STAT_MODE, [RES_TYPE], [RES_PID | RES_KERN_NAME], RES_QP { RES_QP_ENTRY
  * { RES_LQPN } ... }, STAT_HWCOUNTERS { STAT_HWCOUNTER_ENTRY { NAME,
- * VALUE } ... } } ... }. vbr_nl.c is compiled in, for its static callbacks.
+ * VALUE } ... } } ... }. vbr_nl.c is compiled in, for its static callbacks,
+ * and its requests go to a fake kernel (below).
  */
+
+/*
+ * The requests go to a fake kernel instead of a NETLINK_RDMA socket: the
+ * libmnl socket calls of vbr_nl.c are this file's (fake_*), which answer
+ * as nldev.c does for the requests vbr makes (the checks the kernel makes
+ * before it acts, and the errno it gives).
+ */
+#include <libmnl/libmnl.h>
+
+struct mnl_socket;
+static struct mnl_socket *fake_open(int bus);
+static int fake_bind(struct mnl_socket *nl, unsigned int groups, pid_t pid);
+static unsigned int fake_portid(const struct mnl_socket *nl);
+static ssize_t fake_sendto(const struct mnl_socket *nl, const void *req,
+			   size_t len);
+static ssize_t fake_recvfrom(const struct mnl_socket *nl, void *buf,
+			     size_t size);
+static int fake_close(struct mnl_socket *nl);
+#define mnl_socket_open fake_open
+#define mnl_socket_bind fake_bind
+#define mnl_socket_get_portid fake_portid
+#define mnl_socket_sendto fake_sendto
+#define mnl_socket_recvfrom fake_recvfrom
+#define mnl_socket_close fake_close
 
 #include "vbr_nl.c"
 
 #include "test.h"
+
+/* The fake kernel's state: one device, "mlx5_0" index 3, port 1. */
+static struct {
+	bool net_admin;		/* the caller has CAP_NET_ADMIN */
+	uint32_t mode, mask;	/* the port's counter mode */
+	char reply[8192];
+	size_t reply_len;
+	int last_cmd;
+	bool open;
+} k;
+
+static int fake_sock;
+
+static struct mnl_socket *
+fake_open(int bus)
+{
+	if (bus != NETLINK_RDMA) {
+		errno = EPROTONOSUPPORT;
+		return NULL;
+	}
+	k.open = true;
+	return (struct mnl_socket *)&fake_sock;
+}
+
+static int
+fake_bind(struct mnl_socket *nl, unsigned int groups, pid_t pid)
+{
+	(void)nl;
+	(void)groups;
+	(void)pid;
+	return 0;
+}
+
+static unsigned int
+fake_portid(const struct mnl_socket *nl)
+{
+	(void)nl;
+	return 4321;
+}
+
+static int
+fake_close(struct mnl_socket *nl)
+{
+	(void)nl;
+	k.open = false;
+	return 0;
+}
+
+/* A reply message of type @type into k.reply, its header returned. */
+static struct nlmsghdr *
+reply_put(const struct nlmsghdr *req, uint16_t type, uint16_t flags)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(k.reply + k.reply_len);
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = flags;
+	nlh->nlmsg_seq = req->nlmsg_seq;
+	nlh->nlmsg_pid = 4321;
+	return nlh;
+}
+
+static void
+reply_end(struct nlmsghdr *nlh)
+{
+	k.reply_len += NLMSG_ALIGN(nlh->nlmsg_len);
+}
+
+/* The ack (err 0) or error (-err) that ends a request. */
+static void
+reply_ack(const struct nlmsghdr *req, int err)
+{
+	struct nlmsghdr *nlh = reply_put(req, NLMSG_ERROR, 0);
+	struct nlmsgerr *e = mnl_nlmsg_put_extra_header(nlh, sizeof(*e));
+
+	e->error = -err;
+	e->msg = *req;
+	reply_end(nlh);
+}
+
+static ssize_t
+fake_sendto(const struct mnl_socket *nl, const void *buf, size_t len)
+{
+	const struct nlmsghdr *req = buf;
+	const struct nlattr *tb[RDMA_NLDEV_ATTR_MAX];
+	struct nlmsghdr *nlh;
+	int op = RDMA_NL_GET_OP(req->nlmsg_type);
+
+	(void)nl;
+	k.reply_len = 0;
+	k.last_cmd = op;
+	nl_parse(req, tb);
+	if (op == RDMA_NLDEV_CMD_GET) {
+		nlh = reply_put(req, req->nlmsg_type, NLM_F_MULTI);
+		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_DEV_INDEX, 3);
+		mnl_attr_put_strz(nlh, RDMA_NLDEV_ATTR_DEV_NAME, "mlx5_0");
+		reply_end(nlh);
+		nlh = reply_put(req, NLMSG_DONE, NLM_F_MULTI);
+		reply_end(nlh);
+		return (ssize_t)len;
+	}
+	if (op == RDMA_NLDEV_CMD_STAT_GET) {
+		/* stat_get_doit_qp(): mode, device and port, or EINVAL */
+		if (tb[RDMA_NLDEV_ATTR_STAT_MODE] == NULL ||
+		    tb[RDMA_NLDEV_ATTR_DEV_INDEX] == NULL ||
+		    tb[RDMA_NLDEV_ATTR_PORT_INDEX] == NULL) {
+			reply_ack(req, EINVAL);
+			return (ssize_t)len;
+		}
+		nlh = reply_put(req, req->nlmsg_type, 0);
+		mnl_attr_put_u32(nlh, RDMA_NLDEV_ATTR_STAT_MODE, k.mode);
+		if (k.mode == RDMA_COUNTER_MODE_AUTO)
+			mnl_attr_put_u32(nlh,
+					 RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK,
+					 k.mask);
+		reply_end(nlh);
+		reply_ack(req, 0);
+		return (ssize_t)len;
+	}
+	if (op == RDMA_NLDEV_CMD_STAT_SET) {
+		/* a changing command: netlink_capable(CAP_NET_ADMIN) */
+		if (!k.net_admin) {
+			reply_ack(req, EPERM);
+			return (ssize_t)len;
+		}
+		if (tb[RDMA_NLDEV_ATTR_STAT_MODE] != NULL &&
+		    mnl_attr_get_u32(tb[RDMA_NLDEV_ATTR_STAT_MODE]) ==
+		    RDMA_COUNTER_MODE_AUTO) {
+			k.mask = mnl_attr_get_u32(
+				tb[RDMA_NLDEV_ATTR_STAT_AUTO_MODE_MASK]);
+			k.mode = k.mask != 0 ? RDMA_COUNTER_MODE_AUTO :
+					       RDMA_COUNTER_MODE_NONE;
+		}
+		reply_ack(req, 0);
+		return (ssize_t)len;
+	}
+	reply_ack(req, EOPNOTSUPP);
+	return (ssize_t)len;
+}
+
+static ssize_t
+fake_recvfrom(const struct mnl_socket *nl, void *buf, size_t size)
+{
+	(void)nl;
+	if (k.reply_len == 0 || k.reply_len > size) {
+		errno = EAGAIN;
+		return -1;
+	}
+	memcpy(buf, k.reply, k.reply_len);
+	size = k.reply_len;
+	k.reply_len = 0;
+	return (ssize_t)size;
+}
+
+/*
+ * The port's mode: a request the kernel takes (STAT_MODE in it, or the
+ * kernel says EINVAL, as it did to every get of vbr's before), its reply
+ * read; auto mode's criteria with it.
+ */
+static int
+test_get_mode(void)
+{
+	uint32_t mode = 99, mask = 99;
+
+	k.net_admin = true;
+	k.mode = RDMA_COUNTER_MODE_NONE;
+	TEST_ASSERT_EQUAL(vbr_nl_get_mode("mlx5_0", 1, &mode, &mask), 0,
+			  "get mode");
+	TEST_ASSERT_EQUAL(k.last_cmd, RDMA_NLDEV_CMD_STAT_GET, "");
+	TEST_ASSERT(mode == RDMA_COUNTER_MODE_NONE && mask == 0, "none");
+	TEST_ASSERT_EQUAL(vbr_nl_set_auto_mode("mlx5_0", 1, 1), 0, "auto");
+	TEST_ASSERT_EQUAL(vbr_nl_get_mode("mlx5_0", 1, &mode, &mask), 0,
+			  "get mode");
+	TEST_ASSERT(mode == RDMA_COUNTER_MODE_AUTO && mask == 1,
+		    "auto by type: %u %#x", mode, mask);
+	TEST_ASSERT_EQUAL(vbr_nl_get_mode("mlx5_9", 1, &mode, &mask),
+			  ENODEV, "an unknown device");
+	TEST_ASSERT(!k.open, "the socket closed");
+	return TEST_SUCCESS;
+}
+
+/* Without CAP_NET_ADMIN: reads work, changes get the kernel's EPERM. */
+static int
+test_no_net_admin(void)
+{
+	uint32_t mode, mask, cntn = 0;
+
+	k.net_admin = false;
+	k.mode = RDMA_COUNTER_MODE_NONE;
+	TEST_ASSERT_EQUAL(vbr_nl_set_auto_mode("mlx5_0", 1, 1), EPERM, "");
+	TEST_ASSERT_EQUAL(vbr_nl_bind_qp("mlx5_0", 1, 0x107, &cntn), EPERM,
+			  "");
+	TEST_ASSERT_EQUAL(vbr_nl_get_mode("mlx5_0", 1, &mode, &mask), 0, "");
+	TEST_ASSERT_EQUAL(mode, RDMA_COUNTER_MODE_NONE, "unchanged");
+	return TEST_SUCCESS;
+}
 
 static char buf[16384];
 
@@ -168,6 +388,8 @@ static const struct unit_test_suite suite = {
 	.cases = {
 		TEST_CASE(test_counter_dump),
 		TEST_CASE(test_counter_dump_max),
+		TEST_CASE(test_get_mode),
+		TEST_CASE(test_no_net_admin),
 		TEST_CASES_END(),
 	},
 };

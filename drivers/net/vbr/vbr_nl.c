@@ -10,8 +10,11 @@
  *   bind		STAT_SET  STAT_RES=QP STAT_MODE=MANUAL RES_LQPN
  *			[STAT_COUNTER_ID]; the reply names the counter
  *   unbind		STAT_DEL  STAT_RES=QP STAT_COUNTER_ID RES_LQPN
- *   mode		STAT_GET  STAT_RES=QP; the reply has STAT_MODE and,
- *			in auto mode, STAT_AUTO_MODE_MASK
+ *   mode		STAT_GET  STAT_RES=QP STAT_MODE=0 (the kernel's
+ *			stat_get_doit_qp() takes a request without STAT_MODE
+ *			for no request of the mode: EINVAL; iproute2 puts
+ *			it for that); the reply has STAT_MODE and, in auto
+ *			mode, STAT_AUTO_MODE_MASK
  *   MRs		STAT_GET  dump, STAT_RES=MR: RES_MR of RES_MR_ENTRY
  *			{RES_MRN, RES_MRLEN, STAT_HWCOUNTERS}
  *   counters		STAT_GET  dump, STAT_RES=QP: messages of DEV_INDEX,
@@ -232,8 +235,11 @@ vbr_nl_get_mode(const char *name, uint8_t port, uint32_t *mode,
 
 	ret = nl_dev_req(&r, name, port, RDMA_NLDEV_CMD_STAT_GET, 0,
 			 RDMA_NLDEV_ATTR_RES_QP);
-	if (ret == 0)
+	if (ret == 0) {
+		/* what makes it a request of the mode; its value is unread */
+		mnl_attr_put_u32(r.nlh, RDMA_NLDEV_ATTR_STAT_MODE, 0);
 		ret = nl_talk(&r, mode_cb, &m);
+	}
 	if (ret == 0) {
 		*mode = m.mode;
 		*mask = m.mode == RDMA_COUNTER_MODE_AUTO ? m.mask : 0;
