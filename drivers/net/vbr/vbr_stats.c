@@ -826,6 +826,28 @@ vbr_tel_error(struct rte_tel_data *d, int err, const char *what)
 	return 0;
 }
 
+/*
+ * An error reply of a change (set auto mode, bind, unbind), with a hint
+ * where the errno is the kernel's way of saying a capability is missing:
+ * RDMA netlink takes changes only from CAP_NET_ADMIN (EPERM), and binds a
+ * raw packet QP (every QP of vbr's) only for CAP_NET_RAW, answering
+ * ENOENT without it (core/counters.c), as for a QP it does not have.
+ */
+static int
+vbr_tel_change_error(struct rte_tel_data *d, int err, const char *what)
+{
+	vbr_tel_error(d, err, what);
+	if (err == EPERM)
+		rte_tel_data_add_dict_string(d, "hint",
+			"changing QP counters needs CAP_NET_ADMIN "
+			"(the kernel's RDMA netlink)");
+	else if (err == ENOENT && strcmp(what, "bind") == 0)
+		rte_tel_data_add_dict_string(d, "hint",
+			"no such QP on the port, or no CAP_NET_RAW: a raw "
+			"packet QP binds only with it");
+	return 0;
+}
+
 static const char *
 vbr_tel_mode_name(uint32_t mode)
 {
@@ -1136,7 +1158,7 @@ vbr_tel_qp_set_auto(const char *cmd, const char *params,
 		return 0;
 	}
 	if (ret != 0)
-		return vbr_tel_error(d, ret, "set auto mode");
+		return vbr_tel_change_error(d, ret, "set auto mode");
 	vbr_tel_mode_head(d, priv);
 	return 0;
 }
@@ -1159,7 +1181,7 @@ vbr_tel_qp_bind(const char *cmd, const char *params, struct rte_tel_data *d)
 	priv = dev->data->dev_private;
 	ret = priv->glue->counter_bind_qp(priv->ctx, 1, lqpn, &cntn);
 	if (ret != 0)
-		return vbr_tel_error(d, ret, "bind");
+		return vbr_tel_change_error(d, ret, "bind");
 	vbr_tel_head(d, priv);
 	rte_tel_data_add_dict_uint(d, "cntn", cntn);
 	rte_tel_data_add_dict_uint(d, "lqpn", lqpn);
@@ -1232,8 +1254,8 @@ vbr_tel_qp_unbind(const char *cmd, const char *params,
 		ret = ENOENT;
 	if (ret != 0) {
 		rte_tel_data_free(a);
-		return vbr_tel_error(d, ret, ret == ENOENT && !one ?
-				     "no such counter" : "unbind");
+		return vbr_tel_change_error(d, ret, ret == ENOENT && !one ?
+					    "no such counter" : "unbind");
 	}
 	vbr_tel_head(d, priv);
 	rte_tel_data_add_dict_uint(d, "cntn", cntn);
