@@ -198,7 +198,8 @@ def run(pmd):
         t.cmd("flow flush 0")
         c.check(created(t.cmd(RULES[0])) == 0 and dumped(t) == [0],
                 "after a flush both number from 0")
-        t.quit()
+        rc = t.quit()
+        c.check(rc == 0, f"testpmd exits 0 ({rc})")
     finally:
         if tel is not None:
             tel.close()

@@ -517,7 +517,9 @@ def run(pmd, exe, tools):
             s.p.kill()
             s.p.wait()
         if t is not None:
-            t.quit()
+            # its exit status too: a crash or a sanitizer report at exit
+            rc = t.quit()
+            c.check(rc == 0, f"the primary testpmd exits 0 ({rc})")
         shutil.rmtree(f"/var/run/dpdk/{prefix}", ignore_errors=True)
         shutil.rmtree(tmp, ignore_errors=True)
         huge.release(prefix)
