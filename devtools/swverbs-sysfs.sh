@@ -25,6 +25,18 @@
 #                            users (vbr's glue) read its MTU, MAC and link
 #                            and set them there; an interface wire has its
 #                            interface as netdev unless this names another
+#   also=<ifname>:<dev_port>[:<phys_port_name>]  one more interface in the
+#                            device's device/net, with that dev_port (and
+#                            phys_port_name, e.g. pf0vf0 for a VF
+#                            representor); may be given several times: a
+#                            function with a netdev per port, a switchdev
+#                            PF with its representors. Its other leaves are
+#                            the real interface's
+#   port_ndev=<ifname>|none  the interface of the port's GID 0
+#                            (ports/1/gid_attrs/ndevs/0), which the kernel
+#                            ties to the port: a LAG's bond, not in
+#                            device/net; none: no GID names one (RoCE off).
+#                            Default: netdev
 # e.g. swverbs0=pair:hw,swverbs1=pair:hw or swverbs0=af_packet:veth0.
 #
 # DIR is made if missing; the devices' files are written into it (an
@@ -94,6 +106,8 @@ for entry in "${ENTRIES[@]}"; do
 	profile=mlx5
 	mac=""
 	netdev=""
+	port_ndev=""
+	also=()
 	for kv in "${parts[@]:1}"; do
 		case $kv in
 		profile=mlx5 | profile=mlx5-noburst | profile=full)
@@ -106,7 +120,13 @@ for entry in "${ENTRIES[@]}"; do
 			mac=${mac,,}
 			;;
 		netdev=*) netdev=${kv#netdev=} ;;
-		*) die "$name: $kv: unknown key (profile=, mac=, netdev=)" ;;
+		also=*)
+			[[ ${kv#also=} =~ ^[^:/]+:[0-9]+(:[A-Za-z0-9]+)?$ ]] ||
+				die "$name: $kv: give also=<ifname>:<dev_port>[:<phys_port_name>]"
+			also+=("${kv#also=}")
+			;;
+		port_ndev=*) port_ndev=${kv#port_ndev=} ;;
+		*) die "$name: $kv: unknown key (profile=, mac=, netdev=, also=, port_ndev=)" ;;
 		esac
 	done
 	ifname=""
@@ -126,6 +146,11 @@ for entry in "${ENTRIES[@]}"; do
 	[ -n "$netdev" ] || netdev=$ifname
 	if [ -n "$netdev" ] && [ ! -e "/sys/class/net/$netdev" ]; then
 		die "$name: no network interface $netdev"
+	fi
+	[ -n "$port_ndev" ] || port_ndev=$netdev
+	if [ -n "$port_ndev" ] && [ "$port_ndev" != none ] &&
+		[ ! -e "/sys/class/net/$port_ndev" ]; then
+		die "$name: port_ndev=$port_ndev: no such network interface"
 	fi
 	# The MAC the device will have: swverbs takes an interface wire's
 	# from the interface when none is given (no swverbs_mac then).
@@ -157,7 +182,30 @@ for entry in "${ENTRIES[@]}"; do
 	if [ -n "$netdev" ]; then
 		mkdir -p "$ib/device/net"
 		ln -s "/sys/class/net/$netdev" "$ib/device/net/$netdev"
-		put "$ib/ports/1/gid_attrs/ndevs/0" "$netdev"
+	fi
+	# Each also= interface: a directory of links to the real one's
+	# leaves, but its own dev_port, dev_id and phys_port_name.
+	for a in "${also[@]}"; do
+		IFS=: read -r aif aport appn <<<"$a"
+		[ -e "/sys/class/net/$aif" ] ||
+			die "$name: also=$a: no network interface $aif"
+		[ "$aif" != "$netdev" ] ||
+			die "$name: also=$a: $aif is the netdev already"
+		d=$ib/device/net/$aif
+		[ ! -e "$d" ] || die "$name: also=$aif given twice"
+		mkdir -p "$d"
+		for leaf in /sys/class/net/"$aif"/*; do
+			case ${leaf##*/} in
+			dev_port | dev_id | phys_port_name) ;;
+			*) ln -s "$leaf" "$d/${leaf##*/}" ;;
+			esac
+		done
+		put "$d/dev_port" "$aport"
+		put "$d/dev_id" "0x0"
+		[ -z "$appn" ] || put "$d/phys_port_name" "$appn"
+	done
+	if [ -n "$port_ndev" ] && [ "$port_ndev" != none ]; then
+		put "$ib/ports/1/gid_attrs/ndevs/0" "$port_ndev"
 	fi
 	# The port's one GID, link-local from the MAC, RoCE v2; one pkey.
 	g=${guid//:/}
