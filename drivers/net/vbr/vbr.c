@@ -450,6 +450,19 @@ vbr_probe(struct rte_vdev_device *vdev)
 		goto error;
 	}
 	priv->ctx = port.ctx;
+	if (port.netdev_how[0] != '\0') {
+		/* a choice among several is worth a NOTICE; the one is not */
+		if (port.netdev[0] != '\0' &&
+		    strstr(port.netdev_how, "only") != NULL)
+			VBR_LOG(INFO, "%s: netdev %s (%s)", name, port.netdev,
+				port.netdev_how);
+		else if (port.netdev[0] != '\0')
+			VBR_LOG(NOTICE, "%s: netdev %s (%s)", name,
+				port.netdev, port.netdev_how);
+		else
+			VBR_LOG(NOTICE, "%s: no netdev (%s)", name,
+				port.netdev_how);
+	}
 	snprintf(priv->ibdev_name, sizeof(priv->ibdev_name), "%s",
 		 port.ibdev_name);
 	priv->max_rx_pktlen = port.max_frame;

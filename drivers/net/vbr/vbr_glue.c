@@ -49,31 +49,200 @@ vbr_ibv_query_port(struct ibv_context *context, uint8_t port_num,
 	return ibv_query_port(context, port_num, port_attr);
 }
 
-/* Name of the first network interface of the device (sysfs). */
-static int
-vbr_ibv_netdev_name(struct ibv_context *context, char name[IF_NAMESIZE])
-{
-	char dir[PATH_MAX];
-	struct dirent *e;
-	DIR *d;
-	int ret = ENODEV;
+/*
+ * The port's network interface, chosen as DPDK's mlx5 PMD chooses it
+ * rather than the first entry of the device's device/net (a switchdev PF
+ * lists its VF representors there too, in hash order; a function may have
+ * a netdev per port):
+ *  1. the netdev the kernel ties to port 1: the one of its GID 0
+ *     (ports/1/gid_attrs/ndevs/0, what RDMA netlink's NDEV_INDEX of the
+ *     port and mlx5's netlink lookup give): a LAG's bond, a
+ *     representor port's representor;
+ *  2. else the only entry of device/net;
+ *  3. else, among the entries that are not representors (phys_port_name
+ *     pf<N>vf<M>, pf<N>sf<M>, ...), the one whose dev_port is 0, the
+ *     first port's (dev_id when no entry has a dev_port, or all the same
+ *     one, as on old kernels).
+ * ENODEV when none fits. how[] says which rule chose it, for the log.
+ */
+#define VBR_IBV_NETDEVS 64
 
-	snprintf(dir, sizeof(dir), "%s/device/net", context->device->ibdev_path);
-	d = opendir(dir);
-	if (d == NULL)
-		return errno;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' || strlen(e->d_name) >= IF_NAMESIZE)
-			continue;
-		memcpy(name, e->d_name, strlen(e->d_name) + 1);
-		ret = 0;
-		break;
+struct vbr_ibv_netdev {
+	char name[IF_NAMESIZE];
+	long dev_port;		/**< -1: no dev_port leaf */
+	long dev_id;		/**< -1: no dev_id leaf */
+	bool representor;	/**< phys_port_name names a VF or SF */
+};
+
+/* A number from <ibdev>/device/net/<name>/<leaf> (dev_id is hex); -1. */
+static long
+vbr_ibv_netdev_leaf(const char *ibdev_path, const char *name,
+		    const char *leaf, bool hex)
+{
+	char path[PATH_MAX];
+	long v;
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/device/net/%s/%s", ibdev_path,
+		 name, leaf);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return -1;
+	ret = fscanf(f, hex ? "%lx" : "%ld", &v);
+	fclose(f);
+	return ret == 1 && v >= 0 ? v : -1;
+}
+
+/*
+ * A representor's phys_port_name: pf<N>vf<M>, pf<N>sf<M>, c<C>pf<N>vf<M>
+ * (mlx5e's forms); the uplink's is p<N>. Interfaces without one (a
+ * legacy-mode PF, a VF's own netdev) fail the read: not a representor.
+ */
+static bool
+vbr_ibv_netdev_is_representor(const char *ibdev_path, const char *name)
+{
+	char path[PATH_MAX], ppn[IF_NAMESIZE + 1];
+	const char *pf;
+	FILE *f;
+	bool ret = false;
+
+	snprintf(path, sizeof(path), "%s/device/net/%s/phys_port_name",
+		 ibdev_path, name);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	if (fgets(ppn, sizeof(ppn), f) != NULL) {
+		pf = strstr(ppn, "pf");
+		ret = pf != NULL && (strstr(pf, "vf") != NULL ||
+				     strstr(pf, "sf") != NULL);
 	}
-	closedir(d);
+	fclose(f);
 	return ret;
 }
 
-/* Path of the first network interface of the device, in sysfs. */
+/* The interface of the port's GID 0, if the kernel names one there. */
+static bool
+vbr_ibv_netdev_of_gid(const char *ibdev_path, char name[IF_NAMESIZE])
+{
+	char path[PATH_MAX], buf[IF_NAMESIZE + 2];
+	struct stat st;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/ports/1/gid_attrs/ndevs/0",
+		 ibdev_path);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	if (fgets(buf, sizeof(buf), f) == NULL) {
+		fclose(f);
+		return false;	/* EINVAL: no GID 0 (RoCE off) */
+	}
+	fclose(f);
+	n = strcspn(buf, "\n");
+	if (n == 0 || n >= IF_NAMESIZE)
+		return false;
+	buf[n] = '\0';
+	snprintf(path, sizeof(path), "/sys/class/net/%s", buf);
+	if (stat(path, &st) != 0)
+		return false;
+	memcpy(name, buf, n + 1);
+	return true;
+}
+
+static int
+vbr_ibv_netdev_pick(const char *ibdev_path, char name[IF_NAMESIZE],
+		    char *how, size_t len)
+{
+	struct vbr_ibv_netdev nd[VBR_IBV_NETDEVS];
+	unsigned int n = 0, i, uplinks = 0, with_port = 0;
+	char dir[PATH_MAX];
+	struct dirent *e;
+	bool by_id;
+	long first;
+	DIR *d;
+	int match = -1;
+
+	if (vbr_ibv_netdev_of_gid(ibdev_path, name)) {
+		snprintf(how, len, "the netdev of the port's GID 0");
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%s/device/net", ibdev_path);
+	d = opendir(dir);
+	if (d == NULL)
+		return errno;
+	while ((e = readdir(d)) != NULL && n < VBR_IBV_NETDEVS) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= IF_NAMESIZE)
+			continue;
+		memcpy(nd[n].name, e->d_name, strlen(e->d_name) + 1);
+		n++;
+	}
+	closedir(d);
+	if (n == 0)
+		return ENODEV;
+	if (n == 1) {
+		memcpy(name, nd[0].name, IF_NAMESIZE);
+		snprintf(how, len, "the device's only netdev");
+		return 0;
+	}
+	first = -2;
+	by_id = true;
+	for (i = 0; i < n; i++) {
+		nd[i].dev_port = vbr_ibv_netdev_leaf(ibdev_path, nd[i].name,
+						     "dev_port", false);
+		nd[i].dev_id = vbr_ibv_netdev_leaf(ibdev_path, nd[i].name,
+						   "dev_id", true);
+		nd[i].representor =
+			vbr_ibv_netdev_is_representor(ibdev_path, nd[i].name);
+		if (nd[i].representor)
+			continue;
+		uplinks++;
+		if (nd[i].dev_port < 0)
+			continue;
+		with_port++;
+		if (first == -2)
+			first = nd[i].dev_port;
+		else if (nd[i].dev_port != first)
+			by_id = false;
+	}
+	/* dev_port tells the ports apart unless missing or all equal */
+	if (with_port == 0 || uplinks < 2)
+		by_id = with_port == 0 && uplinks > 1;
+	for (i = 0; i < n; i++) {
+		if (nd[i].representor)
+			continue;
+		if (uplinks == 1 ||
+		    (by_id ? nd[i].dev_id : nd[i].dev_port) == 0) {
+			if (match >= 0 && strcmp(nd[i].name, nd[match].name) > 0)
+				continue;	/* two fit: the lowest name */
+			match = (int)i;
+		}
+	}
+	if (match < 0)
+		return ENODEV;
+	memcpy(name, nd[match].name, IF_NAMESIZE);
+	if (uplinks == 1)
+		snprintf(how, len, "the one of %u netdevs that is not a "
+			 "representor", n);
+	else
+		snprintf(how, len, "%s 0 among %u netdevs%s",
+			 by_id ? "dev_id" : "dev_port", n,
+			 uplinks < n ? ", representors left out" : "");
+	return 0;
+}
+
+/* Name of the port's network interface (see vbr_ibv_netdev_pick()). */
+static int
+vbr_ibv_netdev_name(struct ibv_context *context, char name[IF_NAMESIZE])
+{
+	char how[128];
+
+	return vbr_ibv_netdev_pick(context->device->ibdev_path, name, how,
+				   sizeof(how));
+}
+
+/* Path of the port's network interface, in sysfs. */
 static int
 vbr_ibv_netdev_path(struct ibv_context *context, const char *leaf,
 		    char *path, size_t size)
@@ -270,6 +439,11 @@ vbr_ibv_port_open(const struct vbr_glue_port_conf *conf,
 		return ret;
 	}
 	port->max_frame = VBR_IBV_MAX_FRAME;
+	ret = vbr_ibv_netdev_pick(port->ctx->device->ibdev_path, port->netdev,
+				  port->netdev_how, sizeof(port->netdev_how));
+	if (ret != 0)
+		snprintf(port->netdev_how, sizeof(port->netdev_how),
+			 "none: %s", strerror(ret));
 	return 0;
 }
 

@@ -192,6 +192,9 @@ struct vbr_glue_port {
 	 * rule does not tell, so the glue says.
 	 */
 	bool vlan_any_tpid;
+	/** The port's network interface, "" if none (a wire= port). */
+	char netdev[16];
+	char netdev_how[112];	/**< how it was chosen, for the log */
 };
 
 /** What cq_peek() tells. */
