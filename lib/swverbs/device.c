@@ -683,7 +683,7 @@ swv_query_device_ex(struct ibv_context *context,
 	a->hw_ver = dev->strict ? 5 : 1;
 	a->max_qp = SWV_MAX_QP;
 	a->max_qp_wr = SWV_MAX_QP_WR;
-	a->max_sge = SWV_MAX_SGE;
+	a->max_sge = dev->strict ? SWV_MLX5_MAX_SGE : SWV_MAX_SGE;
 	a->max_cq = SWV_MAX_CQ;
 	a->max_cqe = SWV_MAX_CQE;
 	a->max_mr = SWV_MAX_MR;

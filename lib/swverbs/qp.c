@@ -167,6 +167,33 @@ qp_register(struct swv_qp *qp)
 	return 0;
 }
 
+/*
+ * The mlx5 profile refuses a send queue a ConnectX refuses, with its
+ * EINVAL: more SGEs than a largest WQE holds, or more basic blocks than
+ * the queue may have (swv_priv.h, SWV_MLX5_WQE_SZ_SQ).
+ */
+static int
+mlx5_sq_check(const struct ibv_qp_cap *cap)
+{
+	uint32_t wqe, max_gather;
+	uint64_t bytes;
+
+	if (cap->max_send_wr == 0)
+		return 0;
+	max_gather = (SWV_MLX5_WQE_SZ_SQ - SWV_MLX5_RAW_OVERHEAD) /
+		     SWV_MLX5_DSEG;
+	if (cap->max_send_sge > max_gather)
+		return EINVAL;
+	wqe = SWV_MLX5_RAW_OVERHEAD + cap->max_send_sge * SWV_MLX5_DSEG;
+	wqe = (wqe + SWV_MLX5_WQE_BB - 1) / SWV_MLX5_WQE_BB * SWV_MLX5_WQE_BB;
+	bytes = (uint64_t)cap->max_send_wr * wqe;
+	/* rounded up to a power of two */
+	bytes = bytes <= 1 ? 1 : 1ull << (64 - __builtin_clzll(bytes - 1));
+	if (bytes / SWV_MLX5_WQE_BB > SWV_MAX_QP_WR)
+		return EINVAL;
+	return 0;
+}
+
 static struct ibv_qp *
 create_raw_qp(struct ibv_context *context, struct ibv_pd *pd,
 	      struct ibv_qp_init_attr *attr)
@@ -190,6 +217,13 @@ create_raw_qp(struct ibv_context *context, struct ibv_pd *pd,
 	    pd->context != context) {
 		errno = EINVAL;
 		return NULL;
+	}
+	if (swv_ctx_dev(context)->strict) {
+		ret = mlx5_sq_check(cap);
+		if (ret != 0) {
+			errno = ret;
+			return NULL;
+		}
 	}
 	qp = qp_alloc(context, pd);
 	if (qp == NULL)

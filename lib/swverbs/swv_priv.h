@@ -48,6 +48,22 @@
 #define SWV_NUM_LAST 0xffffffu
 #define SWV_MAX_QP_WR 32768	/**< WQEs per send or receive queue */
 #define SWV_MAX_SGE 32		/**< SGEs per WQE */
+/*
+ * The mlx5 profile's send queue, as a ConnectX sizes it (rdma-core's mlx5
+ * provider, mlx5_calc_send_wqe() and mlx5_calc_sq_size()): a RAW_PACKET
+ * send WQE is a 16-byte control segment, a 32-byte Ethernet segment and a
+ * 16-byte data segment per SGE, rounded up to 64-byte basic blocks; the
+ * largest WQE is the device's max_wqe_sz_sq (512 bytes here, so 29 SGEs);
+ * the whole queue, max_send_wr WQEs rounded up to a power of two bytes,
+ * holds at most 2^log_max_qp_sz basic blocks (32768, max_qp_wr). The
+ * kernel reports max_sge as (max_wqe_sz_sq - 32) / 16, an RC WQE's room:
+ * 30, one more than a RAW_PACKET WQE takes.
+ */
+#define SWV_MLX5_WQE_SZ_SQ 512	/**< max_wqe_sz_sq, bytes */
+#define SWV_MLX5_WQE_BB 64	/**< a send WQE basic block, bytes */
+#define SWV_MLX5_RAW_OVERHEAD 48 /**< control + Ethernet segments */
+#define SWV_MLX5_DSEG 16	/**< a data segment (one SGE) */
+#define SWV_MLX5_MAX_SGE ((SWV_MLX5_WQE_SZ_SQ - 32) / SWV_MLX5_DSEG)
 #define SWV_MAX_CQ 16384	/**< CQs per device */
 #define SWV_MAX_CQE 65536	/**< CQEs per CQ */
 #define SWV_MAX_PD 16384	/**< PDs per device */

@@ -1078,6 +1078,51 @@ test_device_port(void)
 	return TEST_SUCCESS;
 }
 
+/*
+ * Send queue sizes: the mlx5 profile takes what a ConnectX's provider
+ * takes (a 512-byte WQE: 29 SGEs; 32768 64-byte blocks a queue) and
+ * refuses the rest with EINVAL; the full profile takes up to its caps.
+ */
+static int
+sq_try(struct env *e, uint32_t wr, uint32_t sge)
+{
+	struct ibv_qp *qp;
+
+	errno = 0;
+	qp = t_raw_qp(&e->d, wr, 0, sge, 0);
+	if (qp == NULL)
+		return errno;
+	swv_destroy_qp(qp);
+	return 0;
+}
+
+static int
+test_sq_sizes(void)
+{
+	static const struct { uint32_t wr, sge; int want; } c[] = {
+		{ 32768, 1, 0 }, { 32768, 0, 0 },
+		{ 16384, 2, 0 }, { 16385, 2, EINVAL }, /* 128-byte WQEs */
+		{ 10922, 9, 0 }, { 10923, 9, EINVAL }, /* 192: pow2(bytes) */
+		{ 4096, 29, 0 }, { 4097, 29, EINVAL }, /* 512 */
+		{ 1, 30, EINVAL }, { 1, 32, EINVAL },  /* above 512 bytes */
+	};
+	struct ibv_device_attr_ex a;
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(swv_query_device_ex(es.d.ctx, NULL, &a), "");
+	TEST_ASSERT_EQUAL(a.orig_attr.max_sge, 30, "mlx5: max_sge");
+	TEST_ASSERT_EQUAL(a.orig_attr.max_qp_wr, 32768, "mlx5: max_qp_wr");
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		TEST_ASSERT_EQUAL(sq_try(&es, c[i].wr, c[i].sge), c[i].want,
+				  "mlx5: %u WRs x %u SGEs", c[i].wr,
+				  c[i].sge);
+	TEST_ASSERT_SUCCESS(swv_query_device_ex(ef.d.ctx, NULL, &a), "");
+	TEST_ASSERT_EQUAL(a.orig_attr.max_sge, 32, "full: max_sge");
+	TEST_ASSERT_SUCCESS(sq_try(&ef, 32768, 32), "full: 32768 x 32");
+	TEST_ASSERT_EQUAL(sq_try(&ef, 32769, 1), EINVAL, "full: 32769");
+	return TEST_SUCCESS;
+}
+
 static int
 test_profile_names(void)
 {
@@ -1122,6 +1167,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_hash_qps),
 		TEST_CASE(test_qp_transitions),
 		TEST_CASE(test_device_port),
+		TEST_CASE(test_sq_sizes),
 		TEST_CASE(test_profile_names),
 		TEST_CASES_END(),
 	},
