@@ -480,6 +480,7 @@ vbr_probe(struct rte_vdev_device *vdev)
 		VBR_LOG(ERR, "%s: alloc_pd: %s", name, strerror(errno));
 		goto error;
 	}
+	vbr_txq_probe_limits(priv);
 	dev->data->mac_addrs = rte_zmalloc("vbr_mac", VBR_MAX_MAC_ADDRS *
 					   sizeof(struct rte_ether_addr), 0);
 	if (dev->data->mac_addrs == NULL) {

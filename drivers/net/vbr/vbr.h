@@ -100,6 +100,14 @@ struct vbr_priv {
 	struct ibv_device_attr_ex attr;	/**< device capabilities */
 	uint32_t max_rx_pktlen;		/**< largest frame received */
 	bool vlan_any_tpid;		/**< vbr_glue_port's */
+	/*
+	 * The Tx queues the device takes, found by trying at probe
+	 * (vbr_txq_probe_limits()): create_qp refuses send queues past
+	 * them (a ConnectX: a 512-byte WQE, 2^15 64-byte blocks a queue).
+	 */
+	uint16_t tx_max_segs;		/**< SGEs of a send WQE */
+	uint16_t tx_max_desc;		/**< WRs of a queue, 1 SGE each */
+	uint16_t tx_max_desc_segs;	/**< WRs of tx_max_segs SGEs */
 	unsigned int started:1;		/**< between dev_start and dev_stop */
 	unsigned int mr_cb:1;		/**< mempool event callback set */
 	unsigned int intr_cb:1;		/**< async fd handler registered */
@@ -295,6 +303,8 @@ void vbr_txq_stop(struct vbr_txq *txq);
 uint32_t vbr_max_frame(struct vbr_priv *priv);
 /* Tx offloads the device reports. */
 uint64_t vbr_tx_offload_capa(const struct vbr_priv *priv);
+void vbr_txq_probe_limits(struct vbr_priv *priv);
+uint16_t vbr_tx_desc_max(const struct vbr_priv *priv, uint64_t offloads);
 
 /* vbr_tm.c */
 int vbr_set_queue_rate_limit(struct rte_eth_dev *dev, uint16_t queue_idx,

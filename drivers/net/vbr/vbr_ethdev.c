@@ -146,10 +146,15 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	info->rx_desc_lim.nb_min = VBR_MIN_DESC;
 	info->rx_desc_lim.nb_align = 1;
 	info->tx_desc_lim = info->rx_desc_lim;
-	/* What a Tx queue with multi-segment Tx takes (vbr_txq.c). */
-	info->tx_desc_lim.nb_seg_max = RTE_MIN(attr->orig_attr.max_sge,
-					       VBR_TX_MAX_SEGS);
-	info->tx_desc_lim.nb_mtu_seg_max = info->tx_desc_lim.nb_seg_max;
+	/*
+	 * What the device's create_qp takes (vbr_txq_probe_limits()): a
+	 * shallower ring once multi-segment Tx is configured, for its WQEs
+	 * are bigger; ethdev refuses a queue setup beyond it.
+	 */
+	info->tx_desc_lim.nb_max =
+		vbr_tx_desc_max(priv, dev->data->dev_conf.txmode.offloads);
+	info->tx_desc_lim.nb_seg_max = priv->tx_max_segs;
+	info->tx_desc_lim.nb_mtu_seg_max = priv->tx_max_segs;
 	/* The largest frame, both ways: what the Tx burst lets through. */
 	max_frame = vbr_max_frame(priv);
 	info->max_rx_pktlen = max_frame;

@@ -131,6 +131,118 @@ vbr_tx_offload_capa(const struct vbr_priv *priv)
 	return capa;
 }
 
+/* Whether the device takes a send queue of wr WRs of sge SGEs. */
+static bool
+vbr_txq_fits(struct vbr_priv *priv, struct ibv_cq_ex *cq, uint32_t wr,
+	     uint32_t sge, int *err)
+{
+	struct ibv_qp_init_attr_ex qp_attr = { 0 };
+	struct ibv_qp *qp;
+
+	qp_attr.qp_type = IBV_QPT_RAW_PACKET;
+	qp_attr.send_cq = ibv_cq_ex_to_cq(cq);
+	qp_attr.recv_cq = ibv_cq_ex_to_cq(cq);
+	qp_attr.cap.max_send_wr = wr;
+	qp_attr.cap.max_send_sge = sge;
+	qp_attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+	qp_attr.pd = priv->pd;
+	qp = priv->glue->create_qp_ex(priv->ctx, &qp_attr);
+	if (qp == NULL) {
+		*err = errno;
+		return false;
+	}
+	priv->glue->destroy_qp(qp);
+	return true;
+}
+
+/* The largest n in [lo, hi] for which fits(n), given fits(lo). */
+static uint32_t
+vbr_txq_largest(struct vbr_priv *priv, struct ibv_cq_ex *cq, uint32_t lo,
+		uint32_t hi, bool by_wr, uint32_t other)
+{
+	uint32_t mid;
+	int err;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo + 1) / 2;
+		if (by_wr ? vbr_txq_fits(priv, cq, mid, other, &err) :
+			    vbr_txq_fits(priv, cq, other, mid, &err))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * What a Tx queue may be, tried on the device at probe: verbs reports
+ * max_qp_wr and max_sge, but a send WQE of many SGEs is bigger and a
+ * queue has room for fewer of them (a ConnectX: max_sge 30, yet 29 SGEs
+ * fill its 512-byte RAW_PACKET WQE, and 2^15 64-byte blocks hold 4096
+ * of those: rdma-core's mlx5_calc_send_wqe() and mlx5_calc_sq_size()).
+ * dev_info promises only these, so whatever it promises works. A device
+ * that takes no QP here (EPERM without CAP_NET_RAW) keeps its reported
+ * caps: its Tx queues fail at setup anyway, saying why.
+ */
+void
+vbr_txq_probe_limits(struct vbr_priv *priv)
+{
+	const struct ibv_device_attr_ex *attr = &priv->attr;
+	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 1 };
+	uint32_t max_desc, segs;
+	struct ibv_cq_ex *cq;
+	int err = 0;
+
+	max_desc = RTE_MIN((uint32_t)attr->orig_attr.max_qp_wr, 32768u);
+	max_desc = RTE_MIN(max_desc, (uint32_t)attr->orig_attr.max_cqe);
+	segs = RTE_MIN((uint32_t)attr->orig_attr.max_sge,
+		       (uint32_t)VBR_TX_MAX_SEGS);
+	segs = RTE_MAX(segs, 1u);
+	priv->tx_max_segs = segs;
+	priv->tx_max_desc = max_desc;
+	priv->tx_max_desc_segs = max_desc;
+	if (max_desc < VBR_MIN_DESC)
+		return;
+	cq = priv->glue->create_cq_ex(priv->ctx, &cq_attr);
+	if (cq == NULL) {
+		err = errno;
+		goto untried;
+	}
+	if (!vbr_txq_fits(priv, cq, VBR_MIN_DESC, 1, &err))
+		goto untried_cq;
+	if (!vbr_txq_fits(priv, cq, VBR_MIN_DESC, segs, &err))
+		segs = vbr_txq_largest(priv, cq, 1, segs, false,
+				       VBR_MIN_DESC);
+	priv->tx_max_segs = segs;
+	if (!vbr_txq_fits(priv, cq, max_desc, 1, &err))
+		priv->tx_max_desc = vbr_txq_largest(priv, cq, VBR_MIN_DESC,
+						    max_desc, true, 1);
+	if (!vbr_txq_fits(priv, cq, priv->tx_max_desc, segs, &err))
+		priv->tx_max_desc_segs =
+			vbr_txq_largest(priv, cq, VBR_MIN_DESC,
+					priv->tx_max_desc, true, segs);
+	else
+		priv->tx_max_desc_segs = priv->tx_max_desc;
+	priv->glue->destroy_cq(ibv_cq_ex_to_cq(cq));
+	VBR_LOG(DEBUG, "%s: Tx queues: up to %u descriptors, %u with "
+		"%u segments a packet", priv->ibdev_name, priv->tx_max_desc,
+		priv->tx_max_desc_segs, priv->tx_max_segs);
+	return;
+untried_cq:
+	priv->glue->destroy_cq(ibv_cq_ex_to_cq(cq));
+untried:
+	VBR_LOG(DEBUG, "%s: Tx queue limits not tried (%s): the device's "
+		"caps", priv->ibdev_name, strerror(err));
+}
+
+/* The deepest Tx ring with these offloads (multi-segment or not). */
+uint16_t
+vbr_tx_desc_max(const struct vbr_priv *priv, uint64_t offloads)
+{
+	return (offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) ?
+	       priv->tx_max_desc_segs : priv->tx_max_desc;
+}
+
 int
 vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 		   unsigned int socket, const struct rte_eth_txconf *conf)
@@ -147,6 +259,15 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 			dev->data->port_id, idx);
 		return -EBUSY;
 	}
+	if (desc > vbr_tx_desc_max(priv, offloads)) {
+		VBR_LOG(ERR, "port %u txq %u: %u descriptors: the device "
+			"takes at most %u%s (%u with one segment a packet)",
+			dev->data->port_id, idx, desc,
+			vbr_tx_desc_max(priv, offloads),
+			(offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) ?
+			" with multi-segment Tx" : "", priv->tx_max_desc);
+		return -EINVAL;
+	}
 	vbr_tx_queue_release(dev, idx);
 	txq = rte_zmalloc_socket("vbr_txq", sizeof(*txq), RTE_CACHE_LINE_SIZE,
 				 socket);
@@ -159,8 +280,7 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	txq->mask = rte_align32pow2(desc) - 1;
 	txq->max_sge = 1;
 	if (offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
-		txq->max_sge = RTE_MIN(VBR_TX_MAX_SEGS,
-				       priv->attr.orig_attr.max_sge);
+		txq->max_sge = priv->tx_max_segs;
 	txq->max_frame = vbr_max_frame(priv);
 	txq->fast_free = !!(offloads & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE);
 	txq->csum = !!(offloads & VBR_TX_OFFLOAD_CSUM);
