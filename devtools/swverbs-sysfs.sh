@@ -18,7 +18,7 @@
 #   af_packet:<ifname>       a Linux interface (CAP_NET_RAW)
 #   af_xdp:<ifname>[:<queue>]  an interface queue, through AF_XDP
 # and optional keys:
-#   profile=mlx5|mlx5-noburst|full  swverbs' device profile (default mlx5)
+#   profile=mlx5|mlx5-noburst|mlx5-vf|full  swverbs' device profile (default mlx5)
 #   mac=<aa:bb:cc:dd:ee:ff>  the port's MAC (default: the interface's on an
 #                            interface wire, else one made from NAME)
 #   netdev=<ifname>          the device's network interface: libibverbs
@@ -110,9 +110,9 @@ for entry in "${ENTRIES[@]}"; do
 	also=()
 	for kv in "${parts[@]:1}"; do
 		case $kv in
-		profile=mlx5 | profile=mlx5-noburst | profile=full)
+		profile=mlx5 | profile=mlx5-noburst | profile=mlx5-vf | profile=full)
 			profile=${kv#profile=} ;;
-		profile=*) die "$name: $kv: give profile=mlx5, mlx5-noburst or full" ;;
+		profile=*) die "$name: $kv: give profile=mlx5, mlx5-noburst, mlx5-vf or full" ;;
 		mac=*)
 			mac=${kv#mac=}
 			[[ $mac =~ ^([0-9a-fA-F]{2}:){5}[0-9a-fA-F]{2}$ ]] ||

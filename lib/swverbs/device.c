@@ -199,6 +199,8 @@ swv_profile_parse(const char *name, unsigned int *flag)
 		return EINVAL;
 	if (strcmp(name, "mlx5") == 0)
 		*flag = SWV_DEVICE_PROFILE_MLX5;
+	else if (strcmp(name, "mlx5-vf") == 0)
+		*flag = SWV_DEVICE_PROFILE_MLX5 | SWV_DEVICE_PROFILE_VF;
 	else if (strcmp(name, "mlx5-noburst") == 0)
 		*flag = SWV_DEVICE_PROFILE_MLX5 | SWV_DEVICE_PACE_NO_BURST;
 	else if (strcmp(name, "full") == 0)
@@ -237,8 +239,12 @@ swv_device_create_attr(const char *name, const char *wire,
 	flags = attr->flags;
 	if (name == NULL || wire == NULL ||
 	    (flags & ~(SWV_DEVICE_SHARE_WIRE | SWV_DEVICE_PROFILE_FULL |
-		       SWV_DEVICE_PACE_NO_BURST)) != 0 ||
+		       SWV_DEVICE_PACE_NO_BURST | SWV_DEVICE_PROFILE_VF)) != 0 ||
 	    (flags & SWV_DEVICE_PROFILE_FULL && flags & SWV_DEVICE_PACE_NO_BURST))
+		return EINVAL;
+	/* A VF's netdev is an interface: the wire must be on one. */
+	if (flags & SWV_DEVICE_PROFILE_VF &&
+	    (flags & SWV_DEVICE_PROFILE_FULL || !wire_is_netdev(wire)))
 		return EINVAL;
 	len = strlen(name);
 	if (len == 0 || len >= SWV_NAME_MAX)
@@ -289,13 +295,20 @@ swv_device_create_attr(const char *name, const char *wire,
 	 */
 	dev->pace_max = SWV_PACE_RATE_MAX;
 	swv_dev_mtu_sync(dev);
+	if (flags & SWV_DEVICE_PROFILE_VF) {
+		ret = swv_vport_open(dev);
+		if (ret != 0)
+			goto err_wire;
+	}
 	ret = swv_engine_add(attr->engine, dev);
 	if (ret != 0)
-		goto err_wire;
+		goto err_vport;
 	cds_list_add_tail(&dev->reg_node, &swv_devices);
 	pthread_mutex_unlock(&swv_lock);
 	return 0;
 
+err_vport:
+	swv_vport_close(dev);
 err_wire:
 	dev->wire->ops->close(dev->wire);
 err_unlock:
@@ -484,6 +497,7 @@ swv_device_destroy(const char *name)
 	/* An inline pair peer sees its link go down now (progress.c). */
 	peer = swv_dev_inline(dev) ? dev->inl_peer : NULL;
 	swv_engine_del(dev);	/* waits until the engine lets go */
+	swv_vport_close(dev);
 	dev->wire->ops->close(dev->wire);
 	if (peer != NULL)
 		swv_inline_link_sync(peer);
@@ -995,6 +1009,7 @@ swv_query_port_counters(struct ibv_context *context,
 	c->tx_mtu_dropped = SWV_LOAD(&s->tx_mtu_dropped);
 	c->tx_mtu_dropped_bytes = SWV_LOAD(&s->tx_mtu_dropped_bytes);
 	c->wire_faults = SWV_LOAD(&s->wire_faults);
+	c->rx_vport_dropped = SWV_LOAD(&s->rx_vport_dropped);
 	/*
 	 * Its own lock, not swv_lock: a caller may be an online qsbr reader,
 	 * which swv_lock's holder may be waiting for in synchronize_rcu().

@@ -121,6 +121,8 @@ publish_counters(struct swv_device *dev)
 	SWV_STORE(&c->rx_runts, c->rx_runts + a->rx_runts);
 	SWV_STORE(&c->rx_mtu_dropped, c->rx_mtu_dropped + a->rx_mtu_dropped);
 	SWV_STORE(&c->wire_faults, c->wire_faults + a->wire_faults);
+	SWV_STORE(&c->rx_vport_dropped,
+		  c->rx_vport_dropped + a->rx_vport_dropped);
 	memset(a, 0, sizeof(*a));
 	dev->acc_dirty = false;
 }
@@ -197,6 +199,8 @@ swv_link_check(struct swv_device *dev, uint64_t now)
 	else
 		SWV_STORE(&dev->speed, wire->ops->speed_mbps(wire));
 	swv_dev_mtu_sync_try(dev);	/* an MTU set from outside (ip link) */
+	if (dev->vport != NULL && !gone)
+		swv_vport_refresh(dev);	/* what the VF's netdev registered */
 	if (up != SWV_LOAD(&dev->link)) {
 		SWV_STORE(&dev->link, up);
 		swv_device_event(dev, up ? IBV_EVENT_PORT_ACTIVE :

@@ -15,7 +15,8 @@
  *   device/modalias is "swverbs:<wire>";
  * - alloc_device reads what the tree says of the device: its wire
  *   (device/swverbs_wire, a wire= value of vbr), profile
- *   (device/swverbs_profile: mlx5, the default, or full) and MAC
+ *   (device/swverbs_profile: mlx5, the default, mlx5-noburst, mlx5-vf
+ *   or full) and MAC
  *   (device/swverbs_mac; without it, swverbs' own: the interface's, or
  *   one made from the name);
  * - alloc_context creates the swverbs device on its first open in the
@@ -196,7 +197,8 @@ pdev_create(struct swv_pdev *p)
 	if (swv_profile_parse(p->profile[0] != '\0' ? p->profile : "mlx5",
 			      &attr.flags) != 0) {
 		prov_log("%s: %s/device/swverbs_profile: unknown profile \"%s\" "
-			 "(mlx5, mlx5-noburst or full)", name, path, p->profile);
+			 "(mlx5, mlx5-noburst, mlx5-vf or full)", name, path,
+			 p->profile);
 		return EINVAL;
 	}
 	if (p->mac[0] != '\0' && parse_mac(p->mac, mac) != 0) {

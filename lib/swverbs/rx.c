@@ -326,6 +326,26 @@ rx_runt(struct swv_device *dev, uint32_t len)
 	return true;
 }
 
+/*
+ * The mlx5-vf profile: whether the eswitch forwards the frame to the
+ * vport (vport.c); a frame it does not is counted, the port never sees it.
+ */
+static bool
+rx_vport_drops(struct swv_device *dev, const struct iovec *iov, int iovcnt,
+	       uint32_t len)
+{
+	uint8_t dmac[6];
+
+	if (len < 6)
+		return false;	/* a runt: the port's MAC drops it */
+	swv_iov_copy(dmac, iov, iovcnt, 0, 6);
+	if (swv_vport_takes(dev, dmac))
+		return false;
+	dev->acc.rx_vport_dropped++;
+	swv_dev_dirty(dev);
+	return true;
+}
+
 void
 swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	      uint32_t len)
@@ -333,6 +353,9 @@ swv_device_rx(struct swv_device *dev, const struct iovec *iov, int iovcnt,
 	const struct swv_flow *f;
 	struct swv_pkt pkt;
 
+	if (SWV_UNLIKELY(dev->vport != NULL) &&
+	    rx_vport_drops(dev, iov, iovcnt, len))
+		return;
 	if (SWV_UNLIKELY(rx_runt(dev, len)))
 		return;
 	rx_parse(&pkt, iov, iovcnt, len);
@@ -353,6 +376,13 @@ swv_device_rx_burst(struct swv_device *dev, const struct swv_frame *fr,
 	struct swv_pkt pkt[SWV_RX_BURST];
 	unsigned int i, k, m;
 
+	if (SWV_UNLIKELY(dev->vport != NULL)) {
+		/* A VF: the vport's filter first, frame by frame. */
+		for (i = 0; i < n; i++)
+			swv_device_rx(dev, fr[i].iov, fr[i].iovcnt,
+				      fr[i].len);
+		return;
+	}
 	for (i = 0; i < n; i += m) {
 		m = n - i < SWV_RX_BURST ? n - i : SWV_RX_BURST;
 		for (k = 0; k < m; k++)

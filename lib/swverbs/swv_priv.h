@@ -1494,6 +1494,11 @@ struct swv_device {
 	 */
 	bool netdev;
 	uint8_t netdev_mac[6];		/**< the interface's MAC */
+	/**
+	 * The mlx5-vf profile (SWV_DEVICE_PROFILE_VF): what the vport behind
+	 * the interface registered (vport.c; engine only), or NULL.
+	 */
+	struct swv_vport *vport;
 	uint32_t mtu;			/**< port MTU (in-memory wires) */
 	/**
 	 * The MTU Rx drops above, set by swv_set_port_rx_mtu(); 0: the
@@ -1625,6 +1630,16 @@ void swv_dev_mtu_sync(struct swv_device *dev);
 void swv_dev_mtu_sync_try(struct swv_device *dev);
 /** The port MTU (bytes above the Ethernet header). */
 uint32_t swv_dev_mtu(struct swv_device *dev);
+/* vport.c: the mlx5-vf profile's filter (engine or inline owner only). */
+struct swv_vport;
+/** Start reading dev's interface (dev->vport set). 0 or an errno. */
+int swv_vport_open(struct swv_device *dev);
+void swv_vport_close(struct swv_device *dev);
+/** Read the interface's MAC, flags and address lists again. */
+void swv_vport_refresh(struct swv_device *dev);
+/** Whether the vport registered @dmac (dev->vport not NULL). */
+bool swv_vport_takes(const struct swv_device *dev, const uint8_t *dmac);
+
 /** active_mtu for a port MTU, as mlx5 derives it from its netdev's. */
 enum ibv_mtu swv_active_mtu(uint32_t mtu);
 /** Queue an async event on every context of dev (engine thread). */

@@ -129,7 +129,8 @@ int swv_device_wire_note(const char *name, char *buf, size_t len);
 
 /**
  * The profile flags of a profile name: "mlx5", "mlx5-noburst" (mlx5 with
- * SWV_DEVICE_PACE_NO_BURST) or "full".
+ * SWV_DEVICE_PACE_NO_BURST), "mlx5-vf" (mlx5 with SWV_DEVICE_PROFILE_VF)
+ * or "full".
  * Return: 0 (*flag set), EINVAL (unknown name).
  */
 int swv_profile_parse(const char *name, unsigned int *flag);
@@ -172,6 +173,20 @@ int swv_profile_parse(const char *name, unsigned int *flag);
  * (which ibv_query_device_ex() cannot show). Not with the full profile.
  */
 #define SWV_DEVICE_PACE_NO_BURST 4u
+/**
+ * With SWV_DEVICE_PROFILE_MLX5 on an af_packet or af_xdp wire: a ConnectX
+ * VF or SF, whose eswitch vport forwards only the frames whose destination
+ * its netdev registered. The interface plays that netdev: the device
+ * delivers a frame only when its destination is the interface's MAC,
+ * broadcast, an address on the interface's unicast or multicast list
+ * (`bridge fdb add <mac> dev <if> self`, `ip maddr add`, the IP stack's
+ * joins), any multicast with the interface's IFF_ALLMULTI, anything with
+ * its IFF_PROMISC (as set by a user: `ip link set <if> promisc on`). It
+ * reads them every 10 ms; the rest is dropped before any steering and
+ * counted in rx_vport_dropped. Profile name "mlx5-vf". Other wires, or
+ * with SWV_DEVICE_PROFILE_FULL: EINVAL.
+ */
+#define SWV_DEVICE_PROFILE_VF 8u
 
 /**
  * vendor_id of every swverbs device: 0xffffff, no IEEE OUI, as rxe reports
@@ -422,6 +437,12 @@ struct swv_port_counters {
 	 * itself once both ends plug in again. 0 on the other wires.
 	 */
 	uint64_t wire_faults;
+	/**
+	 * The mlx5-vf profile: frames whose destination the vport did not
+	 * register (SWV_DEVICE_PROFILE_VF), dropped before the port saw
+	 * them, as a VF's eswitch never forwards them: not in rx_frames.
+	 */
+	uint64_t rx_vport_dropped;
 };
 /*
  * Invariant: rx_frames == rx_delivered + rx_out_of_buffer + rx_no_match +
