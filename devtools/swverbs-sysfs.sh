@@ -179,6 +179,9 @@ for entry in "${ENTRIES[@]}"; do
 	put "$ib/device/swverbs_wire" "$wire"
 	put "$ib/device/swverbs_profile" "$profile"
 	[ -z "$mac" ] || put "$ib/device/swverbs_mac" "$mac"
+	# A VF, as the PCI core marks one (device/physfn): the mlx5-vf
+	# profile's; drivers tell its netdev the addresses it must receive
+	[ "$profile" != mlx5-vf ] || mkdir -p "$ib/device/physfn"
 	if [ -n "$netdev" ]; then
 		mkdir -p "$ib/device/net"
 		ln -s "/sys/class/net/$netdev" "$ib/device/net/$netdev"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "swv_netif.h"
 #include "swv_priv.h"
 
 pthread_mutex_t swv_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -366,6 +367,26 @@ swv_device_rebind(const char *name)
 	old->ops->close(old);	/* out of reach: dev->wire is w */
 	ret = swv_engine_add(dev->eng, dev);
 out:
+	pthread_mutex_unlock(&swv_lock);
+	return ret;
+}
+
+int
+swv_query_port_vf_netdev(struct ibv_context *context, char *ifname,
+			 size_t len)
+{
+	struct swv_device *dev;
+	int ret = 0;
+
+	if (context == NULL || ifname == NULL || len == 0)
+		return EINVAL;
+	dev = swv_ctx_dev(context);
+	if (!(dev->flags & SWV_DEVICE_PROFILE_VF))
+		return ENOTSUP;
+	pthread_mutex_lock(&swv_lock);
+	if ((size_t)snprintf(ifname, len, "%s",
+			     swv_wire_netif(dev->wire)->ifname) >= len)
+		ret = EINVAL;
 	pthread_mutex_unlock(&swv_lock);
 	return ret;
 }

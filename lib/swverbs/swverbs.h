@@ -375,6 +375,15 @@ int swv_query_port_ex(struct ibv_context *context, uint8_t port_num,
 int swv_set_port_link(struct ibv_context *context, bool up);
 
 /**
+ * The interface whose netdev a device of the mlx5-vf profile plays
+ * (SWV_DEVICE_PROFILE_VF): its name into ifname[len]. A driver tells it
+ * the addresses the VF must receive, as it tells a ConnectX VF's netdev.
+ * Return: 0, ENOTSUP (not the mlx5-vf profile), EINVAL (@len too small).
+ */
+int swv_query_port_vf_netdev(struct ibv_context *context, char *ifname,
+			     size_t len);
+
+/**
  * The port's MAC address. Return: 0, EINVAL.
  */
 int swv_query_port_mac(struct ibv_context *context, uint8_t mac[6]);

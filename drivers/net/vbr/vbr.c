@@ -345,6 +345,7 @@ vbr_release(struct vbr_priv *priv)
 		priv->pd = NULL;
 	}
 	if (priv->ctx != NULL) {
+		vbr_vport_restore(priv);
 		ret = priv->glue->port_close(priv->ctx, why, sizeof(why));
 		if (ret != 0)
 			VBR_LOG(ERR, "%s: %s", priv->ibdev_name, why);
@@ -499,6 +500,9 @@ vbr_probe(struct rte_vdev_device *vdev)
 			goto error;
 		}
 	}
+	ret = vbr_vport_init(priv);
+	if (ret != 0)
+		goto error;
 	ret = vbr_intr_install(priv);
 	if (ret != 0)
 		goto error;

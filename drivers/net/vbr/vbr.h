@@ -138,6 +138,16 @@ struct vbr_priv {
 	uint64_t handoff_freed_base;	/**< vbr_mtr_handoff_freed() then */
 	struct rte_ether_addr mc_addrs[VBR_MAX_MC_ADDRS]; /**< mc list */
 	uint32_t nb_mc_addrs;		/**< entries of mc_addrs */
+	/*
+	 * A VF's or SF's netdev, told the addresses and modes too (the
+	 * glue's port_vport(); vbr_ethdev.c), and put back at close.
+	 */
+	unsigned int vport:1;		/**< the port has one to tell */
+	int vport_flags0;		/**< its VBR_GLUE_VPORT_F_* at probe */
+	int vport_flags_set;		/**< the flags the port changed */
+	uint8_t vport_mac0[6];		/**< its own MAC (always registered) */
+	uint32_t vport_mac_own;		/**< bit i: mac_addrs[i] put there */
+	uint32_t vport_mc_own;		/**< bit i: mc_addrs[i] put there */
 	uint16_t vlan_ids[VBR_MAX_VLAN_IDS]; /**< VLAN filter table */
 	uint16_t nb_vlan_ids;		/**< entries of vlan_ids */
 	uint8_t rss_key[VBR_RSS_KEY_LEN]; /**< the port's Toeplitz key */
@@ -194,6 +204,10 @@ int vbr_port_apply_mtu(struct vbr_priv *priv);
 extern const struct eth_dev_ops vbr_dev_ops;
 void vbr_dev_release_queues(struct rte_eth_dev *dev);
 int vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete);
+/** Find a VF's netdev and tell it mac_addrs[0] (probe). */
+int vbr_vport_init(struct vbr_priv *priv);
+/** Take off the VF's netdev what the port put there (close). */
+void vbr_vport_restore(struct vbr_priv *priv);
 /*
  * Test hook: called by vbr_link_update() between its port query and its
  * store of the link (NULL: none).

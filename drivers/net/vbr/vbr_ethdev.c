@@ -449,13 +449,169 @@ vbr_mtu_set(struct rte_eth_dev *dev, uint16_t mtu)
 	return -EINVAL;
 }
 
-/* Set a wanted mode bit, sync, and put it back on failure. */
+/*
+ * A VF's or SF's netdev (the glue's port_vport()). The eswitch forwards to
+ * the function only what its netdev registered, so on such a port every
+ * address and mode the rules take is told to the netdev too, as the mlx5
+ * PMD does on a VF or SF (and only there): addresses onto its list
+ * (`bridge fdb add ... self`), promisc and allmulti as its IFF_ flags. The
+ * port remembers what it put there and takes it off at close.
+ */
+
+#define VBR_VPORT_WHY 256
+
+int
+vbr_vport_init(struct vbr_priv *priv)
+{
+	struct rte_eth_dev *dev = priv->dev;
+	char why[VBR_VPORT_WHY];
+	uint8_t mac[6];
+	int on = 0, ret;
+
+	ret = priv->glue->port_vport(priv->ctx, VBR_GLUE_VPORT_QUERY, mac,
+				     &on, why, sizeof(why));
+	if (ret == ENOTSUP)
+		return 0;	/* no eswitch in front: the rules do it all */
+	if (ret != 0) {
+		VBR_LOG(ERR, "%s: a VF or SF: %s", priv->ibdev_name, why);
+		return -ret;
+	}
+	priv->vport = 1;
+	priv->vport_flags0 = on;
+	memcpy(priv->vport_mac0, mac, 6);
+	VBR_LOG(INFO, "%s: a VF or SF: its addresses and modes go to its "
+		"netdev too (needs CAP_NET_ADMIN)", priv->ibdev_name);
+	/* mac= other than the netdev's: the vport must take it too. */
+	if (memcmp(dev->data->mac_addrs[0].addr_bytes, mac, 6) != 0) {
+		ret = priv->glue->port_vport(priv->ctx,
+					     VBR_GLUE_VPORT_MAC_ADD,
+					     dev->data->mac_addrs[0].addr_bytes,
+					     &on, why, sizeof(why));
+		if (ret == 0)
+			priv->vport_mac_own |= 1u;
+		else if (ret != EEXIST)
+			VBR_LOG(ERR, "%s: %s", priv->ibdev_name, why);
+	}
+	return 0;
+}
+
+/*
+ * Put @mac on the VF's netdev (unless the netdev has it already: its own
+ * MAC, or listed by someone else) and set @bit of *own when the port did.
+ * 0 or a negative errno, logged.
+ */
+static int
+vbr_vport_mac_add(struct vbr_priv *priv, const struct rte_ether_addr *mac,
+		  uint32_t *own, unsigned int bit)
+{
+	char why[VBR_VPORT_WHY];
+	uint8_t m[6];
+	int on = 0, ret;
+
+	if (!priv->vport || rte_is_zero_ether_addr(mac) ||
+	    memcmp(mac->addr_bytes, priv->vport_mac0, 6) == 0)
+		return 0;
+	memcpy(m, mac->addr_bytes, 6);
+	ret = priv->glue->port_vport(priv->ctx, VBR_GLUE_VPORT_MAC_ADD, m, &on,
+				     why, sizeof(why));
+	if (ret == EEXIST)
+		return 0;	/* someone else's: left to them */
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u: %s", priv->dev->data->port_id, why);
+		return -ret;
+	}
+	*own |= 1u << bit;
+	return 0;
+}
+
+/* Take @mac off the VF's netdev if the port put it there (@bit of *own). */
+static void
+vbr_vport_mac_del(struct vbr_priv *priv, const struct rte_ether_addr *mac,
+		  uint32_t *own, unsigned int bit)
+{
+	char why[VBR_VPORT_WHY];
+	uint8_t m[6];
+	int on = 0, ret;
+
+	if (!(*own & (1u << bit)))
+		return;
+	*own &= ~(1u << bit);
+	memcpy(m, mac->addr_bytes, 6);
+	ret = priv->glue->port_vport(priv->ctx, VBR_GLUE_VPORT_MAC_DEL, m, &on,
+				     why, sizeof(why));
+	if (ret != 0 && ret != ENOENT)
+		VBR_LOG(ERR, "port %u: %s", priv->dev->data->port_id, why);
+}
+
+/* Set the VF's netdev's promisc or allmulti flag. 0 or -errno, logged. */
+static int
+vbr_vport_mode(struct vbr_priv *priv, bool promisc, int on)
+{
+	int op = promisc ? VBR_GLUE_VPORT_PROMISC : VBR_GLUE_VPORT_ALLMULTI;
+	int f = promisc ? VBR_GLUE_VPORT_F_PROMISC : VBR_GLUE_VPORT_F_ALLMULTI;
+	char why[VBR_VPORT_WHY];
+	uint8_t m[6] = { 0 };
+	int ret;
+
+	if (!priv->vport)
+		return 0;
+	ret = priv->glue->port_vport(priv->ctx, op, m, &on, why, sizeof(why));
+	if (ret != 0) {
+		VBR_LOG(ERR, "port %u: %s", priv->dev->data->port_id, why);
+		return -ret;
+	}
+	priv->vport_flags_set |= f;
+	return 0;
+}
+
+void
+vbr_vport_restore(struct vbr_priv *priv)
+{
+	struct rte_ether_addr *macs = priv->dev->data->mac_addrs;
+	char why[VBR_VPORT_WHY];
+	uint8_t m[6] = { 0 };
+	unsigned int i;
+	int on, ret;
+
+	if (!priv->vport)
+		return;
+	for (i = 0; macs != NULL && i < VBR_MAX_MAC_ADDRS; i++)
+		vbr_vport_mac_del(priv, &macs[i], &priv->vport_mac_own, i);
+	for (i = 0; i < priv->nb_mc_addrs; i++)
+		vbr_vport_mac_del(priv, &priv->mc_addrs[i],
+				  &priv->vport_mc_own, i);
+	if (priv->vport_flags_set & VBR_GLUE_VPORT_F_PROMISC) {
+		on = !!(priv->vport_flags0 & VBR_GLUE_VPORT_F_PROMISC);
+		ret = priv->glue->port_vport(priv->ctx, VBR_GLUE_VPORT_PROMISC,
+					     m, &on, why, sizeof(why));
+		if (ret != 0)
+			VBR_LOG(ERR, "%s: %s", priv->ibdev_name, why);
+	}
+	if (priv->vport_flags_set & VBR_GLUE_VPORT_F_ALLMULTI) {
+		on = !!(priv->vport_flags0 & VBR_GLUE_VPORT_F_ALLMULTI);
+		ret = priv->glue->port_vport(priv->ctx,
+					     VBR_GLUE_VPORT_ALLMULTI, m, &on,
+					     why, sizeof(why));
+		if (ret != 0)
+			VBR_LOG(ERR, "%s: %s", priv->ibdev_name, why);
+	}
+	priv->vport_flags_set = 0;
+}
+
+/*
+ * Set a wanted mode bit, sync, and put it back on failure. On a VF the
+ * netdev's flag first: the ethdev call fails when the netdev refuses (as
+ * the mlx5 PMD's does).
+ */
 static int
 vbr_mode_set(struct vbr_priv *priv, bool promisc, int on)
 {
 	unsigned int old = promisc ? priv->promisc : priv->allmulti;
 	int ret;
 
+	ret = vbr_vport_mode(priv, promisc, on);
+	if (ret != 0)
+		return ret;
 	if (promisc)
 		priv->promisc = !!on;
 	else
@@ -466,6 +622,9 @@ vbr_mode_set(struct vbr_priv *priv, bool promisc, int on)
 			priv->promisc = old;
 		else
 			priv->allmulti = old;
+		if (vbr_vport_mode(priv, promisc, old) != 0)
+			VBR_LOG(ERR, "port %u: the netdev's flag stays %s",
+				priv->dev->data->port_id, on ? "on" : "off");
 	}
 	return ret;
 }
@@ -496,7 +655,8 @@ vbr_allmulticast_disable(struct rte_eth_dev *dev)
 
 /*
  * ethdev stores a new address in mac_addrs only after the op succeeds: the
- * ops store it first so that the rules follow the table.
+ * ops store it first so that the rules follow the table. On a VF the
+ * netdev gets the new address first and loses the old one last.
  */
 static int
 vbr_mac_addr_add(struct rte_eth_dev *dev, struct rte_ether_addr *mac,
@@ -504,14 +664,35 @@ vbr_mac_addr_add(struct rte_eth_dev *dev, struct rte_ether_addr *mac,
 {
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct rte_ether_addr old = dev->data->mac_addrs[index];
+	uint32_t bit = 1u << index;
+	uint32_t old_own = priv->vport_mac_own & bit;
+	bool same = rte_is_same_ether_addr(&old, mac);
 	int ret;
 
 	RTE_SET_USED(vmdq);
+	if (!same) {
+		priv->vport_mac_own &= ~bit;
+		ret = vbr_vport_mac_add(priv, mac, &priv->vport_mac_own,
+					index);
+		if (ret != 0) {
+			priv->vport_mac_own |= old_own;
+			return ret;
+		}
+	}
 	dev->data->mac_addrs[index] = *mac;
 	ret = vbr_steer_sync(priv);
-	if (ret != 0)
+	if (ret != 0) {
 		dev->data->mac_addrs[index] = old;
-	return ret;
+		if (!same) {
+			vbr_vport_mac_del(priv, mac, &priv->vport_mac_own,
+					  index);
+			priv->vport_mac_own |= old_own;
+		}
+		return ret;
+	}
+	if (!same && old_own != 0)
+		vbr_vport_mac_del(priv, &old, &old_own, index);
+	return 0;
 }
 
 static void
@@ -527,13 +708,28 @@ vbr_mac_addr_remove(struct rte_eth_dev *dev, uint32_t index)
 		VBR_LOG(ERR, "port %u: MAC address " RTE_ETHER_ADDR_PRT_FMT
 			" kept: its rules could not be updated",
 			dev->data->port_id, RTE_ETHER_ADDR_BYTES(&old));
+		return;
 	}
+	vbr_vport_mac_del(priv, &old, &priv->vport_mac_own, index);
 }
 
 static int
 vbr_mac_addr_set(struct rte_eth_dev *dev, struct rte_ether_addr *mac)
 {
 	return vbr_mac_addr_add(dev, mac, 0, 0);
+}
+
+/* Index of @mac in list[0 .. n), or -1. */
+static int
+vbr_mc_find(const struct rte_ether_addr *list, uint32_t n,
+	    const struct rte_ether_addr *mac)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (rte_is_same_ether_addr(&list[i], mac))
+			return (int)i;
+	return -1;
 }
 
 static int
@@ -543,7 +739,8 @@ vbr_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
 	struct vbr_priv *priv = dev->data->dev_private;
 	struct rte_ether_addr old[VBR_MAX_MC_ADDRS];
 	uint32_t i, nb_old = priv->nb_mc_addrs;
-	int ret;
+	uint32_t own_old = priv->vport_mc_own, own = 0;
+	int ret = 0, at;
 
 	if (nb > VBR_MAX_MC_ADDRS) {
 		VBR_LOG(ERR, "port %u: %u multicast addresses, at most %u",
@@ -560,15 +757,35 @@ vbr_set_mc_addr_list(struct rte_eth_dev *dev, struct rte_ether_addr *list,
 		}
 	}
 	memcpy(old, priv->mc_addrs, sizeof(old));
-	for (i = 0; i < nb; i++)
-		priv->mc_addrs[i] = list[i];
-	priv->nb_mc_addrs = nb;
-	ret = vbr_steer_sync(priv);
+	/* The VF's netdev: the new groups on (the kept ones stay). */
+	for (i = 0; i < nb && ret == 0; i++) {
+		at = vbr_mc_find(old, nb_old, &list[i]);
+		if (at >= 0)
+			own |= (own_old >> at & 1u) << i;
+		else if (vbr_mc_find(list, i, &list[i]) < 0)
+			ret = vbr_vport_mac_add(priv, &list[i], &own, i);
+	}
+	if (ret == 0) {
+		for (i = 0; i < nb; i++)
+			priv->mc_addrs[i] = list[i];
+		priv->nb_mc_addrs = nb;
+		ret = vbr_steer_sync(priv);
+	}
 	if (ret != 0) {
+		/* Off again what this call put on; the old list stays. */
+		for (i = 0; i < nb; i++)
+			if (vbr_mc_find(old, nb_old, &list[i]) < 0)
+				vbr_vport_mac_del(priv, &list[i], &own, i);
 		memcpy(priv->mc_addrs, old, sizeof(old));
 		priv->nb_mc_addrs = nb_old;
+		return ret;
 	}
-	return ret;
+	/* The groups left: off the netdev if the port put them there. */
+	for (i = 0; i < nb_old; i++)
+		if (vbr_mc_find(list, nb, &old[i]) < 0)
+			vbr_vport_mac_del(priv, &old[i], &own_old, i);
+	priv->vport_mc_own = own;
+	return 0;
 }
 
 /* The device's firmware version, as query_device gave it at probe. */

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include <infiniband/verbs.h>
 
 #include "vbr_glue.h"
+#include "vbr_netdev.h"
 #include "vbr_nl.h"
 
 /* The table the PMD looks up with dlsym(VBR_GLUE_IBV_SYMBOL), at the end. */
@@ -466,6 +468,43 @@ vbr_ibv_port_rebind(struct ibv_context *context, char *why, size_t len)
 	return 0;
 }
 
+/*
+ * Whether the device is a function behind an eswitch, whose vport gets
+ * only what its netdev registered: an SR-IOV VF (device/physfn, as the
+ * PCI core links it) or a ConnectX SF (an auxiliary device named
+ * mlx5_core.sf.<n>). The mlx5 PMD tells the netdev on these only.
+ */
+static bool
+vbr_ibv_behind_eswitch(struct ibv_context *context)
+{
+	char path[PATH_MAX], real[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/device/physfn",
+		 context->device->ibdev_path);
+	if (access(path, F_OK) == 0)
+		return true;
+	snprintf(path, sizeof(path), "%s/device", context->device->ibdev_path);
+	return realpath(path, real) != NULL && strstr(real, ".sf.") != NULL;
+}
+
+static int
+vbr_ibv_port_vport(struct ibv_context *context, int op, uint8_t mac[6],
+		   int *on, char *why, size_t len)
+{
+	char name[IF_NAMESIZE];
+	int ret;
+
+	if (!vbr_ibv_behind_eswitch(context))
+		return ENOTSUP;
+	ret = vbr_ibv_netdev_name(context, name);
+	if (ret != 0) {
+		snprintf(why, len, "the VF's netdev (%s/device/net): %s",
+			 context->device->ibdev_path, strerror(ret));
+		return ret;
+	}
+	return vbr_netdev_vport(name, op, mac, on, why, len);
+}
+
 /* A NIC drops at its port MTU, which follows the netdev's: none other. */
 static int
 vbr_ibv_port_set_rx_mtu(struct ibv_context *context, uint32_t mtu)
@@ -856,5 +895,6 @@ const struct vbr_glue vbr_glue_ibv = {
 	.get_cq_event = ibv_get_cq_event,
 	.ack_cq_events = ibv_ack_cq_events,
 	.cq_peek = vbr_ibv_cq_peek,
+	.port_vport = vbr_ibv_port_vport,
 	.query_qp = ibv_query_qp,
 };

@@ -74,6 +74,8 @@ struct vbr_glue_port_counters {
 	uint64_t tx_mtu_dropped; /**< sent frames above the link's MTU */
 	uint64_t tx_mtu_dropped_bytes; /**< bytes of those frames */
 	uint64_t wire_faults;	/**< the cable itself broke (link down) */
+	/** Frames a VF's vport did not register (swverbs' mlx5-vf). */
+	uint64_t vport_dropped;
 };
 
 /* Bits of vbr_glue_port_counters.valid. */
@@ -88,6 +90,7 @@ struct vbr_glue_port_counters {
 #define VBR_GLUE_CNT_WIRE_TOTALS	(1u << 8)
 #define VBR_GLUE_CNT_TX_MTU_DROPPED	(1u << 9)
 #define VBR_GLUE_CNT_WIRE_FAULTS	(1u << 10)
+#define VBR_GLUE_CNT_VPORT_DROPPED	(1u << 11)
 
 /*
  * QP counters (rdma statistic qp): the kernel's counter modes and auto
@@ -196,6 +199,16 @@ struct vbr_glue_port {
 	char netdev[16];
 	char netdev_how[112];	/**< how it was chosen, for the log */
 };
+
+/* port_vport() requests. */
+#define VBR_GLUE_VPORT_QUERY	0	/**< is there a netdev to tell? */
+#define VBR_GLUE_VPORT_MAC_ADD	1	/**< mac[] on its address list */
+#define VBR_GLUE_VPORT_MAC_DEL	2	/**< mac[] off it */
+#define VBR_GLUE_VPORT_PROMISC	3	/**< IFF_PROMISC to *on */
+#define VBR_GLUE_VPORT_ALLMULTI	4	/**< IFF_ALLMULTI to *on */
+/* The flags VBR_GLUE_VPORT_QUERY gives in *on. */
+#define VBR_GLUE_VPORT_F_PROMISC	(1 << 0)
+#define VBR_GLUE_VPORT_F_ALLMULTI	(1 << 1)
 
 /** What cq_peek() tells. */
 struct vbr_glue_cq_peek {
@@ -435,6 +448,20 @@ struct vbr_glue {
 	 */
 	int (*pace_window)(struct ibv_context *context, uint64_t *due,
 			   uint64_t *latest);
+	/**
+	 * The port's function sits behind an eswitch (a ConnectX VF or SF;
+	 * swverbs' mlx5-vf profile), whose vport forwards only the frames
+	 * its netdev registered: tell the netdev (vbr_netdev.h).
+	 * VBR_GLUE_VPORT_QUERY: 0 when the port has such a netdev, with its
+	 * MAC in mac[] and its VBR_GLUE_VPORT_F_* flags in *on; ENOTSUP when
+	 * not (a PF, a wire without a VF profile: nothing to tell).
+	 * _MAC_ADD, _MAC_DEL: mac[] on the netdev's address list or off it
+	 * (EEXIST: listed already; ENOENT: not listed).
+	 * _PROMISC, _ALLMULTI: the netdev's flag to *on.
+	 * 0 or a positive errno, with a sentence in why[len].
+	 */
+	int (*port_vport)(struct ibv_context *context, int op, uint8_t mac[6],
+			  int *on, char *why, size_t len);
 };
 
 /* Bits of post_send_burst()'s signaled[i]. */

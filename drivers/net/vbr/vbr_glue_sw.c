@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
 
@@ -34,6 +35,7 @@
 #include <swverbs.h>
 
 #include "vbr_glue.h"
+#include "vbr_netdev.h"
 #include "vbr_utils.h"
 
 static const struct vbr_glue vbr_glue_swverbs;
@@ -189,7 +191,7 @@ vbr_sw_conf_parse(const struct vbr_glue_port_conf *conf,
 		} else if (strcmp(key, VBR_SW_ARG_PROFILE) == 0) {
 			if (swv_profile_parse(value, &sw->profile) != 0) {
 				snprintf(why, len, "profile=%s: give mlx5, "
-					 "mlx5-noburst or full", value);
+					 "mlx5-noburst, mlx5-vf or full", value);
 				return EINVAL;
 			}
 		} else if (strcmp(key, VBR_SW_ARG_PROGRESS) == 0) {
@@ -768,6 +770,7 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 			   struct vbr_glue_port_counters *counters)
 {
 	struct swv_port_counters c;
+	char name[IF_NAMESIZE];
 	int ret;
 
 	ret = swv_query_port_counters(context, &c);
@@ -798,6 +801,9 @@ vbr_sw_query_port_counters(struct ibv_context *context,
 			  VBR_GLUE_CNT_WIRE_DROPPED | VBR_GLUE_CNT_MTU_DROPPED |
 			  VBR_GLUE_CNT_WIRE_TOTALS | VBR_GLUE_CNT_TX_MTU_DROPPED |
 			  VBR_GLUE_CNT_WIRE_FAULTS;
+	counters->vport_dropped = c.rx_vport_dropped;
+	if (swv_query_port_vf_netdev(context, name, sizeof(name)) == 0)
+		counters->valid |= VBR_GLUE_CNT_VPORT_DROPPED;
 	return 0;
 }
 
@@ -1031,6 +1037,23 @@ vbr_sw_port_set_link(struct ibv_context *context, int up, char *why,
 	return ret;
 }
 
+/*
+ * A device of the mlx5-vf profile plays a VF: its interface is the netdev
+ * to tell. Other profiles and wires have none (ENOTSUP).
+ */
+static int
+vbr_sw_port_vport(struct ibv_context *context, int op, uint8_t mac[6],
+		  int *on, char *why, size_t len)
+{
+	char name[IF_NAMESIZE];
+	int ret;
+
+	ret = swv_query_port_vf_netdev(context, name, sizeof(name));
+	if (ret != 0)
+		return ret;
+	return vbr_netdev_vport(name, op, mac, on, why, len);
+}
+
 static int
 vbr_sw_cq_peek(struct ibv_cq_ex *cq, struct vbr_glue_cq_peek *peek)
 {
@@ -1095,6 +1118,7 @@ static const struct vbr_glue vbr_glue_swverbs = {
 	.get_cq_event = swv_get_cq_event,
 	.ack_cq_events = swv_ack_cq_events,
 	.cq_peek = vbr_sw_cq_peek,
+	.port_vport = vbr_sw_port_vport,
 	.qp_pace_stats = vbr_sw_qp_pace_stats,
 	.query_qp = swv_query_qp,
 	.sq_held = swv_qp_sq_held,

@@ -65,6 +65,10 @@ static const struct vbr_xstat vbr_xstats[] = {
 	{ "rx_mtu_dropped",
 	  offsetof(struct vbr_glue_port_counters, mtu_dropped),
 	  VBR_GLUE_CNT_MTU_DROPPED },
+	/* Not in rx_wire_frames: the eswitch kept them from the port. */
+	{ "rx_vport_dropped",
+	  offsetof(struct vbr_glue_port_counters, vport_dropped),
+	  VBR_GLUE_CNT_VPORT_DROPPED },
 	/*
 	 * The identity's totals: rx_wire_frames = rx_delivered +
 	 * rx_out_of_buffer + rx_no_match + rx_error_completions +
