@@ -697,8 +697,9 @@ swv_query_device_ex(struct ibv_context *context,
 	a = &attr->orig_attr;
 	/* The profile, told honestly (swverbs.h). */
 	snprintf(a->fw_ver, sizeof(a->fw_ver), "swverbs 0.2 %s",
-		 !dev->strict ? "full" : dev->pace_burst ? "mlx5" :
-		 "mlx5-noburst");
+		 !dev->strict ? "full" :
+		 dev->flags & SWV_DEVICE_PROFILE_VF ? "mlx5-vf" :
+		 dev->pace_burst ? "mlx5" : "mlx5-noburst");
 	/* EUI-64 from the MAC, in network order as verbs keeps GUIDs. */
 	{
 		uint8_t eui[8] = { dev->mac[0] ^ 0x02, dev->mac[1],

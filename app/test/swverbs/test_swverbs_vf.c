@@ -178,9 +178,16 @@ static int
 test_vf_filter(void)
 {
 	struct swv_port_counters c;
+	struct ibv_device_attr_ex attr;
 	char cmd[160];
+	size_t n;
 
 	TEST_ASSERT_SUCCESS(tvf_setup(), "setup");
+	TEST_ASSERT_SUCCESS(swv_query_device_ex(tv.vf.ctx, NULL, &attr), "");
+	n = strlen(attr.orig_attr.fw_ver);
+	TEST_ASSERT(n > 8 && strcmp(attr.orig_attr.fw_ver + n - 8,
+				    " mlx5-vf") == 0,
+		    "fw_ver tells the profile: %s", attr.orig_attr.fw_ver);
 	EXPECT(other_mac, false, "unicast not registered");
 	EXPECT(mc_mac, false, "multicast not joined");
 	snprintf(cmd, sizeof(cmd), "bridge fdb add %s dev vva self permanent",
