@@ -18,7 +18,9 @@ group only after `mcast_addr add`, everything in promisc, every group in
 allmulti; the others are counted in the rx_vport_dropped xstat. The veth's
 address list and flags (`bridge fdb show`, `ip link`) follow, and `port
 close` puts them back as they were: the addresses the port added gone, one
-listed before by someone else kept, allmulti (on before testpmd) on again.
+listed before by someone else kept, allmulti (on before testpmd) on again. Over af_packet, then, a testpmd
+without CAP_NET_ADMIN: each of those calls fails with EPERM and a log line
+that names the capability, and the netdev is left as it was.
 Exit 77 when not root or a tool is missing.
 """
 
@@ -135,6 +137,42 @@ class Run:
                     f"+{want_vp}")
 
 
+def no_net_admin(pmd, veth, c, tmp, fdb0, flags0):
+    """Without CAP_NET_ADMIN the netdev refuses: each call fails with
+    EPERM and a log line that says what is missing; nothing changes."""
+    print("== without CAP_NET_ADMIN", flush=True)
+    wrap = os.path.join(tmp, "testpmd-nocap")
+    with open(wrap, "w") as f:
+        f.write("#!/bin/sh\nexec capsh --drop=cap_net_admin -- -c "
+                f"'exec {tp.find_testpmd()} \"$@\"' testpmd \"$@\"\n")
+    os.chmod(wrap, 0o755)
+    find = tp.find_testpmd
+    tp.find_testpmd = lambda: wrap
+    try:
+        eal, fprefix = tp.eal_args("vfcap", pmd)
+        eal += ["--vdev", f"net_vbr0,wire=af_packet:{veth.root_if},"
+                "profile=mlx5-vf"]
+        t = tp.TestPmd(eal, ["--forward-mode=rxonly",
+                             "--total-num-mbufs=8192"], fprefix)
+    finally:
+        tp.find_testpmd = find
+    t.wait_prompt()
+    for cmd in (f"mac_addr add 0 {OTHER}", f"mcast_addr add 0 {MC}",
+                "set promisc 0 on", "set allmulti 0 on"):
+        mark = len(t.out)
+        out = t.cmd(cmd)
+        time.sleep(0.2)
+        out = t.out[mark:]
+        c.check("not permitted" in out and "CAP_NET_ADMIN" in out,
+                f"{cmd} without CAP_NET_ADMIN: EPERM and a log line that "
+                f"names the capability ({out.strip()[-300:]})")
+    c.check(fdb(veth) == fdb0 and flags(veth) == flags0,
+            f"the netdev unchanged: {fdb(veth)}, {flags(veth)}")
+    rc = t.quit()
+    c.check(rc == 0, f"testpmd quit cleanly (rc {rc})")
+    return None
+
+
 def run(pmd, script, kind):
     c = tp.Checker()
     prefix = f"vbv{os.getpid()}"
@@ -216,6 +254,9 @@ def run(pmd, script, kind):
                     f"{flags(veth)} == {flags0}")
             rc = t.quit()
             c.check(rc == 0, f"testpmd quit cleanly (rc {rc})")
+            t = None
+            if kind != "ibverbs":
+                t = no_net_admin(pmd, veth, c, tmp, fdb0, flags0)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             c.check(False, str(e))
         finally:
@@ -246,4 +287,5 @@ if __name__ == "__main__":
             print("SKIP: " + ibverbs_skip(sys.argv[1]))
             sys.exit(tp.SKIP)
     sys.exit(tp.veth_main(lambda p, s, k: run(p, s, kind), __doc__,
-                          ("dpdk-testpmd", "ip", "bridge"), py=PY))
+                          ("dpdk-testpmd", "ip", "bridge", "capsh"),
+                          py=PY))
