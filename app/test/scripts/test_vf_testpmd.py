@@ -3,14 +3,15 @@
 """A port on a VF: its addresses and modes reach the VF's netdev.
 
 usage: test_vf_testpmd.py PATH/librte_net_vbr.so PATH/devtools/netns-veth.sh
-                          [af_packet|ibverbs]
+                          [af_packet|af_xdp|ibverbs]
 
 A ConnectX VF receives only what its netdev registered with the eswitch.
 swverbs' mlx5-vf profile models that on a veth, the VF's netdev: a port
 with profile=mlx5-vf on af_packet:<veth> (or, with ibverbs, the system
 libibverbs driving the same device through devtools/swverbs-run.sh
 swverbs0=af_packet:<veth>+profile=mlx5-vf and a dev=swverbs0 port) gets
-only the frames whose destination the veth lists. Stock testpmd in rxonly
+only the frames whose destination the veth lists (af_xdp: the same on
+an af_xdp:<veth> wire). Stock testpmd in rxonly
 mode; scapy in the peer's namespace sends frames of each class (the
 port's MAC, another unicast MAC, a multicast group, another group,
 broadcast). A frame to an added MAC arrives only after `mac_addr add`, a
@@ -137,7 +138,7 @@ class Run:
                     f"+{want_vp}")
 
 
-def no_net_admin(pmd, veth, c, tmp, fdb0, flags0):
+def no_net_admin(pmd, kind, veth, c, tmp, fdb0, flags0):
     """Without CAP_NET_ADMIN the netdev refuses: each call fails with
     EPERM and a log line that says what is missing; nothing changes."""
     print("== without CAP_NET_ADMIN", flush=True)
@@ -150,7 +151,7 @@ def no_net_admin(pmd, veth, c, tmp, fdb0, flags0):
     tp.find_testpmd = lambda: wrap
     try:
         eal, fprefix = tp.eal_args("vfcap", pmd)
-        eal += ["--vdev", f"net_vbr0,wire=af_packet:{veth.root_if},"
+        eal += ["--vdev", f"net_vbr0,wire={kind}:{veth.root_if},"
                 "profile=mlx5-vf"]
         t = tp.TestPmd(eal, ["--forward-mode=rxonly",
                              "--total-num-mbufs=8192"], fprefix)
@@ -198,7 +199,7 @@ def run(pmd, script, kind):
                 tp.find_testpmd = lambda: wrap
                 eal += ["--vdev", "net_vbr0,dev=swverbs0"]
             else:
-                eal += ["--vdev", f"net_vbr0,wire=af_packet:{veth.root_if},"
+                eal += ["--vdev", f"net_vbr0,wire={kind}:{veth.root_if},"
                         "profile=mlx5-vf"]
             own = open(f"/sys/class/net/{veth.root_if}/address").read()
             own = own.strip().lower()
@@ -256,7 +257,7 @@ def run(pmd, script, kind):
             c.check(rc == 0, f"testpmd quit cleanly (rc {rc})")
             t = None
             if kind != "ibverbs":
-                t = no_net_admin(pmd, veth, c, tmp, fdb0, flags0)
+                t = no_net_admin(pmd, kind, veth, c, tmp, fdb0, flags0)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             c.check(False, str(e))
         finally:
