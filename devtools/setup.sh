@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Prepare a Debian 12 machine to build and test vbr, then build it.
-# Idempotent: every step is skipped when its result is already there.
+# Prepare a Debian 12 (bookworm, DPDK 22.11) or Debian 13 (trixie, DPDK
+# 24.11) machine to build and test vbr, then build it. Idempotent: every
+# step is skipped when its result is already there.
 #
-#   1. install the Debian packages (apt-get update only when something is
-#      missing, and at most once)
+#   1. install the Debian packages of the release (apt-get update only when
+#      something is missing, and at most once)
 #   2. fetch DPDK's driver-SDK headers from Debian's source package of exactly
 #      the installed libdpdk-dev into .sdk/dpdk-<version>/include; where that
-#      source is not served, copy them from $VBR_DPDK_SDK_DIR
+#      source is not served, copy them from $VBR_DPDK_SDK_DIR, else from
+#      $VBR_DPDK_SDK_ROOT/<version>/include (default ../shared/dpdk-sdk
+#      beside the repository, when there)
 #   3. fetch rdma-core's private provider header (driver.h and the few
 #      headers it needs that libibverbs-dev lacks) from a Debian source
 #      package of rdma-core whose private ABI is the installed
@@ -25,6 +28,14 @@
 #                   DPDK's LTS release (../shared/dpdk-sdk/<version>/include
 #                   in CI), used only where Debian's source package of the
 #                   installed version cannot be had
+#   VBR_DPDK_SDK_ROOT  without VBR_DPDK_SDK_DIR: a folder of such folders,
+#                   <version>/include, of which the newest of the installed
+#                   DPDK's LTS release is taken (default: ../shared/dpdk-sdk
+#                   beside the repository, when it is there)
+#   VBR_SETUP_LEAN  set to 1 to install only what building and the fast,
+#                   flow, pmd and testpmd suites need (no Open vSwitch,
+#                   clang, clang-format, tcpdump, tcpreplay, dpkg-dev): the
+#                   Debian 13 leg of the test command (test-debian13.sh)
 #   VBR_RDMA_CORE_SUITES  Debian suites whose rdma-core source may stand in
 #                   for the installed version's (same private ABI), tried in
 #                   order when the installed version's source is not served
@@ -36,14 +47,39 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${VBR_BUILD_DIR:-build}
 SDK_CACHE=${VBR_SDK_CACHE:-$ROOT/.sdk/cache}
 
-PACKAGES="dpdk dpdk-dev libdpdk-dev libibverbs-dev rdma-core meson ninja-build
-pkg-config gcc clang python3-pyelftools python3-scapy tcpdump tcpreplay
-iproute2 dpkg-dev liburcu-dev clang-format xz-utils
-libxdp-dev libbpf-dev libxdp1
-libmnl-dev
-libjansson-dev
-openvswitch-switch-dpdk
-ibverbs-utils python3-pyverbs"
+# The packages, by what needs them. Debian 12 and 13 name them alike except
+# pkg-config, which is pkgconf's transitional package in 13; and in 13
+# dpdk-testpmd (which the testpmd suite drives), dpdk-test and
+# dpdk-test-flow-perf come with dpdk-dev, not with dpdk as in 12.
+#   build: the tree, the PMD's pmdinfo, the swverbs provider's header fetch
+PACKAGES_BUILD="dpdk dpdk-dev libdpdk-dev libibverbs-dev rdma-core meson
+ninja-build gcc python3-pyelftools liburcu-dev xz-utils
+libxdp-dev libbpf-dev libxdp1 libmnl-dev libjansson-dev"
+#   the fast, flow, pmd and testpmd suites: scapy frames, ip for the netns
+#   cases, stock ibv_devices/ibv_devinfo and pyverbs on the provider
+PACKAGES_FAST="python3-scapy iproute2 ibverbs-utils python3-pyverbs"
+#   the rest: e2e (tcpdump, tcpreplay, OVS), style, the clang builds
+PACKAGES_REST="clang tcpdump tcpreplay dpkg-dev clang-format
+openvswitch-switch-dpdk"
+
+# The Debian release: bookworm (12) and trixie (13) are known; another
+# takes trixie's names, said.
+DEBIAN_CODENAME=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release \
+		  2>/dev/null | tr -d '"' || true)
+case $DEBIAN_CODENAME in
+bookworm) PKG_CONFIG_PKG=pkg-config ;;
+trixie) PKG_CONFIG_PKG=pkgconf ;;
+*)
+	printf '==> packages: Debian release "%s" is not known (%s):%s\n' \
+	       "$DEBIAN_CODENAME" "bookworm and trixie are" \
+	       " trying trixie's package names"
+	PKG_CONFIG_PKG=pkgconf
+	;;
+esac
+PACKAGES="$PACKAGES_BUILD $PKG_CONFIG_PKG $PACKAGES_FAST"
+if [ "${VBR_SETUP_LEAN:-0}" != 1 ]; then
+	PACKAGES="$PACKAGES $PACKAGES_REST"
+fi
 
 # The driver-SDK headers, as paths inside DPDK's source tree.
 SDK_HEADERS="lib/eal/include/bus_driver.h lib/eal/include/dev_driver.h
@@ -188,16 +224,16 @@ sdk_from_dir()
 	/*) ;;
 	*) [ -d "$dir" ] || dir=$ROOT/$dir ;;
 	esac
-	[ -d "$dir" ] || die "VBR_DPDK_SDK_DIR=$1 is not a folder"
+	[ -d "$dir" ] || die "SDK headers folder $1 is not a folder"
 	dver=$(basename "$(dirname "$(cd "$dir" && pwd)")")
 	[ "${dver%.*}" = "${up%.*}" ] ||
-		die "VBR_DPDK_SDK_DIR=$dir holds DPDK $dver's headers, not" \
+		die "$dir holds DPDK $dver's headers, not" \
 		    "those of the installed $up's LTS release (${up%.*})"
 	rm -rf "$sdk/include"
 	mkdir -p "$sdk/include"
 	for h in $SDK_HEADERS_HERE; do
 		f=$dir/$(basename "$h")
-		[ -f "$f" ] || die "VBR_DPDK_SDK_DIR=$dir has no $(basename "$h")"
+		[ -f "$f" ] || die "$dir has no $(basename "$h")"
 		install -m 0644 "$f" "$sdk/include/"
 	done
 	printf '%s\n' "$full" >"$sdk/stamp"
@@ -210,9 +246,36 @@ sdk_from_dir()
 		     "driver structures stable, but not the same point release"
 }
 
+# The folder of driver-SDK headers to take where the source package is out
+# of reach: $VBR_DPDK_SDK_DIR, else the newest <version>/include of the
+# installed DPDK's LTS release ($1, e.g. 24.11.8) under $VBR_DPDK_SDK_ROOT
+# or ../shared/dpdk-sdk beside the repository; nothing when there is none.
+sdk_fallback_dir()
+{
+	local series=${1%.*} root d best=""
+
+	if [ -n "${VBR_DPDK_SDK_DIR:-}" ]; then
+		printf '%s\n' "$VBR_DPDK_SDK_DIR"
+		return
+	fi
+	root=${VBR_DPDK_SDK_ROOT:-$ROOT/../shared/dpdk-sdk}
+	case $root in
+	/*) ;;
+	*) [ -d "$root" ] || root=$ROOT/$root ;;
+	esac
+	for d in "$root/$series".*/include; do
+		[ -d "$d" ] || continue
+		if [ -z "$best" ] ||
+		   [ "$(printf '%s\n%s\n' "$best" "$d" | sort -V | tail -n 1)" = "$d" ]; then
+			best=$d
+		fi
+	done
+	[ -z "$best" ] || printf '%s\n' "$best"
+}
+
 fetch_sdk_headers()
 {
-	local full up pc sdk inc stamp orig tmp h
+	local full up pc sdk inc stamp orig tmp h fallback
 
 	full=$(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null) ||
 		die "libdpdk-dev is not installed"
@@ -227,6 +290,7 @@ fetch_sdk_headers()
 	if [ "$(printf '25.11\n%s\n' "$up" | sort -V | head -n 1)" = 25.11 ]; then
 		SDK_HEADERS_HERE="$SDK_HEADERS $SDK_HEADERS_25_11"
 	fi
+	fallback=$(sdk_fallback_dir "$up")
 	sdk=$ROOT/.sdk/dpdk-$up
 	inc=$sdk/include
 	stamp=$sdk/stamp
@@ -247,9 +311,9 @@ fetch_sdk_headers()
 	mkdir -p "$SDK_CACHE"
 	orig=$SDK_CACHE/dpdk_$up.orig.tar.xz
 	if [ ! -f "$orig" ] || [ ! -f "$SDK_CACHE/dpdk_$full.dsc" ]; then
-		if [ -n "${VBR_DPDK_SDK_DIR:-}" ] && [ "$(id -u)" -ne 0 ] &&
+		if [ -n "$fallback" ] && [ "$(id -u)" -ne 0 ] &&
 		   ! src_version_available "$full"; then
-			sdk_from_dir "$VBR_DPDK_SDK_DIR" "$up" "$full" "$sdk"
+			sdk_from_dir "$fallback" "$up" "$full" "$sdk"
 			return
 		fi
 		need_root "downloading the dpdk source package"
@@ -260,9 +324,8 @@ fetch_sdk_headers()
 				apt_update_once
 			}
 		fi
-		if ! src_version_available "$full" &&
-		   [ -n "${VBR_DPDK_SDK_DIR:-}" ]; then
-			sdk_from_dir "$VBR_DPDK_SDK_DIR" "$up" "$full" "$sdk"
+		if ! src_version_available "$full" && [ -n "$fallback" ]; then
+			sdk_from_dir "$fallback" "$up" "$full" "$sdk"
 			return
 		fi
 		src_version_available "$full" ||
@@ -271,8 +334,17 @@ fetch_sdk_headers()
 			    "lists: $(apt-cache showsrc dpdk 2>/dev/null |
 				      sed -n 's/^Version: //p' | tr '\n' ' ')):" \
 			    "the headers must come from exactly the installed version"
-		(cd "$SDK_CACHE" && apt-get source -q --download-only "dpdk=$full") ||
-			die "apt-get source --download-only dpdk=$full failed"
+		# The index may list a version whose files the archive does
+		# not serve (Debian 13's 24.11 here): then the folder.
+		if ! (cd "$SDK_CACHE" &&
+		      apt-get source -q --download-only "dpdk=$full"); then
+			[ -n "$fallback" ] ||
+				die "apt-get source --download-only dpdk=$full" \
+				    "failed (set VBR_DPDK_SDK_DIR or" \
+				    "VBR_DPDK_SDK_ROOT, see the head of this script)"
+			sdk_from_dir "$fallback" "$up" "$full" "$sdk"
+			return
+		fi
 	else
 		step "SDK headers: using cached $orig"
 	fi
