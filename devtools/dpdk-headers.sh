@@ -97,11 +97,13 @@ if [ -n "$have" ] && [ "$refresh" -eq 0 ]; then
 	exit 0
 fi
 
-# The mirror of the system's Debian entries, as devtools/setup.sh finds it.
+# The mirror of the system's Debian entries, as devtools/setup.sh finds it
+# (a file that is not there is no error: a debootstrap root has only
+# sources.list, a Debian 12 install only debian.sources).
 mirror=$(sed -n 's/^[[:space:]]*URIs:[[:space:]]*\(http[^[:space:]]*\/debian\)\/*[[:space:]]*$/\1/p' \
-	/etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1)
+	/etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n 1 || true)
 [ -n "$mirror" ] || mirror=$(sed -n 's/^[[:space:]]*deb[[:space:]]\+\(http[^[:space:]]*\/debian\)\/*[[:space:]].*/\1/p' \
-	/etc/apt/sources.list 2>/dev/null | head -n 1)
+	/etc/apt/sources.list 2>/dev/null | head -n 1 || true)
 mirror=${VBR_DEBIAN_MIRROR:-${mirror:-http://deb.debian.org/debian}}
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 [ -f "$keyring" ] || fail "$keyring missing (package debian-archive-keyring)"
