@@ -113,6 +113,9 @@ mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" \
 	"$apt_dir/etc/preferences.d"
 printf 'deb [signed-by=%s] %s %s main\n' "$keyring" "$mirror" "$suite" \
 	>"$apt_dir/sources.list"
+# A suite's Release is still checked against the keyring, but not for its
+# age: sid's says it expires within a week, and a mirror that serves a
+# snapshot (as here) keeps serving it after that.
 APT_OPTS=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
 	  -o "Dir::Etc::SourceParts=/nonexistent"
 	  -o "Dir::Etc::Preferences=/nonexistent"
@@ -120,7 +123,8 @@ APT_OPTS=(-o "Dir::Etc::SourceList=$apt_dir/sources.list"
 	  -o "Dir::State::Lists=$apt_dir/lists"
 	  -o "Dir::State::status=/dev/null"
 	  -o "Dir::Cache=$apt_dir/cache"
-	  -o "APT::Sandbox::User=$(id -un)")
+	  -o "APT::Sandbox::User=$(id -un)"
+	  -o "Acquire::Check-Valid-Until=false")
 
 note "DPDK $series: apt-get update of $mirror $suite (a private list)"
 if ! out=$(apt-get -q "${APT_OPTS[@]}" update 2>&1) ||
