@@ -33,4 +33,17 @@
 #define VBR_TEST_QSTATS_IN_XSTATS 0
 #endif
 
+/*
+ * From 23.03 ethdev's rte_tm and rte_mtr calls feed their output arguments
+ * to trace points after the driver's op has run: rte_tm_node_type_get()
+ * reads *is_leaf and rte_mtr_stats_read() *stats_mask even when the op
+ * refused a NULL one. A NULL there reaches the PMD's own check only before
+ * 23.03; from then on the caller must pass both.
+ */
+#if RTE_VERSION >= RTE_VERSION_NUM(23, 3, 0, 0)
+#define VBR_TEST_NULL_OUT_ARGS 0
+#else
+#define VBR_TEST_NULL_OUT_ARGS 1
+#endif
+
 #endif /* VBR_TEST_COMPAT_H */

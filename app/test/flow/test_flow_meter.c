@@ -988,8 +988,9 @@ seen_by(uint32_t id)
 {
 	struct rte_mtr_error err;
 	struct rte_mtr_stats st;
+	uint64_t mask;
 
-	if (rte_mtr_stats_read(port1, id, &st, NULL, 0, &err) != 0)
+	if (rte_mtr_stats_read(port1, id, &st, &mask, 0, &err) != 0)
 		return UINT64_MAX;
 	return st.n_pkts[RTE_COLOR_GREEN] + st.n_pkts[RTE_COLOR_YELLOW] +
 	       st.n_pkts[RTE_COLOR_RED] + st.n_pkts_dropped;
@@ -1422,6 +1423,7 @@ test_recreate(void)
 	struct rte_flow_error ferr;
 	struct rte_mtr_stats st;
 	struct rte_flow *f;
+	uint64_t mask;
 	struct got g;
 
 	f = meter_rule(actions);
@@ -1431,7 +1433,7 @@ test_recreate(void)
 	TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, f, &ferr), "destroy");
 	TEST_ASSERT_SUCCESS(rte_mtr_destroy(port1, MTR, &err), "destroy: %s",
 			    err.message);
-	TEST_ASSERT_EQUAL(rte_mtr_stats_read(port1, MTR, &st, NULL, 0, &err),
+	TEST_ASSERT_EQUAL(rte_mtr_stats_read(port1, MTR, &st, &mask, 0, &err),
 			  -ENOENT, "gone");
 	TEST_ASSERT_SUCCESS(rte_mtr_create(port1, MTR, &params, 0, &err),
 			    "create again: %s", err.message);
@@ -1741,7 +1743,7 @@ colour_aware(struct rte_flow **fp)
 	TEST_ASSERT_SUCCESS(aware_send(aw_arrives, 2, 2,
 				       "dscp table"), "colours");
 	memset(&st, 0, sizeof(st));
-	TEST_ASSERT_SUCCESS(rte_mtr_stats_read(port1, MTR_AWARE, &st, NULL, 1,
+	TEST_ASSERT_SUCCESS(rte_mtr_stats_read(port1, MTR_AWARE, &st, &mask, 1,
 					       &err), "stats");
 	TEST_ASSERT(st.n_pkts[0] == 2 && st.n_pkts[1] == 2 &&
 		    st.n_pkts_dropped == 2 && st.n_bytes_dropped == 400,
