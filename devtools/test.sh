@@ -35,6 +35,11 @@
 # (app/test/vbr_test_port.h, testpmd_driver.py) turn into the progress=
 # devarg and the EAL options it needs. A new model is one more word there.
 #
+# Then (not with --sanitize) the Debian 13 leg, devtools/test-debian13.sh:
+# setup, build and the suites fast, flow, pmd and testpmd in a Debian 13
+# root (debootstrap, cached in $BUILD_DIR/debian13) on Debian 13's DPDK
+# 24.11; its counts join the last line. VBR_DEBIAN13=0 leaves it out.
+#
 # Before the tests it removes what killed runs left behind: network
 # namespaces, veth ends and /dev/shm cable files named after a test's pid
 # (vba<pid>, vbrt<pid>, vbe<pid>ns, vbf<pid>ns, vbl<pid>ns, vbo<pid>ns,
@@ -45,16 +50,19 @@
 #
 # Environment: VBR_BUILD_DIR (default build), MESON_TEST_ARGS (extra
 # arguments for meson test, e.g. "--suite fast"), CC (compiler of a new
-# build folder), VBR_PROGRESS_MODELS, VBR_IBVERBS_LEG (0: no ibverbs leg).
+# build folder), VBR_PROGRESS_MODELS, VBR_IBVERBS_LEG (0: no ibverbs leg),
+# VBR_DEBIAN13 (0: no Debian 13 leg).
 
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BUILD_DIR=${VBR_BUILD_DIR:-build}
+SANITIZE=0
 case ${1:-} in
 "") ;;
 --sanitize)
+	SANITIZE=1
 	if "${CC:-cc}" --version 2>/dev/null | head -n 1 | grep -q clang; then
 		BUILD_DIR=${VBR_BUILD_DIR:-build-asan-clang}
 		# clang links no sanitizer runtime into shared objects
@@ -192,14 +200,42 @@ if [ -z "${VBR_TEST_DEV:-}" ] && [ "${VBR_IBVERBS_LEG:-1}" != 0 ]; then
 	fi
 fi
 
-summary=$(/usr/bin/python3 - "${LOGS[@]}" <<'PY'
+# Legs that run apart from this build's meson test and print their own
+# "N passed, N failed, N skipped" last line: those lines, summed in below.
+COUNTS=()
+
+# The Debian 13 leg (devtools/test-debian13.sh): setup, build and the
+# fast, flow, pmd and testpmd suites in a Debian 13 root on its DPDK 24.11,
+# the root cached in $BUILD_DIR/debian13. Not with --sanitize;
+# VBR_DEBIAN13=0 leaves it out.
+if [ "$SANITIZE" -eq 0 ] && [ "${VBR_DEBIAN13:-1}" != 0 ]; then
+	echo "==> Debian 13 leg: devtools/test-debian13.sh $BUILD_DIR"
+	{ leg=$(bash devtools/test-debian13.sh "$BUILD_DIR" </dev/null |
+		tee /dev/fd/3 | tail -n 1); } 3>&1
+	COUNTS+=("${leg:-(nothing)}")
+fi
+
+summary=$(VBR_COUNTS=$(printf '%s\n' "${COUNTS[@]}") \
+	  /usr/bin/python3 - "${LOGS[@]}" <<'PY'
 import json
+import os
 import re
 import sys
 
 TOTALS = re.compile(r"^totals: (\d+) passed, (\d+) failed, (\d+) skipped$",
                     re.M)
 passed = failed = skipped = 0
+for line in os.environ.get("VBR_COUNTS", "").splitlines():
+    if not line:
+        continue
+    m = re.fullmatch(r"(\d+) passed, (\d+) failed, (\d+) skipped", line)
+    if m is None:  # a leg that ended with no count failed
+        print(f"test.sh: no count line from a leg: {line!r}", file=sys.stderr)
+        failed += 1
+        continue
+    passed += int(m[1])
+    failed += int(m[2])
+    skipped += int(m[3])
 for log in sys.argv[1:]:
     with open(log) as f:
         for line in f:
