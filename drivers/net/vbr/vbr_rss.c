@@ -329,7 +329,8 @@ vbr_rss_qp(struct vbr_priv *priv, struct vbr_rss *rss, unsigned int pt)
 	if (rss->qp[pt] == NULL) {
 		err = errno != 0 ? errno : EIO;
 		VBR_LOG(ERR, "port %u: create hash QP (fields 0x%" PRIx64
-			"): %s", dev->data->port_id, fields, strerror(err));
+			"): %s%s", dev->data->port_id, fields, strerror(err),
+			vbr_raw_qp_hint(err));
 		errno = err;
 		return NULL;
 	}

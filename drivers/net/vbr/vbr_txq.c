@@ -321,8 +321,8 @@ vbr_tx_queue_setup(struct rte_eth_dev *dev, uint16_t idx, uint16_t desc,
 	if (txq->qp == NULL) {
 		ret = -errno;
 		VBR_LOG(ERR, "port %u txq %u: create RAW_PACKET QP (%u WRs, "
-			"%u SGEs): %s", txq->port_id, idx, desc, txq->max_sge,
-			strerror(errno));
+			"%u SGEs): %s%s", txq->port_id, idx, desc,
+			txq->max_sge, strerror(-ret), vbr_raw_qp_hint(-ret));
 		goto error;
 	}
 	dev->data->tx_queues[idx] = txq;
