@@ -16,7 +16,8 @@
  * Input format (fuzz_common.h's reader: zeros once the input runs out).
  * The first byte picks the decoder:
  *   not 0xff, shaped (decode() below): valid rule shapes, so that most
- *   inputs reach rte_flow_create(): bit 0 create twice, bits 1-4 all set
+ *   inputs reach rte_flow_create(): bit 0 create twice (the second
+ *   refused: the same match), bits 1-4 all set
  *   stop and start the port, the next byte the priority (mod 16); the
  *   pattern walks vbr's item graph (a byte per step: 7 in the low bits
  *   ends it, the others pick the next item; then per item a byte, low 2
@@ -698,8 +699,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		printf("validate: %s; create: %s\n",
 		       valid ? "ok" : err.message,
 		       a != NULL ? "ok" : "failed");
-	if (a != NULL && (f.flags & 16))
-		b = create(&f, valid);
+	if (a != NULL && (f.flags & 16)) {
+		/* The same rule again: refused (EEXIST), naming the first. */
+		memset(&err, 0x5a, sizeof(err));
+		rte_errno = 0;
+		b = rte_flow_create(port, &f.attr, f.items, f.actions, &err);
+		FUZZ_ASSERT(b == NULL, "the same rule created twice");
+		check_failure("second create", -rte_errno, &err);
+		FUZZ_ASSERT(rte_errno == EEXIST || rte_errno == ENOMEM,
+			    "second create: %s (%d)", err.message, rte_errno);
+	}
 	if (a != NULL && (f.flags & 32)) {
 		FUZZ_ASSERT(rte_eth_dev_stop(port) == 0, "stop");
 		ret = rte_eth_dev_start(port);

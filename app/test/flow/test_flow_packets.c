@@ -2103,7 +2103,70 @@ test_priorities(void)
 	return TEST_SUCCESS;
 }
 
-/* Same priority, overlapping: vbr.rst says the older rule wins. */
+/* A rule's number as testpmd and vbr's messages give it, -1: none. */
+static int
+rule_number(struct rte_flow *flow)
+{
+	struct rte_flow_error err;
+	char *buf = NULL, *p;
+	size_t len = 0;
+	int n = -1;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (f == NULL)
+		return -1;
+	if (rte_flow_dev_dump(port1, flow, f, &err) != 0)
+		n = -1;
+	fclose(f);
+	p = buf != NULL ? strstr(buf, "vbr rule ") : NULL;
+	if (p != NULL)
+		n = atoi(p + strlen("vbr rule "));
+	free(buf);
+	return n;
+}
+
+/*
+ * A rule with the same pattern and priority as rule first: validate and
+ * create refuse it with EEXIST and a message naming first's number.
+ */
+static int
+same_match_refused(struct rte_flow *first, uint32_t prio,
+		   const struct rte_flow_item *pattern,
+		   const struct rte_flow_action *actions)
+{
+	const struct rte_flow_attr attr = { .ingress = 1, .priority = prio };
+	struct rte_flow_error err;
+	struct rte_flow *f;
+	char needle[64];
+	int ret;
+
+	memset(&err, 0, sizeof(err));
+	ret = rule_number(first);
+	TEST_ASSERT(ret >= 0, "number of the first rule");
+	snprintf(needle, sizeof(needle), "rule %d (priority %u) has this "
+		 "rule's pattern", ret, prio);
+	ret = rte_flow_validate(port1, &attr, pattern, actions, &err);
+	TEST_ASSERT_EQUAL(ret, -EEXIST, "validate: %d", ret);
+	TEST_ASSERT(err.message != NULL && strstr(err.message, needle) != NULL,
+		    "validate: message \"%s\" lacks \"%s\"",
+		    err.message != NULL ? err.message : "", needle);
+	memset(&err, 0, sizeof(err));
+	f = rte_flow_create(port1, &attr, pattern, actions, &err);
+	if (f != NULL)
+		vbr_test_flow_destroy(port1, f);
+	TEST_ASSERT_NULL(f, "created");
+	TEST_ASSERT_EQUAL(rte_errno, EEXIST, "create: rte_errno %d", rte_errno);
+	TEST_ASSERT(err.message != NULL && strstr(err.message, needle) != NULL,
+		    "create: message \"%s\" lacks \"%s\"",
+		    err.message != NULL ? err.message : "", needle);
+	return TEST_SUCCESS;
+}
+
+/*
+ * Same priority: the same match is refused; overlapping matches (other
+ * masks): vbr.rst says the older rule wins.
+ */
 static int
 test_same_priority(void)
 {
@@ -2122,19 +2185,30 @@ test_same_priority(void)
 
 	CLEAN();
 	mk_ipv4(&f, &l34_default);
-	/* the same mask and value */
+	/*
+	 * The same mask and value: one flow table entry to a ConnectX,
+	 * which would duplicate frames or refuse it with EEXIST. vbr
+	 * refuses the second rule first, naming the first.
+	 */
 	RULE(a, 2, pat_type, to_q1);
-	RULE(b, 2, pat_type, to_q2);
-	EXPECT_Q("same match, same prio: older (q1) wins", &f, 1);
-	DESTROY(a);
-	EXPECT_Q("older destroyed: the other", &f, 2);
-	RULE(a, 2, pat_type, to_q1);
-	EXPECT_Q("recreated: now the newer, loses", &f, 2);
-	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
-	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
-	EXPECT_Q("after stop/start: creation order kept", &f, 2);
+	TEST_ASSERT_SUCCESS(same_match_refused(a, 2, pat_type, to_q2),
+			    "same match, same priority");
+	TEST_ASSERT_SUCCESS(same_match_refused(a, 2, pat_type, to_q1),
+			    "same match, same priority, same queue");
+	EXPECT_Q("the first rule keeps its frames", &f, 1);
+	/* Another priority: another entry, the better one wins. */
+	RULE(b, 1, pat_type, to_q2);
+	EXPECT_Q("same match, better priority", &f, 2);
 	DESTROY(b);
 	DESTROY(a);
+	RULE(b, 2, pat_type, to_q2);
+	EXPECT_Q("the first destroyed: the same match is taken", &f, 2);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(same_match_refused(b, 2, pat_type, to_q1),
+			    "same match while stopped");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	EXPECT_Q("after stop/start", &f, 2);
+	DESTROY(b);
 	/* different masks */
 	RULE(a, 2, pat_type, to_q1);
 	RULE(b, 2, pat_dst, to_q2);

@@ -932,6 +932,70 @@ vbr_steer_cf_overlap(const struct vbr_priv *priv, const struct rte_flow *n,
 }
 
 /*
+ * Identical rules. Two verbs flows with the same specs at one verbs
+ * priority are one flow table entry to a ConnectX: the kernel adds the
+ * second one's destination to the first's when their actions agree (each
+ * frame then goes to both: duplicated), and refuses it with EEXIST when
+ * they differ (Linux mlx5 fs_core.c, add_rule_fg()). So a user rule whose
+ * level, companions and item specs are another's is refused before the
+ * device is asked, naming that rule. The user rules are kept in a tree by
+ * that match (tsearch()): the check costs log n, not a walk of the list.
+ */
+static int
+vbr_steer_match_cmp(const void *a, const void *b)
+{
+	const struct rte_flow *x = a, *y = b;
+
+	if (x->level != y->level)
+		return x->level < y->level ? -1 : 1;
+	if (x->comp != y->comp)
+		return x->comp < y->comp ? -1 : 1;
+	if (x->items_end != y->items_end)
+		return x->items_end < y->items_end ? -1 : 1;
+	return memcmp(x->attr + 1, y->attr + 1,
+		      x->items_end - sizeof(*x->attr));
+}
+
+/* Refuse n if a user rule has its match. 0 or -EEXIST, *error set. */
+static int
+vbr_steer_same_match(const struct vbr_priv *priv, const struct rte_flow *n,
+		     struct rte_flow_error *error)
+{
+	struct rte_flow *const *found;
+	const struct rte_flow *o;
+
+	found = tfind(n, &priv->rule_tree, vbr_steer_match_cmp);
+	if (found == NULL || *found == n)
+		return 0;
+	o = *found;
+	return vbr_flow_error(error, EEXIST, RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+		"vbr: rule %u (priority %u) has this rule's pattern as the "
+		"device matches it: at one priority a ConnectX merges the "
+		"two (each frame delivered to both) or refuses the second "
+		"(EEXIST): destroy rule %u first, or give this rule another "
+		"priority", o->id, o->level, o->id);
+}
+
+/* Put a user rule in the match tree. 0 or -ENOMEM. */
+static int
+vbr_steer_match_add(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	return tsearch(flow, &priv->rule_tree, vbr_steer_match_cmp) != NULL ?
+	       0 : -ENOMEM;
+}
+
+/* Take a user rule out of the match tree, if it is there. */
+static void
+vbr_steer_match_del(struct vbr_priv *priv, struct rte_flow *flow)
+{
+	struct rte_flow *const *found;
+
+	found = tfind(flow, &priv->rule_tree, vbr_steer_match_cmp);
+	if (found != NULL && *found == flow)
+		tdelete(flow, &priv->rule_tree, vbr_steer_match_cmp);
+}
+
+/*
  * Destroy the verbs flows in vf[] (flows or copies), last first: the own
  * flows go before their companions (vbr_steer_rule_alloc()).
  */
@@ -1489,6 +1553,7 @@ vbr_steer_free(struct vbr_priv *priv, struct rte_flow *flow)
 	if (flow->tier == VBR_STEER_TIER_USER) {
 		priv->nb_user_flows--;
 		priv->nb_comp_flows -= flow->comp != 0;
+		vbr_steer_match_del(priv, flow);
 		vbr_steer_tag_count(priv, flow, -1);
 	}
 	vbr_steer_tag_put(priv, flow->tag);
@@ -1568,7 +1633,8 @@ vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 				error) != 0)
 		goto error_free;
 	flow->id = vbr_flow_rule_number(priv);
-	if (vbr_steer_cf_overlap(priv, flow, error) != 0)
+	if (vbr_steer_same_match(priv, flow, error) != 0 ||
+	    vbr_steer_cf_overlap(priv, flow, error) != 0)
 		goto error_free;
 	if (!priv->flows_on && flow->comp != 0) {
 		struct vbr_steer_cf *cf;
@@ -1581,12 +1647,18 @@ vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 			goto error_free;
 		free(cf);
 	}
+	if (vbr_steer_match_add(priv, flow) != 0) {
+		rte_flow_error_set(error, ENOMEM, RTE_FLOW_ERROR_TYPE_HANDLE,
+				   NULL, "vbr: no memory for the rule");
+		goto error_free;
+	}
 	/* Before the device has it: its first frames read their tag. */
 	vbr_steer_tag_count(priv, flow, 1);
 	if (priv->flows_on &&
 	    vbr_steer_vf_on(priv, flow, vbr_steer_set(priv, flow), false,
 			    error) != 0) {
 		vbr_steer_tag_count(priv, flow, -1);
+		vbr_steer_match_del(priv, flow);
 		goto error_free;
 	}
 	TAILQ_INSERT_TAIL(&priv->flows, flow, next);
@@ -1638,7 +1710,9 @@ vbr_steer_rule_validate(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 			RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
 			"vbr: no memory to validate the rule");
 	flow->tier = VBR_STEER_TIER_USER;
-	ret = vbr_steer_cf_overlap(priv, flow, error);
+	ret = vbr_steer_same_match(priv, flow, error);
+	if (ret == 0)
+		ret = vbr_steer_cf_overlap(priv, flow, error);
 	if (ret == 0 && flow->comp != 0) {
 		if (!priv->flows_on) {
 			priv->promisc = priv->dev->data->promiscuous;
@@ -2226,6 +2300,8 @@ vbr_steer_release(struct vbr_priv *priv)
 	pthread_mutex_lock(&priv->flow_lock);
 	vbr_steer_flush(priv, false);
 	vbr_steer_flush(priv, true);
+	/* Every user rule left it: the tree is empty. */
+	priv->rule_tree = NULL;
 	pthread_mutex_unlock(&priv->flow_lock);
 	vbr_count_release(priv);
 	pthread_mutex_lock(&priv->flow_lock);
