@@ -2569,12 +2569,19 @@ test_ovs_partial_offload(void)
 	if (f != NULL)
 		DESTROY(f);
 	if (!full_profile) {
+		/* Kept in software only on the port's own queues: see
+		 * test_ovs_frag_sw().
+		 */
 		TEST_ASSERT_SUCCESS(refused_case("ipv4 not a fragment",
-			p_nofrag, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
-			"fragment match"), "ipv4 fragment_offset on mlx5");
+			p_nofrag, RTE_FLOW_ERROR_TYPE_ITEM,
+			"ipv4 item: fragment_offset: the device cannot match "
+			"fragments; only a mark with the port's own RSS can "
+			"be kept exact in software"),
+			"ipv4 fragment_offset on mlx5, queue 2");
 		return refused_case("ipv6 has_frag_ext 0", p_v6,
-				    RTE_FLOW_ERROR_TYPE_ITEM_MASK,
-				    "fragment match");
+				    RTE_FLOW_ERROR_TYPE_ITEM,
+				    "ipv6 item: has_frag_ext: the device "
+				    "cannot match fragments");
 	}
 	/* not a fragment: natively (ipv4_ext flags), no companion for it */
 	f = ovs_rule(p_nofrag, 12);
@@ -2976,6 +2983,199 @@ test_ovs_companion_rss(void)
 	return TEST_SUCCESS;
 }
 
+/* eth (mac0 to mac1) / ipv4 (flags and offset fo) / udp from sport. */
+static void
+mk_frag4(struct frame *f, uint16_t sport, uint16_t fo)
+{
+	struct l34 l = l34_default;
+	struct rte_ipv4_hdr *ip;
+
+	l.sport = sport;
+	frame_init(f);
+	put_eth(f, &mac1, &mac0, RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(f->b + f->len);
+	put_ipv4(f, l.src4, l.dst4, l.proto, 0);
+	put_l4(f, &l);
+	frame_finish(f);
+	ip->fragment_offset = rte_cpu_to_be_16(fo);
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+}
+
+/*
+ * A device that cannot match fragments (the mlx5 profile, a ConnectX
+ * through verbs): OVS's fragment conditions are kept in the Rx burst. The
+ * rule's verbs flow also takes the frames the condition excludes (first
+ * fragments under its UDP item; later ones carry no UDP header and never
+ * match it); those arrive unmarked on the queue the port's RSS gives them,
+ * which the rule's RSS (the port's queues, types and key) gives them too.
+ * Anything that would act on the excluded frames is refused, and so is a
+ * rule with the same match as the device sees it, and a port RSS change
+ * that would make a live rule inexact.
+ */
+static int
+test_ovs_frag_sw(void)
+{
+	enum { NF = 8 };
+	static const uint16_t all[NB_RXQ] = { 0, 1, 2, 3 };
+	static const struct rte_flow_action_rss port_rss = {
+		.types = RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP,
+		.queue_num = NB_RXQ, .queue = all,
+	};
+	static const struct rte_flow_action_mark m41 = { .id = 41 };
+	static const struct rte_flow_action_mark m42 = { .id = 42 };
+	static const struct rte_flow_action_mark m43 = { .id = 43 };
+	static const struct rte_flow_action a41[] = {
+		ACT(MARK, &m41), ACT(RSS, &port_rss), ACT_END };
+	static const struct rte_flow_action a42[] = {
+		ACT(MARK, &m42), ACT(RSS, &port_rss), ACT_END };
+	static const struct rte_flow_action a43[] = {
+		ACT(MARK, &m43), ACT(RSS, &port_rss), ACT_END };
+	static const struct rte_flow_action a_q2[] = {
+		ACT(MARK, &m41), ACT(RSS, &ovs_rss), ACT_END };
+	static const struct rte_flow_action a_count[] = {
+		ACT(MARK, &m41), ACT(COUNT, NULL), ACT(RSS, &port_rss),
+		ACT_END };
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_rss_conf rc = { .rss_key = NULL };
+	struct rte_flow_item_eth e4 = {
+		.src = mac0, .dst = mac1, .type = RTE_BE16(0x0800),
+	}, e6 = e4;
+	struct rte_flow_item_ipv4 nofrag = { .hdr.next_proto_id = 17 };
+	struct rte_flow_item_ipv4 first = {
+		.hdr.next_proto_id = 17,
+		.hdr.fragment_offset = RTE_BE16(RTE_IPV4_HDR_MF_FLAG),
+	};
+	struct rte_flow_item_ipv4 fragm = {
+		.hdr.next_proto_id = 0xff,
+		.hdr.fragment_offset = RTE_BE16(0x3fff),
+	};
+	struct rte_flow_item_ipv6 v6 = { .has_frag_ext = 0 };
+	struct rte_flow_item_ipv6 v6m = { .has_frag_ext = 1 };
+	struct rte_flow_item p_nofrag[] = {
+		ITEM(ETH, &e4, &ovs_eth_m), ITEM(IPV4, &nofrag, &fragm),
+		ITEM(UDP, NULL, NULL), ITEM_END };
+	struct rte_flow_item p_first[] = {
+		ITEM(ETH, &e4, &ovs_eth_m), ITEM(IPV4, &first, &fragm),
+		ITEM(UDP, NULL, NULL), ITEM_END };
+	/* Any VLAN (no has_vlan): no companions, three packet types. */
+	struct rte_flow_item_eth e6m = ovs_eth_m;
+	struct rte_flow_item p_v6[] = {
+		ITEM(ETH, &e6, &e6m), ITEM(IPV6, &v6, &v6m), ITEM_END };
+	struct frame whole[NF], frag1[NF], later[NF], tagged, v6plain, v6frag,
+		     v6hop;
+	int rw[NF], rf[NF], rl[NF], r6[3], rt, i, spread = 0;
+	struct rte_flow *f;
+
+	if (full_profile)
+		TEST_SKIP("the full profile matches fragments itself "
+			  "(test_ovs_partial_offload)");
+	CLEAN();
+	e6.type = RTE_BE16(0x86dd);
+	e6m.has_vlan = 0;
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+	conf.rx_adv_conf.rss_conf.rss_key = port_key;
+	conf.rx_adv_conf.rss_conf.rss_key_len = RSS_KEY_LEN;
+	conf.rx_adv_conf.rss_conf.rss_hf = port_rss.types;
+	TEST_ASSERT_SUCCESS(vbr_test_port_config(port1, &conf, NB_RXQ,
+			    RING_SIZE, RING_SIZE, mp), "mq_mode RSS");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	/* Where each frame goes with no rule: the port's RSS. */
+	for (i = 0; i < NF; i++) {
+		mk_frag4(&whole[i], 1000 + 77 * i, 0);
+		mk_frag4(&frag1[i], 1000 + 77 * i, RTE_IPV4_HDR_MF_FLAG);
+		mk_frag4(&later[i], 1000 + 77 * i, 185);
+		rw[i] = where(&whole[i]);
+		rf[i] = where(&frag1[i]);
+		rl[i] = where(&later[i]);
+		TEST_ASSERT(rw[i] != Q_NONE && rf[i] != Q_NONE &&
+			    rl[i] != Q_NONE, "no rule: frame %d", i);
+		spread |= 1 << rw[i] | 1 << rl[i];
+	}
+	TEST_ASSERT(__builtin_popcount(spread) > 1, "the port's RSS spreads "
+		    "the frames (queues 0x%x)", spread);
+	mk_ovs4(&tagged, &mac1, 100);
+	rt = where(&tagged);
+	mk_ipv6(&v6plain, &l34_default);
+	mk_ipv6_ext(&v6frag, IPPROTO_FRAGMENT);
+	mk_ipv6_ext(&v6hop, IPPROTO_HOPOPTS);
+	r6[0] = where(&v6plain);
+	r6[1] = where(&v6frag);
+	r6[2] = where(&v6hop);
+	TEST_ASSERT(r6[0] != Q_NONE && r6[1] != Q_NONE && r6[2] != Q_NONE,
+		    "no rule: ipv6 frames");
+
+	/* Not a fragment (OVS frag=no): only whole datagrams are marked. */
+	f = rule(0, p_nofrag, a41);
+	TEST_ASSERT_NOT_NULL(f, "frag=no rule with the port's RSS");
+	for (i = 0; i < NF; i++) {
+		EXPECT_MARK("frag=no: whole datagram", &whole[i], rw[i], 41);
+		EXPECT_MARK("frag=no: first fragment, unmarked", &frag1[i],
+			    rf[i], MARK_NONE);
+		EXPECT_MARK("frag=no: later fragment, unmarked", &later[i],
+			    rl[i], MARK_NONE);
+	}
+	EXPECT_Q("frag=no: tagged (its companions)", &tagged, rt);
+	/* frag=first has the same match as the device sees it. */
+	TEST_ASSERT_SUCCESS(same_match_refused(f, 0, p_first, a42),
+			    "frag=first over frag=no");
+	TEST_ASSERT_SUCCESS(ovs_refused(0, p_first, a42, "(a fragment "
+			    "condition is kept in software, not in the "
+			    "device's match)"), "frag=first: why");
+	/* The port's RSS may not change under it. */
+	rc.rss_hf = RTE_ETH_RSS_IP;
+	TEST_ASSERT(rte_eth_dev_rss_hash_update(port1, &rc) != 0,
+		    "RSS on ip only under a frag=no rule: refused");
+	EXPECT_MARK("RSS kept: whole datagram", &whole[0], rw[0], 41);
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	EXPECT_MARK("after stop/start: whole datagram", &whole[1], rw[1], 41);
+	EXPECT_MARK("after stop/start: first fragment", &frag1[1], rf[1],
+		    MARK_NONE);
+	DESTROY(f);
+
+	/* A first fragment (OVS frag=first). */
+	f = rule(0, p_first, a42);
+	TEST_ASSERT_NOT_NULL(f, "frag=first rule");
+	for (i = 0; i < NF; i++) {
+		EXPECT_MARK("frag=first: first fragment", &frag1[i], rf[i],
+			    42);
+		EXPECT_MARK("frag=first: whole datagram, unmarked", &whole[i],
+			    rw[i], MARK_NONE);
+		EXPECT_MARK("frag=first: later fragment, unmarked", &later[i],
+			    rl[i], MARK_NONE);
+	}
+	DESTROY(f);
+
+	/* IPv6 has_frag_ext 0: the Rx burst walks the extension headers. */
+	f = rule(0, p_v6, a43);
+	TEST_ASSERT_NOT_NULL(f, "ipv6 has_frag_ext 0 rule");
+	EXPECT_MARK("has_frag_ext 0: no extension", &v6plain, r6[0], 43);
+	EXPECT_MARK("has_frag_ext 0: fragment header, unmarked", &v6frag,
+		    r6[1], MARK_NONE);
+	EXPECT_MARK("has_frag_ext 0: hop-by-hop, no fragment", &v6hop, r6[2],
+		    43);
+	DESTROY(f);
+
+	/* What would act on the excluded frames: refused, with why. */
+	TEST_ASSERT_SUCCESS(ovs_refused(0, p_nofrag, a_q2, "ipv4 item: "
+			    "fragment_offset: the device cannot match "
+			    "fragments; only a mark with the port's own RSS "
+			    "can be kept exact in software"), "queue 2");
+	TEST_ASSERT_SUCCESS(ovs_refused(0, p_nofrag, a_count, "ipv4 item: "
+			    "fragment_offset: the device cannot match "
+			    "fragments; only a mark or flag with the port's "
+			    "own RSS can be kept exact in software, not a "
+			    "count action"), "count");
+	TEST_ASSERT_SUCCESS(ovs_refused(0, p_nofrag, to_drop, "not a drop "
+			    "action"), "drop");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
+	TEST_ASSERT_SUCCESS(port_setup(port1, NB_RXQ, port_key), "mq none");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_start(port1), "start");
+	return TEST_SUCCESS;
+}
+
 /* Lines of the port's rte_flow dump that hold needle. */
 static unsigned int
 dump_count(const char *needle)
@@ -3119,6 +3319,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_ovs_partial_offload),
 		TEST_CASE(test_ovs_companion_fate),
 		TEST_CASE(test_ovs_companion_rss),
+		TEST_CASE(test_ovs_frag_sw),
 		TEST_CASE(test_ovs_rule_life),
 		TEST_CASE(test_no_late_frames),
 		TEST_CASES_END(),

@@ -58,6 +58,8 @@ struct ok_case {
 	uint64_t rx_act;		/* the tag's Rx action table entry */
 	unsigned int has_key;
 	uint8_t comp;			/* VBR_FLOW_COMP_* */
+	uint32_t no_fields;		/* VBR_FLOW_F_* the device refuses */
+	uint8_t sw_frag;		/* condition kept in software */
 };
 
 #define UDP_FIELDS (IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4 | \
@@ -161,6 +163,67 @@ static const struct ok_case ok_cases[] = {
 	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
 	.fields = OVS_FIELDS, .rx_act = VBR_RX_ACT_MARK | 1,
 	.comp = VBR_FLOW_COMP_TAGGED,
+},
+{
+	/* No fragment match on the device: the condition goes to the Rx
+	 * burst (MF and offset under the mask, both 0), in the tag's entry.
+	 */
+	.name = "ovs on a ConnectX: ipv4 not a fragment / udp: in software",
+	ING,
+	.pattern = P(I(ETH, &ovs_eth_untagged, &ovs_eth_m),
+		     I(IPV4, &ovs_nofrag, &ovs_fragm), I(UDP, NULL, NULL)),
+	.actions = OVS_ACTIONS(1),
+	.nb_rx_queues = 2,
+	.specs = SPECS(OVS_ETH_SPEC(0x0800, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.proto = 17,
+			    .mask.proto = 0xff),
+		       SPEC(L4, IBV_FLOW_SPEC_UDP, .val.dst_port = 0),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS,
+	.rx_act = VBR_RX_ACT_MARK | 1 | VBR_RX_ACT_FRAG |
+		  (uint64_t)(VBR_RX_FRAG_V4 | VBR_RX_FRAG_MF | VBR_RX_FRAG_OFF)
+		  << VBR_RX_ACT_FRAG_SHIFT,
+	.comp = VBR_FLOW_COMP_TAGGED,
+	.no_fields = VBR_FLOW_F_FRAG,
+	.sw_frag = VBR_RX_FRAG_V4 | VBR_RX_FRAG_MF | VBR_RX_FRAG_OFF,
+},
+{
+	.name = "ovs on a ConnectX: ipv4 first fragment: in software",
+	ING,
+	.pattern = P(I(ETH, &ovs_eth_untagged, &ovs_eth_m),
+		     I(IPV4, &ovs_first, &ovs_fragm)),
+	.actions = A(ACT(FLAG, NULL), ACT(QUEUE, Q(0))),
+	.nb_rx_queues = 2,
+	.specs = SPECS(OVS_ETH_SPEC(0x0800, .val.vlan_tag = 0),
+		       SPEC(IP4, IBV_FLOW_SPEC_IPV4_EXT, .val.proto = 17,
+			    .mask.proto = 0xff),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_QUEUE, .nb_queues = 1, .queues = { 0 },
+	.rx_act = VBR_RX_ACT_FLAG | VBR_RX_ACT_FRAG |
+		  (uint64_t)(VBR_RX_FRAG_V4 | VBR_RX_FRAG_MF | VBR_RX_FRAG_OFF |
+			     VBR_RX_FRAG_MF << VBR_RX_FRAG_VAL_SHIFT)
+		  << VBR_RX_ACT_FRAG_SHIFT,
+	.comp = VBR_FLOW_COMP_TAGGED,
+	.no_fields = VBR_FLOW_F_FRAG,
+	.sw_frag = VBR_RX_FRAG_V4 | VBR_RX_FRAG_MF | VBR_RX_FRAG_OFF |
+		   VBR_RX_FRAG_MF << VBR_RX_FRAG_VAL_SHIFT,
+},
+{
+	/* No companions for the extension headers: the Rx burst walks them. */
+	.name = "ovs on a ConnectX: ipv6 has_frag_ext 0: in software",
+	ING,
+	.pattern = P(I(IPV6, &ovs_v6_nofrag, &ovs_v6_fragm)),
+	.actions = OVS_ACTIONS(7),
+	.nb_rx_queues = 2,
+	.specs = SPECS(SPEC(IP6, IBV_FLOW_SPEC_IPV6, .val.next_hdr = 0),
+		       TAG_SPEC),
+	.fate = VBR_FLOW_FATE_RSS, .nb_queues = 2, .queues = { 0, 1 },
+	.fields = OVS_FIELDS,
+	.rx_act = VBR_RX_ACT_MARK | 7 | VBR_RX_ACT_FRAG |
+		  (uint64_t)VBR_RX_FRAG_V6 << VBR_RX_ACT_FRAG_SHIFT,
+	.no_fields = VBR_FLOW_F_FRAG,
+	.sw_frag = VBR_RX_FRAG_V6,
 },
 {
 	.name = "ovs: ipv4 first fragment (MF 1, offset 0)",
@@ -639,14 +702,31 @@ static const struct bad_case bad_cases[] = {
 	  C(struct rte_flow_item_sctp, .hdr.dst_port = RTE_BE16(0xffff)))),
 	A(QUEUE0), 0, RTE_FLOW_ERROR_TYPE_ITEM_MASK,
 	"sctp item: field dst cannot be matched" },
-{ "ovs: not a fragment on a ConnectX", { .ingress = 1 },
-	P(ETH_ANY, I(IPV4, &ovs_nofrag, &ovs_fragm)), A(QUEUE0), 0,
+{ "not a fragment on a ConnectX, counted", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, &ovs_nofrag, &ovs_fragm)),
+	A(ACT(MARK, C(struct rte_flow_action_mark, .id = 1)),
+	  ACT(COUNT, NULL), QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ITEM,
+	"vbr: ipv4 item: fragment_offset: the device cannot match fragments; "
+	"only a mark or flag with the port's own RSS can be kept exact in "
+	"software, not a count action", VBR_FLOW_F_FRAG },
+{ "ipv6 has_frag_ext 0 on a ConnectX, dropped", { .ingress = 1 },
+	P(ETH_ANY, I(IPV6, &ovs_v6_nofrag, &ovs_v6_fragm)),
+	A(ACT(DROP, NULL)), 0, RTE_FLOW_ERROR_TYPE_ITEM,
+	"vbr: ipv6 item: has_frag_ext: the device cannot match fragments; "
+	"only a mark or flag with the port's own RSS can be kept exact in "
+	"software, not a drop action", VBR_FLOW_F_FRAG },
+{ "not a fragment on a ConnectX, aged", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, &ovs_nofrag, &ovs_fragm)),
+	A(ACT(AGE, C(struct rte_flow_action_age, .timeout = 10)), QUEUE0), 0,
+	RTE_FLOW_ERROR_TYPE_ITEM, "software, not an age action",
+	VBR_FLOW_F_FRAG },
+{ "inner fragment match on a ConnectX", { .ingress = 1 },
+	P(ETH_ANY, I(IPV4, NULL, NULL), I(GRE, NULL, NULL),
+	  I(IPV4, &ovs_nofrag, &ovs_fragm)), A(QUEUE0), 0,
 	RTE_FLOW_ERROR_TYPE_ITEM_MASK,
 	"vbr: fragment match (ipv4 fragment_offset, ipv6 has_frag_ext; a "
 	"ConnectX through verbs matches IPv4 up to tos", VBR_FLOW_F_FRAG },
-{ "ovs: ipv6 has_frag_ext 0 on a ConnectX", { .ingress = 1 },
-	P(ETH_ANY, I(IPV6, &ovs_v6_nofrag, &ovs_v6_fragm)), A(QUEUE0), 0,
-	RTE_FLOW_ERROR_TYPE_ITEM_MASK, "vbr: fragment match", VBR_FLOW_F_FRAG },
 { "ovs: later fragment as OVS 3.1 says it (offset 8 to 0x1fff)",
 	{ .ingress = 1 },
 	P(ETH_ANY, IL(IPV4, C(struct rte_flow_item_ipv4,
@@ -820,6 +900,7 @@ test_accepted(void)
 		struct vbr_flow_caps caps = {
 			.nb_rx_queues = c->nb_rx_queues,
 			.internal = c->internal,
+			.no_fields = c->no_fields,
 		};
 		struct rte_flow_error err;
 		size_t n;
@@ -860,6 +941,9 @@ test_accepted(void)
 			TEST_ASSERT_EQUAL(d.queues[q], c->queues[q],
 					  "%s: queue %u", c->name, q);
 		TEST_ASSERT_EQUAL(d.comp, c->comp, "%s: companions", c->name);
+		TEST_ASSERT_EQUAL(d.sw_frag, c->sw_frag,
+				  "%s: fragment condition in software",
+				  c->name);
 	}
 	return TEST_SUCCESS;
 }

@@ -160,6 +160,7 @@ struct vbr_priv {
 	TAILQ_HEAD(, rte_flow) flows;	/**< user and internal rules */
 	uint32_t nb_user_flows;		/**< user rules in flows */
 	uint32_t nb_comp_flows;		/**< of them, with companions */
+	uint32_t nb_sw_frag_flows;	/**< of them, a condition in software */
 	void *rule_tree;		/**< user rules by match (tsearch) */
 	LIST_HEAD(, vbr_rss) rss_objs;	/**< hash QPs shared by rules */
 	struct vbr_rss_table *rss_table; /**< rss_objs by hash (vbr_rss.c) */

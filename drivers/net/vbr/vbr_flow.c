@@ -19,8 +19,17 @@
  * extension header" (ipv6 has_frag_ext 0 with the next header unmasked)
  * become the rule plus companions that catch the excluded frames at a
  * better verbs priority (vbr_steer.c). IPv4 fragment_offset and IPv6
- * has_frag_ext need a device that matches fragments (VBR_FLOW_F_FRAG,
- * swverbs' full profile; a ConnectX through verbs matches IPv4 up to tos).
+ * has_frag_ext are matched by a device that matches fragments
+ * (VBR_FLOW_F_FRAG, swverbs' full profile). A ConnectX through verbs
+ * matches IPv4 up to tos and no IPv6 fragment header: there the outer
+ * headers' fragment condition is left out of the verbs flow and kept in
+ * software (desc.sw_frag): the rule's Rx action table entry carries it,
+ * and the Rx burst takes the mark off a frame outside it (vbr_rxtx.c).
+ * The verbs flow then takes frames the rule excludes (first fragments
+ * under an L4 item; any fragment without one); they stay exact only when
+ * the rule does nothing else to them: a mark or flag and a queue set that
+ * places every frame as the port's own does (vbr_flow_sw_frag() here,
+ * vbr_steer_sw_exact() for the port's state). Anything else is refused.
  */
 
 #include <ctype.h>
@@ -55,6 +64,9 @@ struct vbr_flow_parse {
 	unsigned int vlan:1;			/**< a vlan item was seen */
 	unsigned int v6_nofrag:1;		/**< outer ipv6 has_frag_ext 0 */
 	unsigned int vlan_any_tpid:1;		/**< vbr_flow_caps' */
+	/** The device matches no fragment: the condition goes to software. */
+	unsigned int sw_frag:1;
+	const struct rte_flow_item *frag_item;	/**< its ipv4/ipv6 item */
 	/** What each header level (outer, inner) has fixed so far. */
 	struct {
 		uint8_t l3;		/**< 4, 6 or 0: the IP item's family */
@@ -337,6 +349,14 @@ vbr_flow_merge_ipv4(struct vbr_flow_parse *p, const void *spec,
 	ret = vbr_flow_merge_frag(ip, s, item->last, m, item, error);
 	if (ret != 0)
 		return ret;
+	if (p->sw_frag && ip->mask.flags != 0) {
+		/* DF, MF, offset: the verbs flags shifted down by one. */
+		p->d->sw_frag = VBR_RX_FRAG_V4 | ip->mask.flags >> 1 |
+				(ip->val.flags >> 1) << VBR_RX_FRAG_VAL_SHIFT;
+		p->frag_item = item;
+		ip->mask.flags = 0;
+		ip->val.flags = 0;
+	}
 	vbr_flow_set(&ip->val.src_ip, &ip->mask.src_ip, &s->hdr.src_addr,
 		     &m->hdr.src_addr, 4);
 	vbr_flow_set(&ip->val.dst_ip, &ip->mask.dst_ip, &s->hdr.dst_addr,
@@ -367,8 +387,12 @@ vbr_flow_merge_ipv6(struct vbr_flow_parse *p, const void *spec,
 			RTE_FLOW_ERROR_TYPE_ITEM, item,
 			"vbr: ipv6 item: has_frag_ext: only 0 (no fragment "
 			"header) in the outer headers can be matched");
-	if (m->has_frag_ext)
+	if (m->has_frag_ext && p->sw_frag) {
+		p->d->sw_frag = VBR_RX_FRAG_V6;
+		p->frag_item = item;
+	} else if (m->has_frag_ext) {
 		p->v6_nofrag = 1;
+	}
 	vbr_flow_set(ip->val.src_ip, ip->mask.src_ip,
 		     VBR_IPV6_BYTES(s->hdr.src_addr),
 		     VBR_IPV6_BYTES(m->hdr.src_addr), 16);
@@ -927,6 +951,7 @@ vbr_flow_f_name(uint32_t bit)
  */
 static int
 vbr_flow_check_device(const struct vbr_flow_caps *caps,
+		      const struct vbr_flow_parse *p,
 		      const struct rte_flow_item *item, const void *mask,
 		      struct rte_flow_error *error)
 {
@@ -973,6 +998,9 @@ vbr_flow_check_device(const struct vbr_flow_caps *caps,
 		break;
 	}
 	if ((caps->no_fields & f) == 0)
+		return 0;
+	/* The outer headers' condition is kept in software (see the top). */
+	if (f == VBR_FLOW_F_FRAG && p->sw_frag && !p->inner)
 		return 0;
 	return vbr_flow_error(error, ENOTSUP, field ?
 		RTE_FLOW_ERROR_TYPE_ITEM_MASK : RTE_FLOW_ERROR_TYPE_ITEM, item,
@@ -1232,7 +1260,7 @@ vbr_flow_parse_items(const struct vbr_flow_caps *caps,
 			if (ret != 0)
 				return ret;
 		}
-		ret = vbr_flow_check_device(caps, item, mask, error);
+		ret = vbr_flow_check_device(caps, p, item, mask, error);
 		if (ret != 0)
 			return ret;
 		if (item->last != NULL) {
@@ -1538,6 +1566,50 @@ vbr_flow_age(const struct vbr_flow_caps *caps,
 	return 0;
 }
 
+/*
+ * A fragment condition the device cannot match (sw_frag) is kept in the
+ * Rx burst: the rule's verbs flow also takes the frames it excludes, and
+ * those lose the mark. That is exact only if nothing else of the rule
+ * touched them: its actions are a mark or flag and a queue or rss that
+ * vbr_steer.c checks is where the port puts every frame without the rule.
+ * Counters, ageing, meters and drops would act on frames the rule
+ * excludes: refused, naming the field and the action.
+ */
+static int
+vbr_flow_sw_frag(struct vbr_flow_parse *p,
+		 const struct rte_flow_action *fate,
+		 const struct rte_flow_action *count,
+		 const struct rte_flow_action *meter,
+		 struct rte_flow_error *error)
+{
+	struct vbr_flow_desc *d = p->d;
+	const char *what = NULL;
+
+	if (d->sw_frag == 0)
+		return 0;
+	if (count != NULL)
+		what = count->type == RTE_FLOW_ACTION_TYPE_COUNT ?
+		       "a count action" : "an indirect (count) action";
+	else if (d->age)
+		what = "an age action";
+	else if (meter != NULL)
+		what = "a meter action";
+	else if (fate == NULL || d->fate == VBR_FLOW_FATE_DROP)
+		what = "a drop action";
+	if (what != NULL)
+		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
+			p->frag_item, "vbr: %s: the device cannot match "
+			"fragments; only a mark or flag with the port's own "
+			"RSS can be kept exact in software, not %s",
+			d->sw_frag & VBR_RX_FRAG_V6 ?
+			"ipv6 item: has_frag_ext" :
+			"ipv4 item: fragment_offset", what);
+	if (d->rx_act & (VBR_RX_ACT_MARK | VBR_RX_ACT_FLAG))
+		d->rx_act |= VBR_RX_ACT_FRAG |
+			     (uint64_t)d->sw_frag << VBR_RX_ACT_FRAG_SHIFT;
+	return 0;
+}
+
 static int
 vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 		       struct vbr_flow_parse *p,
@@ -1665,6 +1737,9 @@ vbr_flow_parse_actions(const struct vbr_flow_caps *caps,
 		return rte_flow_error_set(error, ENOTSUP,
 			RTE_FLOW_ERROR_TYPE_ACTION, meter,
 			"vbr: meter on a drop rule: nothing to meter");
+	ret = vbr_flow_sw_frag(p, fate, count, meter, error);
+	if (ret != 0)
+		return ret;
 	/*
 	 * Action specs follow the item specs, packed: built aside, copied.
 	 * The tag is the rule's Rx action table entry, known at creation.
@@ -1775,6 +1850,7 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	if (ret != 0)
 		return -rte_errno;
 	p.vlan_any_tpid = caps->vlan_any_tpid;
+	p.sw_frag = !caps->internal && (caps->no_fields & VBR_FLOW_F_FRAG);
 	if (pattern == NULL)
 		return rte_flow_error_set(error, EINVAL,
 			RTE_FLOW_ERROR_TYPE_ITEM_NUM, NULL,
@@ -1801,6 +1877,7 @@ vbr_flow_prepare(const struct vbr_flow_caps *caps,
 	d->l3 = 0;
 	d->l4 = 0;
 	d->comp = 0;
+	d->sw_frag = 0;
 	/* Only the attr: each spec is cleared where it is written. */
 	memset(&d->u.attr, 0, sizeof(d->u.attr));
 	d->u.attr.type = IBV_FLOW_ATTR_NORMAL;

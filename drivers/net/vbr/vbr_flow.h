@@ -140,6 +140,11 @@ struct vbr_flow_desc {
 	uint8_t l4;			/**< outer L4: 0 any, 6, 17, 0xff other */
 	uint8_t sub;			/**< deepest layer: 0 L4, 1 L3, 2 L2 */
 	uint8_t comp;			/**< VBR_FLOW_COMP_* it needs */
+	/**
+	 * The fragment condition kept in software (VBR_RX_FRAG_* of
+	 * vbr_rxtx.h), 0: none; with a mark or flag also in rx_act.
+	 */
+	uint8_t sw_frag;
 	union {
 		struct ibv_flow_attr attr;	/**< followed by the specs */
 		uint8_t buf[VBR_FLOW_BUF_SIZE];	/**< room for both */
@@ -246,6 +251,8 @@ struct vbr_rss *vbr_rss_get(struct vbr_priv *priv, const uint16_t *queues,
 void vbr_rss_put(struct vbr_priv *priv, struct vbr_rss *rss);
 void vbr_rss_ref(struct vbr_rss *rss);
 uint64_t vbr_rss_types(const struct vbr_rss *rss);
+bool vbr_rss_same_place(const struct vbr_priv *priv, const struct vbr_rss *a,
+			const struct vbr_rss *b);
 struct ibv_qp *vbr_rss_qp(struct vbr_priv *priv, struct vbr_rss *rss,
 			  unsigned int pt);
 int vbr_rss_missing_queue(const struct vbr_priv *priv,

@@ -248,7 +248,14 @@ vbr_flow_dump_one(struct vbr_priv *priv, const struct rte_flow *flow,
 	if (flow->rx_act & VBR_RX_ACT_FLAG)
 		fprintf(file, ", flag");
 	if (flow->rx_act & VBR_RX_ACT_MARK)
-		fprintf(file, ", mark %u", (uint32_t)flow->rx_act);
+		fprintf(file, ", mark %u",
+			(uint32_t)flow->rx_act & VBR_RX_ACT_ID_MASK);
+	if (flow->sw_frag & VBR_RX_FRAG_V6)
+		fprintf(file, ", no IPv6 fragment header (in software)");
+	else if (flow->sw_frag != 0)
+		fprintf(file, ", IPv4 DF/MF/offset %#x under %#x (in software)",
+			(flow->sw_frag >> VBR_RX_FRAG_VAL_SHIFT) & 0x7,
+			flow->sw_frag & 0x7);
 	if (flow->rx_act & VBR_RX_ACT_METER)
 		fprintf(file, ", meter slot %u",
 			(uint32_t)(flow->rx_act >> VBR_RX_ACT_MTR_SHIFT));

@@ -405,6 +405,58 @@ vbr_rss_types(const struct vbr_rss *rss)
 	return rss->nb_queues > 1 ? rss->types : 0;
 }
 
+/*
+ * Queue of the hash h of a frame of packet type pt on set rss: its table
+ * of the next power of two entries filled round-robin, or its first queue
+ * when the type hashes nothing (vbr_rss_qp()).
+ */
+static uint16_t
+vbr_rss_place(const struct vbr_rss *rss, uint64_t fields, uint32_t h)
+{
+	uint32_t size = rte_align32pow2(rss->nb_queues);
+
+	if (fields == 0)
+		return rss->queues[0];
+	return rss->queues[(h & (size - 1)) % rss->nb_queues];
+}
+
+/**
+ * Whether sets a and b put every frame on the same queue with the same
+ * hash: one queue each, the same; or for each packet type the same hash
+ * fields and key, and table entries that agree for every hash value (the
+ * larger table's size covers both). Caller holds flow_lock.
+ */
+bool
+vbr_rss_same_place(const struct vbr_priv *priv, const struct vbr_rss *a,
+		   const struct vbr_rss *b)
+{
+	uint32_t size = RTE_MAX(rte_align32pow2(a->nb_queues),
+				rte_align32pow2(b->nb_queues)), h;
+	unsigned int pt;
+	bool one_a = true, one_b = true;
+
+	for (h = 1; h < a->nb_queues; h++)
+		one_a = one_a && a->queues[h] == a->queues[0];
+	for (h = 1; h < b->nb_queues; h++)
+		one_b = one_b && b->queues[h] == b->queues[0];
+	if (one_a && one_b)
+		return a->queues[0] == b->queues[0];
+	if (memcmp(a->has_key ? a->key : priv->rss_key,
+		   b->has_key ? b->key : priv->rss_key, VBR_RSS_KEY_LEN) != 0)
+		return false;
+	for (pt = 0; pt < VBR_FLOW_PT_MAX; pt++) {
+		uint64_t fa = a->nb_queues > 1 ? vbr_rss_fields(a, pt) : 0;
+		uint64_t fb = b->nb_queues > 1 ? vbr_rss_fields(b, pt) : 0;
+
+		if (fa != fb)
+			return false;
+		for (h = 0; h < size; h++)
+			if (vbr_rss_place(a, fa, h) != vbr_rss_place(b, fb, h))
+				return false;
+	}
+	return true;
+}
+
 /**
  * Drop a reference; the last one destroys the object and its QPs. A QP
  * the device refuses to destroy because rules are still on it (EBUSY) is

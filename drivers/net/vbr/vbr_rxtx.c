@@ -6,6 +6,7 @@
  * through the objects' own function pointers.
  */
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -277,6 +278,68 @@ vbr_rx_mark(struct rte_mbuf *m, unsigned int how, uint32_t id)
 	m->hash.fdir.hi = id;
 }
 
+/** IPv6 extension headers the condition walks past (and OVS does). */
+#define VBR_RX_V6_EXT_MAX 8
+
+/*
+ * Whether frame m meets the fragment condition cond of its rule's entry
+ * (VBR_RX_FRAG_* of vbr_rxtx.h), read from its outer headers: Ethernet, up
+ * to two VLAN tags left in the frame, IPv4 or IPv6. IPv6: the chain of
+ * hop-by-hop, routing, destination options and AH headers is walked for a
+ * fragment header. A frame whose headers cannot be read in its first
+ * segment does not meet it: unmarked, software classifies it.
+ */
+static bool
+vbr_rx_frag_ok(const struct rte_mbuf *m, unsigned int cond)
+{
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), off = 12, hl;
+	unsigned int i, bits;
+	uint16_t type;
+	uint8_t nh;
+
+	if (unlikely(len < 14))
+		return false;
+	type = (uint16_t)(p[12] << 8 | p[13]);
+	for (i = 0; i < 2 && (type == RTE_ETHER_TYPE_VLAN ||
+			      type == RTE_ETHER_TYPE_QINQ); i++) {
+		off += 4;
+		if (unlikely(len < off + 2))
+			return false;
+		type = (uint16_t)(p[off] << 8 | p[off + 1]);
+	}
+	off += 2;
+	if (cond & VBR_RX_FRAG_V4) {
+		if (type != RTE_ETHER_TYPE_IPV4 || len < off + 20 ||
+		    (p[off] >> 4) != 4)
+			return false;
+		bits = (p[off + 6] & 0x40 ? VBR_RX_FRAG_DF : 0) |
+		       (p[off + 6] & 0x20 ? VBR_RX_FRAG_MF : 0) |
+		       ((p[off + 6] & 0x1f) | p[off + 7] ? VBR_RX_FRAG_OFF : 0);
+		return (bits & cond & 0x7) ==
+		       ((cond >> VBR_RX_FRAG_VAL_SHIFT) & 0x7);
+	}
+	if (type != RTE_ETHER_TYPE_IPV6 || len < off + 40 ||
+	    (p[off] >> 4) != 6)
+		return false;
+	nh = p[off + 6];
+	off += 40;
+	for (i = 0; i < VBR_RX_V6_EXT_MAX; i++) {
+		if (nh == IPPROTO_FRAGMENT)
+			return false;
+		if (nh != IPPROTO_HOPOPTS && nh != IPPROTO_ROUTING &&
+		    nh != IPPROTO_DSTOPTS && nh != IPPROTO_AH)
+			return true;
+		if (len < off + 2)
+			return false;
+		hl = nh == IPPROTO_AH ? (p[off + 1] + 2u) * 4 :
+					(p[off + 1] + 1u) * 8;
+		nh = p[off];
+		off += hl;
+	}
+	return false;
+}
+
 /*
  * A metered frame of colour c (len bytes), counted in the meter's slot,
  * and its policy's action for it. Return true when the frame stays in
@@ -431,8 +494,14 @@ vbr_rx_actions(struct vbr_rxq *rxq, struct rte_mbuf **pkts,
 			last = last_tag != 0 ? vbr_rx_act_entry(t, last_tag) : 0;
 		}
 		e[i] = last;
+		/* A condition kept in software: met, or no rule took it. */
+		if (unlikely(e[i] & VBR_RX_ACT_FRAG) &&
+		    !vbr_rx_frag_ok(pkts[i], (e[i] >> VBR_RX_ACT_FRAG_SHIFT) &
+					     0xff))
+			e[i] = 0;
 		if (e[i] & VBR_RX_ACT_MARK)
-			vbr_rx_mark(pkts[i], 1, (uint32_t)e[i]);
+			vbr_rx_mark(pkts[i], 1,
+				    (uint32_t)e[i] & VBR_RX_ACT_ID_MASK);
 		else if (e[i] & VBR_RX_ACT_FLAG)
 			vbr_rx_mark(pkts[i], 2, 0);
 		if ((e[i] & VBR_RX_ACT_METER) && ahead < VBR_RX_MTR_AHEAD) {

@@ -30,6 +30,30 @@ struct vbr_mtr_rt;
 #define VBR_RX_ACT_FLAG (UINT64_C(1) << 33)
 /** The rule meters: the meter's slot above VBR_RX_ACT_MTR_SHIFT. */
 #define VBR_RX_ACT_METER (UINT64_C(1) << 34)
+/**
+ * The rule's fragment condition is kept here, not on the device (which
+ * cannot match fragments): a frame is marked or flagged only when it meets
+ * the condition byte at VBR_RX_ACT_FRAG_SHIFT (VBR_RX_FRAG_*), else it is
+ * delivered as if no rule had taken it (vbr_flow.c, "fragments in
+ * software"). Marks have 24 bits: the byte sits above them.
+ */
+#define VBR_RX_ACT_FRAG (UINT64_C(1) << 35)
+/** Where the fragment condition byte starts in an entry. */
+#define VBR_RX_ACT_FRAG_SHIFT 24
+/** The mark id of an entry. */
+#define VBR_RX_ACT_ID_MASK 0xffffffu
+/*
+ * The condition byte. IPv4: the frame's DF, MF and "offset not 0" bits
+ * (VBR_RX_FRAG_DF, _MF, _OFF) under the mask in bits 0-2 equal the value
+ * in bits 3-5. VBR_RX_FRAG_V6: the IPv6 frame has no fragment header in
+ * its extension header chain.
+ */
+#define VBR_RX_FRAG_DF 0x1
+#define VBR_RX_FRAG_MF 0x2
+#define VBR_RX_FRAG_OFF 0x4
+#define VBR_RX_FRAG_VAL_SHIFT 3
+#define VBR_RX_FRAG_V4 0x40
+#define VBR_RX_FRAG_V6 0x80
 /** Where the meter's slot starts in an entry. */
 #define VBR_RX_ACT_MTR_SHIFT 40
 /** Largest tag: a ConnectX flow tag has 24 bits. */

@@ -342,6 +342,8 @@ vbr_steer_flow_caps(struct vbr_priv *priv, struct vbr_flow_caps *caps)
  * Rules.
  */
 
+static struct vbr_rss *vbr_steer_port_set(struct vbr_priv *priv);
+
 /** Verbs priority of the flow of type pt of a rule. */
 uint16_t
 vbr_steer_prio(const struct vbr_priv *priv, const struct rte_flow *flow,
@@ -413,6 +415,8 @@ enum vbr_steer_pfate {
 static const char *
 vbr_steer_comp_what(uint8_t bit)
 {
+	if (bit == 0)
+		return "fragments (its fragment condition, kept in software)";
 	return bit == VBR_FLOW_COMP_TAGGED ?
 	       "802.1Q-tagged frames (eth has_vlan 0)" :
 	       "IPv6 frames with an extension header (ipv6 has_frag_ext 0)";
@@ -970,10 +974,13 @@ vbr_steer_same_match(const struct vbr_priv *priv, const struct rte_flow *n,
 	o = *found;
 	return vbr_flow_error(error, EEXIST, RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
 		"vbr: rule %u (priority %u) has this rule's pattern as the "
-		"device matches it: at one priority a ConnectX merges the "
+		"device matches it%s: at one priority a ConnectX merges the "
 		"two (each frame delivered to both) or refuses the second "
 		"(EEXIST): destroy rule %u first, or give this rule another "
-		"priority", o->id, o->level, o->id);
+		"priority", o->id, o->level,
+		(n->sw_frag | o->sw_frag) != 0 ? " (a fragment condition is "
+		"kept in software, not in the device's match)" : "",
+		o->id);
 }
 
 /* Put a user rule in the match tree. 0 or -ENOMEM. */
@@ -993,6 +1000,179 @@ vbr_steer_match_del(struct vbr_priv *priv, struct rte_flow *flow)
 	found = tfind(flow, &priv->rule_tree, vbr_steer_match_cmp);
 	if (found != NULL && *found == flow)
 		tdelete(flow, &priv->rule_tree, vbr_steer_match_cmp);
+}
+
+/*
+ * Fragments in software. On a device that cannot match fragments (a
+ * ConnectX through verbs), a rule's fragment condition (ipv4
+ * fragment_offset, ipv6 has_frag_ext) is left out of its verbs flow and
+ * kept in its Rx action table entry: the Rx burst takes the mark off the
+ * frames outside it (vbr_flow.c, vbr_rxtx.c). Those frames were steered
+ * by the rule, so this is exact only where the rule puts them where they
+ * go without it: the port takes them (as for companions: promiscuous, or
+ * a dst the port lists, with the VLAN filter the frames' VID), and the
+ * rule's queue set places every frame as the port's own set does
+ * (vbr_rss_same_place()). And no other rule may lose them: a rule at the
+ * same level or worse that may match them is refused, in both orders,
+ * unless it excludes them too (vbr_steer_frag_within()).
+ */
+
+/* The item and field of a rule's software condition, for messages. */
+static const char *
+vbr_steer_frag_field(uint8_t sw_frag)
+{
+	return sw_frag & VBR_RX_FRAG_V6 ? "ipv6 item: has_frag_ext" :
+	       "ipv4 item: fragment_offset";
+}
+
+/*
+ * Whether the frames condition n excludes are all excluded by condition o
+ * too (o's accepted frames are among n's), 0: no condition.
+ */
+static bool
+vbr_steer_frag_within(uint8_t o, uint8_t n)
+{
+	unsigned int mo = o & 0x7, vo = (o >> VBR_RX_FRAG_VAL_SHIFT) & 0x7;
+	unsigned int mn = n & 0x7, vn = (n >> VBR_RX_FRAG_VAL_SHIFT) & 0x7;
+
+	if (o == 0 || n == 0 ||
+	    ((o ^ n) & (VBR_RX_FRAG_V4 | VBR_RX_FRAG_V6)) != 0)
+		return false;
+	if (n & VBR_RX_FRAG_V6)
+		return true;
+	return (mn & ~mo) == 0 && (vo & mn) == vn;
+}
+
+/*
+ * Whether the frames a software condition of flow excludes are taken by
+ * the port as its own rules would take them, on port (its queue set).
+ * Return 0 or a negative errno, *error set.
+ */
+static int
+vbr_steer_sw_exact(struct vbr_priv *priv, const struct rte_flow *flow,
+		   const struct vbr_rss *set, const struct vbr_rss *port,
+		   struct rte_flow_error *error)
+{
+	enum vbr_steer_pfate pf;
+	struct ibv_flow_spec_eth e;
+	uint16_t vids[VBR_MAX_VLAN_IDS + 1];
+	int ret;
+
+	if (flow->sw_frag == 0)
+		return 0;
+	ret = vbr_steer_port_fate(priv, flow, 0, &pf, error);
+	if (ret != 0)
+		return ret;
+	if (pf == VBR_STEER_PF_VID) {
+		/* Untagged only: VID 0, which the filter always takes. */
+		if (flow->comp & VBR_FLOW_COMP_TAGGED)
+			pf = VBR_STEER_PF_ACCEPT;
+		else if (vbr_steer_eth_spec(flow, &e) &&
+			 (rte_be_to_cpu_16(e.mask.vlan_tag) &
+			  RTE_ETHER_MAX_VLAN_ID) == RTE_ETHER_MAX_VLAN_ID &&
+			 vbr_steer_vid_in(vids, vbr_steer_vids(priv, vids),
+					  rte_be_to_cpu_16(e.val.vlan_tag) &
+					  RTE_ETHER_MAX_VLAN_ID))
+			pf = VBR_STEER_PF_ACCEPT;
+	}
+	if (pf != VBR_STEER_PF_ACCEPT)
+		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
+			NULL, "vbr: %s: the device cannot match fragments, and "
+			"the port would %s the frames this rule excludes, "
+			"which its verbs flow takes: make the port "
+			"promiscuous, or give the port's own address as the "
+			"eth dst", vbr_steer_frag_field(flow->sw_frag),
+			pf == VBR_STEER_PF_VID ? "filter by VID" : "not take");
+	if (set == NULL || port == NULL || !vbr_rss_same_place(priv, set, port))
+		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
+			NULL, "vbr: %s: the device cannot match fragments; only "
+			"a mark with the port's own RSS can be kept exact in "
+			"software: give an rss action over the port's Rx "
+			"queues as its redirection table spreads them, with "
+			"the port's hash types and key (or no key)",
+			vbr_steer_frag_field(flow->sw_frag));
+	return 0;
+}
+
+/*
+ * vbr_steer_sw_exact() for the state the rule goes on the device with:
+ * the running one, or while stopped the one it will start with; set is
+ * its queue set (NULL: none).
+ */
+static int
+vbr_steer_sw_check(struct vbr_priv *priv, const struct rte_flow *flow,
+		   const struct vbr_rss *set, struct rte_flow_error *error)
+{
+	bool promisc = priv->promisc, allmulti = priv->allmulti;
+	struct vbr_rss *port;
+	int ret;
+
+	if (flow->sw_frag == 0)
+		return 0;
+	if (priv->flows_on)
+		return vbr_steer_sw_exact(priv, flow, set, priv->rss_port,
+					  error);
+	port = vbr_steer_port_set(priv);
+	if (port == NULL)
+		return rte_flow_error_set(error, ENOMEM,
+			RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+			"vbr: no memory for the port's queue set");
+	priv->promisc = priv->dev->data->promiscuous;
+	priv->allmulti = priv->dev->data->all_multicast;
+	ret = vbr_steer_sw_exact(priv, flow, set, port, error);
+	priv->promisc = promisc;
+	priv->allmulti = allmulti;
+	vbr_rss_put(priv, port);
+	return ret;
+}
+
+/*
+ * Refuse a new rule n whose verbs flow would take frames its software
+ * condition excludes from a rule at its level or worse, or that may
+ * match frames such a rule's flow takes first. 0 or a negative errno.
+ */
+static int
+vbr_steer_sw_overlap(const struct vbr_priv *priv, const struct rte_flow *n,
+		     struct rte_flow_error *error)
+{
+	const struct rte_flow *o;
+
+	if (n->sw_frag == 0 && priv->nb_sw_frag_flows == 0)
+		return 0;
+	TAILQ_FOREACH(o, &priv->flows, next) {
+		if (o->tier != VBR_STEER_TIER_USER || o == n)
+			continue;
+		if (n->sw_frag != 0 && o->level >= n->level &&
+		    !vbr_steer_frag_within(o->sw_frag, n->sw_frag) &&
+		    vbr_flow_attr_intersect(n->attr, n->items_end, o->attr,
+					    o->items_end))
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				"vbr: rule %u (priority %u) may match "
+				"frames this rule's %s excludes, which is "
+				"kept in software (the device cannot match "
+				"fragments): this rule's verbs flow would "
+				"take them from rule %u: make the patterns "
+				"disjoint, or give rule %u a better priority",
+				o->id, o->level,
+				vbr_steer_frag_field(n->sw_frag), o->id,
+				o->id);
+		if (o->sw_frag != 0 && n->level >= o->level &&
+		    !vbr_steer_frag_within(n->sw_frag, o->sw_frag) &&
+		    vbr_flow_attr_intersect(o->attr, o->items_end, n->attr,
+					    n->items_end))
+			return vbr_flow_error(error, ENOTSUP,
+				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
+				"vbr: the rule may match frames that rule %u "
+				"(priority %u) excludes by its %s, which is "
+				"kept in software (the device cannot match "
+				"fragments): that rule's verbs flow takes "
+				"them first: make the patterns disjoint, or "
+				"give this rule a better priority than %u",
+				o->id, o->level,
+				vbr_steer_frag_field(o->sw_frag), o->level);
+	}
+	return 0;
 }
 
 /*
@@ -1525,6 +1705,7 @@ vbr_steer_rule_alloc(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	flow->l4 = d->l4;
 	flow->sub = d->sub;
 	flow->comp = d->comp;
+	flow->sw_frag = d->sw_frag;
 	flow->nb_vf = e.nb;
 	flow->vf = RTE_PTR_ADD(flow, vf_off);
 	/*
@@ -1553,6 +1734,7 @@ vbr_steer_free(struct vbr_priv *priv, struct rte_flow *flow)
 	if (flow->tier == VBR_STEER_TIER_USER) {
 		priv->nb_user_flows--;
 		priv->nb_comp_flows -= flow->comp != 0;
+		priv->nb_sw_frag_flows -= flow->sw_frag != 0;
 		vbr_steer_match_del(priv, flow);
 		vbr_steer_tag_count(priv, flow, -1);
 	}
@@ -1634,7 +1816,9 @@ vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 		goto error_free;
 	flow->id = vbr_flow_rule_number(priv);
 	if (vbr_steer_same_match(priv, flow, error) != 0 ||
-	    vbr_steer_cf_overlap(priv, flow, error) != 0)
+	    vbr_steer_cf_overlap(priv, flow, error) != 0 ||
+	    vbr_steer_sw_overlap(priv, flow, error) != 0 ||
+	    vbr_steer_sw_check(priv, flow, rss, error) != 0)
 		goto error_free;
 	if (!priv->flows_on && flow->comp != 0) {
 		struct vbr_steer_cf *cf;
@@ -1664,6 +1848,7 @@ vbr_steer_rule_create(struct vbr_priv *priv, struct vbr_flow_desc *d,
 	TAILQ_INSERT_TAIL(&priv->flows, flow, next);
 	priv->nb_user_flows++;
 	priv->nb_comp_flows += flow->comp != 0;
+	priv->nb_sw_frag_flows += flow->sw_frag != 0;
 	pthread_mutex_unlock(&priv->flow_lock);
 	return flow;
 error_free:
@@ -1713,6 +1898,20 @@ vbr_steer_rule_validate(struct vbr_priv *priv, const struct vbr_flow_desc *d,
 	ret = vbr_steer_same_match(priv, flow, error);
 	if (ret == 0)
 		ret = vbr_steer_cf_overlap(priv, flow, error);
+	if (ret == 0)
+		ret = vbr_steer_sw_overlap(priv, flow, error);
+	if (ret == 0 && flow->sw_frag != 0) {
+		struct vbr_rss *set = NULL;
+
+		if (d->fate == VBR_FLOW_FATE_QUEUE ||
+		    d->fate == VBR_FLOW_FATE_RSS)
+			set = vbr_rss_get(priv, d->queues, d->nb_queues,
+					  d->has_key ? d->rss_key : NULL,
+					  d->fate == VBR_FLOW_FATE_RSS ?
+					  d->rss_types : 0);
+		ret = vbr_steer_sw_check(priv, flow, set, error);
+		vbr_rss_put(priv, set);
+	}
 	if (ret == 0 && flow->comp != 0) {
 		if (!priv->flows_on) {
 			priv->promisc = priv->dev->data->promiscuous;
@@ -2067,6 +2266,18 @@ vbr_steer_sync_locked(struct vbr_priv *priv)
 			continue;
 		ret = vbr_steer_cf_make(priv, flow, &cf, &n, &error);
 		free(cf);
+		if (ret != 0)
+			VBR_LOG(ERR, "port %u: the change is refused: rule %u "
+				"would not be exact: %s", data->port_id,
+				flow->id, error.message);
+	}
+	/* Conditions kept in software: exact in the new state, or refused. */
+	TAILQ_FOREACH(flow, &priv->flows, next) {
+		if (ret != 0)
+			break;
+		if (flow->tier != VBR_STEER_TIER_USER || flow->sw_frag == 0)
+			continue;
+		ret = vbr_steer_sw_exact(priv, flow, flow->rss, port, &error);
 		if (ret != 0)
 			VBR_LOG(ERR, "port %u: the change is refused: rule %u "
 				"would not be exact: %s", data->port_id,

@@ -80,6 +80,7 @@ struct rte_flow {
 	uint8_t l4;			/**< vbr_flow_desc.l4 */
 	uint8_t sub;			/**< vbr_flow_desc.sub */
 	uint8_t comp;			/**< vbr_flow_desc.comp */
+	uint8_t sw_frag;		/**< vbr_flow_desc.sw_frag */
 	uint8_t nb_vf;			/**< entries of vf */
 	uint16_t nb_cf;			/**< entries of cf */
 	struct vbr_steer_cf *cf;	/**< companions while on, NULL: none */
