@@ -69,14 +69,17 @@
  * by default) on that one table, frames all on rule 0 with frames spread
  * over --flows of the N rules (see run_spread_slices()). --meter-slices N
  * compares N rules without and N with a meter each the same way (see
- * run_meter_slices()). --csum-slices LEN compares Rx without and with the
+ * run_meter_slices()). --frag-slices N compares N mark rules with N
+ * that also say "not a fragment", which a device without fragment matches
+ * (the mlx5 profile) checks in the Rx burst (see run_frag_slices()).
+ * --csum-slices LEN compares Rx without and with the
  * checksum offloads (vbr verifies them in software) on two more ports,
  * the same way, LEN-byte frames (see run_csum_slices()).
  *
  * usage: bench-flow-rules <EAL args> -- [--rules N,N..] [--masks M,M..]
  *        [--mask-rules N] [--seconds S] [--flows F] [--no-stopped]
  *        [--count] [--ab N [--slices MS]] [--spread-slices N]
- *        [--meter-slices N] [--csum-slices LEN]
+ *        [--meter-slices N] [--frag-slices N] [--csum-slices LEN]
  * Cases: each --rules count with one mask, then each --masks count with
  * --mask-rules rules. Exit 0 when every case ran; a case that cannot
  * create its rules prints the reason in its row (with [A] or [B] after
@@ -127,6 +130,7 @@ static uint32_t ab_pairs;	/* --ab: pairs of runs per case, 0: one run */
 static uint32_t slices_ms;	/* --slices: slice length, 0: none */
 static uint32_t spread_rules;	/* --spread-slices: rules, 0: none */
 static uint32_t meter_rules;	/* --meter-slices: rules, 0: none */
+static uint32_t frag_rules;	/* --frag-slices: rules, 0: none */
 static uint32_t csum_len;	/* --csum-slices: frame length, 0: none */
 static uint32_t frame_len = 60;	/* frames frame_fill() builds, no FCS */
 
@@ -135,6 +139,7 @@ enum rule_kind {
 	RULE_MARK,	/* mark id i / queue 0 (every case but below) */
 	RULE_PLAIN,	/* queue 0: --meter-slices' rules without a meter */
 	RULE_METER,	/* meter rule_mtr: --meter-slices' metered rules */
+	RULE_NOFRAG,	/* as RULE_MARK, ipv4 not a fragment (--frag-slices) */
 };
 static enum rule_kind rule_kind;
 static uint32_t rule_mtr;
@@ -190,6 +195,8 @@ parse_args(int argc, char **argv)
 			spread_rules = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--meter-slices") == 0)
 			meter_rules = strtoul(v, NULL, 0);
+		else if (strcmp(a, "--frag-slices") == 0)
+			frag_rules = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--csum-slices") == 0)
 			csum_len = strtoul(v, NULL, 0);
 		else if (strcmp(a, "--rules") == 0)
@@ -275,6 +282,8 @@ rule_create(uint32_t i, uint32_t masks, struct rte_flow_error *err)
 	};
 	const struct rte_flow_action *a = actions;
 
+	if (rule_kind == RULE_NOFRAG)
+		msk.hdr.fragment_offset = RTE_BE16(0x3fff);	/* spec 0 */
 	if (rule_kind == RULE_PLAIN) {
 		a = &actions[1];	/* queue 0 */
 	} else if (rule_kind == RULE_METER) {
@@ -905,6 +914,46 @@ out:
 	rte_mtr_meter_profile_delete(rx_port, 1, &me);
 }
 
+/*
+ * --frag-slices N: N rules "mark i / queue 0" (0 .. N-1) and N that also
+ * match ipv4 fragment_offset 0 under 0x3fff, "not a fragment" (N .. 2N-1),
+ * on the port together; frames (whole datagrams, so all marked) go to the
+ * first rules for one slice, to the others the next (A B B A ...,
+ * --slices MS, 20 by default), cycling over the N rules of the slice: one
+ * line
+ *   # frag-slices rules 1 pairs Mpps Mpps+cond diff%
+ * (slices_run()). On a device that matches fragments (swverbs' full
+ * profile) both are verbs matches; on one that does not (mlx5, a
+ * ConnectX) the condition is checked in the Rx burst for each frame of
+ * such a rule: the diff is that check's cost. Run the ports with
+ * progress=inline on one lcore, as --meter-slices.
+ */
+static void
+run_frag_slices(uint32_t n)
+{
+	struct fwd s = { .mark_min = UINT32_MAX, .src_min = SRC_BASE + n };
+	struct rte_flow_error err = { 0 };
+	uint32_t i, made = 0;
+
+	/* The frames a condition excludes must be the port's: promiscuous. */
+	rte_eth_promiscuous_enable(rx_port);
+	for (i = 0; i < 2 * n; i++, made++) {
+		rule_kind = i < n ? RULE_MARK : RULE_NOFRAG;
+		flows[i] = rule_create(i, 1, &err);
+		if (flows[i] == NULL)
+			break;
+	}
+	rule_kind = RULE_MARK;
+	if (made < 2 * n)
+		printf("# frag-slices %" PRIu32 " 1 failed (rule %" PRIu32
+		       "): %s\n", n, made,
+		       err.message != NULL ? err.message : "?");
+	else
+		slices_run(&s, "frag-slices", n, 1, 0, n, n, n);
+	rules_destroy(made);
+	rte_eth_promiscuous_disable(rx_port);
+}
+
 /* A port pair of --csum-slices: frames go from tx to rx. */
 struct csum_pair {
 	uint16_t tx, rx;
@@ -1015,7 +1064,7 @@ main(int argc, char **argv)
 			"[--seconds S] [--flows F] [--no-stopped] "
 			"[--count] [--ab N [--slices MS]] "
 			"[--spread-slices N] [--meter-slices N] "
-			"[--csum-slices LEN]\n");
+			"[--frag-slices N] [--csum-slices LEN]\n");
 		return 2;
 	}
 	if (rte_eth_dev_count_avail() < (csum_len != 0 ? 4u : 2u)) {
@@ -1042,6 +1091,7 @@ main(int argc, char **argv)
 	max = RTE_MAX(max, mask_rules);
 	max = RTE_MAX(max, spread_rules);
 	max = RTE_MAX(max, meter_rules);
+	max = RTE_MAX(max, frag_rules);
 	flows = calloc(2 * (size_t)max, sizeof(*flows)); /* --slices: 2n */
 	if (flows == NULL)
 		return 1;
@@ -1064,6 +1114,11 @@ main(int argc, char **argv)
 		if (slices_ms == 0)
 			slices_ms = 20;
 		run_meter_slices(meter_rules);
+	}
+	if (frag_rules != 0) {
+		if (slices_ms == 0)
+			slices_ms = 20;
+		run_frag_slices(frag_rules);
 	}
 	if (csum_len != 0) {
 		if (slices_ms == 0)
