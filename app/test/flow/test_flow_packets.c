@@ -3058,6 +3058,15 @@ test_ovs_frag_sw(void)
 	struct rte_flow_item p_first[] = {
 		ITEM(ETH, &e4, &ovs_eth_m), ITEM(IPV4, &first, &fragm),
 		ITEM(UDP, NULL, NULL), ITEM_END };
+	/* Untagged too: its companions and frag=no's leave each other be. */
+	struct rte_flow_item_eth untagged = { .has_vlan = 0 };
+	struct rte_flow_item_eth untagged_m = {
+		.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
+		.has_vlan = 1,
+	};
+	struct rte_flow_item p_udp[] = {
+		ITEM(ETH, &untagged, &untagged_m), ITEM(IPV4, NULL, NULL),
+		ITEM(UDP, NULL, NULL), ITEM_END };
 	/* Any VLAN (no has_vlan): no companions, three packet types. */
 	struct rte_flow_item_eth e6m = ovs_eth_m;
 	struct rte_flow_item p_v6[] = {
@@ -3065,7 +3074,7 @@ test_ovs_frag_sw(void)
 	struct frame whole[NF], frag1[NF], later[NF], tagged, v6plain, v6frag,
 		     v6hop;
 	int rw[NF], rf[NF], rl[NF], r6[3], rt, i, spread = 0;
-	struct rte_flow *f;
+	struct rte_flow *f, *g;
 
 	if (full_profile)
 		TEST_SKIP("the full profile matches fragments itself "
@@ -3073,6 +3082,7 @@ test_ovs_frag_sw(void)
 	CLEAN();
 	e6.type = RTE_BE16(0x86dd);
 	e6m.has_vlan = 0;
+	untagged.dst = mac1;
 	TEST_ASSERT_SUCCESS(rte_eth_dev_stop(port1), "stop");
 	conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
 	conf.rx_adv_conf.rss_conf.rss_key = port_key;
@@ -3120,9 +3130,13 @@ test_ovs_frag_sw(void)
 	/* frag=first has the same match as the device sees it. */
 	TEST_ASSERT_SUCCESS(same_match_refused(f, 0, p_first, a42),
 			    "frag=first over frag=no");
-	TEST_ASSERT_SUCCESS(ovs_refused(0, p_first, a42, "(a fragment "
-			    "condition is kept in software, not in the "
-			    "device's match)"), "frag=first: why");
+	TEST_ASSERT_SUCCESS(ovs_refused(0, p_first, a42, "(fragment "
+			    "conditions are kept in software)"),
+			    "frag=first: why");
+	/* A worse rule its verbs flow would take fragments from: refused. */
+	TEST_ASSERT_SUCCESS(ovs_refused(1, p_udp, to_q1, "excludes by its "
+			    "ipv4 item: fragment_offset (kept in software"),
+			    "a lower rule under frag=no");
 	/* The port's RSS may not change under it. */
 	rc.rss_hf = RTE_ETH_RSS_IP;
 	TEST_ASSERT(rte_eth_dev_rss_hash_update(port1, &rc) != 0,
@@ -3134,6 +3148,13 @@ test_ovs_frag_sw(void)
 	EXPECT_MARK("after stop/start: first fragment", &frag1[1], rf[1],
 		    MARK_NONE);
 	DESTROY(f);
+
+	/* The other order: the lower rule first. */
+	RULE(g, 1, p_udp, to_q1);
+	TEST_ASSERT_SUCCESS(ovs_refused(0, p_nofrag, a41, "(priority 1) may "
+			    "match frames this rule's ipv4 item: "
+			    "fragment_offset excludes"), "frag=no over a rule");
+	DESTROY(g);
 
 	/* A first fragment (OVS frag=first). */
 	f = rule(0, p_first, a42);

@@ -416,7 +416,7 @@ static const char *
 vbr_steer_comp_what(uint8_t bit)
 {
 	if (bit == 0)
-		return "fragments (its fragment condition, kept in software)";
+		return "fragments (kept in software)";
 	return bit == VBR_FLOW_COMP_TAGGED ?
 	       "802.1Q-tagged frames (eth has_vlan 0)" :
 	       "IPv6 frames with an extension header (ipv6 has_frag_ext 0)";
@@ -472,8 +472,8 @@ vbr_steer_port_fate(const struct vbr_priv *priv, const struct rte_flow *flow,
 					 e.mask.dst_mac))
 		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
 			NULL, "vbr: the %s this rule excludes must take the "
-			"fate the port's MAC filter gives them, which its "
-			"companions follow for one eth dst only: give the dst "
+			"fate the port's MAC filter gives them, which vbr "
+			"follows for one eth dst only: give the dst "
 			"under a full mask, or make the port promiscuous",
 			vbr_steer_comp_what(bit));
 	memcpy(&dst, e.val.dst_mac, sizeof(dst));
@@ -974,13 +974,11 @@ vbr_steer_same_match(const struct vbr_priv *priv, const struct rte_flow *n,
 	o = *found;
 	return vbr_flow_error(error, EEXIST, RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
 		"vbr: rule %u (priority %u) has this rule's pattern as the "
-		"device matches it%s: at one priority a ConnectX merges the "
-		"two (each frame delivered to both) or refuses the second "
-		"(EEXIST): destroy rule %u first, or give this rule another "
-		"priority", o->id, o->level,
-		(n->sw_frag | o->sw_frag) != 0 ? " (a fragment condition is "
-		"kept in software, not in the device's match)" : "",
-		o->id);
+		"device matches it%s: a ConnectX would merge the two (frames "
+		"delivered twice) or refuse this one: destroy rule %u first, "
+		"or give another priority", o->id, o->level,
+		(n->sw_frag | o->sw_frag) != 0 ? " (fragment conditions are "
+		"kept in software)" : "", o->id);
 }
 
 /* Put a user rule in the match tree. 0 or -ENOMEM. */
@@ -1087,9 +1085,9 @@ vbr_steer_sw_exact(struct vbr_priv *priv, const struct rte_flow *flow,
 		return vbr_flow_error(error, ENOTSUP, RTE_FLOW_ERROR_TYPE_ITEM,
 			NULL, "vbr: %s: the device cannot match fragments; only "
 			"a mark with the port's own RSS can be kept exact in "
-			"software: give an rss action over the port's Rx "
-			"queues as its redirection table spreads them, with "
-			"the port's hash types and key (or no key)",
+			"software: give rss over the port's queues as its "
+			"redirection table has them, its hash types and key "
+			"(or none)",
 			vbr_steer_frag_field(flow->sw_frag));
 	return 0;
 }
@@ -1149,14 +1147,12 @@ vbr_steer_sw_overlap(const struct vbr_priv *priv, const struct rte_flow *n,
 			return vbr_flow_error(error, ENOTSUP,
 				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
 				"vbr: rule %u (priority %u) may match "
-				"frames this rule's %s excludes, which is "
-				"kept in software (the device cannot match "
-				"fragments): this rule's verbs flow would "
-				"take them from rule %u: make the patterns "
-				"disjoint, or give rule %u a better priority",
-				o->id, o->level,
-				vbr_steer_frag_field(n->sw_frag), o->id,
-				o->id);
+				"frames this rule's %s excludes (kept in "
+				"software: no fragment match on the "
+				"device); its verbs flow would take them: "
+				"make the patterns disjoint, or give rule %u "
+				"a better priority", o->id, o->level,
+				vbr_steer_frag_field(n->sw_frag), o->id);
 		if (o->sw_frag != 0 && n->level >= o->level &&
 		    !vbr_steer_frag_within(n->sw_frag, o->sw_frag) &&
 		    vbr_flow_attr_intersect(o->attr, o->items_end, n->attr,
@@ -1164,11 +1160,11 @@ vbr_steer_sw_overlap(const struct vbr_priv *priv, const struct rte_flow *n,
 			return vbr_flow_error(error, ENOTSUP,
 				RTE_FLOW_ERROR_TYPE_HANDLE, NULL,
 				"vbr: the rule may match frames that rule %u "
-				"(priority %u) excludes by its %s, which is "
-				"kept in software (the device cannot match "
-				"fragments): that rule's verbs flow takes "
-				"them first: make the patterns disjoint, or "
-				"give this rule a better priority than %u",
+				"(priority %u) excludes by its %s (kept in "
+				"software: no fragment match on the device), "
+				"whose verbs flow takes them first: make the "
+				"patterns disjoint, or give this rule a "
+				"better priority than %u",
 				o->id, o->level,
 				vbr_steer_frag_field(o->sw_frag), o->level);
 	}
