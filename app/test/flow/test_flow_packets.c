@@ -3006,8 +3006,11 @@ mk_frag4(struct frame *f, uint16_t sport, uint16_t fo)
  * A device that cannot match fragments (the mlx5 profile, a ConnectX
  * through verbs): OVS's fragment conditions are kept in the Rx burst. The
  * rule's verbs flow also takes the frames the condition excludes (first
- * fragments under its UDP item; later ones carry no UDP header and never
- * match it); those arrive unmarked on the queue the port's RSS gives them,
+ * fragments under its UDP item on swverbs, whose parser reads their UDP
+ * header; a ConnectX matches no header after IP in any fragment, so there
+ * frag=first's first fragments would miss the rule too; later ones carry
+ * no UDP header and never match it); those arrive unmarked on the queue the
+ * port's RSS gives them,
  * which the rule's RSS (the port's queues, types and key) gives them too.
  * Anything that would act on the excluded frames is refused, and so is a
  * rule with the same match as the device sees it, and a port RSS change

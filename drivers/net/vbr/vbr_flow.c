@@ -25,8 +25,10 @@
  * headers' fragment condition is left out of the verbs flow and kept in
  * software (desc.sw_frag): the rule's Rx action table entry carries it,
  * and the Rx burst takes the mark off a frame outside it (vbr_rxtx.c).
- * The verbs flow then takes frames the rule excludes (first fragments
- * under an L4 item; any fragment without one); they stay exact only when
+ * The verbs flow then takes frames the rule excludes (any fragment
+ * without an L4 item; first fragments under one on swverbs, whose parser
+ * reads their L4 header, not on a ConnectX, which matches no header after
+ * IP in a fragment); they stay exact only when
  * the rule does nothing else to them: a mark or flag and a queue set that
  * places every frame as the port's own does (vbr_flow_sw_frag() here,
  * vbr_steer_sw_exact() for the port's state). Anything else is refused.
