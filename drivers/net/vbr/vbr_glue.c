@@ -356,8 +356,9 @@ vbr_ibv_port_set_link(struct ibv_context *context, int up, char *why,
 		ret = vbr_ibv_netdev_ioctl(context, SIOCSIFFLAGS, &ifr);
 	}
 	if (ret != 0)
-		snprintf(why, len, "setting the device's netdev %s %s: %s",
-			 ifr.ifr_name, up ? "up" : "down", strerror(ret));
+		snprintf(why, len, "setting the device's netdev %s %s: %s%s",
+			 ifr.ifr_name, up ? "up" : "down", strerror(ret),
+			 ret == EPERM ? " (needs CAP_NET_ADMIN)" : "");
 	return ret;
 }
 
@@ -526,8 +527,9 @@ vbr_ibv_port_set_mtu(struct ibv_context *context, uint32_t mtu, char *why,
 	ifr.ifr_mtu = (int)mtu;
 	ret = vbr_ibv_netdev_ioctl(context, SIOCSIFMTU, &ifr);
 	if (ret != 0)
-		snprintf(why, len, "MTU %u on the device's netdev %s: %s",
-			 mtu, ifr.ifr_name, strerror(ret));
+		snprintf(why, len, "MTU %u on the device's netdev %s: %s%s",
+			 mtu, ifr.ifr_name, strerror(ret),
+			 ret == EPERM ? " (needs CAP_NET_ADMIN)" : "");
 	return ret;
 }
 
