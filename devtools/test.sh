@@ -44,7 +44,8 @@
 # Before the tests it removes what killed runs left behind: network
 # namespaces, veth ends and /dev/shm cable files named after a test's pid
 # (vba<pid>, vbrt<pid>, vbe<pid>ns, vbf<pid>ns, vbl<pid>ns, vbo<pid>ns,
-# vbt<pid>ns, vqrmv<pid>ns, vbo<pid>a, vbd<pid>, swverbs-shm.t<pid>-*,
+# vbt<pid>ns, vbv<pid>ns, vbvf<pid>, vpg<pid>a, vqrmv<pid>ns, vbo<pid>a,
+# vbd<pid>, swverbs-shm.t<pid>-*,
 # swverbs-shm.tp<pid>, swverbs-shm.bench<pid>) whose process is gone: pids
 # come round again (pid_max may be 32768), and a test that finds its name
 # taken reuses or fails on what a killed run left.
@@ -94,7 +95,9 @@ stale_pid() {
 	printf '%s\n' "$1" | sed -nE \
 		-e 's/^(vba|vbrt)([0-9]+)$/\2/p' \
 		-e 's/^(vba|vbrt)([0-9]+)a$/\2/p' \
-		-e 's/^(vbe|vbf|vbl|vbo|vbt)([0-9]+)(ns|0)$/\2/p' \
+		-e 's/^(vbe|vbf|vbl|vbo|vbt|vbv)([0-9]+)(ns|0)$/\2/p' \
+		-e 's/^vpg([0-9]+)[ab]$/\1/p' \
+		-e 's/^vbvf([0-9]+)$/\1/p' \
 		-e 's/^vq(rmv|rmn)([0-9]+)(ns|0)$/\2/p' \
 		-e 's/^vbo([0-9]+)[ab]0?$/\1/p' \
 		-e 's/^vbd([0-9]+)$/\1/p' \

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 #include <stdarg.h>
@@ -125,6 +126,69 @@ vbr_veth_make(const char *a, const char *b, const char *ns)
 	if (vbr_sh("ip link set %s up", a) != 0 ||
 	    vbr_sh("ip -n %s link set %s up", ns, b) != 0)
 		return -1;
+	return 0;
+}
+
+/* The namespace vbr_netns_enter() made, removed at exit or on a signal. */
+static char vbr_netns_own[32];
+
+static inline void
+vbr_netns_remove(void)
+{
+	if (vbr_netns_own[0] != '\0')
+		vbr_sh("ip netns del %s 2>/dev/null", vbr_netns_own);
+	vbr_netns_own[0] = '\0';
+}
+
+static inline void
+vbr_netns_signal(int sig)
+{
+	vbr_netns_remove();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * A network namespace of the test's own, named @prefix and the pid (so
+ * that devtools/test.sh knows it when a killed run leaves it), with a
+ * veth pair @a - @b in it, both up, IPv6 off; this process moves into it.
+ * It is removed at exit and on SIGINT, SIGTERM and SIGHUP. 0; 77 (said
+ * why) without root or ip netns; 1 (said why) when it cannot be made.
+ */
+static inline int
+vbr_netns_enter(const char *prefix, const char *a, const char *b)
+{
+	char path[64];
+	int fd;
+
+	if (geteuid() != 0 || vbr_sh("ip netns list >/dev/null 2>&1") != 0) {
+		printf("SKIP: needs root and ip netns\n");
+		return 77;
+	}
+	snprintf(vbr_netns_own, sizeof(vbr_netns_own), "%s%d", prefix,
+		 (int)getpid());
+	atexit(vbr_netns_remove);
+	signal(SIGINT, vbr_netns_signal);
+	signal(SIGTERM, vbr_netns_signal);
+	signal(SIGHUP, vbr_netns_signal);
+	if (vbr_sh("ip netns add %s", vbr_netns_own) != 0 ||
+	    vbr_sh("ip -n %s link add %s type veth peer name %s",
+		   vbr_netns_own, a, b) != 0 ||
+	    vbr_sh("ip netns exec %s sh -c 'for i in %s %s; do echo 1 > "
+		   "/proc/sys/net/ipv6/conf/$i/disable_ipv6; done'",
+		   vbr_netns_own, a, b) != 0 ||
+	    vbr_sh("ip -n %s link set %s up && ip -n %s link set %s up",
+		   vbr_netns_own, a, vbr_netns_own, b) != 0) {
+		printf("FAIL: veth pair in %s\n", vbr_netns_own);
+		return 1;
+	}
+	snprintf(path, sizeof(path), "/var/run/netns/%s", vbr_netns_own);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+		printf("FAIL: setns %s: %s\n", vbr_netns_own, strerror(errno));
+		return 1;
+	}
+	close(fd);
 	return 0;
 }
 

@@ -1846,64 +1846,21 @@ static const struct unit_test_suite suite_veth = {
 	},
 };
 
-static char veth_ns[32];
-
-static void
-veth_cleanup(void)
-{
-	if (veth_ns[0] != '\0')
-		vbr_sh("ip netns del %s 2>/dev/null", veth_ns);
-	veth_ns[0] = '\0';
-}
-
-static void
-veth_signal(int sig)
-{
-	veth_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* The namespace with both ends of the veth, and this process in it. */
+/* The namespace vbrpace<pid> with both ends, this process in it. */
 static int
 veth_setup(void)
 {
 	static char a[16], b[16];
-	char path[64];
-	int fd;
+	int ret;
 
-	if (geteuid() != 0 || vbr_sh("ip netns list >/dev/null 2>&1") != 0) {
-		printf("SKIP: needs root and ip netns\n");
-		return 77;
-	}
-	snprintf(veth_ns, sizeof(veth_ns), "vbrpace%d", (int)getpid());
 	snprintf(a, sizeof(a), "vpa%d", (int)getpid());
 	snprintf(b, sizeof(b), "vpb%d", (int)getpid());
-	atexit(veth_cleanup);
-	signal(SIGINT, veth_signal);
-	signal(SIGTERM, veth_signal);
-	signal(SIGHUP, veth_signal);
-	if (vbr_sh("ip netns add %s", veth_ns) != 0 ||
-	    vbr_sh("ip -n %s link add %s type veth peer name %s", veth_ns, a,
-		   b) != 0 ||
-	    vbr_sh("ip netns exec %s sh -c 'for i in %s %s; do echo 1 > "
-		   "/proc/sys/net/ipv6/conf/$i/disable_ipv6; done'", veth_ns,
-		   a, b) != 0 ||
-	    vbr_sh("ip -n %s link set %s up && ip -n %s link set %s up",
-		   veth_ns, a, veth_ns, b) != 0) {
-		printf("FAIL: veth pair in %s\n", veth_ns);
-		return 1;
+	ret = vbr_netns_enter("vbrpace", a, b);
+	if (ret == 0) {
+		veth_a = a;
+		veth_b = b;
 	}
-	snprintf(path, sizeof(path), "/var/run/netns/%s", veth_ns);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
-		printf("FAIL: setns %s: %s\n", veth_ns, strerror(errno));
-		return 1;
-	}
-	close(fd);
-	veth_a = a;
-	veth_b = b;
-	return 0;
+	return ret;
 }
 
 int
@@ -1916,7 +1873,7 @@ main(int argc, char **argv)
 		if (ret != 0)
 			return ret;
 		ret = unit_test_suite_runner(&suite_veth);
-		veth_cleanup();
+		vbr_netns_remove();
 		return ret;
 	}
 	return unit_test_suite_runner(&suite);
