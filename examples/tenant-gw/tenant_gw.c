@@ -82,6 +82,8 @@ struct tgw_slot {
 	uint32_t mtr_id;	/**< 0: no meter */
 	uint32_t prof_id;
 	struct rte_flow *flow;
+	uint32_t prio;		/**< its rule's priority: 0, or 1 beside */
+				/**< a retiring rule of the same pattern */
 	uint32_t shaper_id;	/**< rte_tm shaper profile, 0: unpaced */
 };
 
@@ -760,7 +762,7 @@ static struct rte_flow *
 tgw_rule_create(const struct tgw_slot *sl, struct rte_flow_error *error)
 {
 	const struct tgw_tenant_conf *t = &sl->conf;
-	struct rte_flow_attr attr = { .ingress = 1, .priority = 0 };
+	struct rte_flow_attr attr = { .ingress = 1, .priority = sl->prio };
 	struct rte_flow_item pattern[4];
 	struct rte_flow_action actions[5];
 	struct rte_flow_item_vlan vlan = { 0 }, vlan_m = { 0 };
@@ -983,6 +985,32 @@ tgw_meter_same(const struct tgw_meter_conf *a, const struct tgw_meter_conf *b)
 	return memcmp(a, b, sizeof(*a)) == 0;
 }
 
+/*
+ * The priority of fresh slot S's rule: 0, or the other of 0 and 1 when a
+ * retiring slot has a rule of the same pattern. Both rules exist for a
+ * moment (make before break), and a NIC takes no two rules of one pattern
+ * at one priority: a ConnectX merges them (frames twice) or refuses the
+ * second, and so does vbr.
+ */
+static uint32_t
+tgw_fresh_prio(unsigned int s)
+{
+	const struct tgw_tenant_conf *a = &g.slots[s].conf, *b;
+	unsigned int r;
+
+	for (r = 0; r < TGW_MAX_TENANTS; r++) {
+		if (r == s || !g.slots[r].used || !g.slots[r].retiring ||
+		    g.slots[r].flow == NULL)
+			continue;
+		b = &g.slots[r].conf;
+		if (a->vlan == b->vlan && a->family == b->family &&
+		    a->plen == b->plen &&
+		    memcmp(a->addr, b->addr, sizeof(a->addr)) == 0)
+			return g.slots[r].prio ^ 1;
+	}
+	return 0;
+}
+
 static int
 tgw_slot_of(const char *name)
 {
@@ -1093,9 +1121,13 @@ tgw_reload(void)
 	tgw_plans_fill(make, true, NULL);
 	tgw_plans_publish(make);
 	published = true;
-	for (s = 0; s < TGW_MAX_TENANTS; s++)
-		if (fresh[s] && tgw_slot_rule(s) != 0)
+	for (s = 0; s < TGW_MAX_TENANTS; s++) {
+		if (!fresh[s])
+			continue;
+		g.slots[s].prio = tgw_fresh_prio(s);
+		if (tgw_slot_rule(s) != 0)
 			goto undo;
+	}
 	/* the kept tenants' new rates and profiles, in place, once the new
 	 * rules exist (a failed reload above changed nothing running) */
 	for (i = 0; i < nc.n_tenants; i++) {
