@@ -12,7 +12,9 @@
 # "totals: N passed, N failed, N skipped" counts as those instead (suite hw
 # counts its suites, provider-rdma-core rdma-core's own tests); a test that
 # failed with no failure in its totals still counts one. A failed setup or
-# build counts as one failure. Exit status 0 iff nothing failed.
+# build counts as one failure. Above the last line, the skips by reason
+# (devtools/test-summary.py); a skip devtools/skips.allowed does not allow
+# counts as a failure. Exit status 0 iff nothing failed.
 #
 # Suite hw (the PMD's suites on a NIC) runs in a leg of its own: "meson
 # test --setup=ibverbs --suite hw", on two swverbs devices driven through
@@ -58,7 +60,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 BUILD_DIR=${VBR_BUILD_DIR:-build}
 SANITIZE=0
 case ${1:-} in
@@ -220,50 +222,16 @@ if [ "$SANITIZE" -eq 0 ] && [ "${VBR_DEBIAN13:-1}" != 0 ]; then
 	COUNTS+=("${leg:-(nothing)}")
 fi
 
+# The totals, and every skip checked against devtools/skips.allowed (a
+# skip it does not allow counts as a failure); the skips by reason above.
+SUMMARY_ARGS=()
+[ "$SANITIZE" -eq 0 ] || SUMMARY_ARGS=(--sanitize)
 summary=$(VBR_COUNTS=$(printf '%s\n' "${COUNTS[@]}") \
-	  /usr/bin/python3 - "${LOGS[@]}" <<'PY'
-import json
-import os
-import re
-import sys
-
-TOTALS = re.compile(r"^totals: (\d+) passed, (\d+) failed, (\d+) skipped$",
-                    re.M)
-passed = failed = skipped = 0
-for line in os.environ.get("VBR_COUNTS", "").splitlines():
-    if not line:
-        continue
-    m = re.fullmatch(r"(\d+) passed, (\d+) failed, (\d+) skipped", line)
-    if m is None:  # a leg that ended with no count failed
-        print(f"test.sh: no count line from a leg: {line!r}", file=sys.stderr)
-        failed += 1
-        continue
-    passed += int(m[1])
-    failed += int(m[2])
-    skipped += int(m[3])
-for log in sys.argv[1:]:
-    with open(log) as f:
-        for line in f:
-            if not line.strip():
-                continue
-            test = json.loads(line)
-            res = test["result"]
-            ok = res in ("OK", "EXPECTEDFAIL", "SKIP")
-            own = TOTALS.findall(test.get("stdout") or "")
-            if own:
-                p, f_, s = (int(n) for n in own[-1])
-                passed += p
-                skipped += s
-                failed += f_ if f_ or ok else 1
-            elif res in ("OK", "EXPECTEDFAIL"):
-                passed += 1
-            elif res == "SKIP":
-                skipped += 1
-            else:  # FAIL, TIMEOUT, ERROR, UNEXPECTEDPASS
-                failed += 1
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
-PY
-) || summary="0 passed, 1 failed, 0 skipped"
+	  /usr/bin/python3 devtools/test-summary.py "${SUMMARY_ARGS[@]}" \
+	  --budget devtools/skips.allowed "${LOGS[@]}") ||
+	summary="0 passed, 1 failed, 0 skipped"
+printf '%s\n' "$summary" | sed '$d'
+summary=$(printf '%s\n' "$summary" | tail -n 1)
 
 failed=$(printf '%s\n' "$summary" | sed -E 's/.* ([0-9]+) failed.*/\1/')
 if [ "$failed" -eq 0 ] && [ "$mrc" -ne 0 ]; then
