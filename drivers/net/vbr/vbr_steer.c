@@ -764,7 +764,8 @@ vbr_steer_cf_make(struct vbr_priv *priv, const struct rte_flow *flow,
 			"vbr: no memory for the rule's companions");
 	ret = vbr_steer_cf_plan(priv, flow, priv->rss_port,
 				vbr_steer_port_types(priv), cf, &n, error);
-	if (ret != 0) {
+	if (ret != 0 || n == 0) {
+		/* none in this state: no array (realloc to 0 would free it) */
 		free(cf);
 		return ret;
 	}
