@@ -14,6 +14,7 @@
 #include <infiniband/verbs.h>
 #include <rte_branch_prediction.h>
 #include <rte_errno.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
@@ -293,10 +294,12 @@ static bool
 vbr_rx_frag_ok(const struct rte_mbuf *m, unsigned int cond)
 {
 	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t len = rte_pktmbuf_data_len(m), off = 12, hl;
+	uint32_t len = rte_pktmbuf_data_len(m), off = 12;
 	unsigned int i, bits;
 	uint16_t type;
+	size_t hl;
 	uint8_t nh;
+	int next;
 
 	if (unlikely(len < 14))
 		return false;
@@ -332,10 +335,12 @@ vbr_rx_frag_ok(const struct rte_mbuf *m, unsigned int cond)
 			return true;
 		if (len < off + 2)
 			return false;
-		hl = nh == IPPROTO_AH ? (p[off + 1] + 2u) * 4 :
-					(p[off + 1] + 1u) * 8;
-		nh = p[off];
-		off += hl;
+		/* DPDK's step over one extension header (AH's unit too) */
+		next = rte_ipv6_get_next_ext(p + off, nh, &hl);
+		if (next < 0)
+			return false;
+		nh = (uint8_t)next;
+		off += (uint32_t)hl;
 	}
 	return false;
 }
