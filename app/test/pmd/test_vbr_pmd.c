@@ -2518,20 +2518,19 @@ make_frame(const struct rte_ether_addr *dst, uint16_t type, uint32_t i)
  * when want >= 0) and the frames per queue. Return the frames received.
  */
 static unsigned int
-rss_run(uint16_t type, unsigned int n, const struct rss_ref *r, int want,
-	unsigned int *wrong, uint32_t per_q[RSS_NQ])
+rss_run_to(const struct rte_ether_addr *dst, uint16_t type, unsigned int n,
+	   const struct rss_ref *r, int want, unsigned int *wrong,
+	   uint32_t per_q[RSS_NQ])
 {
 	struct rte_mbuf *tx[RSS_FLOWS], *rx[32];
-	struct rte_ether_addr dst;
 	uint64_t deadline;
 	unsigned int got = 0, i, q;
 	uint16_t k;
 
 	*wrong = 0;
 	memset(per_q, 0, RSS_NQ * sizeof(per_q[0]));
-	rte_eth_macaddr_get(port1, &dst);
 	for (i = 0; i < n; i++) {
-		tx[i] = make_frame(&dst, type, i);
+		tx[i] = make_frame(dst, type, i);
 		if (tx[i] == NULL) {
 			free_pkts(tx, i);
 			return 0;
@@ -2556,6 +2555,17 @@ rss_run(uint16_t type, unsigned int n, const struct rss_ref *r, int want,
 		}
 	}
 	return got;
+}
+
+/* rss_run_to() port1's own MAC. */
+static unsigned int
+rss_run(uint16_t type, unsigned int n, const struct rss_ref *r, int want,
+	unsigned int *wrong, uint32_t per_q[RSS_NQ])
+{
+	struct rte_ether_addr dst;
+
+	rte_eth_macaddr_get(port1, &dst);
+	return rss_run_to(&dst, type, n, r, want, wrong, per_q);
 }
 
 /*
@@ -3062,6 +3072,129 @@ test_rss_mq_none(void)
 	return rss_expect("mq none", RTE_ETHER_TYPE_IPV4, &r, 0);
 }
 
+/*
+ * Frames to a group address land where the reference puts them, as
+ * unicast ones do. mlx5 moves a rule whose first spec matches group
+ * addresses only out of its priority into one multicast table ordered by
+ * flow group (swverbs' mlx5 profile does the same), where the L2 flow of
+ * an RSS expansion, made first, would take every frame to one queue.
+ */
+static int
+test_rss_multicast(void)
+{
+	static const struct rte_ether_addr listed = {
+		.addr_bytes = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x03 } };
+	static const struct rte_ether_addr other = {
+		.addr_bytes = { 0x01, 0x00, 0x5e, 0x7f, 0x00, 0x09 } };
+	struct rte_ether_addr bcast, list = listed;
+	uint32_t per_q[RSS_NQ];
+	unsigned int wrong, got;
+	struct rss_ref r;
+
+	memset(&bcast, 0xff, sizeof(bcast));
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read RSS state");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mc_addr_list(port1, &list, 1),
+			    "multicast list");
+	got = rss_run_to(&bcast, RTE_ETHER_TYPE_IPV4, RSS_FLOWS, &r, -1,
+			 &wrong, per_q);
+	printf("  broadcast: %u/%u frames, queues %u %u %u %u, %u misplaced\n",
+	       got, RSS_FLOWS, per_q[0], per_q[1], per_q[2], per_q[3], wrong);
+	TEST_ASSERT_EQUAL(got, RSS_FLOWS, "broadcast: received");
+	TEST_ASSERT_EQUAL(wrong, 0, "broadcast: frames on another queue");
+	got = rss_run_to(&listed, RTE_ETHER_TYPE_IPV4, RSS_FLOWS, &r, -1,
+			 &wrong, per_q);
+	printf("  listed group: %u/%u frames, %u misplaced\n", got, RSS_FLOWS,
+	       wrong);
+	TEST_ASSERT_EQUAL(got, RSS_FLOWS, "listed group: received");
+	TEST_ASSERT_EQUAL(wrong, 0, "listed group: frames on another queue");
+	TEST_ASSERT_SUCCESS(rte_eth_allmulticast_enable(port1), "allmulti");
+	got = rss_run_to(&other, RTE_ETHER_TYPE_IPV4, RSS_FLOWS, &r, -1,
+			 &wrong, per_q);
+	printf("  all-multicast: %u/%u frames, %u misplaced\n", got, RSS_FLOWS,
+	       wrong);
+	TEST_ASSERT_SUCCESS(rte_eth_allmulticast_disable(port1), "allmulti");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_set_mc_addr_list(port1, NULL, 0),
+			    "empty multicast list");
+	TEST_ASSERT_EQUAL(got, RSS_FLOWS, "all-multicast: received");
+	TEST_ASSERT_EQUAL(wrong, 0, "all-multicast: frames on another queue");
+	return TEST_SUCCESS;
+}
+
+/* A rule to queue q at priority prio for a group address [/ ipv4 / udp]. */
+static struct rte_flow *
+mc_rule(const struct rte_ether_addr *dst, uint32_t prio, bool udp,
+	uint16_t q)
+{
+	struct rte_flow_attr attr = { .ingress = 1, .priority = prio };
+	struct rte_flow_item_eth spec = { 0 }, mask = { 0 };
+	struct rte_flow_item pattern[4] = {
+		{ .type = RTE_FLOW_ITEM_TYPE_ETH, .spec = &spec, .mask = &mask },
+		{ .type = udp ? RTE_FLOW_ITEM_TYPE_IPV4 : RTE_FLOW_ITEM_TYPE_END },
+		{ .type = udp ? RTE_FLOW_ITEM_TYPE_UDP : RTE_FLOW_ITEM_TYPE_END },
+		{ .type = RTE_FLOW_ITEM_TYPE_END },
+	};
+	struct rte_flow_action_queue qa = { .index = q };
+	struct rte_flow_action actions[] = {
+		{ .type = RTE_FLOW_ACTION_TYPE_QUEUE, .conf = &qa },
+		{ .type = RTE_FLOW_ACTION_TYPE_END },
+	};
+	struct rte_flow_error err;
+	struct rte_flow *f;
+
+	spec.dst = *dst;
+	memset(&mask.dst, 0xff, RTE_ETHER_ADDR_LEN);
+	f = rte_flow_create(port1, &attr, pattern, actions, &err);
+	if (f == NULL)
+		printf("  rule: %s\n", err.message ? err.message : "?");
+	return f;
+}
+
+/*
+ * Rules for a group address keep their rte_flow priority on mlx5 too:
+ * whichever of the two is the more specific and whichever is made first,
+ * the priority 0 rule takes the frames both match; alone, the priority 1
+ * rule takes them.
+ */
+static int
+test_rss_multicast_rule_prio(void)
+{
+	static const struct rte_ether_addr grp = {
+		.addr_bytes = { 0x01, 0x00, 0x5e, 0x01, 0x02, 0x04 } };
+	struct rte_flow *lo, *hi;
+	struct rte_flow_error err;
+	uint32_t per_q[RSS_NQ];
+	unsigned int wrong, got, c;
+	struct rss_ref r;
+
+	TEST_ASSERT_SUCCESS(ref_read(port1, &r), "read RSS state");
+	for (c = 0; c < 2; c++) {
+		/* c 0: eth / ipv4 / udp at priority 1; c 1: at priority 0. */
+		lo = mc_rule(&grp, 1, c == 0, 2);
+		TEST_ASSERT_NOT_NULL(lo, "case %u: priority 1 rule", c);
+		hi = mc_rule(&grp, 0, c == 1, 1);
+		TEST_ASSERT_NOT_NULL(hi, "case %u: priority 0 rule", c);
+		got = rss_run_to(&grp, RTE_ETHER_TYPE_IPV4, RSS_FLOWS, &r, 1,
+				 &wrong, per_q);
+		printf("  case %u: group rules: %u/%u frames, queues %u %u %u "
+		       "%u\n", c, got, RSS_FLOWS, per_q[0], per_q[1],
+		       per_q[2], per_q[3]);
+		TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, hi, &err),
+				    "destroy");
+		TEST_ASSERT_EQUAL(got, RSS_FLOWS, "case %u: received", c);
+		TEST_ASSERT_EQUAL(wrong, 0, "case %u: frames not on the "
+				  "priority 0 rule's queue", c);
+		got = rss_run_to(&grp, RTE_ETHER_TYPE_IPV4, RSS_FLOWS, &r, 2,
+				 &wrong, per_q);
+		TEST_ASSERT_SUCCESS(rte_flow_destroy(port1, lo, &err),
+				    "destroy");
+		TEST_ASSERT_EQUAL(got, RSS_FLOWS, "case %u: received, "
+				  "priority 1 rule alone", c);
+		TEST_ASSERT_EQUAL(wrong, 0, "case %u: frames not on the "
+				  "priority 1 rule's queue", c);
+	}
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite_rss_ops = {
 	.name = "vbr rss-ops",
 	.setup = setup_rss_ops,
@@ -3074,6 +3207,8 @@ static const struct unit_test_suite suite_rss_ops = {
 		TEST_CASE(test_rss_rules_across_updates),
 		TEST_CASE(test_rss_update_stopped),
 		TEST_CASE(test_rss_bad_inputs),
+		TEST_CASE(test_rss_multicast),
+		TEST_CASE(test_rss_multicast_rule_prio),
 		TEST_CASE(test_rss_mq_none),
 		TEST_CASES_END(),
 	},

@@ -2031,6 +2031,78 @@ vbr_flow_pt_sub(const struct vbr_flow_desc *d, unsigned int pt)
 	return RTE_MIN(d->sub, vbr_flow_pts[pt].depth);
 }
 
+/*
+ * mlx5 takes a NORMAL rule whose first spec is an Ethernet spec matching
+ * group addresses only (the group bit set in the dst mask and value) or
+ * an IPv4 spec with a multicast dst out of its priority, into one table
+ * after priority 15 where the rules of every priority are tried in flow
+ * group order (drivers/infiniband/hw/mlx5/fs.c flow_is_multicast_only).
+ * vbr relies on priorities among such rules: L4 flows before L3 before
+ * L2 (multicast RSS), accepted VIDs before the VLAN filter's drops, user
+ * levels before the port's rules. The order of the specs means nothing
+ * else to verbs, so the rule keeps its priority when an action spec comes
+ * first: its first TAG, DROP or COUNT spec moves to the front, or a TAG
+ * of 0 (no mark: vbr_rxtx.h) goes there when it has none.
+ * Return false when buf (room bytes) has no room for the TAG or the attr
+ * has as many specs as verbs takes: it is left as it was.
+ */
+bool
+vbr_flow_attr_keep_prio(uint8_t *buf, size_t room)
+{
+	struct ibv_flow_attr *attr = (struct ibv_flow_attr *)buf;
+	struct ibv_flow_spec_action_tag tag;
+	struct ibv_flow_spec_eth eth;
+	struct ibv_flow_spec h;
+	uint8_t *specs = buf + sizeof(*attr), *pos, *end;
+	uint8_t act[sizeof(struct ibv_flow_spec)];
+	unsigned int i;
+	bool mc = false;
+
+	if (attr->type != IBV_FLOW_ATTR_NORMAL || attr->num_of_specs == 0)
+		return true;
+	memcpy(&h.hdr, specs, sizeof(h.hdr));
+	if (h.hdr.type == IBV_FLOW_SPEC_ETH && h.hdr.size >= sizeof(eth)) {
+		memcpy(&eth, specs, sizeof(eth));
+		mc = (eth.val.dst_mac[0] & eth.mask.dst_mac[0] & 1) != 0;
+	} else if (h.hdr.type == IBV_FLOW_SPEC_IPV4 ||
+		   h.hdr.type == IBV_FLOW_SPEC_IPV4_EXT) {
+		struct ibv_flow_spec_ipv4 ip;
+
+		memcpy(&ip, specs, sizeof(ip));
+		mc = (rte_be_to_cpu_32(ip.val.dst_ip) >> 28) == 0xe;
+	}
+	if (!mc)
+		return true;
+	end = buf + attr->size;
+	pos = specs;
+	for (i = 0; i < attr->num_of_specs && pos < end; i++) {
+		memcpy(&h.hdr, pos, sizeof(h.hdr));
+		if (h.hdr.size == 0)
+			break;
+		if ((h.hdr.type == IBV_FLOW_SPEC_ACTION_TAG ||
+		     h.hdr.type == IBV_FLOW_SPEC_ACTION_DROP ||
+		     h.hdr.type == IBV_FLOW_SPEC_ACTION_COUNT) &&
+		    h.hdr.size <= sizeof(act)) {
+			memcpy(act, pos, h.hdr.size);
+			memmove(specs + h.hdr.size, specs, pos - specs);
+			memcpy(specs, act, h.hdr.size);
+			return true;
+		}
+		pos += h.hdr.size;
+	}
+	if (attr->num_of_specs >= VBR_FLOW_MAX_SPECS ||
+	    attr->size + sizeof(tag) > room)
+		return false;
+	memset(&tag, 0, sizeof(tag));
+	tag.type = IBV_FLOW_SPEC_ACTION_TAG;
+	tag.size = sizeof(tag);
+	memmove(specs + sizeof(tag), specs, attr->size - sizeof(*attr));
+	memcpy(specs, &tag, sizeof(tag));
+	attr->size += sizeof(tag);
+	attr->num_of_specs++;
+	return true;
+}
+
 /* Append an empty spec (it matches the protocol it stands for). */
 static size_t
 vbr_flow_add_spec(uint8_t *pos, enum ibv_flow_spec_type type, uint16_t size)

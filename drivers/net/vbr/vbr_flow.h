@@ -73,6 +73,8 @@ enum vbr_flow_pt {
 #define VBR_FLOW_MARK_MAX 0xfffffdu
 /** Room for the verbs attr and all specs of one rule. */
 #define VBR_FLOW_BUF_SIZE 1024
+/** Specs in one verbs flow at most (uverbs: IB_FLOW_SPEC_SUPPORT_LAYERS). */
+#define VBR_FLOW_MAX_SPECS 10
 /** Toeplitz key length of an RSS action. */
 #define VBR_FLOW_RSS_KEY_LEN 40
 /** Queues an RSS action may list. */
@@ -188,6 +190,7 @@ int vbr_flow_error(struct rte_flow_error *error, int code,
 		   enum rte_flow_error_type type, const void *cause,
 		   const char *fmt, ...) __rte_format_printf(5, 6);
 void vbr_flow_dump_attr(FILE *file, const struct ibv_flow_attr *attr);
+bool vbr_flow_attr_keep_prio(uint8_t *buf, size_t room);
 void vbr_flow_spec_set_counters(uint8_t *pos, struct ibv_counters *counters);
 void vbr_flow_spec_set_tag(uint8_t *pos, uint32_t tag);
 

@@ -666,9 +666,10 @@ vbr_steer_cf_cnt(struct vbr_priv *priv, const struct vbr_steer_cf *cf)
 }
 
 /*
- * ibv_create_flow() of the verbs attr in buf on qp, for a flow of type pt
- * of rule flow (what: which one, for the message). NULL with *err and
- * *error set.
+ * ibv_create_flow() of the verbs attr in buf (VBR_STEER_ATTR_ROOM bytes)
+ * on qp, for a flow of type pt of rule flow (what: which one, for the
+ * message). A multicast flow keeps its priority on a ConnectX
+ * (vbr_flow_attr_keep_prio()). NULL with *err and *error set.
  */
 static struct ibv_flow *
 vbr_steer_flow_make(struct vbr_priv *priv, const struct rte_flow *flow,
@@ -677,6 +678,13 @@ vbr_steer_flow_make(struct vbr_priv *priv, const struct rte_flow *flow,
 {
 	struct ibv_flow *f;
 
+	if (!vbr_flow_attr_keep_prio(buf, VBR_STEER_ATTR_ROOM))
+		VBR_LOG(INFO, "port %u: rule %u (%s)%s: a multicast flow with "
+			"%u specs: on a ConnectX it goes to the multicast "
+			"table, behind every priority",
+			priv->dev->data->port_id, flow->id,
+			vbr_flow_pt_name(pt), what,
+			((struct ibv_flow_attr *)buf)->num_of_specs);
 	errno = 0;
 	f = priv->glue->create_flow(qp, (struct ibv_flow_attr *)buf);
 	if (f != NULL)
