@@ -43,8 +43,9 @@
  *
  * The model (ref_*() below) is written from the verbs man pages and
  * verbs.h, not from swverbs: its own parser of the first SWV_HDR_COPY bytes,
- * a linear walk over the rule list (NORMAL rules by priority then creation,
- * then MC_DEFAULT, then ALL_DEFAULT), its own Toeplitz hash and indirection.
+ * a linear walk over the rule list (NORMAL rules by priority, then, on
+ * mlx5, flow group (mlx5_group()), then creation, then MC_DEFAULT, then
+ * ALL_DEFAULT), its own Toeplitz hash and indirection.
  * It predicts, and the target checks, for every frame: the queue and WQE it
  * lands in, or drop / no match / out of buffer; the completion status,
  * byte_len, flow tag and qp_num; the bytes scattered into the SGEs, and
@@ -225,6 +226,7 @@ struct ref_rule {
 	/* per device: the rule, NULL if refused; its place among NORMAL */
 	struct ibv_flow *flow[NB_DEV];
 	uint16_t level[NB_DEV];
+	uint32_t group[NB_DEV];		/* its flow group's start (mlx5) */
 };
 
 static struct ref_rule rules[NB_RULES + 1];	/* + the ALL_DEFAULT one */
@@ -656,8 +658,9 @@ ref_rule_match(const struct ref_pkt *k, const struct ref_rule *r)
 /*
  * The winner: lowest class (NORMAL before the default rules, MC_DEFAULT
  * before ALL_DEFAULT), then lowest level (the priority; on mlx5, 16 for a
- * multicast-only rule), then the rule created first. Among rules the
- * device refused, none.
+ * multicast-only rule), then, on mlx5, the flow group that sits first in
+ * the level's table (mlx5_group()), then the rule created first. Among
+ * rules the device refused, none.
  */
 static const struct ref_rule *
 ref_lookup(const struct ref_pkt *k)
@@ -672,7 +675,9 @@ ref_lookup(const struct ref_pkt *k)
 			continue;
 		if (best == NULL || r->cls < best->cls ||
 		    (r->cls == best->cls &&
-		     r->level[dev->id] < best->level[dev->id]))
+		     (r->level[dev->id] < best->level[dev->id] ||
+		      (r->level[dev->id] == best->level[dev->id] &&
+		       r->group[dev->id] < best->group[dev->id]))))
 			best = r;
 	}
 	return best;
@@ -1745,6 +1750,55 @@ dump_rule(const struct ref_rule *r)
 }
 
 /*
+ * mlx5's flow groups (mlx5_ib fs.c: per level a table of 65536 entries
+ * autogrouped in 6 groups; fs_core.c alloc_auto_flow_group): a NORMAL rule
+ * goes into the first group of its level whose match criteria (the
+ * entry's mask) are its own and that has room; else a new group, of
+ * 65536 / 7 entries while the level has fewer than 6 groups and of 1
+ * after, at the lowest free range. The model never destroys a rule, so
+ * that range follows the level's last group. A rule equal to an entry
+ * takes a place too (swverbs'; mlx5 adds it to the entry): it still comes
+ * after the entry's first rule. Return the group's start.
+ */
+static uint32_t
+mlx5_group(unsigned int i, const struct ref_fte *fte)
+{
+	static struct {
+		uint16_t level;
+		uint32_t start, size, n;
+		unsigned int first;	/* the rule that made it */
+	} g[NB_RULES];
+	static unsigned int ng;
+	const struct ref_rule *r = &rules[i];
+	uint32_t end = 0, size;
+	unsigned int k, in_level = 0;
+
+	for (k = 0; k < ng; k++) {
+		if (g[k].level != r->level[D_MLX5])
+			continue;
+		in_level++;
+		if (g[k].start + g[k].size > end)
+			end = g[k].start + g[k].size;
+		if (g[k].n < g[k].size &&
+		    memcmp(fte[g[k].first].m, fte[i].m, FTE_SZ) == 0) {
+			g[k].n++;
+			return g[k].start;
+		}
+	}
+	size = in_level < 6 ? 65536 / 7 : 1;
+	FUZZ_ASSERT(ng < NB_RULES && end + size <= 65536,
+		    "mlx5 model: level %u out of flow table entries",
+		    r->level[D_MLX5]);
+	g[ng].level = r->level[D_MLX5];
+	g[ng].start = end;
+	g[ng].size = size;
+	g[ng].n = 1;
+	g[ng].first = i;
+	ng++;
+	return end;
+}
+
+/*
  * The same rules on the mlx5 device, in the same order: each refused with
  * the errno the model gives, or taken.
  */
@@ -1773,6 +1827,8 @@ setup_rules_mlx5(void)
 			    "errno %d, the model's %d (%s; equal to rule %u)",
 			    i, err, mlx5_why[w].err, mlx5_why[w].name, entry);
 		mlx5_refused[w]++;
+		if (err == 0 && r->cls == CLS_NORMAL)
+			r->group[D_MLX5] = mlx5_group(i, fte);
 		if (err == 0 && r->cnt >= 0)
 			dev->bound[r->cnt]++;
 	}

@@ -2,7 +2,8 @@
 
 /*
  * The classifier (tuple space search): a rule is a mask and a masked value
- * over the key, and a rank (class, priority, creation sequence), lower
+ * over the key, and a rank (class, priority, creation sequence; the mlx5
+ * profile puts its flow group first in the sequence: flow.c), lower
  * wins; NORMAL rules come before MC_DEFAULT, MC_DEFAULT before ALL_DEFAULT.
  * Rules are grouped by mask into subtables; a subtable keeps only the key
  * words its mask touches and an open-addressing hash (linear probing) of
@@ -1235,14 +1236,19 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 	if (ret != 0)
 		goto err;
 	f->sub = sub;
-	/* The first rule of a better base is the best the subtable holds. */
-	if (fresh || base < best)
+	/*
+	 * The first rule of a better base is the best the subtable holds; at
+	 * the best base, a rule may rank before the bound when its seq is not
+	 * its creation (the mlx5 profile's flow groups, flow.c).
+	 */
+	if (fresh || base < best || f->rank < lb)
 		sub->lb = f->rank;
 	/*
 	 * A better best first: the engine must not stop before sub. A new
 	 * array also brings caches that cover sub's mask and the rules.
 	 */
-	if (fresh || base < best || cls_outgrown(dev, dev->nflows + 1)) {
+	if (fresh || base < best || f->rank < lb ||
+	    cls_outgrown(dev, dev->nflows + 1)) {
 		ret = steer_publish(dev, sub, NULL);
 		if (ret != 0) {
 			sub_prio_del(sub, base);
@@ -1264,7 +1270,7 @@ steer_add(struct swv_device *dev, struct swv_flow *f, uint32_t nw,
 			swv_retire(dev->eng, sub->slots);
 			free(sub->prio);
 			swv_retire(dev->eng, sub);
-		} else if (base < best) {
+		} else if (base < best || f->rank < lb) {
 			steer_publish(dev, sub, NULL);
 		}
 		return ret;

@@ -523,6 +523,7 @@ swv_device_destroy(const char *name)
 	if (peer != NULL)
 		swv_inline_link_sync(peer);
 	swv_steer_free(dev->eng, dev->steer);
+	swv_fgroups_free(dev);
 	swv_pace_fini(dev);
 	pthread_mutex_unlock(&swv_lock);
 	pthread_mutex_destroy(&dev->wire_lock);

@@ -511,6 +511,154 @@ flow_ethertype_mlx5(const struct flow_build *b)
 	return 0;
 }
 
+/*
+ * mlx5's flow groups, for the mlx5 profile's NORMAL rules. mlx5_ib gives
+ * each priority, and the multicast level, a flow table of 65536 entries
+ * autogrouped into 6 groups (drivers/infiniband/hw/mlx5/fs.c
+ * MLX5_FS_MAX_ENTRIES, MLX5_FS_MAX_TYPES). A rule joins a group of its
+ * match criteria that has room; else a new group is made, of 65536 / 7
+ * entries while the table has fewer than 6 groups and of one entry after,
+ * at the lowest index range free (first fit over the groups sorted by
+ * start index: fs_core.c alloc_auto_flow_group). A group goes with its
+ * last rule and leaves its range free. The device tries a table's groups
+ * by index, so among overlapping rules of one level the rule whose group
+ * sits first wins, not the one made first: a group made later can take
+ * a range freed before an older one, and a rule made later that joins an
+ * older group wins over the rules of groups made in between.
+ */
+#define SWV_FG_ENTRIES 65536u
+#define SWV_FG_TYPES 6u
+
+/*
+ * A rule's match criteria as mlx5 has them (the mask of its flow table
+ * entry): swverbs' mask, with what swverbs keeps otherwise put as mlx5
+ * does. The IP protocol is what the specs wrote (set_proto(): TCP, UDP
+ * and GRE write it, so they add no presence of their own); TCP and UDP
+ * ports are two pairs of fields; an IPv4 address sits in the last 4 bytes
+ * of the 16-byte address fields; an inner Ethernet spec adds nothing by
+ * itself.
+ */
+struct swv_fg_crit {
+	union swv_key m;
+	uint8_t ports[2];		/**< outer, inner: TCP or UDP, 0 */
+};
+
+static void
+flow_criteria(const struct flow_build *b, struct swv_fg_crit *c)
+{
+	struct swv_hdr_key *hm[2];
+	const struct swv_hdr_key *hv[2] = { &b->v.k.outer, &b->v.k.inner };
+	unsigned int l;
+
+	memset(c, 0, sizeof(*c));
+	c->m = b->m;
+	hm[0] = &c->m.k.outer;
+	hm[1] = &c->m.k.inner;
+	c->m.k.tun &= (uint8_t)~SWV_TUN_GRE;
+	for (l = 0; l < 2; l++) {
+		if (hm[l]->sport != 0 || hm[l]->dport != 0)
+			c->ports[l] = hv[l]->l4;
+		hm[l]->l4 = 0;
+		hm[l]->proto = b->proto_m[l];
+		if (hv[l]->l3 == 4) {
+			memmove(hm[l]->src + 12, hm[l]->src, 4);
+			memset(hm[l]->src, 0, 4);
+			memmove(hm[l]->dst + 12, hm[l]->dst, 4);
+			memset(hm[l]->dst, 0, 4);
+		}
+	}
+	c->m.k.inner.eth = 0;
+}
+
+struct swv_fgroup {
+	struct swv_fgroup *next;	/**< sorted by (base, start) */
+	uint64_t base;			/**< the table: class and priority */
+	uint32_t start;			/**< first index */
+	uint32_t size;			/**< entries */
+	uint32_t n;			/**< rules in it */
+	struct swv_fg_crit crit;	/**< its rules' match criteria */
+};
+
+/* Put a rule of criteria c in a group of table base. 0 or errno. */
+static int
+fgroup_join(struct swv_device *dev, uint64_t base,
+	    const struct swv_fg_crit *c, uint32_t *start)
+{
+	struct swv_fgroup **pp, *g;
+	uint32_t ngroups = 0, size, at = 0;
+
+	for (g = dev->fgroups; g != NULL; g = g->next) {
+		if (g->base != base)
+			continue;
+		ngroups++;
+		if (g->n < g->size && memcmp(&g->crit, c, sizeof(*c)) == 0) {
+			g->n++;
+			*start = g->start;
+			return 0;
+		}
+	}
+	size = ngroups < SWV_FG_TYPES ?
+	       SWV_FG_ENTRIES / (SWV_FG_TYPES + 1) : 1;
+	pp = &dev->fgroups;
+	while (*pp != NULL && (*pp)->base < base)
+		pp = &(*pp)->next;
+	for (; *pp != NULL && (*pp)->base == base; pp = &(*pp)->next) {
+		if (at + size <= (*pp)->start)
+			break;
+		at = (*pp)->start + (*pp)->size;
+	}
+	if (at + size > SWV_FG_ENTRIES)
+		return ENOSPC;
+	g = calloc(1, sizeof(*g));
+	if (g == NULL)
+		return ENOMEM;
+	g->base = base;
+	g->start = at;
+	g->size = size;
+	g->n = 1;
+	g->crit = *c;
+	g->next = *pp;
+	*pp = g;
+	*start = at;
+	return 0;
+}
+
+/* A rule of the group at start of table base goes. */
+static void
+fgroup_leave(struct swv_device *dev, uint64_t base, uint32_t start)
+{
+	struct swv_fgroup **pp, *g;
+
+	for (pp = &dev->fgroups; (g = *pp) != NULL; pp = &g->next) {
+		if (g->base != base || g->start != start)
+			continue;
+		if (--g->n == 0) {
+			*pp = g->next;
+			free(g);
+		}
+		return;
+	}
+}
+
+/* Whether rule f sits in a flow group (the mlx5 profile's NORMAL rules). */
+static bool
+flow_grouped(const struct swv_device *dev, const struct swv_flow *f)
+{
+	return dev->strict && f->sub != NULL &&
+	       (f->rank >> SWV_RANK_CLASS_SHIFT) == SWV_CLASS_NORMAL;
+}
+
+void
+swv_fgroups_free(struct swv_device *dev)
+{
+	struct swv_fgroup *g;
+
+	while ((g = dev->fgroups) != NULL) {
+		dev->fgroups = g->next;
+		free(g);
+	}
+}
+
 struct ibv_flow *
 swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 {
@@ -524,7 +672,7 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	unsigned int i, nw;
 	uint64_t cls = 0;
 	uint32_t prio;
-	bool sniffer = false;
+	bool sniffer = false, grouped = false;
 	int ret;
 
 	if (ibqp == NULL || attr == NULL || attr->port != 1 ||
@@ -694,13 +842,29 @@ swv_create_flow(struct ibv_qp *ibqp, struct ibv_flow_attr *attr)
 	if (sniffer) {
 		ret = sniff_update(dev, qp, true);
 	} else {
-		f->rank = (cls << SWV_RANK_CLASS_SHIFT) |
-			  ((uint64_t)prio << SWV_RANK_PRIO_SHIFT) |
-			  (dev->flow_seq & SWV_RANK_SEQ_MASK);
+		uint64_t base = (cls << SWV_RANK_CLASS_SHIFT) |
+				((uint64_t)prio << SWV_RANK_PRIO_SHIFT);
+		uint32_t start = 0;
+
+		f->rank = base | (dev->flow_seq & SWV_RANK_SEQ_MASK);
+		grouped = dev->strict && cls == SWV_CLASS_NORMAL;
 		ret = dev->strict ?
 		      swv_steer_conflict(dev, f, nw, idx, mask) : 0;
-		if (ret == 0)
+		if (ret == 0 && grouped) {
+			struct swv_fg_crit crit;
+
+			flow_criteria(&b, &crit);
+			ret = fgroup_join(dev, base, &crit, &start);
+		}
+		if (ret == 0 && grouped)
+			f->rank = base |
+				  ((uint64_t)start << SWV_RANK_GROUP_SHIFT) |
+				  (dev->flow_seq & SWV_RANK_CREATED_MASK);
+		if (ret == 0) {
 			ret = swv_steer_add(dev, f, nw, idx, mask);
+			if (ret != 0 && grouped)
+				fgroup_leave(dev, base, start);
+		}
 	}
 	if (ret != 0)
 		goto err_unbind;
@@ -734,10 +898,15 @@ swv_destroy_flow(struct ibv_flow *ibflow)
 	f = container_of(ibflow, struct swv_flow, ibv_flow);
 	dev = f->qp->dev;
 	pthread_mutex_lock(&swv_lock);
-	if (f->sub == NULL)
+	if (f->sub == NULL) {
 		ret = sniff_update(dev, f->qp, false);
-	else
+	} else {
+		if (flow_grouped(dev, f))
+			fgroup_leave(dev, f->rank & ~SWV_RANK_SEQ_MASK,
+				     (uint32_t)((f->rank & SWV_RANK_SEQ_MASK) >>
+						SWV_RANK_GROUP_SHIFT));
 		swv_steer_del(dev, f);
+	}
 	if (ret == 0 && f->cnt != NULL)
 		/* Unbound, but the engine may count until a grace period. */
 		swv_counters_unbind(f->cnt, f, true);

@@ -1087,6 +1087,12 @@ to_swv_counters(struct ibv_counters *c)
 #define SWV_RANK_CLASS_SHIFT 62
 #define SWV_RANK_PRIO_SHIFT 46
 #define SWV_RANK_SEQ_MASK ((1ull << SWV_RANK_PRIO_SHIFT) - 1)
+/*
+ * The mlx5 profile's NORMAL rules: the seq is (flow group start, creation),
+ * so that a level orders its rules by flow group, as mlx5 does (flow.c).
+ */
+#define SWV_RANK_GROUP_SHIFT 24
+#define SWV_RANK_CREATED_MASK ((1ull << SWV_RANK_GROUP_SHIFT) - 1)
 _Static_assert((SWV_CLASS_MC << SWV_RANK_CLASS_SHIFT) == SWV_RANK_LEFTOVERS,
 	       "leftovers rank");
 
@@ -1356,6 +1362,8 @@ void swv_classify_burst(struct swv_device *dev, const struct swv_pkt *pkt,
  * what its engine eng retired.
  */
 void swv_steer_free(struct swv_engine *eng, struct swv_steer *st);
+/** Free what is left of a device's flow groups at its destruction. */
+void swv_fgroups_free(struct swv_device *dev);
 
 /* classifier.c: updates (swv_lock held) */
 /** The hash of a rule's key words (struct swv_flow hash). */
@@ -1534,6 +1542,8 @@ struct swv_device {
 	struct cds_list_head hqps;	/**< hash swv_qp (swv_lock) */
 	struct cds_list_head wqs;	/**< swv_wq (RCU) */
 	struct swv_steer *steer;	/**< RCU pointer */
+	/** The mlx5 profile's flow groups (flow.c, swv_lock), by table. */
+	struct swv_fgroup *fgroups;
 	/** Classifier generation: bumped (release) after every rule change. */
 	uint64_t cls_gen;
 	/** Lookups answered by the EMC, the SMC, the walk (Rx context). */

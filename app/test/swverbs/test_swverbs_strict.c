@@ -692,6 +692,103 @@ test_multicast_placement(void)
 	return test_multicast_only(&ef, O_RQP);
 }
 
+/*
+ * One level, overlapping rules of different masks: mlx5 tries them by flow
+ * group (one group per mask, a new group at the lowest free range), the
+ * full profile by creation. dmask: the dst MAC's mask (NULL: the ether
+ * type IPv4 instead).
+ */
+static struct ibv_flow *
+group_rule(struct ibv_qp *qp, const uint8_t *dmac, const uint8_t *dmask)
+{
+	struct ibv_flow_spec_eth *e;
+	struct rb r;
+
+	r_init(&r, IBV_FLOW_ATTR_NORMAL, 3);
+	e = r_eth(&r, false);
+	if (dmask == NULL) {
+		e->val.ether_type = htons(0x0800);
+		e->mask.ether_type = 0xffff;
+	} else {
+		memcpy(e->val.dst_mac, dmac, 6);
+		memcpy(e->mask.dst_mac, dmask, 6);
+	}
+	return swv_create_flow(qp, &r.attr);
+}
+
+static int
+test_flow_groups(void)
+{
+	static const uint8_t full[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	static const uint8_t part[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0 };
+	struct env *env[2] = { &es, &ef };
+	struct ibv_flow *a, *b, *c, *d, *e2;
+	unsigned int i;
+	struct fb f;
+
+	f_eth(&f, mac_a, 0, 0, 0x0800);
+	f_pad(&f);
+	for (i = 0; i < 2; i++) {
+		struct env *e = env[i];
+		bool mlx5 = e == &es;
+
+		/* A (dst MAC) then B (ether type): A first either way. */
+		a = group_rule(e->d.rqp, mac_a, full);
+		b = group_rule(e->q2, NULL, NULL);
+		TEST_ASSERT(a != NULL && b != NULL, "errno %d", errno);
+		SEND(e, &f, O_RQP, "the first group's rule");
+		/* C, a third mask, takes the range A's group left. */
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(a), "");
+		SEND(e, &f, O_Q2, "B alone");
+		c = group_rule(e->d.rqp, mac_a, part);
+		TEST_ASSERT_NOT_NULL(c, "errno %d", errno);
+		SEND(e, &f, mlx5 ? O_RQP : O_Q2,
+		     mlx5 ? "mlx5: C in the range freed before B's group" :
+		     "full: B, made before C");
+		/*
+		 * D makes a group for A's mask after B's; E, made after C is
+		 * gone, joins it: B first on both profiles.
+		 */
+		d = group_rule(e->d.rqp, mac_b, full);
+		TEST_ASSERT_NOT_NULL(d, "errno %d", errno);
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(c), "");
+		e2 = group_rule(e->d.rqp, mac_a, full);
+		TEST_ASSERT_NOT_NULL(e2, "errno %d", errno);
+		SEND(e, &f, O_Q2, "E joins the group after B's");
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(e2), "");
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(d), "");
+		TEST_ASSERT_SUCCESS(swv_destroy_flow(b), "");
+	}
+	return TEST_SUCCESS;
+}
+
+/* An action spec first: the rule keeps its priority (vbr does that). */
+static int
+test_multicast_action_first(void)
+{
+	struct ibv_flow *all, *mc;
+	struct ibv_flow_spec_eth *eth;
+	struct rb r;
+	struct fb f;
+
+	all = match_all(es.q2, 15);
+	TEST_ASSERT_NOT_NULL(all, "");
+	r_init(&r, IBV_FLOW_ATTR_NORMAL, 0);
+	r_add(&r, IBV_FLOW_SPEC_ACTION_TAG,
+	      sizeof(struct ibv_flow_spec_action_tag));
+	eth = r_eth(&r, false);
+	memcpy(eth->val.dst_mac, mac_mc, 6);
+	memset(eth->mask.dst_mac, 0xff, 6);
+	mc = swv_create_flow(es.d.rqp, &r.attr);
+	TEST_ASSERT_NOT_NULL(mc, "errno %d", errno);
+	f_eth(&f, mac_mc, 0, 0, 0x0800);
+	f_pad(&f);
+	SEND(&es, &f, O_RQP, "mlx5: TAG 0 first, multicast MAC at 0");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(mc), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_flow(all), "");
+	return TEST_SUCCESS;
+}
+
 static int
 test_leftovers(void)
 {
@@ -1161,6 +1258,8 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_flow_accepted),
 		TEST_CASE(test_vlan),
 		TEST_CASE(test_multicast_placement),
+		TEST_CASE(test_multicast_action_first),
+		TEST_CASE(test_flow_groups),
 		TEST_CASE(test_leftovers),
 		TEST_CASE(test_duplicates),
 		TEST_CASE(test_counters),
