@@ -390,6 +390,9 @@ create_hash_qp(struct ibv_context *context, struct ibv_qp_init_attr_ex *attr)
 		errno = ret;
 		return NULL;
 	}
+	/* mlx5 qp.c create_rss_raw_qp_tir: an RSS QP's qp_num is 0. */
+	if (qp->dev->strict)
+		qp->ibv_qp.qp_num = 0;
 	qp->ind->refs++;
 	cds_list_add_tail(&qp->node, &qp->dev->hqps);
 	swv_stat_qp_created(qp);

@@ -24,6 +24,17 @@
  *     kernel's alloc_and_bind() turns that into ENOMEM.
  *   - Numbers: the lowest free cntn from 1 (mlx5's cntn is the firmware's
  *     q-counter id, also a small number reused once freed).
+ *   - The mlx5 profile (dev->strict) adds what a ConnectX and the kernel's
+ *     permission checks add (doc/guides/swverbs.rst "QP counters"):
+ *     changes need CAP_NET_ADMIN (EPERM, netlink.c's RDMA_NL_ADMIN_PERM
+ *     check, before anything else); a RAW_PACKET QP is found only with
+ *     CAP_NET_RAW (ENOENT, rdma_counter_get_qp()); hash QPs, all numbered
+ *     0 (mlx5 qp.c), are never found; a QP binds only in RESET (mlx5
+ *     qp.c mlx5_ib_qp_set_counter() keeps the counter for RESET -> INIT;
+ *     in any other state it sends RTS2RTS_QP on a raw QP's SQ or RQ
+ *     number, which the firmware is taken to refuse: EINVAL, inferred);
+ *     and a counter reads no Tx counts (q-counters count receive queue
+ *     events; a raw Tx QP has none).
  *
  * Everything but the counting runs under swv_lock; the counts are read
  * with relaxed loads, whole.
@@ -33,7 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "swv_priv.h"
 
@@ -74,7 +88,36 @@ stats_add_bound(struct swv_qp_stats *acc, const struct swv_qp *qp)
 		a[i] += v[i] - b[i];
 }
 
-/* The live QP of dev numbered lqpn, or NULL (swv_lock). */
+/*
+ * Whether the calling thread has capability cap in its effective set (the
+ * kernel checks the caller's: a thread that dropped it has it no more).
+ */
+static bool
+cap_effective(unsigned int cap)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) != 0)
+		return false;
+	return (d[cap / 32].effective & (1u << (cap % 32))) != 0;
+}
+
+/* The mlx5 profile: a change without CAP_NET_ADMIN is EPERM. */
+static int
+change_check(const struct swv_device *dev)
+{
+	return dev->strict && !cap_effective(CAP_NET_ADMIN) ? EPERM : 0;
+}
+
+/*
+ * The live QP of dev numbered lqpn, or NULL (swv_lock). On the mlx5
+ * profile hash QPs are never found (all numbered 0), nor, without
+ * CAP_NET_RAW, RAW_PACKET QPs (rdma_counter_get_qp()).
+ */
 static struct swv_qp *
 qp_find(struct swv_device *dev, uint32_t lqpn)
 {
@@ -83,11 +126,16 @@ qp_find(struct swv_device *dev, uint32_t lqpn)
 	struct swv_qp *qp;
 	unsigned int i;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < (dev->strict ? 1u : 2u); i++)
 		cds_list_for_each(node, lists[i]) {
 			qp = cds_list_entry(node, struct swv_qp, node);
-			if (qp->ibv_qp.qp_num == lqpn)
-				return qp;
+			if (qp->ibv_qp.qp_num != lqpn)
+				continue;
+			if (dev->strict &&
+			    qp->ibv_qp.qp_type == IBV_QPT_RAW_PACKET &&
+			    !cap_effective(CAP_NET_RAW))
+				return NULL;
+			return qp;
 		}
 	return NULL;
 }
@@ -203,6 +251,9 @@ swv_counter_set_auto_mode(struct ibv_context *context, uint32_t mask)
 	if (context == NULL || (mask & ~SWV_COUNTER_MASK_ALL) != 0)
 		return EINVAL;
 	dev = swv_ctx_dev(context);
+	ret = change_check(dev);
+	if (ret != 0)
+		return ret;
 	pthread_mutex_lock(&swv_lock);
 	if (mask != 0)
 		mode = SWV_COUNTER_MODE_AUTO;
@@ -254,6 +305,17 @@ bind_check(struct swv_device *dev, uint32_t lqpn, struct swv_qp **qpp)
 	return (*qpp)->counter != NULL ? EINVAL : 0;
 }
 
+/*
+ * The mlx5 profile's last word on a bind the core took: a QP out of RESET
+ * goes through the firmware's RTS2RTS_QP, refused (inferred): EINVAL.
+ */
+static int
+bind_hw(const struct swv_device *dev, const struct swv_qp *qp)
+{
+	return dev->strict && SWV_LOAD(&qp->state) != IBV_QPS_RESET ?
+	       EINVAL : 0;
+}
+
 int
 swv_counter_bind_qp_alloc(struct ibv_context *context, uint32_t lqpn,
 			  uint32_t *cntn)
@@ -266,8 +328,13 @@ swv_counter_bind_qp_alloc(struct ibv_context *context, uint32_t lqpn,
 	if (context == NULL || cntn == NULL)
 		return EINVAL;
 	dev = swv_ctx_dev(context);
+	ret = change_check(dev);
+	if (ret != 0)
+		return ret;
 	pthread_mutex_lock(&swv_lock);
 	ret = bind_check(dev, lqpn, &qp);
+	if (ret == 0)
+		ret = bind_hw(dev, qp);
 	if (ret == 0) {
 		c = counter_new(dev, qp, SWV_COUNTER_MODE_MANUAL);
 		if (c == NULL) {
@@ -294,12 +361,17 @@ swv_counter_bind_qp(struct ibv_context *context, uint32_t lqpn,
 	if (context == NULL)
 		return EINVAL;
 	dev = swv_ctx_dev(context);
+	ret = change_check(dev);
+	if (ret != 0)
+		return ret;
 	pthread_mutex_lock(&swv_lock);
 	ret = bind_check(dev, lqpn, &qp);
 	c = counter_find(dev, cntn);
 	/* The kernel looks the counter up before it sees the QP bound. */
 	if (qp != NULL && c == NULL)
 		ret = ENOENT;
+	if (ret == 0)
+		ret = bind_hw(dev, qp);
 	if (ret == 0)
 		counter_bind(c, qp);
 	pthread_mutex_unlock(&swv_lock);
@@ -317,6 +389,9 @@ swv_counter_unbind_qp(struct ibv_context *context, uint32_t lqpn,
 	if (context == NULL)
 		return EINVAL;
 	dev = swv_ctx_dev(context);
+	ret = change_check(dev);
+	if (ret != 0)
+		return ret;
 	pthread_mutex_lock(&swv_lock);
 	qp = qp_find(dev, lqpn);
 	if (qp == NULL)
@@ -405,6 +480,12 @@ swv_counter_query(struct ibv_context *context, uint32_t cntn,
 			n++;
 		}
 	pthread_mutex_unlock(&swv_lock);
+	/* mlx5: q-counters count receive queue events, no sends. */
+	if (dev->strict) {
+		attr->stats.tx_frames = 0;
+		attr->stats.tx_bytes = 0;
+		attr->stats.tx_errors = 0;
+	}
 	if (n > 0 && max > 0)
 		qsort(lqpn, n < max ? n : max, sizeof(*lqpn), cmp_u32);
 	return (int)n;

@@ -1094,9 +1094,20 @@ int swv_set_engine_cpu(int cpu);
  * not show, and a QP unbound keeps what it counted in the counter. The last
  * unbind frees the counter. Counters are per device (one port, port 1).
  * Per port mode: none (no counter), manual (counters made by bind), auto
- * (each new QP is bound, at its creation, to the counter of QPs of its type
- * and/or pid, one made for it if none matches). Control path, any thread;
- * the counts are read whole (relaxed loads of engine-written values).
+ * (each new QP is bound, at its RESET -> INIT, to the counter of QPs of its
+ * type and/or pid, one made for it if none matches). Control path, any
+ * thread; the counts are read whole (relaxed loads of engine-written
+ * values).
+ *
+ * The mlx5 profile answers as a ConnectX under the kernel does
+ * (doc/guides/swverbs.rst "QP counters"): set auto mode, bind and unbind
+ * need CAP_NET_ADMIN in the calling thread's effective set (EPERM before
+ * any other check); a RAW_PACKET QP is found only with CAP_NET_RAW
+ * (ENOENT without it); hash QPs have qp_num 0 and are never found
+ * (ENOENT); a QP binds only in RESET (EINVAL in any other state: the
+ * firmware's refusal, inferred); counters read 0 for tx_frames, tx_bytes
+ * and tx_errors. The full profile checks no capability, finds hash QPs by
+ * their nonzero numbers, binds in any state and counts sends.
  */
 
 /** Counter modes (the values of the kernel's enum rdma_nl_counter_mode). */
@@ -1142,7 +1153,8 @@ struct swv_counter_attr {
  * Turn auto mode on with criteria @mask (SWV_COUNTER_MASK_*), or off (@mask
  * 0: the mode becomes manual while counters exist, else none). Setting the
  * mode it has is a success.
- * Return: 0; EINVAL (@context NULL, unknown bits in @mask); EBUSY (turning
+ * Return: 0; EPERM (mlx5 profile, no CAP_NET_ADMIN); EINVAL (@context NULL,
+ * unknown bits in @mask); EBUSY (turning
  * auto mode on, or changing its criteria, while counters exist: the kernel's
  * "Modifying auto mode is not allowed when there is a bound QP").
  */
@@ -1155,16 +1167,18 @@ int swv_counter_get_mode(struct ibv_context *context, uint32_t *mode,
 /**
  * Make a counter and bind QP @lqpn to it; its number in *@cntn. The mode
  * becomes manual.
- * Return: 0; EINVAL (@context or @cntn NULL, auto mode on, the QP already
- * bound); ENOENT (no QP @lqpn on the device); ENOMEM.
+ * Return: 0; EPERM (mlx5 profile, no CAP_NET_ADMIN); EINVAL (@context or
+ * @cntn NULL, auto mode on, the QP already bound; mlx5 profile: the QP not
+ * in RESET); ENOENT (no QP @lqpn on the device; mlx5 profile: @lqpn 0, a
+ * RAW_PACKET QP without CAP_NET_RAW); ENOMEM.
  */
 int swv_counter_bind_qp_alloc(struct ibv_context *context, uint32_t lqpn,
 			      uint32_t *cntn);
 
 /**
  * Bind QP @lqpn to existing counter @cntn.
- * Return: 0; EINVAL (auto mode on, the QP already bound); ENOENT (no QP
- * @lqpn, no counter @cntn).
+ * Return: 0; EPERM, EINVAL, ENOENT as swv_counter_bind_qp_alloc(); ENOENT
+ * also for no counter @cntn.
  */
 int swv_counter_bind_qp(struct ibv_context *context, uint32_t lqpn,
 			uint32_t cntn);
@@ -1173,9 +1187,10 @@ int swv_counter_bind_qp(struct ibv_context *context, uint32_t lqpn,
  * Unbind QP @lqpn from counter @cntn; the counter keeps the QP's counts;
  * the last QP's unbind frees the counter (and, in manual mode, with the
  * last counter the mode becomes none).
- * Return: 0; ENOENT (no QP @lqpn); EINVAL (the QP not bound to @cntn, or
- * the mode not manual: auto mode's bindings are undone by turning it off
- * first).
+ * Return: 0; EPERM (mlx5 profile, no CAP_NET_ADMIN); ENOENT (no QP @lqpn,
+ * as swv_counter_bind_qp_alloc() finds them); EINVAL (the QP not bound to
+ * @cntn, or the mode not manual: auto mode's bindings are undone by turning
+ * it off first).
  */
 int swv_counter_unbind_qp(struct ibv_context *context, uint32_t lqpn,
 			  uint32_t cntn);

@@ -2297,9 +2297,15 @@ test_xstats_stable_ids(void)
 	idx = xstat_index("rx_delivered");
 	TEST_ASSERT(idx >= 0, "rx_delivered listed");
 
-	/* A counter for port1's Tx QP: xstats after the fixed ones. */
+	/*
+	 * A counter for port1's Tx QP: xstats after the fixed ones. Bound
+	 * with its queue stopped, its QP in RESET: a ConnectX (and the mlx5
+	 * profile) binds no QP out of RESET (vbr.rst "On a ConnectX").
+	 */
+	TEST_ASSERT_SUCCESS(rte_eth_dev_tx_queue_stop(port1, 0), "txq stop");
 	TEST_ASSERT_SUCCESS(priv->glue->counter_bind_qp(priv->ctx, 1,
 				txq->qp->qp_num, &cntn), "bind");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_tx_queue_start(port1, 0), "txq start");
 	for (i = 0; i < 5; i++)
 		TEST_ASSERT_SUCCESS(cross_exact(100 + i, i), "frame %d", i);
 	TEST_ASSERT_EQUAL(rte_eth_xstats_get(port1, vals, n_old), n_old,

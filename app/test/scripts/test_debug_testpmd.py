@@ -62,7 +62,8 @@ def run(pmd):
     # EAL takes the first --log-level that matches a logtype: before
     # eal_args' pmd.net.vbr:info
     eal = ["--log-level", "pmd.net.vbr*:debug"] + eal
-    for vdev in tp.pair_vdevs("dbg"):
+    # full: dump_priv's counter is bound to a running Tx QP
+    for vdev in tp.pair_vdevs("dbg", "full"):
         eal += ["--vdev", vdev]
     t = tp.TestPmd(eal, ["--rxq=2", "--txq=2", "--nb-cores=1",
                                  "--total-num-mbufs=8192"], prefix)

@@ -114,7 +114,7 @@ def bad_params(tel, c, tx0):
 
 
 def run(pmd, c):
-    t = tp.start_pair("stat", pmd, ["--total-num-mbufs=8192"])
+    t = tp.start_pair("stat", pmd, ["--total-num-mbufs=8192"], "full")
     tel = None
     try:
         t.wait_prompt()
@@ -350,7 +350,7 @@ def run_many(pmd, c):
     """qp_unbind of a whole counter with more QPs than one listing shows."""
     nq = 70
     t = tp.start_pair("stat2", pmd, ["--total-num-mbufs=8192",
-                                     f"--txq={nq}", "--rxq=1"])
+                                     f"--txq={nq}", "--rxq=1"], "full")
     tel = None
     try:
         t.wait_prompt()

@@ -199,7 +199,9 @@ def run_errors(vs, c, tx0):
 
 
 def run(pmd, tool, c):
-    t = tp.start_pair("vstat", pmd, ["--total-num-mbufs=8192"])
+    # the full profile binds running and hash QPs (test_stat_telemetry.py
+    # has the mlx5 profile's rules)
+    t = tp.start_pair("vstat", pmd, ["--total-num-mbufs=8192"], "full")
     eal, prefix2 = tp.eal_args("vstat2", pmd)
     t2 = tp.TestPmd(eal + ["--vdev", "net_vbr5,wire=loop"],
                     ["--total-num-mbufs=4096"], prefix2)

@@ -314,15 +314,17 @@ class Checker:
         return cond
 
 
-def pair_vdevs(tag):
-    """The --vdev arguments of two cabled ports: a swverbs pair wire, or
-    VBR_TEST_DEV and VBR_TEST_DEV_PEER when VBR_TEST_DEV names a NIC (the
-    suite exits 77 without the peer)."""
+def pair_vdevs(tag, profile=None):
+    """The --vdev arguments of two cabled ports: a swverbs pair wire (with
+    profile=@profile when given), or VBR_TEST_DEV and VBR_TEST_DEV_PEER
+    when VBR_TEST_DEV names a NIC (the suite exits 77 without the peer)."""
     dev = os.environ.get("VBR_TEST_DEV") or None
     peer = os.environ.get("VBR_TEST_DEV_PEER") or None
     if dev is None:
         cable = f"{tag}{os.getpid()}"
-        return [f"net_vbr0,wire=pair:{cable}", f"net_vbr1,wire=pair:{cable}"]
+        extra = f",profile={profile}" if profile else ""
+        return [f"net_vbr0,wire=pair:{cable}{extra}",
+                f"net_vbr1,wire=pair:{cable}{extra}"]
     if peer is None:
         print(f"SKIP: VBR_TEST_DEV={dev}: a two-port suite needs "
               "VBR_TEST_DEV_PEER=<the port cabled to it>", flush=True)
@@ -331,10 +333,10 @@ def pair_vdevs(tag):
     return [f"net_vbr0,dev={dev}", f"net_vbr1,dev={peer}"]
 
 
-def start_pair(tag, pmd, app):
+def start_pair(tag, pmd, app, profile=None):
     """testpmd on two vbr ports (0, 1) joined by one cable (pair_vdevs)."""
     eal, prefix = eal_args(tag, pmd)
-    for vdev in pair_vdevs(tag):
+    for vdev in pair_vdevs(tag, profile):
         eal += ["--vdev", vdev]
     return TestPmd(eal, app, prefix)
 

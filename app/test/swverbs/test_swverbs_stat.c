@@ -6,13 +6,19 @@
  * with a port, as the kernel binds), and counts exact against frames
  * sent over a pair wire: bound before traffic, after part of it, unbound in
  * the middle; over bursts whose frames go to two QPs in runs, on the
- * thread and the inline engines.
+ * thread and the inline engines (those on the full profile, which binds
+ * QPs in any state and counts sends). The mlx5 profile's own rules: hash
+ * QPs numbered 0 and never found, binds in RESET only, no Tx counts, and
+ * EPERM / ENOENT for a thread without CAP_NET_ADMIN / CAP_NET_RAW.
  */
 
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <linux/capability.h>
 
 #include "swv_test_util.h"
 
@@ -40,7 +46,7 @@ test_errnos(void)
 	struct ibv_qp *q3;
 	uint32_t c = 0, c2 = 0, list[4], lq[4];
 
-	TEST_ASSERT_SUCCESS(t_setup(&d, "st-err", "loop"), "");
+	TEST_ASSERT_SUCCESS(t_setup_full(&d, "st-err", "loop"), "");
 	TEST_ASSERT_EQUAL(swv_counter_set_auto_mode(NULL, 1), EINVAL, "");
 	TEST_ASSERT_EQUAL(swv_counter_set_auto_mode(d.ctx, 4), EINVAL, "");
 	TEST_ASSERT(mode_is(d.ctx, SWV_COUNTER_MODE_NONE, 0), "");
@@ -305,7 +311,7 @@ test_counts_pair(void)
 {
 	static uint8_t tbuf[NRX * FLEN], rbuf[2 * NRX * 2048];
 	struct swv_device_attr attr = {
-		.flags = SWV_DEVICE_PROFILE_MLX5, .engine = NULL,
+		.flags = SWV_DEVICE_PROFILE_FULL, .engine = NULL,
 	};
 	struct swv_port_counters pc;
 	struct ibv_wc wc[NRX];
@@ -480,7 +486,7 @@ runs_case(struct swv_engine *eng, const char *tag)
 {
 	static uint8_t tbuf[RB_N * 512], rbuf[256 * 512];
 	struct swv_device_attr attr = {
-		.flags = SWV_DEVICE_PROFILE_MLX5, .engine = eng,
+		.flags = SWV_DEVICE_PROFILE_FULL, .engine = eng,
 	};
 	/* bound[k][q]: r(q+1) bound to x during burst k */
 	static const bool bound[][2] = {
@@ -631,7 +637,7 @@ test_mr_stats(void)
 {
 	static uint8_t tbuf[3 * 4096], rbuf[4096];
 	struct swv_device_attr attr = {
-		.flags = SWV_DEVICE_PROFILE_MLX5, .engine = NULL,
+		.flags = SWV_DEVICE_PROFILE_FULL, .engine = NULL,
 	};
 	const struct swv_mr_stats *m;
 	struct swv_mr_stats st[8];
@@ -675,6 +681,264 @@ test_mr_stats(void)
 	return TEST_SUCCESS;
 }
 
+static uint8_t key40[40] = { 0x6d, 0x5a, 0x56, 0xda };
+
+/* A hash QP over one WQ (and its table, left to the device's teardown). */
+static struct ibv_qp *
+hash_qp(struct tdev *d, uint64_t fields)
+{
+	struct ibv_rwq_ind_table_init_attr ta;
+	struct ibv_qp_init_attr_ex qa;
+	struct ibv_wq_init_attr wa;
+	struct ibv_rwq_ind_table *t;
+	struct ibv_wq *wq[1];
+
+	memset(&wa, 0, sizeof(wa));
+	wa.wq_type = IBV_WQT_RQ;
+	wa.max_wr = 4;
+	wa.max_sge = 1;
+	wa.pd = d->pd;
+	wa.cq = d->rcq;
+	wq[0] = swv_create_wq(d->ctx, &wa);
+	if (wq[0] == NULL)
+		return NULL;
+	memset(&ta, 0, sizeof(ta));
+	ta.log_ind_tbl_size = 0;
+	ta.ind_tbl = wq;
+	t = swv_create_rwq_ind_table(d->ctx, &ta);
+	if (t == NULL)
+		return NULL;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_type = IBV_QPT_RAW_PACKET;
+	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
+		       IBV_QP_INIT_ATTR_RX_HASH;
+	qa.pd = d->pd;
+	qa.rwq_ind_tbl = t;
+	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+	qa.rx_hash_conf.rx_hash_key_len = sizeof(key40);
+	qa.rx_hash_conf.rx_hash_key = key40;
+	qa.rx_hash_conf.rx_hash_fields_mask = fields;
+	return swv_create_qp_ex(d->ctx, &qa);
+}
+
+/*
+ * The mlx5 profile: hash QPs are numbered 0 and never found (the full
+ * profile numbers and binds them); a RAW_PACKET QP binds in RESET only
+ * (the firmware's refusal in any other state); a bound sender's counter
+ * reads no Tx counts, over frames it did send.
+ */
+static int
+test_mlx5_rules(void)
+{
+	static uint8_t tbuf[4 * FLEN], rbuf[4 * 2048];
+	struct swv_device_attr attr = {
+		.flags = SWV_DEVICE_PROFILE_MLX5, .engine = NULL,
+	};
+	struct swv_counter_attr at;
+	struct swv_qp_stats qs;
+	struct ibv_qp *h1, *h2, *s2;
+	struct ibv_wc wc[4];
+	struct tport a, b;
+	struct tdev f;
+	uint32_t c = 0, x = 0, list[4];
+	unsigned int i;
+
+	TEST_ASSERT_SUCCESS(t_port_setup(&a, "st-m5a", "pair:st-m5", &attr,
+					 tbuf, sizeof(tbuf), rbuf, 2048, false),
+			    "");
+	TEST_ASSERT_SUCCESS(t_port_setup(&b, "st-m5b", "pair:st-m5", &attr,
+					 tbuf, sizeof(tbuf), rbuf,
+					 sizeof(rbuf), true), "");
+	for (i = 0; i < 4; i++)
+		TEST_ASSERT_SUCCESS(t_recv(b.d.rqp, b.rmr, rbuf + i * 2048,
+					   2048, i), "");
+	h1 = hash_qp(&a.d, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4);
+	h2 = hash_qp(&a.d, 0);
+	TEST_ASSERT(h1 != NULL && h2 != NULL, "hash QPs: %d", errno);
+	TEST_ASSERT_EQUAL(h1->qp_num, 0, "mlx5: an RSS QP's qp_num is 0");
+	TEST_ASSERT_EQUAL(h2->qp_num, 0, "every one of them");
+	TEST_ASSERT_EQUAL(swv_counter_bind_qp_alloc(a.d.ctx, 0, &c), ENOENT,
+			  "lqpn 0 names no QP");
+	TEST_ASSERT_EQUAL(swv_counter_unbind_qp(a.d.ctx, 0, 1), ENOENT, "");
+	/* Out of RESET: refused, in RTS (a sender) and RTR (a receiver). */
+	TEST_ASSERT_EQUAL(swv_counter_bind_qp_alloc(a.d.ctx, qpn(a.d.sqp),
+						    &c), EINVAL, "RTS");
+	TEST_ASSERT_EQUAL(swv_counter_bind_qp_alloc(b.d.ctx, qpn(b.d.rqp),
+						    &c), EINVAL, "RTR");
+	TEST_ASSERT_EQUAL(swv_counter_list(a.d.ctx, list, 4), 0, "");
+	TEST_ASSERT(mode_is(a.d.ctx, SWV_COUNTER_MODE_NONE, 0),
+		    "a refused bind leaves the mode");
+	/* In RESET it binds, and keeps its counter through INIT ... RTS. */
+	s2 = t_raw_qp(&a.d, 64, 0, 1, 1);
+	TEST_ASSERT_NOT_NULL(s2, "");
+	TEST_ASSERT_SUCCESS(swv_counter_bind_qp_alloc(a.d.ctx, qpn(s2), &x),
+			    "a QP in RESET");
+	TEST_ASSERT(mode_is(a.d.ctx, SWV_COUNTER_MODE_MANUAL, 0), "");
+	TEST_ASSERT_EQUAL(swv_counter_set_auto_mode(a.d.ctx,
+						    SWV_COUNTER_MASK_QP_TYPE),
+			  EBUSY, "auto mode while a counter exists");
+	TEST_ASSERT_SUCCESS(t_qp_to(s2, IBV_QPS_RTS), "");
+	TEST_ASSERT_EQUAL(swv_counter_bind_qp(a.d.ctx, qpn(a.d.sqp), x),
+			  EINVAL, "to an existing counter: still not in RTS");
+	TEST_ASSERT_SUCCESS(send_n(&a, &b, s2, tbuf, 3), "");
+	TEST_ASSERT_EQUAL(t_poll(b.d.rcq, wc, 3, 2000), 3, "they went");
+	TEST_ASSERT_EQUAL(swv_counter_query(a.d.ctx, x, &at, list, 4), 1, "");
+	TEST_ASSERT_EQUAL(list[0], qpn(s2), "");
+	TEST_ASSERT(at.stats.tx_frames == 0 && at.stats.tx_bytes == 0 &&
+		    at.stats.tx_errors == 0, "mlx5: no Tx counts");
+	/* swverbs' own per-QP counts still see them. */
+	TEST_ASSERT_SUCCESS(swv_query_qp_stats(s2, &qs, NULL, NULL), "");
+	TEST_ASSERT_EQUAL(qs.tx_frames, 3, "");
+	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(a.d.ctx, qpn(s2), x), "");
+	TEST_ASSERT(mode_is(a.d.ctx, SWV_COUNTER_MODE_NONE, 0), "");
+	/* Auto mode binds at RESET -> INIT, never a hash QP. */
+	TEST_ASSERT_SUCCESS(swv_counter_set_auto_mode(a.d.ctx,
+						      SWV_COUNTER_MASK_QP_TYPE),
+			    "");
+	TEST_ASSERT_SUCCESS(t_qp_reset(s2), "");
+	TEST_ASSERT_SUCCESS(t_qp_to(s2, IBV_QPS_RTS), "");
+	TEST_ASSERT_EQUAL(swv_counter_list(a.d.ctx, list, 4), 1, "");
+	TEST_ASSERT_EQUAL(swv_counter_query(a.d.ctx, list[0], &at, list, 4), 1,
+			  "the sender only");
+	TEST_ASSERT_EQUAL(list[0], qpn(s2), "");
+	TEST_ASSERT_EQUAL(swv_counter_bind_qp_alloc(a.d.ctx, qpn(s2), &c),
+			  EINVAL, "bind in auto mode");
+	TEST_ASSERT_SUCCESS(swv_counter_set_auto_mode(a.d.ctx, 0), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(s2), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(h1), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(h2), "");
+	t_port_teardown(&b);
+	t_port_teardown(&a);
+
+	/* The full profile numbers hash QPs and binds them, running. */
+	TEST_ASSERT_SUCCESS(t_setup_full(&f, "st-m5f", "loop"), "");
+	h1 = hash_qp(&f, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4);
+	TEST_ASSERT_NOT_NULL(h1, "");
+	TEST_ASSERT_NOT_EQUAL(h1->qp_num, 0, "full: a number");
+	TEST_ASSERT_SUCCESS(swv_counter_bind_qp_alloc(f.ctx, qpn(h1), &x), "");
+	TEST_ASSERT_SUCCESS(swv_counter_bind_qp(f.ctx, qpn(f.sqp), x), "RTS");
+	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(f.ctx, qpn(f.sqp), x), "");
+	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(f.ctx, qpn(h1), x), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(h1), "");
+	t_teardown(&f);
+	return TEST_SUCCESS;
+}
+
+/* The calling thread's effective set without the capabilities of drop. */
+static int
+caps_drop(const unsigned int *drop, unsigned int n)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	unsigned int i;
+
+	if (syscall(SYS_capget, &h, d) != 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		d[drop[i] / 32].effective &= ~(1u << (drop[i] % 32));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+struct capcase {
+	struct tdev *d;
+	uint32_t lqpn;		/* a RAW_PACKET QP in RESET */
+	int admin_set, admin_bind, admin_unbind, raw_bind, raw_list;
+	int raw_unbind;
+};
+
+/*
+ * Each on a thread of its own (capabilities are per thread, and a thread
+ * cannot take back what it dropped): without CAP_NET_ADMIN every change
+ * is EPERM; without CAP_NET_RAW a raw QP is not found, listing works.
+ */
+static void *
+cap_admin(void *arg)
+{
+	struct capcase *k = arg;
+	const unsigned int drop[] = { CAP_NET_ADMIN };
+	uint32_t c = 0;
+
+	if (caps_drop(drop, 1) != 0) {
+		k->admin_set = -1;
+		return NULL;
+	}
+	k->admin_set = swv_counter_set_auto_mode(k->d->ctx,
+						 SWV_COUNTER_MASK_PID);
+	k->admin_bind = swv_counter_bind_qp_alloc(k->d->ctx, k->lqpn, &c);
+	k->admin_unbind = swv_counter_unbind_qp(k->d->ctx, k->lqpn, 1);
+	return NULL;
+}
+
+static void *
+cap_raw(void *arg)
+{
+	struct capcase *k = arg;
+	const unsigned int drop[] = { CAP_NET_RAW };
+	uint32_t c = 0, list[4];
+
+	if (caps_drop(drop, 1) != 0) {
+		k->raw_bind = -1;
+		return NULL;
+	}
+	k->raw_bind = swv_counter_bind_qp_alloc(k->d->ctx, k->lqpn, &c);
+	k->raw_list = swv_counter_list(k->d->ctx, list, 4);
+	k->raw_unbind = swv_counter_unbind_qp(k->d->ctx, k->lqpn, 1);
+	return NULL;
+}
+
+static bool
+cap_has(unsigned int cap)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0,
+	};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	return syscall(SYS_capget, &h, d) == 0 &&
+	       (d[cap / 32].effective & (1u << (cap % 32))) != 0;
+}
+
+static int
+test_mlx5_caps(void)
+{
+	struct capcase k = { 0 };
+	struct ibv_qp *q;
+	struct tdev d;
+	pthread_t t;
+	uint32_t c = 0;
+
+	if (!cap_has(CAP_NET_ADMIN) || !cap_has(CAP_NET_RAW))
+		TEST_SKIP("needs root: CAP_NET_ADMIN and CAP_NET_RAW to drop");
+	TEST_ASSERT_SUCCESS(t_setup(&d, "st-caps", "loop"), "");
+	q = t_raw_qp(&d, 4, 0, 1, 1);
+	TEST_ASSERT_NOT_NULL(q, "");
+	k.d = &d;
+	k.lqpn = qpn(q);
+	TEST_ASSERT_SUCCESS(pthread_create(&t, NULL, cap_admin, &k), "");
+	pthread_join(t, NULL);
+	TEST_ASSERT_EQUAL(k.admin_set, EPERM, "set auto: CAP_NET_ADMIN");
+	TEST_ASSERT_EQUAL(k.admin_bind, EPERM, "bind: CAP_NET_ADMIN");
+	TEST_ASSERT_EQUAL(k.admin_unbind, EPERM, "unbind: CAP_NET_ADMIN");
+	TEST_ASSERT(mode_is(d.ctx, SWV_COUNTER_MODE_NONE, 0), "nothing set");
+	/* With both here: bound; then a thread without CAP_NET_RAW. */
+	TEST_ASSERT_SUCCESS(swv_counter_bind_qp_alloc(d.ctx, k.lqpn, &c), "");
+	TEST_ASSERT_EQUAL(c, 1, "");
+	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(d.ctx, k.lqpn, c), "");
+	TEST_ASSERT_SUCCESS(swv_counter_bind_qp_alloc(d.ctx, k.lqpn, &c), "");
+	TEST_ASSERT_SUCCESS(pthread_create(&t, NULL, cap_raw, &k), "");
+	pthread_join(t, NULL);
+	TEST_ASSERT_EQUAL(k.raw_bind, ENOENT,
+			  "a raw QP without CAP_NET_RAW: no such QP");
+	TEST_ASSERT_EQUAL(k.raw_list, 1, "listing needs nothing");
+	TEST_ASSERT_EQUAL(k.raw_unbind, ENOENT, "");
+	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(d.ctx, k.lqpn, c), "");
+	TEST_ASSERT_SUCCESS(swv_destroy_qp(q), "");
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
 static const struct unit_test_suite suite = {
 	.name = "swverbs QP counters",
 	.cases = {
@@ -686,6 +950,8 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_counts_runs_thread),
 		TEST_CASE(test_counts_runs_inline),
 		TEST_CASE(test_mr_stats),
+		TEST_CASE(test_mlx5_rules),
+		TEST_CASE(test_mlx5_caps),
 		TEST_CASES_END(),
 	},
 };
