@@ -489,7 +489,9 @@ vbr_rss_stop(struct vbr_priv *priv)
 
 /**
  * The numbers of the port's hash QPs (flow_lock held) into qpn[0 .. max -
- * 1]; return how many there are.
+ * 1]; return how many there are. Those numbered 0 are left out: a
+ * ConnectX gives every hash QP the number 0 (an RSS QP is a TIR there),
+ * which names no QP to the kernel's counters, nor this port's.
  */
 unsigned int
 vbr_rss_qpns(const struct vbr_priv *priv, uint32_t *qpn, unsigned int max)
@@ -499,7 +501,7 @@ vbr_rss_qpns(const struct vbr_priv *priv, uint32_t *qpn, unsigned int max)
 
 	LIST_FOREACH(rss, &priv->rss_objs, next)
 		for (pt = 0; pt < VBR_FLOW_PT_MAX; pt++) {
-			if (rss->qp[pt] == NULL)
+			if (rss->qp[pt] == NULL || rss->qp[pt]->qp_num == 0)
 				continue;
 			if (n < max)
 				qpn[n] = rss->qp[pt]->qp_num;
@@ -576,14 +578,15 @@ vbr_rss_dump_queues(FILE *file, const uint16_t *q, unsigned int n)
 
 /*
  * For dump_priv: a line per queue set with its verbs objects, "  rss
- * <queues>: ind table <n>|none, hash QPs <qpn>[(state)]...". Caller holds
- * flow_lock.
+ * <queues>: ind table <n>|none, hash QPs <qpn>... [<n> unnumbered]" (a
+ * ConnectX numbers every hash QP 0: those are counted, not listed).
+ * Caller holds flow_lock.
  */
 void
 vbr_rss_dump_verbs(FILE *file, const struct vbr_priv *priv)
 {
 	const struct vbr_rss *rss;
-	unsigned int pt, i;
+	unsigned int pt, i, zero;
 
 	LIST_FOREACH(rss, &priv->rss_objs, next) {
 		fprintf(file, "  rss set%s", rss == priv->rss_port ?
@@ -595,6 +598,7 @@ vbr_rss_dump_verbs(FILE *file, const struct vbr_priv *priv)
 		else
 			fprintf(file, "none");
 		fprintf(file, ", hash QPs");
+		zero = 0;
 		for (pt = 0; pt < VBR_FLOW_PT_MAX; pt++) {
 			const struct ibv_qp *qp = rss->qp[pt];
 
@@ -602,9 +606,13 @@ vbr_rss_dump_verbs(FILE *file, const struct vbr_priv *priv)
 			for (i = 0; i < pt && qp != NULL; i++)
 				if (rss->qp[i] == qp)
 					qp = NULL;
-			if (qp != NULL)
+			if (qp != NULL && qp->qp_num == 0)
+				zero++;
+			else if (qp != NULL)
 				fprintf(file, " %u", qp->qp_num);
 		}
+		if (zero > 0)
+			fprintf(file, " %u unnumbered (qp_num 0)", zero);
 		fprintf(file, "\n");
 	}
 }

@@ -304,13 +304,19 @@ vbr_stats_release(struct vbr_priv *priv)
 	rte_spinlock_unlock(&priv->qp_cnt_lock);
 }
 
-/* Whether qpn is one of the port's QPs: a Tx queue's or a hash QP. */
+/*
+ * Whether qpn is one of the port's QPs: a Tx queue's or a hash QP. Never
+ * 0: a ConnectX numbers every hash QP 0, of every process (vbr_rss_qpns()
+ * leaves them out), so 0 tells nothing about whose a QP is.
+ */
 static bool
 vbr_xstats_own_qp(struct rte_eth_dev *dev, const uint32_t *hash,
 		  unsigned int nhash, uint32_t qpn)
 {
 	unsigned int i;
 
+	if (qpn == 0)
+		return false;
 	for (i = 0; i < dev->data->nb_tx_queues; i++) {
 		const struct vbr_txq *txq = dev->data->tx_queues[i];
 
@@ -1087,7 +1093,7 @@ vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 	struct rte_eth_dev *dev;
 	struct vbr_priv *priv;
 	const char *rest;
-	unsigned int n, i;
+	unsigned int n, i, nqps;
 
 	RTE_SET_USED(cmd);
 	dev = vbr_tel_dev(params, &rest);
@@ -1122,6 +1128,14 @@ vbr_tel_qps(const char *cmd, const char *params, struct rte_tel_data *d)
 		rte_tel_data_add_array_uint(hash, qpn[i]);
 	rte_tel_data_add_dict_container(d, "txq_lqpn", tx, 0);
 	rte_tel_data_add_dict_container(d, "hash_lqpn", hash, 0);
+	/* all of them, numbered or not (a ConnectX's are all 0) */
+	nqps = 0;
+	if (priv->flow_lock_init) {
+		pthread_mutex_lock(&priv->flow_lock);
+		(void)vbr_rss_nb_sets(priv, &nqps);
+		pthread_mutex_unlock(&priv->flow_lock);
+	}
+	rte_tel_data_add_dict_uint(d, "hash_qps", nqps);
 	return 0;
 }
 
@@ -1167,6 +1181,50 @@ vbr_tel_qp_set_auto(const char *cmd, const char *params,
 	return 0;
 }
 
+#define VBR_TEL_HINT_QPN0 \
+	"no QP is numbered 0: a ConnectX gives every hash QP the number " \
+	"0, so hash QPs cannot be bound"
+
+/*
+ * A bind refused with EINVAL, said once in the reply, with why where it is
+ * one of the documented reasons (vbr.rst "On a ConnectX"): auto mode on;
+ * one of the port's Tx QPs while its queue runs (a ConnectX binds a QP in
+ * RESET only: the queue or the port stopped, its QP is).
+ */
+static int
+vbr_tel_bind_einval(struct rte_tel_data *d, struct rte_eth_dev *dev,
+		    uint32_t lqpn)
+{
+	struct vbr_priv *priv = dev->data->dev_private;
+	uint32_t mode = 0, mask = 0;
+	char hint[RTE_TEL_MAX_STRING_LEN];
+	unsigned int i;
+
+	vbr_tel_error(d, EINVAL, "bind");
+	if (priv->glue->counter_get_mode(priv->ctx, 1, &mode, &mask) == 0 &&
+	    mode == VBR_GLUE_COUNTER_MODE_AUTO) {
+		rte_tel_data_add_dict_string(d, "hint",
+			"auto mode binds QPs itself: turn it off first "
+			"(/vbr/qp_set_auto,<port>,off)");
+		return 0;
+	}
+	for (i = 0; priv->started && i < dev->data->nb_tx_queues; i++) {
+		const struct vbr_txq *txq = dev->data->tx_queues[i];
+
+		if (txq == NULL || txq->qp == NULL || txq->qp->qp_num != lqpn)
+			continue;
+		if (dev->data->tx_queue_state[i] !=
+		    RTE_ETH_QUEUE_STATE_STARTED)
+			break;
+		snprintf(hint, sizeof(hint), "txq %u runs: a ConnectX "
+			 "binds a QP only in RESET: stop the queue or the "
+			 "port, bind, then start it", i);
+		rte_tel_data_add_dict_string(d, "hint", hint);
+		return 0;
+	}
+	return 0;
+}
+
 static int
 vbr_tel_qp_bind(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -1183,7 +1241,14 @@ vbr_tel_qp_bind(const char *cmd, const char *params, struct rte_tel_data *d)
 			       *rest != '\0' || cntn == 0)))
 		return vbr_tel_error(d, EINVAL, "usage: <port>,<lqpn>[,<cntn>]");
 	priv = dev->data->dev_private;
+	if (lqpn == 0) {
+		vbr_tel_error(d, ENOENT, "bind");
+		rte_tel_data_add_dict_string(d, "hint", VBR_TEL_HINT_QPN0);
+		return 0;
+	}
 	ret = priv->glue->counter_bind_qp(priv->ctx, 1, lqpn, &cntn);
+	if (ret == EINVAL)
+		return vbr_tel_bind_einval(d, dev, lqpn);
 	if (ret != 0)
 		return vbr_tel_change_error(d, ret, "bind");
 	vbr_tel_head(d, priv);
