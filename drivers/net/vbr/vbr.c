@@ -22,6 +22,11 @@
 #include "vbr.h"
 #include "vbr_utils.h"
 
+/* meson.build's project() version, the one version of a vbr build */
+#ifndef VBR_VERSION
+#error "VBR_VERSION is not defined: the build passes project()'s version"
+#endif
+
 #define VBR_ARG_MAC "mac"
 /** Backend devargs a port may give (each key at most once). */
 #define VBR_MAX_BACKEND_ARGS 16
@@ -525,7 +530,8 @@ vbr_probe(struct rte_vdev_device *vdev)
 	rte_eth_dev_probing_finish(dev);
 	vbr_tel_port_add(dev);
 	VBR_LOG(INFO, "%s: port %u on %s device %s, MAC "
-		RTE_ETHER_ADDR_PRT_FMT, name, dev->data->port_id,
+		RTE_ETHER_ADDR_PRT_FMT " (vbr " VBR_VERSION ")", name,
+		dev->data->port_id,
 		priv->glue->name, priv->ibdev_name,
 		RTE_ETHER_ADDR_BYTES(&dev->data->mac_addrs[0]));
 	rte_kvargs_free(kvlist);
