@@ -581,6 +581,20 @@ build()
 {
 	cd "$ROOT"
 	if [ -f "$BUILD_DIR/meson-private/coredata.dat" ]; then
+		# A folder built before the PMD was named on the DPDK ABI:
+		# drivers/librte_net_vbr.so was a target then and is a link
+		# meson makes at setup now. While ninja's log names the old
+		# target, every regeneration's cleandead deletes the link: out
+		# of the log with it (recompact drops what is gone), then the
+		# setup below makes the link again.
+		if [ -f "$BUILD_DIR/.ninja_log" ] &&
+		   awk -F'\t' '$4 == "drivers/librte_net_vbr.so" { f = 1 }
+			       END { exit !f }' "$BUILD_DIR/.ninja_log"; then
+			step "$BUILD_DIR: ninja's log forgets the unversioned PMD"
+			rm -f "$BUILD_DIR/drivers/librte_net_vbr.so"
+			ninja -C "$BUILD_DIR" -t recompact ||
+				die "ninja -t recompact in $BUILD_DIR failed"
+		fi
 		step "meson setup --reconfigure $BUILD_DIR"
 		# shellcheck disable=SC2086
 		meson setup --reconfigure ${VBR_MESON_ARGS:-} "$BUILD_DIR" ||

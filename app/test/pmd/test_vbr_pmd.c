@@ -35,6 +35,7 @@
 #include "test.h"
 #include "vbr.h"
 #include "vbr_test_port.h"
+#include "vbr_test_sym.h"
 
 #define NB_MBUF 8191
 #define NB_RXD 512
@@ -1376,9 +1377,9 @@ test_lsc_update_order(void)
 
 	pmd = dlopen(pmd_path, RTLD_NOW | RTLD_NOLOAD);
 	TEST_ASSERT_NOT_NULL(pmd, "dlopen %s: %s", pmd_path, dlerror());
-	hook = (void (**)(struct rte_eth_dev *))dlsym(pmd,
-						      "vbr_link_update_hook");
-	TEST_ASSERT_NOT_NULL(hook, "vbr_link_update_hook not exported");
+	hook = (void (**)(struct rte_eth_dev *))vbr_test_sym(pmd,
+							 "vbr_link_update_hook");
+	TEST_ASSERT_NOT_NULL(hook, "vbr_link_update_hook not found");
 	TEST_ASSERT_SUCCESS(pair_make("wire=pair:lsc", &a, &b), "pair");
 	TEST_ASSERT_SUCCESS(rte_eth_dev_callback_register(a,
 			    RTE_ETH_EVENT_INTR_LSC, lsc_cb, NULL), "cb");

@@ -44,6 +44,7 @@
 #include "swverbs.h"
 #include "vbr.h"
 #include "vbr_test_port.h"
+#include "vbr_test_sym.h"
 
 #define NB_MBUF 2048
 
@@ -874,11 +875,12 @@ main(int argc, char **argv)
 		"rte_pmd_vbr_get_queue_rate_limit");
 	pace_window = (__typeof__(pace_window))dlsym(pmd,
 		"rte_pmd_vbr_pace_window");
-	ready_hook = (__typeof__(ready_hook))dlsym(pmd, "vbr_tm_ready_hook");
+	ready_hook = (__typeof__(ready_hook))vbr_test_sym(pmd,
+							  "vbr_tm_ready_hook");
 	if (set_limit == NULL || get_limit == NULL || pace_window == NULL ||
 	    ready_hook == NULL) {
 		printf("rte_pmd_vbr_*_queue_rate_limit, rte_pmd_vbr_pace_window "
-		       "or vbr_tm_ready_hook not exported\n");
+		       "not exported, or vbr_tm_ready_hook not found\n");
 		return 1;
 	}
 	mp = vbr_test_pool("vbr_tm", NB_MBUF);

@@ -12,12 +12,19 @@
  * The pace window: when an application that naps must call a port again
  * for its paced frames, on a device with no engine of its own (swverbs,
  * progress=inline).
+ *
+ * Every call here is experimental (__rte_experimental, the EXPERIMENTAL
+ * node of the PMD's version script): it may change in a later vbr release.
+ * An application defines ALLOW_EXPERIMENTAL_API to call them without a
+ * deprecation warning, and links the PMD: pkg-config librte_net_vbr.
  */
 
 #ifndef RTE_PMD_VBR_H
 #define RTE_PMD_VBR_H
 
 #include <stdint.h>
+
+#include <rte_compat.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,6 +61,7 @@ extern "C" {
  *   negative errno: the device refused the limit on the running queue (the
  *   queue keeps its previous limit).
  */
+__rte_experimental
 int rte_pmd_vbr_set_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
 				     uint32_t rate_kbps, uint32_t max_burst_sz,
 				     uint16_t typical_pkt_sz);
@@ -66,6 +74,7 @@ int rte_pmd_vbr_set_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
  *   0 on success; -ENODEV: not a vbr port; -EINVAL: queue_id, or a NULL
  *   pointer; -ENOTSUP: a secondary process (the queues are the primary's).
  */
+__rte_experimental
 int rte_pmd_vbr_get_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
 				     uint32_t *rate_kbps,
 				     uint32_t *max_burst_sz,
@@ -98,6 +107,7 @@ int rte_pmd_vbr_get_queue_rate_limit(uint16_t port_id, uint16_t queue_id,
  *   0 on success; -ENODEV: not a vbr port; -EINVAL: a NULL pointer;
  *   -ENOTSUP: a secondary process (the device is the primary's).
  */
+__rte_experimental
 int rte_pmd_vbr_pace_window(uint16_t port_id, uint64_t *due_ns,
 			    uint64_t *latest_ns);
 
