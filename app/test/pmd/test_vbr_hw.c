@@ -10,7 +10,7 @@
  * (swverbs-only internals) counts as skipped; the run fails if one fails.
  * The last line, "totals: N passed, N failed, N skipped", counts the
  * suites: devtools/test.sh adds it to its totals in place of this one test.
- * usage: test-vbr-hw <librte_net_vbr_glue_ibv.so> -- <suite> [args]
+ * usage: test-vbr-hw <librte_net_vbr_glue.so.<version>> -- <suite> [args]
  *                    [-- <suite> [args]]...
  */
 

@@ -274,7 +274,7 @@ def ibverbs_skip(pmd):
                                   "libswverbs-rdmav*.so")):
         return "the swverbs provider is not built (meson says why)"
     if not glob.glob(os.path.join(build, "drivers", "vbr-glue",
-                                  "librte_net_vbr_glue_ibv.so")):
+                                  "librte_net_vbr_glue.so.*")):
         return "the ibverbs glue is not built (libibverbs or libmnl missing)"
     return None
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 
 /*
- * The ibverbs call table. Built only into librte_net_vbr_glue_ibv.so, which
- * links libibverbs; the PMD loads it with dlopen() (vbr_glue_sw.c). This is
- * the only file that calls libibverbs.
+ * The ibverbs call table. Built only into librte_net_vbr_glue.so.<version>,
+ * which links libibverbs; the PMD loads it with dlopen() (vbr_glue_sw.c).
+ * This is the only file that calls libibverbs.
  */
 
 #include <dirent.h>

@@ -5,10 +5,10 @@
  * through one of these tables, with the real <infiniband/verbs.h> types:
  *
  *   - ibverbs: the system's libibverbs, for real RDMA NICs. vbr_glue.c is
- *     built into a separate object, librte_net_vbr_glue_ibv.so, that links
- *     libibverbs; the PMD dlopen()s libibverbs.so.1 and that object at probe
- *     time only, so the PMD loads and runs on swverbs when rdma-core is
- *     absent.
+ *     built into a separate object, librte_net_vbr_glue.so.<version>, that
+ *     links libibverbs; the PMD dlopen()s libibverbs.so.1 and that object at
+ *     probe time only, so the PMD loads and runs on swverbs when rdma-core
+ *     is absent.
  *   - swverbs: lib/swverbs, linked into the PMD.
  *
  * Every entry keeps the libibverbs convention of its call (creators: NULL and
@@ -48,8 +48,14 @@
 
 /** Symbol that the ibverbs glue object exports its table under. */
 #define VBR_GLUE_IBV_SYMBOL "vbr_glue_ibv"
-/** File name of the ibverbs glue object. */
-#define VBR_GLUE_IBV_LIB "librte_net_vbr_glue_ibv.so"
+/**
+ * File name of the ibverbs glue object: the build passes
+ * librte_net_vbr_glue.so.<project version>, the file and SONAME of the
+ * glue it builds; the unversioned link name otherwise.
+ */
+#ifndef VBR_GLUE_IBV_LIB
+#define VBR_GLUE_IBV_LIB "librte_net_vbr_glue.so"
+#endif
 
 /** Hardware-independent port counters (see swv_port_counters). */
 struct vbr_glue_port_counters {

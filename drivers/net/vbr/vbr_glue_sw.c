@@ -20,6 +20,7 @@
 #include <net/if.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <rte_alarm.h>
 #include <rte_common.h>
@@ -1133,14 +1134,22 @@ _Static_assert(VBR_GLUE_SEND_SIGNALED == SWV_SEND_BURST_SIGNALED &&
 static const struct vbr_glue *vbr_glue_ibv_table;
 static char vbr_glue_why[PATH_MAX + 512];
 
-/* Where the glue object is: VBR_GLUE_PATH, else next to this PMD. */
+/*
+ * Where the glue object is: VBR_GLUE_PATH (the file, or a folder with it);
+ * else <this PMD's folder>-glue/, where meson install puts it (as DPDK's
+ * mlx4 puts its glue beside the plugin folder, pmds-23.0-glue), when it is
+ * there; else <this PMD's folder>/vbr-glue/, where the build makes it.
+ */
 static int
 vbr_glue_path(char *path, size_t size)
 {
+	static const char *const fmts[] = { "%.*s-glue/%s", "%.*s/vbr-glue/%s" };
 	const char *env = getenv("VBR_GLUE_PATH");
 	struct stat st;
 	Dl_info info;
-	char *slash;
+	const char *slash;
+	unsigned int i;
+	int dir_len;
 	int n;
 
 	if (env != NULL && env[0] != '\0') {
@@ -1154,20 +1163,21 @@ vbr_glue_path(char *path, size_t size)
 	if (dladdr((void *)(uintptr_t)vbr_glue_ibverbs_load, &info) == 0 ||
 	    info.dli_fname == NULL)
 		return -1;
-	n = snprintf(path, size, "%s", info.dli_fname);
-	if (n < 0 || (size_t)n >= size)
+	slash = strrchr(info.dli_fname, '/');
+	if (slash == NULL)
 		return -1;
-	slash = strrchr(path, '/');
-	if (slash == NULL) {
-		n = snprintf(path, size, "vbr-glue/%s", VBR_GLUE_IBV_LIB);
-	} else {
-		size_t dir_len = slash - path + 1;
-
-		n = snprintf(slash + 1, size - dir_len, "vbr-glue/%s",
+	dir_len = (int)(slash - info.dli_fname);
+	for (i = 0; i < RTE_DIM(fmts); i++) {
+		n = snprintf(path, size, fmts[i], dir_len, info.dli_fname,
 			     VBR_GLUE_IBV_LIB);
-		if (n >= 0)
-			n += dir_len;
+		if (n < 0 || (size_t)n >= size)
+			return -1;
+		if (access(path, F_OK) == 0)
+			return 0;
 	}
+	/* neither: the installed place, which the load error then names */
+	n = snprintf(path, size, fmts[0], dir_len, info.dli_fname,
+		     VBR_GLUE_IBV_LIB);
 	return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
@@ -1219,9 +1229,9 @@ vbr_glue_ibverbs_load(const char **why)
 		snprintf(vbr_glue_why, sizeof(vbr_glue_why),
 			 "%s is version %.64s, this PMD needs version %s: "
 			 "the glue object is from another vbr build; use the "
-			 "vbr-glue/%s built with this PMD (or point "
-			 "VBR_GLUE_PATH at it)", path, table->version,
-			 VBR_GLUE_VERSION, VBR_GLUE_IBV_LIB);
+			 "%s built with this PMD (or point VBR_GLUE_PATH at "
+			 "it)", path, table->version, VBR_GLUE_VERSION,
+			 VBR_GLUE_IBV_LIB);
 		dlclose(glue);
 		dlclose(ibv);
 		return NULL;
