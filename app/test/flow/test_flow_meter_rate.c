@@ -20,7 +20,7 @@
  * policer's time for the burst's frames lies in that window; the meter's
  * time 0 lies in the window of rte_mtr_create(). A batch is polled once
  * all of it waits in the queue (rte_eth_rx_queue_count()), so it goes
- * through the meter in one burst, at a time the test picks: 0.1 to 1.5
+ * through the meter in one burst, at a time the test picks: 0.1 to 1.2
  * times the time the batch's tokens take to come back at CIR after the
  * previous poll (so the refill decides colours), and, among such times,
  * one where a poll PLAN_MARGIN_US early or late would find the same
@@ -77,7 +77,7 @@
 #define PLAN_TRIES 32		/* poll times tried */
 #define NEAR_MAX_PCT 1		/* near-boundary frames, at most */
 #define REFILL_MIN_PCT 10	/* frames the refill decided, at least */
-#define COLOUR_MIN_PCT 5	/* frames of each colour, at least */
+#define COLOUR_MIN_PCT 3	/* frames of each colour, at least */
 #define IP4(a, b, c, d) \
 	(((uint32_t)(a) << 24) | ((b) << 16) | ((c) << 8) | (d))
 #define ACT(t, c) { .type = RTE_FLOW_ACTION_TYPE_##t, .conf = (c) }
@@ -616,7 +616,7 @@ traffic(const struct run *r, uint64_t g0, uint64_t g1, struct tally *tl)
 				  "send");
 		TEST_ASSERT_SUCCESS(wait_queued(n), "batch %u", bt);
 		/*
-		 * When: 0.1 to 1.5 times the batch's tokens at CIR after the
+		 * When: 0.1 to 1.2 times the batch's tokens at CIR after the
 		 * previous poll, or after a pause that fills the buckets;
 		 * among PLAN_TRIES times there, the first where a poll
 		 * PLAN_MARGIN_US early or late gives colours the reference
@@ -627,7 +627,7 @@ traffic(const struct run *r, uint64_t g0, uint64_t g1, struct tally *tl)
 			hi = lo + us_cycles(1000);
 		} else {
 			lo = prev + sum * hz / 10 / rf.lo.rate[0];
-			hi = prev + sum * hz * 3 / 2 / rf.lo.rate[0];
+			hi = prev + sum * hz * 6 / 5 / rf.lo.rate[0];
 		}
 		now = rte_rdtsc() + us_cycles(50);
 		lo = RTE_MAX(lo, now);
@@ -749,9 +749,9 @@ static const struct run runs[] = {
 	  true },
 	{ "trTCM frames blind", TRTCM(1000, 2000, 3, 4, 1), false },
 	{ "trTCM frames aware", TRTCM(1000, 2000, 3, 4, 1), true },
-	{ "RFC 4115 bytes blind", RFC4115(1000000, 500000, 3000, 3000, 0),
+	{ "RFC 4115 bytes blind", RFC4115(1000000, 250000, 3000, 3000, 0),
 	  false },
-	{ "RFC 4115 bytes aware", RFC4115(1000000, 500000, 3000, 3000, 0),
+	{ "RFC 4115 bytes aware", RFC4115(1000000, 250000, 3000, 3000, 0),
 	  true },
 	{ "RFC 4115 frames blind", RFC4115(1000, 500, 3, 3, 1), false },
 	{ "RFC 4115 frames aware", RFC4115(1000, 500, 3, 3, 1), true },
