@@ -11,6 +11,40 @@
 
 #include "swv_ring.h"
 
+/*
+ * Whether a QP's send queue takes a post: a RAW_PACKET QP in RTS, or in
+ * ERR on the mlx5 profile. mlx5's provider writes a WQE whatever the
+ * state (rdma-core providers/mlx5/qp.c, _mlx5_post_send(): no state
+ * check), and the device flushes what a QP in ERR holds; the full profile
+ * refuses it (EINVAL), as it refuses a post before RTS.
+ */
+static inline bool
+sq_takes_posts(const struct swv_qp *qp)
+{
+	uint32_t st = SWV_LOAD(&qp->state);
+
+	if (SWV_UNLIKELY(qp->is_hash))
+		return false;
+	return SWV_LIKELY(st == IBV_QPS_RTS) ||
+	       (st == IBV_QPS_ERR && qp->dev->strict);
+}
+
+/*
+ * Whether the SGEs of a WR hold fewer than @min bytes. mlx5's provider
+ * copies the first SWV_MLX5_INLINE_L2 bytes of an Ethernet frame into the
+ * WQE (copy_eth_inline_headers()) and refuses a shorter frame with EINVAL.
+ */
+static inline bool
+wr_len_below(const struct ibv_sge *sge, int num_sge, uint32_t min)
+{
+	uint32_t len = 0;
+	int i;
+
+	for (i = 0; i < num_sge && len < min; i++)
+		len += sge[i].length;
+	return len < min;
+}
+
 int
 swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	      struct ibv_send_wr **bad_wr)
@@ -20,9 +54,7 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t head;
 	int ret = 0;
 
-	if (SWV_UNLIKELY(qp->is_hash ||
-			 SWV_LOAD(&qp->state) != IBV_QPS_RTS)) {
-		/* mlx5 takes no send WQE before RTS either. */
+	if (SWV_UNLIKELY(!sq_takes_posts(qp))) {
 		if (bad_wr != NULL)
 			*bad_wr = wr;
 		return EINVAL;
@@ -34,6 +66,12 @@ swv_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 				 (uint32_t)wr->num_sge > r->max_sge ||
 				 (wr->send_flags & IBV_SEND_INLINE))) {
 			ret = EINVAL;
+			break;
+		}
+		if (SWV_UNLIKELY(qp->dev->strict &&
+				 wr_len_below(wr->sg_list, wr->num_sge,
+					      SWV_MLX5_INLINE_L2))) {
+			ret = EINVAL;	/* mlx5: a runt WR */
 			break;
 		}
 		if (SWV_UNLIKELY(!swv_ring_has_room(r, head))) {
@@ -63,21 +101,29 @@ swv_post_send_burst(struct ibv_qp *ibqp, unsigned int n, const uint64_t *wr_id,
 		    const struct ibv_sge *sge, const uint8_t *signaled)
 {
 	struct swv_qp *qp = to_swv_qp(ibqp);
-	unsigned int done;
+	unsigned int done, i, want = n;
 
-	if (SWV_UNLIKELY(qp->is_hash ||
-			 SWV_LOAD(&qp->state) != IBV_QPS_RTS)) {
+	if (SWV_UNLIKELY(!sq_takes_posts(qp))) {
 		errno = EINVAL;
 		return 0;
 	}
-	done = swv_ring_put_burst(&qp->sq, n, wr_id, sge, signaled,
+	if (qp->dev->strict) {
+		/* mlx5: a runt is refused, the ones before it posted */
+		for (i = 0; i < n; i++)
+			if (SWV_UNLIKELY(sge[i].length < SWV_MLX5_INLINE_L2))
+				break;
+		want = i;
+	}
+	done = swv_ring_put_burst(&qp->sq, want, wr_id, sge, signaled,
 				  qp->sig_all ? SWV_WQE_SIGNALED : 0);
-	if (swv_dev_inline(qp->dev))
-		swv_inline_tx(qp->dev);	/* progress.c: drain now */
-	else
-		swv_doorbell(qp->dev->eng);
+	if (done > 0) {
+		if (swv_dev_inline(qp->dev))
+			swv_inline_tx(qp->dev);	/* progress.c: drain now */
+		else
+			swv_doorbell(qp->dev->eng);
+	}
 	if (SWV_UNLIKELY(done < n))
-		errno = ENOMEM;
+		errno = done < want ? ENOMEM : EINVAL;
 	return done;
 }
 
@@ -113,7 +159,8 @@ qp_rq_to_err(struct swv_rq *rq)
 	} while (!__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR,
 					      false, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
-	SWV_STORE_REL(&qp->ibv_qp.state, IBV_QPS_ERR);
+	if (!qp->dev->strict)	/* as qp_to_err() (tx.c) */
+		SWV_STORE_REL(&qp->ibv_qp.state, IBV_QPS_ERR);
 	SWV_STORE_REL(&rq->state, SWV_RQ_ERR);
 	swv_qps_changed(qp->dev);	/* a waiting QP's flush */
 }

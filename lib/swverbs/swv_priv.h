@@ -64,6 +64,14 @@
 #define SWV_MLX5_RAW_OVERHEAD 48 /**< control + Ethernet segments */
 #define SWV_MLX5_DSEG 16	/**< a data segment (one SGE) */
 #define SWV_MLX5_MAX_SGE ((SWV_MLX5_WQE_SZ_SQ - 32) / SWV_MLX5_DSEG)
+/*
+ * The Ethernet bytes the mlx5 profile's send WQE holds inline: a ConnectX
+ * whose minimum inline mode is L2 (ConnectX-4, -4 Lx) needs the first 18
+ * bytes of each frame in the WQE, and rdma-core's mlx5 provider refuses a
+ * shorter frame at post time with EINVAL (providers/mlx5/qp.c,
+ * copy_eth_inline_headers()).
+ */
+#define SWV_MLX5_INLINE_L2 18
 #define SWV_MAX_CQ 16384	/**< CQs per device */
 #define SWV_MAX_CQE 65536	/**< CQEs per CQ */
 #define SWV_MAX_PD 16384	/**< PDs per device */

@@ -1070,9 +1070,13 @@ unsigned int swv_post_wq_recv_burst(struct ibv_wq *wq, unsigned int n,
  * them at once;
  * on the inline engine the device's send queues then go to the wire, as
  * after ibv_post_send().
- * Return: the sends posted; 0 with errno EINVAL when the QP is not in RTS
- * (ERR included: nothing is posted, as ibv_post_send() refuses its first
- * WR), fewer than @n with errno ENOMEM when the ring is full.
+ * Return: the sends posted; 0 with errno EINVAL when the QP does not take
+ * posts (as ibv_post_send() refuses its first WR): not in RTS, or, on the
+ * full profile, in ERR (the mlx5 profile takes posts in ERR, as mlx5 does,
+ * and the device flushes them: IBV_WC_WR_FLUSH_ERR); on the mlx5 profile
+ * the sends before the first of fewer than 18 bytes with errno EINVAL (a
+ * ConnectX's inline L2 header); fewer than @n with errno ENOMEM when the
+ * ring is full.
  */
 unsigned int swv_post_send_burst(struct ibv_qp *qp, unsigned int n,
 				 const uint64_t *wr_id,

@@ -27,7 +27,10 @@ sq_complete(struct swv_qp *qp, uint64_t wr_id, enum ibv_wc_status status,
 /*
  * Only from RTS, the state it sent in: a RESET or ERR the control path
  * stored meanwhile stands. The state first: swv_modify_qp() reads it after
- * its own stores.
+ * its own stores. The full profile shows it in ibv_qp.state; the mlx5
+ * profile does not: libibverbs changes a QP's state field only in
+ * ibv_modify_qp() and ibv_query_qp(), never when the device moves it, so
+ * a driver sees a ConnectX's ERR by its error completion alone.
  */
 static void
 qp_to_err(struct swv_qp *qp)
@@ -37,7 +40,8 @@ qp_to_err(struct swv_qp *qp)
 	if (!__atomic_compare_exchange_n(&qp->state, &st, IBV_QPS_ERR, false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
-	SWV_STORE_REL(&qp->ibv_qp.state, IBV_QPS_ERR);
+	if (!qp->dev->strict)
+		SWV_STORE_REL(&qp->ibv_qp.state, IBV_QPS_ERR);
 	if (qp->has_rq)
 		SWV_STORE_REL(&qp->rq.state, SWV_RQ_ERR);
 }

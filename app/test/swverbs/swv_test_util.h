@@ -406,6 +406,18 @@ t_frame(uint8_t *buf, uint32_t len, const uint8_t *dst, const uint8_t *src,
 		buf[i] = (uint8_t)(seed + i * 7);
 }
 
+/* A QP's state as the device has it (swv_query_qp()); -1 on error. */
+static inline int
+t_dev_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (swv_query_qp(qp, &a, IBV_QP_STATE, &ia) != 0)
+		return -1;
+	return (int)a.qp_state;
+}
+
 static inline int
 t_send(struct ibv_qp *qp, struct ibv_mr *mr, void *buf, uint32_t len,
        uint64_t wr_id)

@@ -342,8 +342,10 @@ test_send_protection(void)
 		swv_query_port_counters(d.ctx, &c1);
 		TEST_ASSERT_EQUAL(c1.tx_errors - c0.tx_errors, 1, "");
 		TEST_ASSERT_EQUAL(c1.tx_frames, c0.tx_frames, "nothing sent");
-		TEST_ASSERT_EQUAL(d.sqp->state, IBV_QPS_ERR,
+		TEST_ASSERT_EQUAL(t_dev_state(d.sqp), IBV_QPS_ERR,
 				  "a local error moves the QP to ERR");
+		TEST_ASSERT_EQUAL(d.sqp->state, IBV_QPS_RTS,
+				  "mlx5 profile: not in ibv_qp.state");
 		{
 			struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
@@ -367,6 +369,117 @@ test_send_protection(void)
 	swv_dealloc_pd(pd2);
 	t_teardown(&d);
 	return TEST_SUCCESS;
+}
+
+/*
+ * A send queue the device moved to ERR, by profile. Both: the failed WQE's
+ * completion, the device's state ERR (swv_query_qp()), then RESET -> RTS
+ * sends again. mlx5 (as rdma-core's provider and the mlx5 kernel driver):
+ * ibv_qp.state stays RTS, a post is taken and flushed
+ * (IBV_WC_WR_FLUSH_ERR, unsignaled too), a WR of fewer than 18 bytes is
+ * refused with EINVAL as bad_wr, the WRs before it posted, the ones after
+ * it not. full: ibv_qp.state ERR, a post refused (EINVAL), the short WR
+ * sent as any other.
+ */
+static int
+t_err_posts(bool strict)
+{
+	struct ibv_send_wr wr[3], *bad;
+	struct ibv_sge sge[3];
+	struct ibv_wc wc[4];
+	struct ibv_mr *tmr;
+	struct tdev d;
+	unsigned int i;
+	int ret;
+
+	TEST_ASSERT_SUCCESS(strict ? t_setup(&d, "ep", "loop") :
+			    t_setup_full(&d, "ep", "loop"), "");
+	tmr = swv_reg_mr(d.pd, txbuf, BUF_SZ, 0);
+	TEST_ASSERT_NOT_NULL(tmr, "");
+	t_frame(txbuf, 64, d.mac, d.mac, 1);
+	/* A bad lkey: the device fails the WQE, the QP goes to ERR. */
+	sge[0] = (struct ibv_sge){ (uintptr_t)txbuf, 64, tmr->lkey ^ 0x40000 };
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 1;
+	wr[0].sg_list = &sge[0];
+	wr[0].num_sge = 1;
+	wr[0].opcode = IBV_WR_SEND;
+	TEST_ASSERT_SUCCESS(ibv_post_send(d.sqp, &wr[0], &bad), "post");
+	TEST_ASSERT_EQUAL(t_poll(d.scq, wc, 1, T_WAIT_MS), 1, "error CQE");
+	TEST_ASSERT_EQUAL(wc[0].status, IBV_WC_LOC_PROT_ERR, "");
+	TEST_ASSERT_EQUAL(t_dev_state(d.sqp), IBV_QPS_ERR, "device state");
+	TEST_ASSERT_EQUAL(d.sqp->state, (strict ? IBV_QPS_RTS : IBV_QPS_ERR),
+			  "ibv_qp.state");
+	/* A post in ERR: two WRs, the first unsignaled. */
+	for (i = 0; i < 2; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)txbuf, 64, tmr->lkey };
+		wr[i].wr_id = 10 + i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = i == 1 ? IBV_SEND_SIGNALED : 0;
+		wr[i].next = i == 0 ? &wr[1] : NULL;
+	}
+	bad = NULL;
+	ret = ibv_post_send(d.sqp, &wr[0], &bad);
+	if (strict) {
+		TEST_ASSERT_SUCCESS(ret, "mlx5 takes a post in ERR");
+		TEST_ASSERT_EQUAL(t_poll(d.scq, wc, 2, T_WAIT_MS), 2,
+				  "flush CQEs");
+		for (i = 0; i < 2; i++) {
+			TEST_ASSERT_EQUAL(wc[i].wr_id, 10 + i, "");
+			TEST_ASSERT_EQUAL(wc[i].status, IBV_WC_WR_FLUSH_ERR,
+					  "");
+		}
+	} else {
+		TEST_ASSERT_EQUAL(ret, EINVAL, "full refuses a post in ERR");
+		TEST_ASSERT(bad == &wr[0], "bad_wr");
+		TEST_ASSERT_EQUAL(t_poll(d.scq, wc, 1, 50), 0, "no CQE");
+	}
+	{
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+		TEST_ASSERT_SUCCESS(swv_modify_qp(d.sqp, &a, IBV_QP_STATE), "");
+	}
+	TEST_ASSERT_SUCCESS(t_qp_to(d.sqp, IBV_QPS_RTS), "");
+	TEST_ASSERT_EQUAL(d.sqp->state, IBV_QPS_RTS, "");
+	/* 64, 17, 64 bytes, all signaled. */
+	for (i = 0; i < 3; i++) {
+		sge[i] = (struct ibv_sge){ (uintptr_t)txbuf, i == 1 ? 17 : 64,
+					   tmr->lkey };
+		wr[i].wr_id = 20 + i;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].opcode = IBV_WR_SEND;
+		wr[i].send_flags = IBV_SEND_SIGNALED;
+		wr[i].next = i < 2 ? &wr[i + 1] : NULL;
+	}
+	bad = NULL;
+	ret = ibv_post_send(d.sqp, &wr[0], &bad);
+	TEST_ASSERT_EQUAL(ret, (strict ? EINVAL : 0), "a 17-byte WR");
+	TEST_ASSERT(bad == (strict ? &wr[1] : NULL), "bad_wr");
+	TEST_ASSERT_EQUAL(t_poll(d.scq, wc, 4, T_WAIT_MS), (strict ? 1 : 3),
+			  "CQEs");
+	TEST_ASSERT_EQUAL(t_poll(d.scq, wc + 3, 1, 50), 0, "no more CQEs");
+	for (i = 0; i < (strict ? 1u : 3u); i++) {
+		TEST_ASSERT_EQUAL(wc[i].wr_id, 20 + i, "");
+		TEST_ASSERT_EQUAL(wc[i].status, IBV_WC_SUCCESS, "");
+	}
+	/* 18 bytes is enough; the QP never left RTS. */
+	TEST_ASSERT_SUCCESS(t_send(d.sqp, tmr, txbuf, 18, 30), "18 bytes");
+	TEST_ASSERT_EQUAL(t_poll(d.scq, wc, 1, T_WAIT_MS), 1, "");
+	TEST_ASSERT_EQUAL(wc[0].status, IBV_WC_SUCCESS, "");
+	TEST_ASSERT_EQUAL(t_dev_state(d.sqp), IBV_QPS_RTS, "");
+	swv_dereg_mr(tmr);
+	t_teardown(&d);
+	return TEST_SUCCESS;
+}
+
+static int
+test_err_posts(void)
+{
+	TEST_ASSERT_SUCCESS(t_err_posts(true), "mlx5 profile");
+	return t_err_posts(false);
 }
 
 static int
@@ -415,7 +528,9 @@ test_recv_protection(void)
 		TEST_ASSERT_EQUAL(c1.rx_errors - c0.rx_errors, 1, "");
 		for (unsigned int j = 0; j < sizeof(rxarea); j++)
 			TEST_ASSERT_EQUAL(rxarea[j], 0xa5, "byte %u written", j);
-		TEST_ASSERT_EQUAL(d.rqp->state, IBV_QPS_ERR, "");
+		TEST_ASSERT_EQUAL(t_dev_state(d.rqp), IBV_QPS_ERR, "");
+		TEST_ASSERT_EQUAL(d.rqp->state, IBV_QPS_RTR,
+				  "mlx5 profile: not in ibv_qp.state");
 		{
 			struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
 
@@ -498,6 +613,8 @@ test_len_error_and_oob(void)
  * Runts: frames shorter than an Ethernet header are dropped and counted
  * (rx_runts, within rx_errors) on in-memory wires, never delivered, even
  * with an ALL_DEFAULT rule that takes everything; 14 bytes and up pass.
+ * On the full profile: the mlx5 profile refuses a send of fewer than 18
+ * bytes (test_err_posts()).
  */
 static int
 test_runts(void)
@@ -511,7 +628,7 @@ test_runts(void)
 	unsigned int i, n = sizeof(lens) / sizeof(lens[0]);
 	int got;
 
-	TEST_ASSERT_SUCCESS(t_setup(&d, "lr", "loop"), "");
+	TEST_ASSERT_SUCCESS(t_setup_full(&d, "lr", "loop"), "");
 	tmr = swv_reg_mr(d.pd, txbuf, BUF_SZ, 0);
 	rmr = swv_reg_mr(d.pd, rxarea, sizeof(rxarea), IBV_ACCESS_LOCAL_WRITE);
 	TEST_ASSERT_NOT_NULL(tmr, "");
@@ -967,6 +1084,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_pair_exact),
 		TEST_CASE(test_loop_shared_cq),
 		TEST_CASE(test_send_protection),
+		TEST_CASE(test_err_posts),
 		TEST_CASE(test_recv_protection),
 		TEST_CASE(test_len_error_and_oob),
 		TEST_CASE(test_runts),

@@ -335,12 +335,11 @@ t_formats(bool ts, uint32_t sge)
 	TEST_ASSERT_SUCCESS(swv_destroy_qp(qp2), "");
 	qp2 = t_qp(cq, sge);
 	TEST_ASSERT_NOT_NULL(qp2, "qp: %d", errno);
-	TEST_ASSERT_SUCCESS(t_post_send(qp2, 22, 1, NULL, nosge, sig_yes),
-			    "send, no SGE");
+	/* The mlx5 profile refuses it at the post, as mlx5's provider. */
+	TEST_ASSERT_EQUAL(t_post_send(qp2, 22, 1, NULL, nosge, sig_yes),
+			  EINVAL, "send, no SGE");
 	got = t_poll_ex(cq, wc, 1, ts);
-	TEST_ASSERT_EQUAL(got, 1, "completions");
-	T_EXPECT(&wc[0], t_wrid(22), IBV_WC_LOC_LEN_ERR, IBV_WC_SEND, 0,
-		 qp2->qp_num, 0, "send with no SGE");
+	TEST_ASSERT_EQUAL(got, 0, "a refused send completes nothing");
 
 	TEST_ASSERT_SUCCESS(swv_destroy_flow(fl), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_qp(qp), "");

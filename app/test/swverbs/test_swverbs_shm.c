@@ -314,7 +314,8 @@ t_stopped(pid_t pid)
 static int
 shm_exact(struct tdev *tx, struct tdev *rx)
 {
-	static const uint32_t sizes[] = { 14, 60, 64, 65, 1500, 1514, 2047,
+	/* From 18 bytes: the mlx5 profile refuses a shorter send. */
+	static const uint32_t sizes[] = { 18, 60, 64, 65, 1500, 1514, 2047,
 					  T_SHM_SLOT };
 	struct swv_port_counters c0, c1;
 	struct ibv_mr *tmr, *rmr;
