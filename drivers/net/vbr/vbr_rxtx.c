@@ -1018,14 +1018,15 @@ struct vbr_tx_ents {
 };
 
 /*
- * Post entries [0, k) of e in order: runs of one-segment packets through
- * the glue's burst, runs of chains as WR lists. Return: the entries
- * posted, the first ones.
+ * Post entries [j, k) of e in order: runs of one-segment packets through
+ * the glue's burst, runs of chains as WR lists. Return: the first entry
+ * not posted (k: all were).
  */
 static inline unsigned int
-vbr_tx_post(struct vbr_txq *txq, const struct vbr_tx_ents *e, unsigned int k)
+vbr_tx_post(struct vbr_txq *txq, const struct vbr_tx_ents *e, unsigned int j,
+	    unsigned int k)
 {
-	unsigned int j = 0, r, done;
+	unsigned int r, done;
 
 	while (j < k) {
 		r = j;
@@ -1062,9 +1063,60 @@ vbr_tx_post(struct vbr_txq *txq, const struct vbr_tx_ents *e, unsigned int k)
 }
 
 /*
+ * The device refused entry at of e[0, k) at its post, not being in ERR (a
+ * ConnectX that needs the first 18 bytes of a frame inline refuses a
+ * shorter one with EINVAL): its packet alone is dropped and counted
+ * (oerrors, bad_frames), and the entries behind it, not posted, move one
+ * ring slot down so that the ring stays contiguous; a completion it asked
+ * for goes to the next one, or to the next packet posted. Return: the
+ * dropped packet's length.
+ */
+static uint32_t
+vbr_tx_refused(struct vbr_txq *txq, struct vbr_tx_ents *e, unsigned int at,
+	       unsigned int k)
+{
+	uint32_t idx = (uint32_t)e->wr_id[at] & txq->mask;
+	struct rte_mbuf *m = txq->elts[idx];
+	uint32_t len = m->pkt_len;
+	unsigned int i;
+
+	txq->oerrors++;
+	txq->bad_frames++;
+	rte_pktmbuf_free(m);
+	if (e->sig[at] & VBR_GLUE_SEND_SIGNALED) {
+		if (at + 1 < k)
+			e->sig[at + 1] |= VBR_GLUE_SEND_SIGNALED;
+		else
+			txq->since_signal = txq->signal_interval;
+	}
+	for (i = at; i + 1 < k; i++) {
+		uint32_t to = (uint32_t)e->wr_id[i] & txq->mask;
+		uint32_t from = (uint32_t)e->wr_id[i + 1] & txq->mask;
+
+		txq->elts[to] = txq->elts[from];
+		e->sge[i] = e->sge[i + 1];
+		e->sig[i] = e->sig[i + 1];
+		e->multi[i] = e->multi[i + 1];
+		if (e->multi[i]) {
+			struct ibv_send_wr *wr = &txq->wrs[to];
+			struct ibv_sge *sge = &txq->sges[to * txq->max_sge];
+
+			*wr = txq->wrs[from];
+			memcpy(sge, wr->sg_list,
+			       sizeof(*sge) * (uint32_t)wr->num_sge);
+			wr->sg_list = sge;
+			wr->wr_id = e->wr_id[i];
+		}
+	}
+	txq->elts[(uint32_t)e->wr_id[k - 1] & txq->mask] = NULL;
+	txq->head--;
+	return len;
+}
+
+/*
  * Prepare up to want packets into ring slots and post them. Return: the
  * packets taken (posted, or dropped and counted); *stop set when the
- * ring is full or a post was refused. csum: the queue has the checksum
+ * ring is full or the queue is in ERR. csum: the queue has the checksum
  * offloads (a constant of each call: the burst without them does not
  * look at the flags).
  */
@@ -1074,7 +1126,7 @@ vbr_tx_chunk(struct vbr_txq *txq, struct rte_mbuf **pkts, uint16_t want,
 {
 	struct vbr_tx_ents e;
 	uint64_t bytes = 0;
-	unsigned int k = 0, posted, i;
+	unsigned int k = 0, posted;
 	uint16_t n;
 
 	for (n = 0; n < want; n++) {
@@ -1157,30 +1209,23 @@ drop:
 		e.sig[k - 1] |= VBR_GLUE_SEND_SIGNALED;
 		txq->since_signal = 0;
 	}
-	posted = vbr_tx_post(txq, &e, k);
-	if (unlikely(posted < k)) {
+	posted = vbr_tx_post(txq, &e, 0, k);
+	while (unlikely(posted < k)) {
 		/* WQEs from posted on were not posted. */
-		*stop = true;
 		if (vbr_txq_in_error(txq)) {
 			/* The recovery posts them again. */
+			*stop = true;
 			txq->opackets += k;
 			txq->obytes += bytes;
 			vbr_txq_recover(txq, (uint32_t)e.wr_id[posted]);
 			return n;
 		}
-		/* Refused for another reason: drop them. */
-		txq->head = (uint32_t)e.wr_id[posted];
-		for (i = posted; i < k; i++) {
-			uint32_t idx = (uint32_t)e.wr_id[i] & txq->mask;
-			struct rte_mbuf *m = txq->elts[idx];
-
-			bytes -= m->pkt_len;
-			txq->oerrors++;
-			rte_pktmbuf_free(m);
-			txq->elts[idx] = NULL;
-		}
+		/* Refused for another reason: that one alone is dropped. */
+		bytes -= vbr_tx_refused(txq, &e, posted, k);
+		k--;
+		posted = vbr_tx_post(txq, &e, posted, k);
 	}
-	txq->opackets += posted;
+	txq->opackets += k;
 	txq->obytes += bytes;
 	return n;
 }
