@@ -621,7 +621,8 @@ swv_ctx_fini(struct swv_context *ctx)
 	ctx->dev->nctx--;
 	synchronize_rcu();
 	pthread_mutex_unlock(&swv_lock);
-	close(ctx->event_wr);
+	if (ctx->event_wr >= 0)
+		close(ctx->event_wr);
 	ctx->event_wr = -1;
 	return 0;
 }
@@ -937,6 +938,12 @@ swv_query_port(struct ibv_context *context, uint8_t port_num,
 	dev = swv_ctx_dev(context);
 	if (swv_dev_inline(dev))
 		swv_inline_link(dev);	/* no engine checks it: now */
+	/*
+	 * The mlx5 profile, removed: a kernel answers the commands of a
+	 * device gone with EIO (uverbs after its disassociation).
+	 */
+	if (dev->strict && SWV_LOAD(&dev->removed))
+		return EIO;
 	up = SWV_LOAD(&dev->link) != 0;
 	speed = SWV_LOAD(&dev->speed);
 	if (speed == 0)
@@ -1066,6 +1073,12 @@ swv_device_wire_note(const char *name, char *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Writers of the contexts' event pipes (the engine's link check, or an
+ * inline device's caller): one at a time, so that one may close a pipe.
+ */
+static pthread_mutex_t swv_event_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void
 swv_device_event(struct swv_device *dev, enum ibv_event_type type)
 {
@@ -1075,15 +1088,32 @@ swv_device_event(struct swv_device *dev, enum ibv_event_type type)
 	struct swv_context *ctx;
 	ssize_t n;
 
+	pthread_mutex_lock(&swv_event_lock);
 	cds_list_for_each_rcu(node, &dev->ctxs) {
 		ctx = cds_list_entry(node, struct swv_context, node);
+		if (ctx->event_wr < 0)
+			continue;	/* closed at the removal */
 		/*
 		 * A full pipe drops the event: the reader is far behind. A
 		 * record is less than PIPE_BUF: written whole or not at all.
 		 */
 		n = write(ctx->event_wr, &ev, sizeof(ev));
 		(void)n;
+		/*
+		 * The mlx5 profile through libibverbs: after a removal a
+		 * kernel's uverbs async fd gives the events queued, then
+		 * polls ready forever (EPOLLERR, the device gone) and reads
+		 * fail (EIO). The pipe's last writer closes: the reader gets
+		 * the events, then the end of the pipe, which polls ready
+		 * forever too (EPOLLHUP) and reads nothing.
+		 */
+		if (type == IBV_EVENT_DEVICE_FATAL && ctx->provider &&
+		    dev->strict) {
+			close(ctx->event_wr);
+			ctx->event_wr = -1;
+		}
 	}
+	pthread_mutex_unlock(&swv_event_lock);
 }
 
 int
