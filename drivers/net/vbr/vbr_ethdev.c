@@ -265,7 +265,17 @@ vbr_link_update(struct rte_eth_dev *dev, int wait_to_complete)
 	 */
 	rte_spinlock_lock(&priv->link_lock);
 	ret = vbr_port_rate(priv, &speed, &up);
-	if (ret != 0) {
+	if (ret != 0 && (ret == EIO || ret == ENODEV ||
+			 __atomic_load_n(&priv->removed, __ATOMIC_ACQUIRE))) {
+		/*
+		 * The device is gone (a kernel answers EIO after a removal):
+		 * its link is down, whatever was read before.
+		 */
+		VBR_LOG(DEBUG, "port %u: query_port_ex: %s: link down",
+			dev->data->port_id, strerror(ret));
+		up = false;
+		speed = 0;
+	} else if (ret != 0) {
 		rte_spinlock_unlock(&priv->link_lock);
 		VBR_LOG(ERR, "port %u: query_port_ex: %s", dev->data->port_id,
 			strerror(ret));

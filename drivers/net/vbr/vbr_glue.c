@@ -392,6 +392,9 @@ vbr_ibv_query_port_mac(struct ibv_context *context, uint8_t mac[6])
  * it. Its netdev keeps its own MTU, and it has no wire to bind again.
  */
 
+/** rdma-core's mlx5 provider: destroys succeed after a device fatal. */
+#define VBR_IBV_FATAL_CLEANUP "MLX5_DEVICE_FATAL_CLEANUP"
+
 /** Largest frame of a hardware port: a 9000-byte MTU jumbo frame. */
 #define VBR_IBV_MAX_FRAME 9018
 
@@ -435,6 +438,15 @@ vbr_ibv_port_open(const struct vbr_glue_port_conf *conf,
 		snprintf(why, len, "dev=%s: name too long", conf->target);
 		return EINVAL;
 	}
+	/*
+	 * After a removal (IBV_EVENT_DEVICE_FATAL) the kernel fails every
+	 * destroy with EIO; rdma-core's mlx5 provider then reports success
+	 * and frees its side when this is set as a context is made, so that
+	 * closing the port leaks nothing. The mlx5 PMD sets it too. A value
+	 * the user set stays.
+	 */
+	if (setenv(VBR_IBV_FATAL_CLEANUP, "1", 0) != 0)
+		return errno;
 	ret = vbr_glue_open_named(&vbr_glue_ibv, conf->target, &port->ctx,
 				  why, len);
 	if (ret != 0) {

@@ -32,15 +32,43 @@
 #include "vbr.h"
 #include "vbr_utils.h"
 
+static void vbr_intr_handler(void *arg);
+
+/*
+ * The handler was called with no event to read on a removed device: a
+ * kernel's uverbs async fd polls EPOLLERR forever once the device is gone
+ * (EAL would call the handler in a loop until the port closes), swverbs'
+ * through libibverbs EPOLLHUP. Stop watching it: no event can come any
+ * more (a swverbs port rebound at its next start keeps a working fd, which
+ * never wakes for nothing).
+ */
+static void
+vbr_intr_fd_dead(struct vbr_priv *priv)
+{
+	int ret;
+
+	ret = rte_intr_callback_unregister_pending(priv->intr,
+						   vbr_intr_handler, priv,
+						   NULL);
+	if (ret < 0) {
+		VBR_LOG(ERR, "port %u: async fd: unregister: %s",
+			priv->dev->data->port_id, rte_strerror(-ret));
+		return;
+	}
+	VBR_LOG(INFO, "port %u: device removed: its async fd is no longer "
+		"watched", priv->dev->data->port_id);
+}
+
 static void
 vbr_intr_handler(void *arg)
 {
 	struct vbr_priv *priv = arg;
 	struct rte_eth_dev *dev = priv->dev;
 	struct ibv_async_event event;
-	bool link_event = false, removed = false;
+	bool link_event = false, removed = false, any = false;
 
 	while (priv->glue->get_async_event(priv->ctx, &event) == 0) {
+		any = true;
 		if (event.event_type == IBV_EVENT_PORT_ACTIVE ||
 		    event.event_type == IBV_EVENT_PORT_ERR)
 			link_event = true;
@@ -50,6 +78,10 @@ vbr_intr_handler(void *arg)
 			VBR_LOG(DEBUG, "port %u: async event %d ignored",
 				dev->data->port_id, event.event_type);
 		priv->glue->ack_async_event(&event);
+	}
+	if (!any && __atomic_load_n(&priv->removed, __ATOMIC_ACQUIRE)) {
+		vbr_intr_fd_dead(priv);
+		return;
 	}
 	if (removed) {
 		VBR_LOG(WARNING, "port %u: device removed (%s)",
