@@ -3797,7 +3797,7 @@ test_tx_recover_backoff(void)
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct vbr_txq *txq = tx_queue();
 	struct rte_ether_addr dst;
-	struct rte_eth_stats s0;
+	struct rte_eth_stats s0, s1;
 	struct rte_mbuf *m, *r[32];
 	unsigned int i, taken = 0, got = 0;
 	uint64_t rec, deferred, end;
@@ -3824,22 +3824,31 @@ test_tx_recover_backoff(void)
 	}
 	rec = port0_xstat("tx_q0_recoveries");
 	deferred = port0_xstat("tx_q0_recoveries_deferred");
-	/* The last recovery comes after its wait: bursts of none until then. */
+	/*
+	 * The last recovery comes after its wait: bursts of none until then.
+	 * A device that takes posts in ERR (mlx5) holds what the bursts
+	 * gave it meanwhile, flushed, and the recovery posts it all again at
+	 * once: on a kernel wire, which holds none back, port1 may be out of
+	 * buffers for some (counted there: imissed).
+	 */
 	end = rte_get_timer_cycles() + rte_get_timer_hz() * WAIT_MS / 1000;
-	while (got < taken && rte_get_timer_cycles() < end) {
+	do {
 		rte_eth_tx_burst(port0, 0, NULL, 0);
 		k = rte_eth_rx_burst(port1, 0, r, RTE_DIM(r));
 		free_pkts(r, k);
 		got += k;
-	}
+		TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s1), "stats");
+	} while (got + s1.imissed < taken && rte_get_timer_cycles() < end);
 	TEST_ASSERT_SUCCESS(rte_eth_stats_get(port0, &s0), "stats");
 	printf("    1000 errors: %" PRIu64 " recoveries, %" PRIu64
-	       " deferred; %u packets taken, %u received, oerrors %" PRIu64
-	       "\n", rec, deferred, taken, got, s0.oerrors);
+	       " deferred; %u packets taken, %u received, %" PRIu64
+	       " missed at port1, oerrors %" PRIu64 "\n", rec, deferred,
+	       taken, got, s1.imissed, s0.oerrors);
 	TEST_ASSERT(rec < 500, "%" PRIu64 " recoveries of 1000 errors", rec);
 	TEST_ASSERT(deferred > 0, "no recovery deferred");
 	TEST_ASSERT(taken > 0, "no packet taken");
-	TEST_ASSERT_EQUAL(got, taken, "every packet taken arrives");
+	TEST_ASSERT_EQUAL(got + s1.imissed, taken,
+			  "every packet taken arrives or is counted missed");
 	TEST_ASSERT_EQUAL(s0.oerrors, 0, "oerrors");
 	TEST_ASSERT_EQUAL(s0.opackets, taken, "opackets");
 	/* The queue goes on. */
