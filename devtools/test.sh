@@ -99,6 +99,7 @@ stale_pid() {
 		-e 's/^(vba|vbrt)([0-9]+)a$/\2/p' \
 		-e 's/^(vbe|vbf|vbl|vbo|vbt|vbv)([0-9]+)(ns|0)$/\2/p' \
 		-e 's/^vpg([0-9]+)[ab]$/\1/p' \
+		-e 's/^vrm([0-9]+)[ab]$/\1/p' \
 		-e 's/^vbvf([0-9]+)$/\1/p' \
 		-e 's/^vq(rmv|rmn)([0-9]+)(ns|0)$/\2/p' \
 		-e 's/^vbo([0-9]+)[ab]0?$/\1/p' \
