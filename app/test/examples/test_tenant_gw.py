@@ -48,6 +48,11 @@ BUILD = os.path.abspath(sys.argv[1])
 PMD = os.path.join(BUILD, "drivers", "librte_net_vbr.so")
 GW = os.path.join(BUILD, "examples", "tenant-gw", "tenant-gw")
 GEN = os.path.join(BUILD, "examples", "tenant-gw", "tenant-gw-gen")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                    "..")
+DOC = "doc/guides/examples/tenant-gw.rst"
+sys.path.insert(0, os.path.join(ROOT, "app", "test", "scripts"))
+import doc_shapes  # noqa: E402
 TAG = f"tgwt{os.getpid()}"
 failures = []
 
@@ -218,6 +223,7 @@ BAD = [
 
 
 def test_config(tmp):
+    said = []
     for name, text, want in BAD:
         conf = write(tmp, "bad.json", text)
         argv = [GW] + eal("g", "0", "pair") + ["--", "--config", conf]
@@ -226,6 +232,7 @@ def test_config(tmp):
         msg = [line for line in p.stderr.splitlines()
                if line.startswith("tenant-gw:")]
         print(f"{name}: exit {p.returncode}: {' | '.join(msg)}", flush=True)
+        said += [line.replace(conf, "tenants.json") for line in msg]
         check(p.returncode != 0, f"{name}: exit status {p.returncode}")
         check(any(f"{conf}: {want}" in line for line in msg),
               f"{name}: no '{conf}: {want}' in {msg}")
@@ -233,6 +240,10 @@ def test_config(tmp):
         # the config error is all it says: no port, queue, rule or meter
         # message (each of those would be a line of its own)
         check(len(msg) == 1, f"{name}: a port was touched: {msg}")
+    # every error the guide shows, in the shape the gateway prints it
+    for shown in doc_shapes.block(ROOT, DOC, "tenant-gw-config-errors"):
+        check(any(doc_shapes.line_ok(shown, line) for line in said),
+              f"{DOC}: no error printed in the shape of {shown!r}")
     # --help: the usage on stdout, exit 0, for both programs; a bad --wait
     for prog, tail, want_rc, want in [
             (GW, ["--help"], 0, "usage: tenant-gw [EAL options]"),
@@ -370,6 +381,12 @@ def test_pacing(tmp):
     time.sleep(1.5)
     rc, rows = gw.stop()
     check(rc == 0, f"gateway exit {rc}")
+    # a paced tenant's summary, in the shape of the guide's JSON line
+    shown = doc_shapes.block(ROOT, DOC, "tenant-gw-summary")
+    paced = [r for r in rows if r.get("summary") and "tx_pace_bytes" in r]
+    check(any(not doc_shapes.shape(shown, [json.dumps(r)]) for r in paced),
+          f"{DOC}: no paced summary in the shape of {shown[0][:60]}...: "
+          f"{[json.dumps(r)[:80] for r in paced]}")
     for name, rate in PACE_RATES.items():
         mine, i0, i1 = pace_window(rows, name)
         if not check(i0 is not None and all("tx_pace_bytes" in r

@@ -47,6 +47,14 @@ the next block:
     ... vbr-doc-test: skip "PREFIX" (REASON)    only the lines of the block
                                                 that start with PREFIX
 
+Sample output is a block marked, with the name of the test that checks
+its shape (doc_shapes.py):
+
+    .. vbr-doc-test: output "ID" (REASON)       in rst
+
+It is not run; a marker whose ID no file under app/ names (in double
+quotes) is a failure.
+
 The reason is required. A block that is neither run nor marked, a marker
 that names no block or no line, a block with no command, and a block that
 uses an af_packet: interface it does not make are failures.
@@ -74,6 +82,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import doc_shapes  # noqa: E402
 import testpmd_driver as tp  # noqa: E402
 
 MARK = re.compile(r'vbr-doc-test:\s*skip\s*(?:"([^"]+)"\s*)?(\((.*)\))?')
@@ -105,9 +114,19 @@ class Block:
         return f"{self.path}:{self.line}"
 
 
+# (ID, where) of every output marker the last collect() read
+OUTPUTS = []
+
+
 def take_mark(text, rel, i, marks, errors):
     """Add the marker on line i (0-based) to marks, or an error."""
     where = f"{rel}:{i + 1}"
+    o = doc_shapes.OUTPUT.search(text)
+    if o is not None:
+        OUTPUTS.append((o.group(1), where))
+        marks.append((None, f'output "{o.group(1)}" ({o.group(2).strip()})',
+                      where))
+        return
     m = MARK.search(text)
     if m is None or not m.group(3) or not m.group(3).strip():
         errors.append(f"{where}: marker without a reason: {text.strip()}")
@@ -406,7 +425,25 @@ class Runner:
         return fails
 
 
+def outputs_checked(root, errors):
+    """An error for each output marker whose ID no file under app/ names."""
+    names = set()
+    for d, _, files in os.walk(os.path.join(root, "app")):
+        for f in files:
+            try:
+                with open(os.path.join(d, f), errors="replace") as fh:
+                    text = fh.read()
+            except OSError:
+                continue
+            names.update(re.findall(r'"([^"\n]+)"', text))
+    for ident, where in OUTPUTS:
+        if ident not in names:
+            errors.append(f'{where}: output "{ident}": no test under app/ '
+                          "checks it")
+
+
 def collect(root, errors):
+    OUTPUTS.clear()
     docs = ["README.md"]
     guides = os.path.join(root, "doc", "guides")
     for d, _, files in sorted(os.walk(guides)):
@@ -420,6 +457,7 @@ def collect(root, errors):
             blocks += md_blocks(path, rel, errors)
         else:
             blocks += rst_blocks(path, rel, errors)
+    outputs_checked(root, errors)
     return blocks
 
 
@@ -495,6 +533,8 @@ SELF_TESTS = [
      "without a reason"),
     ("x.rst", "Text.\n\n.. vbr-doc-test: skip (dangling)\n",
      "marker before no"),
+    ("x.rst", '.. vbr-doc-test: output "nobody-checks" (a test)\n\n'
+     "Shown::\n\n   42 frames\n", "no test under app/ checks it"),
     ("README.md", "```\nfalse\n```\n\n```sh\ntrue \\\n  --x # c\n```\n",
      None),
     ("README.md", "<!-- vbr-doc-test: skip (a reason) -->\n```sh\nfalse\n"

@@ -458,6 +458,59 @@ def run(pmd, tool, c):
     return 0 if c.failed == 0 else 1
 
 
+# The sessions doc/guides/vbr-stat.rst shows, in its order, and what the
+# guide's prose has testpmd do before a command (block, its n-th command).
+DOC = "doc/guides/vbr-stat.rst"
+DOC_BLOCKS = ["vbr-stat-show", "vbr-stat-mode", "vbr-stat-bind",
+              "vbr-stat-traffic", "vbr-stat-unbind", "vbr-stat-auto",
+              "vbr-stat-mr"]
+DOC_TESTPMD = {
+    ("vbr-stat-traffic", 0): ["set fwd rxonly", "start tx_first", "stop"],
+    # "the Tx QP is bound when it is next brought up"
+    ("vbr-stat-auto", 2): ["port stop 0", "port start 0"],
+}
+
+
+def run_doc(pmd, tool, c):
+    """The guide's sessions, replayed on testpmd started as the guide
+    starts it: every command's output in the shape the guide shows."""
+    import shlex
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import doc_shapes
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                        "..", "..")
+    prefix = f"vs{os.getpid()}"
+    t = tp.TestPmd(["--no-huge", "--no-pci", "-l", "0,1", "-m", "1024",
+                    "--file-prefix", prefix, "-d", pmd,
+                    "--vdev", "net_vbr0,wire=pair:s,profile=full",
+                    "--vdev", "net_vbr1,wire=pair:s,profile=full"],
+                   ["--total-num-mbufs=16384"], prefix)
+    try:
+        t.wait_prompt()
+        for ident in DOC_BLOCKS:
+            shown = doc_shapes.block(root, DOC, ident)
+            for n, (cmd, want) in enumerate(doc_shapes.session(shown)):
+                for line in DOC_TESTPMD.get((ident, n), []):
+                    t.cmd(line)
+                # the guide's pid is its testpmd's: this one's here
+                argv = shlex.split(re.sub(r"\bpid \d+", f"pid {t.proc.pid}",
+                                          cmd))
+                c.check(argv[:3] == ["vbr-stat", "-f", "vs"],
+                        f"{DOC} {ident}: {cmd!r} runs vbr-stat -f vs")
+                r = subprocess.run([tool, "-f", prefix] + argv[3:],
+                                   capture_output=True, text=True,
+                                   timeout=30)
+                wrong = doc_shapes.shape(want, r.stdout + r.stderr)
+                c.check(not wrong, f"{DOC} {ident}: {cmd}: "
+                        f"{'; '.join(wrong) or 'the shape shown'}")
+        rc = t.quit()
+        c.check(rc == 0, f"doc session: testpmd exit code {rc}")
+    except Exception as e:  # noqa: BLE001
+        c.check(False, f"doc session: exception: {e}")
+        t.kill()
+    return 1 if c.failed else 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         print(__doc__)
@@ -472,5 +525,7 @@ if __name__ == "__main__":
         if not os.path.isfile(f):
             print(f"FAIL: {f} not built")
             sys.exit(1)
-    sys.exit(run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]),
-                 tp.Checker()))
+    checker = tp.Checker()
+    run(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), checker)
+    sys.exit(run_doc(os.path.abspath(sys.argv[1]),
+                     os.path.abspath(sys.argv[2]), checker))
