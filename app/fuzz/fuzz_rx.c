@@ -28,9 +28,11 @@
  * steered as mlx5 does: a VLAN mask asks for an 802.1Q C-tag first,
  * multicast-only rules after priority 15, MC_DEFAULT and ALL_DEFAULT
  * without tag or drop, no sniffer copy; a counters object no rule holds
- * cannot be read (EINVAL). Where swverbs' mlx5 profile is known to differ
- * from mlx5 (ref_mlx5_refuses(), struct ref_fte), the model gives swverbs'
- * answer and says so.
+ * cannot be read (EINVAL); a send of fewer than 18 bytes is refused at the
+ * post (EINVAL), as a ConnectX's provider refuses one that cannot fill its
+ * inline L2 header, and sends nothing. Where swverbs' mlx5 profile is
+ * known to differ from mlx5 (ref_mlx5_refuses(), struct ref_fte), the
+ * model gives swverbs' answer and says so.
  *
  * Each input gives 1 to 4 frames, built from bytes of the input: a header
  * stack (VLAN tags, IPv4 with options and fragments, IPv6, TCP, UDP, VXLAN,
@@ -2510,6 +2512,28 @@ now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* The send WR of frame f, wr_id i, its SGEs in sge. */
+static void
+frame_wr(const struct frame *f, unsigned int i, struct ibv_sge *sge,
+	 struct ibv_send_wr *wr)
+{
+	uint32_t off = 0;
+	unsigned int j;
+
+	for (j = 0; j < f->ntx; j++) {
+		sge[j].addr = (uintptr_t)(f->buf + off);
+		sge[j].length = f->txlen[j];
+		sge[j].lkey = dev->txmr->lkey;
+		off += f->txlen[j];
+	}
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = i;
+	wr->sg_list = sge;
+	wr->num_sge = (int)f->ntx;
+	wr->opcode = IBV_WR_SEND;
+	wr->send_flags = IBV_SEND_SIGNALED;
+}
+
 /* Send the frames of a list in one post; check their send completions. */
 static void
 send_frames(struct frame **fl, unsigned int n)
@@ -2517,26 +2541,12 @@ send_frames(struct frame **fl, unsigned int n)
 	struct ibv_sge sge[MAX_FRAMES][MAX_TX_SGE];
 	struct ibv_send_wr wr[MAX_FRAMES], *bad = NULL;
 	struct ibv_wc wc[MAX_FRAMES];
-	unsigned int i, j, got = 0;
+	unsigned int i, got = 0;
 	uint64_t end;
 	int r;
 
 	for (i = 0; i < n; i++) {
-		struct frame *f = fl[i];
-		uint32_t off = 0;
-
-		for (j = 0; j < f->ntx; j++) {
-			sge[i][j].addr = (uintptr_t)(f->buf + off);
-			sge[i][j].length = f->txlen[j];
-			sge[i][j].lkey = dev->txmr->lkey;
-			off += f->txlen[j];
-		}
-		memset(&wr[i], 0, sizeof(wr[i]));
-		wr[i].wr_id = i;
-		wr[i].sg_list = sge[i];
-		wr[i].num_sge = (int)f->ntx;
-		wr[i].opcode = IBV_WR_SEND;
-		wr[i].send_flags = IBV_SEND_SIGNALED;
+		frame_wr(fl[i], i, sge[i], &wr[i]);
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 	FUZZ_ASSERT(ibv_post_send(dev->sqp, wr, &bad) == 0, "post send");
@@ -2850,15 +2860,65 @@ del_all_default(void)
 		dev->bound[r->cnt]--;
 }
 
+/*
+ * The mlx5 profile refuses a send of fewer than 18 bytes at the post
+ * (EINVAL, bad_wr that WR), as a ConnectX that takes 18 bytes of each
+ * frame inline: each one posted alone is refused, completes nothing and
+ * sends nothing.
+ */
+#define MLX5_INLINE_L2 18
+
+static void
+refuse_frames(struct frame **fl, unsigned int n)
+{
+	struct ibv_sge sge[MAX_TX_SGE];
+	struct ibv_send_wr wr, *bad;
+	struct swv_port_counters before, after;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	port_counters(&before);
+	for (i = 0; i < n; i++) {
+		frame_wr(fl[i], i, sge, &wr);
+		bad = NULL;
+		FUZZ_ASSERT(ibv_post_send(dev->sqp, &wr, &bad) == EINVAL &&
+			    bad == &wr, "frame of %u bytes: not refused",
+			    fl[i]->len);
+	}
+	FUZZ_ASSERT(ibv_poll_cq(dev->scq, 1, &wc) == 0,
+		    "a refused send completed");
+	port_counters(&after);
+	FUZZ_ASSERT(DELTA(tx_frames) == 0 && DELTA(tx_errors) == 0,
+		    "refused sends: %" PRIu64 " sent, %" PRIu64 " errors",
+		    DELTA(tx_frames), DELTA(tx_errors));
+}
+
 /* The frames of an input on the device in use, against the model. */
 static void
 run_frames(struct frame **chk, unsigned int nchk, struct frame **runt,
 	   unsigned int nrunt)
 {
+	struct frame *sent[MAX_FRAMES], *refused[MAX_FRAMES];
 	struct swv_port_counters before, after;
+	unsigned int nsent = 0, nrefused = 0;
 	bool txerr = false;
 	unsigned int i;
 	int ret;
+
+	if (dev->mlx5) {
+		for (i = 0; i < nchk; i++) {
+			if (chk[i]->len < MLX5_INLINE_L2)
+				refused[nrefused++] = chk[i];
+			else
+				sent[nsent++] = chk[i];
+		}
+		for (i = 0; i < nrunt; i++)
+			refused[nrefused++] = runt[i];
+		refuse_frames(refused, nrefused);
+		chk = sent;
+		nchk = nsent;
+		nrunt = 0;
+	}
 
 	/*
 	 * A frame the send queue fails (length 0, or above the device's
