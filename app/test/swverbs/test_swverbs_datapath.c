@@ -458,8 +458,8 @@ t_err_posts(bool strict)
 	ret = ibv_post_send(d.sqp, &wr[0], &bad);
 	TEST_ASSERT_EQUAL(ret, (strict ? EINVAL : 0), "a 17-byte WR");
 	TEST_ASSERT(bad == (strict ? &wr[1] : NULL), "bad_wr");
-	TEST_ASSERT_EQUAL(t_poll(d.scq, wc, 4, T_WAIT_MS), (strict ? 1 : 3),
-			  "CQEs");
+	TEST_ASSERT_EQUAL(t_poll(d.scq, wc, strict ? 1 : 3, T_WAIT_MS),
+			  (strict ? 1 : 3), "CQEs");
 	TEST_ASSERT_EQUAL(t_poll(d.scq, wc + 3, 1, 50), 0, "no more CQEs");
 	for (i = 0; i < (strict ? 1u : 3u); i++) {
 		TEST_ASSERT_EQUAL(wc[i].wr_id, 20 + i, "");
