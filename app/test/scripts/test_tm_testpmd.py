@@ -4,8 +4,8 @@
 joined by a pair wire.
 
 usage: test_tm_testpmd.py PATH/librte_net_vbr.so [control|rate|noburst]
-       test_tm_testpmd.py PATH/librte_net_vbr.so veth PATH/netns-veth.sh
-                          [af_packet|af_xdp]
+       test_tm_testpmd.py PATH/librte_net_vbr.so veth|oracle
+                          PATH/netns-veth.sh [af_packet|af_xdp]
 
 control: every command of the rate-limit and traffic-manager sections of
 doc/guides/nics/vbr.rst, each refusal with its field (the rte_tm error type
@@ -25,6 +25,14 @@ says why; the next profile change too.
 veth: a port on a veth (root): the link speed is the veth's (10 Gbit/s),
 not the pacing maximum; ethdev refuses a queue rate above it, takes the
 link's own, and the peer's kernel counts the paced rate.
+oracle: a port on a veth (root), txonly through an rte_tm leaf at 10, 100
+and 400 Mbit/s, each with a bucket of 10 ms of its rate; the arrival of
+every frame is timed by the peer's kernel (tcpdump, nanosecond stamps
+taken when the veth hands the frame over), never by the PMD or swverbs:
+no window of arrivals holds more than bucket + rate x window + a frame,
+and the rate over 3 s is the target within 0.5 % plus the measurement
+error (the bucket and a frame over the window, and 100 us of stamp jitter
+at each end).
 Exit 0 on success, 1 on a failed check, 77 when dpdk-testpmd is missing or
 the device does not pace.
 """
@@ -545,10 +553,130 @@ def veth(pmd, script, kind):
     return 1 if c.failed else 0
 
 
+def pcap_arrivals(path):
+    """(time in ns, original length) of each frame of a nanosecond pcap."""
+    import struct
+    with open(path, "rb") as f:
+        data = f.read()
+    magic = struct.unpack_from("<I", data, 0)[0]
+    if magic != 0xa1b23c4d:
+        raise RuntimeError(f"{path}: not a nanosecond pcap ({magic:#x})")
+    out, off = [], 24
+    while off + 16 <= len(data):
+        sec, nsec, incl, orig = struct.unpack_from("<IIII", data, off)
+        out.append((sec * 1000000000 + nsec, orig))
+        off += 16 + incl
+    return out
+
+
+# The oracle's rates (Mbit/s) and its stated errors.
+ORACLE_RATES = (10, 100, 400)
+ORACLE_SECONDS = 3.0
+ORACLE_GOAL = 0.005          # the long-run rate, relative
+ORACLE_STAMP_NS = 100000     # kernel stamp jitter at each end of a window
+FRAME = 1000
+
+
+def oracle_check(c, arr, mbps, bucket, what):
+    """Token bucket over every window of arrivals, and the long-run rate."""
+    r = mbps * 1e6 / 8 / 1e9           # bytes per ns
+    if len(arr) < 100:
+        c.check(False, f"{what}: {len(arr)} frames captured")
+        return
+    # max over i <= j of bytes(i..j) - r * (t_j - t_i): with S the bytes
+    # up to and including k, (S_j - r t_j) - min over i of (S_(i-1) - r t_i)
+    worst, low, s_prev = float("-inf"), float("inf"), 0
+    for t, n in arr:
+        low = min(low, s_prev - r * t)
+        s_prev += n
+        worst = max(worst, s_prev - r * t - low)
+    allow = bucket + FRAME + r * 2 * ORACLE_STAMP_NS
+    c.check(worst <= allow,
+            f"{what}: the fullest window of arrivals exceeds rate x window "
+            f"by {worst:.0f} bytes, at most bucket + a frame + jitter = "
+            f"{allow:.0f}")
+    t0, t1 = arr[0][0], arr[-1][0]
+    got = sum(n for _, n in arr[1:]) / (t1 - t0)
+    err = (bucket + FRAME) / (r * (t1 - t0)) + 2 * ORACLE_STAMP_NS / (t1 - t0)
+    rel = got / r - 1
+    c.check(abs(rel) <= ORACLE_GOAL + err,
+            f"{what}: {len(arr)} frames in {(t1 - t0) / 1e9:.3f} s, "
+            f"{got * 8e3:.3f} Mbit/s, {rel * 100:+.3f} % of the target "
+            f"(goal 0.5 % + measurement error {err * 100:.3f} %)")
+
+
+def oracle(pmd, script, kind):
+    """Paced arrivals timed by the peer's kernel alone (see the doc)."""
+    from test_e2e_veth import Veth, VBR_MAC
+    import shutil
+    import signal
+    import tempfile
+    c = tp.Checker()
+    tmp = tempfile.mkdtemp(prefix="vbr-pace-")
+    with Veth(script, f"vbo{os.getpid()}") as v:
+        eal, fprefix = tp.eal_args("tmo", pmd)
+        eal += ["--vdev", f"net_vbr0,wire={kind}:{v.root_if},mac={VBR_MAC}"]
+        t = tp.TestPmd(eal, ["--forward-mode=txonly", f"--txpkts={FRAME}",
+                             "--txq=1", "--rxq=1",
+                             "--total-num-mbufs=8192"], fprefix)
+        try:
+            t.wait_prompt()
+            if paced_caps(t, 0) is None:
+                t.quit()
+                return tp.SKIP
+            buckets = {}
+            for i, mbps in enumerate(ORACLE_RATES):
+                bps = mbps * 1000000 // 8
+                buckets[mbps] = max(4 * FRAME, bps // 100)
+                quiet(c, t, f"add port tm node shaper profile 0 {i + 1} 0 0 "
+                      f"{bps} {buckets[mbps]} 0 0", f"profile {mbps} Mbit/s")
+            quiet(c, t, "add port tm nonleaf node 0 100 -1 0 1 0 -1 1 0 0",
+                  "root")
+            quiet(c, t, f"add port tm leaf node 0 0 100 0 1 1 1 0 {NONE32} "
+                  "3 0", "leaf 0")
+            quiet(c, t, "port tm hierarchy commit 0 no", "commit")
+            t.cmd("start")
+            for i, mbps in enumerate(ORACLE_RATES):
+                quiet(c, t, f"set port tm node shaper profile 0 0 {i + 1}",
+                      f"leaf 0 to {mbps} Mbit/s")
+                time.sleep(0.5)
+                path = os.path.join(tmp, f"{mbps}.pcap")
+                cap = subprocess.Popen(
+                    v.in_ns(["tcpdump", "-i", v.peer_if, "-Q", "in", "-nn",
+                             "-s", "64", "-B", "65536",
+                             "--time-stamp-precision=nano", "-w", path,
+                             "ether", "src", VBR_MAC]),
+                    stderr=subprocess.PIPE, text=True)
+                line = cap.stderr.readline()
+                if "listening" not in line:
+                    raise RuntimeError("tcpdump did not start: " + line)
+                time.sleep(ORACLE_SECONDS)
+                cap.send_signal(signal.SIGINT)
+                tail = cap.stderr.read()
+                cap.wait(10)
+                m = re.search(r"(\d+) packets? dropped by kernel", tail)
+                c.check(m is not None and m.group(1) == "0",
+                        f"{mbps} Mbit/s: tcpdump lost none ({tail.strip()})")
+                oracle_check(c, pcap_arrivals(path), mbps, buckets[mbps],
+                             f"{mbps} Mbit/s, bucket {buckets[mbps]} B")
+            t.cmd("stop")
+            rc = t.quit()
+            c.check(rc == 0, f"testpmd exit code {rc}")
+        except Exception as e:  # noqa: BLE001
+            c.check(False, f"exception: {e}")
+            t.kill()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if c.failed else 0
+
+
 if __name__ == "__main__":
     part = sys.argv.pop(2) if len(sys.argv) >= 3 else "control"
     if part == "veth":
         sys.exit(tp.veth_main(veth, __doc__, ("dpdk-testpmd", "ip")))
+    if part == "oracle":
+        sys.exit(tp.veth_main(oracle, __doc__,
+                              ("dpdk-testpmd", "ip", "tcpdump")))
     parts = {"control": control, "rate": rate, "noburst": noburst}
     if part not in parts:
         print(__doc__)
