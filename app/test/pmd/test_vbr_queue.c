@@ -8,11 +8,13 @@
  * an Rx interrupt waking a thread asleep in rte_epoll_wait(), as
  * l3fwd-power sleeps; get_monitor_addr's condition.
  *
- * Two ports on a pair wire, made here with progress=thread (Rx interrupts
- * need a device that runs while its user sleeps), whatever model
- * VBR_TEST_PROGRESS names; or on VBR_TEST_DEV and VBR_TEST_DEV_PEER (a
- * NIC, whose completion channels wake the sleeper: dev=, no progress
- * model).
+ * Two ports on a pair wire, made here with the model VBR_TEST_PROGRESS
+ * names when it takes Rx interrupts (thread, service), else (inline, the
+ * default) with progress=thread: Rx interrupts need a device that runs
+ * while its user sleeps; or on VBR_TEST_DEV and VBR_TEST_DEV_PEER (a NIC,
+ * whose completion channels wake the sleeper: dev=, no progress model).
+ * On swverbs, an inline port refuses Rx interrupts (EOPNOTSUPP) at queue
+ * setup.
  */
 
 #include <pthread.h>
@@ -490,6 +492,31 @@ test_rx_intr(void)
 	return TEST_SUCCESS;
 }
 
+/* progress=inline: Rx interrupts refused at Rx queue setup, clearly. */
+static int
+test_rx_intr_inline(void)
+{
+	struct rte_eth_conf conf = { .intr_conf = { .rxq = 1 } };
+	char args[96], name[32];
+	uint16_t port;
+	int ret;
+
+	if (vbr_test_dev() != NULL)
+		TEST_SKIP("on %s: no progress model", vbr_test_dev());
+	snprintf(name, sizeof(name), "net_vbr%d", 7);
+	snprintf(args, sizeof(args), "wire=loop,progress=inline");
+	TEST_ASSERT_SUCCESS(rte_vdev_init(name, args), "inline port");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_get_port_by_name(name, &port), "");
+	TEST_ASSERT_SUCCESS(rte_eth_dev_configure(port, 1, 1, &conf), "");
+	ret = rte_eth_rx_queue_setup(port, 0, NB_DESC, SOCKET_ID_ANY, NULL,
+				     mp);
+	rte_eth_dev_close(port);
+	rte_vdev_uninit(name);
+	TEST_ASSERT_EQUAL(ret, -EOPNOTSUPP,
+			  "Rx queue setup with interrupts on an inline port");
+	return TEST_SUCCESS;
+}
+
 static int
 test_monitor(void)
 {
@@ -544,6 +571,7 @@ static const struct unit_test_suite suite = {
 		TEST_CASE(test_deferred),
 		TEST_CASE(test_rxq_setup_failed),
 		TEST_CASE(test_rx_intr),
+		TEST_CASE(test_rx_intr_inline),
 		TEST_CASE(test_monitor),
 		TEST_CASES_END(),
 	},
@@ -573,8 +601,13 @@ main(int argc, char **argv)
 		snprintf(args, sizeof(args), "dev=%s", dev);
 		snprintf(args1, sizeof(args1), "dev=%s", peer);
 	} else {
-		snprintf(args, sizeof(args),
-			 "wire=pair:vbrq%d,progress=thread", (int)getpid());
+		const char *model = vbr_test_progress();
+
+		if (model == NULL || strcmp(model, "inline") == 0)
+			model = "thread";
+		printf("ports: progress=%s\n", model);
+		snprintf(args, sizeof(args), "wire=pair:vbrq%d,progress=%s",
+			 (int)getpid(), model);
 		snprintf(args1, sizeof(args1), "%s", args);
 	}
 	if (rte_vdev_init("net_vbr0", args) != 0 ||
