@@ -30,9 +30,11 @@
 # halt_on_error, LeakSanitizer on); the testpmd script tests preload the
 # sanitizer runtimes into stock dpdk-testpmd.
 #
-# The suites that load the PMD (pmd, flow, testpmd, e2e) run once more for
-# every progress model after the first of VBR_PROGRESS_MODELS (but their
-# tests in suite 'once', which no model changes; default
+# The suites that load the PMD (pmd, flow, testpmd, e2e; and without
+# --sanitize also soak and examples: the soak and the tenant gateway) run
+# once more for every progress model after the first of
+# VBR_PROGRESS_MODELS (but their tests in suite 'once', which no model
+# changes; default
 # "inline thread service"; the first is the PMD's default, which the main run
 # uses): with VBR_TEST_PROGRESS=<model>, which the test helpers
 # (app/test/vbr_test_port.h, testpmd_driver.py) turn into the progress=
@@ -166,6 +168,10 @@ if [ ! -f "$LOG" ]; then
 fi
 LOGS=("$LOG")
 
+# The soak and the gateway run two processes of lcores each: in every
+# model on the plain build, not again under the sanitizers (3 minutes).
+MODEL_SUITES=(--suite pmd --suite flow --suite testpmd --suite e2e)
+[ "$SANITIZE" -ne 0 ] || MODEL_SUITES+=(--suite soak --suite examples)
 # shellcheck disable=SC2086
 set -- $MODELS
 shift	# the first model is the default the main run used
@@ -175,8 +181,7 @@ for model in "$@"; do
 	# shellcheck disable=SC2086
 	VBR_TEST_PROGRESS=$model meson test -C "$BUILD_DIR" --print-errorlogs \
 		--num-processes 2 --logbase "progress-$model" \
-		--suite pmd --suite flow --suite testpmd --suite e2e \
-		--no-suite once \
+		"${MODEL_SUITES[@]}" --no-suite once \
 		${MESON_TEST_ARGS:-} </dev/null
 	rc=$?
 	[ "$mrc" -ne 0 ] || mrc=$rc

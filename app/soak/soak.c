@@ -127,6 +127,8 @@ static const char *opt_pmd = VBR_PMD_PATH;
 static bool opt_verbose;
 
 static char cable[64];
+/** ",progress=<model>" from VBR_TEST_PROGRESS, or empty. */
+static char progress_arg[48];
 static struct rte_mempool *mp;
 static uint16_t port0, port1;
 static struct rte_ether_addr mac1;
@@ -1008,7 +1010,7 @@ vdev_add(const char *name)
 	uint16_t port;
 	int ret;
 
-	snprintf(args, sizeof(args), "wire=pair:%s", cable);
+	snprintf(args, sizeof(args), "wire=pair:%s%s", cable, progress_arg);
 	ret = rte_eal_hotplug_add("vdev", name, args);
 	if (ret != 0) {
 		fail("hotplug add %s,%s: %s", name, args, strerror(-ret));
@@ -1195,17 +1197,39 @@ parse_args(int argc, char **argv)
 static int
 eal_start(const char *prog)
 {
-	static char prefix[96], vdev0[128], vdev1[128];
-	char *eal[20];
+	static char prefix[96], vdev0[160], vdev1[160];
+	const char *model = getenv("VBR_TEST_PROGRESS");
+	char *eal[24];
 	int n = 0;
 
+	/*
+	 * The progress model of the test run (devtools/test.sh runs the
+	 * suites once per model): progress=<model> on both ports, and for
+	 * service a service lcore (2) beside lcores 0 and 1, on any CPU.
+	 */
+	if (model != NULL && model[0] != '\0')
+		snprintf(progress_arg, sizeof(progress_arg), ",progress=%s",
+			 model);
 	snprintf(cable, sizeof(cable), "soak%d", (int)getpid());
 	snprintf(prefix, sizeof(prefix), "--file-prefix=%s", cable);
-	snprintf(vdev0, sizeof(vdev0), "net_vbr0,wire=pair:%s", cable);
-	snprintf(vdev1, sizeof(vdev1), "net_vbr1,wire=pair:%s", cable);
+	snprintf(vdev0, sizeof(vdev0), "net_vbr0,wire=pair:%s%s", cable,
+		 progress_arg);
+	snprintf(vdev1, sizeof(vdev1), "net_vbr1,wire=pair:%s%s", cable,
+		 progress_arg);
 	eal[n++] = (char *)(uintptr_t)prog;
-	eal[n++] = (char *)(uintptr_t)"-l";
-	eal[n++] = (char *)(uintptr_t)"0,1";
+	if (model != NULL && strcmp(model, "service") == 0) {
+		printf("progress model: service (VBR_TEST_PROGRESS)\n");
+		eal[n++] = (char *)(uintptr_t)"--lcores";
+		eal[n++] = (char *)(uintptr_t)"0@0,1@1,2@(0-1)";
+		eal[n++] = (char *)(uintptr_t)"-S";
+		eal[n++] = (char *)(uintptr_t)"2";
+	} else {
+		if (model != NULL && model[0] != '\0')
+			printf("progress model: %s (VBR_TEST_PROGRESS)\n",
+			       model);
+		eal[n++] = (char *)(uintptr_t)"-l";
+		eal[n++] = (char *)(uintptr_t)"0,1";
+	}
 	eal[n++] = (char *)(uintptr_t)"--no-huge";
 	eal[n++] = (char *)(uintptr_t)"-m";
 	eal[n++] = (char *)(uintptr_t)"256";

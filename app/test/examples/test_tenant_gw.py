@@ -53,6 +53,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
 DOC = "doc/guides/examples/tenant-gw.rst"
 sys.path.insert(0, os.path.join(ROOT, "app", "test", "scripts"))
 import doc_shapes  # noqa: E402
+import testpmd_driver as tp  # noqa: E402
 TAG = f"tgwt{os.getpid()}"
 failures = []
 
@@ -73,7 +74,9 @@ def eal(prefix, lcores, wire):
             "--file-prefix", f"{TAG}{prefix}", "-d", PMD]
     for v in vdevs:
         args += ["--vdev", v]
-    return args
+    # the run's progress model (VBR_TEST_PROGRESS: devtools/test.sh runs
+    # the suites once per model), and a service lcore for service
+    return tp.progress_eal(args)
 
 
 class Gateway:
