@@ -3746,9 +3746,14 @@ test_tx_recover_mr(void)
 }
 
 /*
- * The send queue is moved to ERR while idle (as a device error would):
- * the device then takes no post. The PMD sees the refusal, recovers the
- * queue and posts the packets again; none is lost.
+ * The send queue is moved to ERR while idle, through verbs: libibverbs
+ * shows that ERR in ibv_qp.state. The next burst sees it there before it
+ * posts, whether the device would take posts in ERR and flush them (mlx5,
+ * when it gets to them) or refuse them (full): that one burst recovers the
+ * queue and posts its packets; none is lost. Once the burst posted into
+ * the ERR on the mlx5 profile and learnt of it from the flush completions
+ * alone: never while the device had not run (a service lcore sharing the
+ * CPU), which then flushed a full ring to be posted again at once.
  */
 static int
 test_tx_recover_idle(void)
@@ -3757,7 +3762,7 @@ test_tx_recover_idle(void)
 	struct rte_mbuf *pkts[16], *ref[16];
 	struct vbr_txq *txq = tx_queue();
 	struct rte_eth_stats s0;
-	uint16_t i, round;
+	uint16_t i, round, sent;
 
 	TEST_ASSERT_NOT_NULL(txq, "txq");
 	for (round = 1; round <= 2; round++) {
@@ -3770,8 +3775,20 @@ test_tx_recover_idle(void)
 		for (i = 0; i < RTE_DIM(pkts); i++)
 			TEST_ASSERT_SUCCESS(good_pkt(64 + i * 97, i, &pkts[i],
 						     &ref[i]), "alloc");
-		TEST_ASSERT_SUCCESS(tx_expect(pkts, RTE_DIM(pkts), ref,
-					      RTE_DIM(ref)), "round %u", round);
+		/* The last recovery's backoff over: this burst recovers. */
+		while ((int64_t)(rte_get_timer_cycles() - txq->recover_at) < 0)
+			rte_delay_us_sleep(100);
+		sent = rte_eth_tx_burst(port0, 0, pkts, RTE_DIM(pkts));
+		TEST_ASSERT_EQUAL(port0_xstat("tx_q0_recoveries"), 1,
+				  "round %u: recovered by the first burst",
+				  round);
+		TEST_ASSERT_EQUAL(sent, RTE_DIM(pkts), "round %u: taken",
+				  round);
+		TEST_ASSERT_EQUAL(txq->qp->state, IBV_QPS_RTS,
+				  "round %u: QP state", round);
+		TEST_ASSERT_SUCCESS(tx_expect(pkts + sent, RTE_DIM(pkts) - sent,
+					      ref, RTE_DIM(ref)),
+				    "round %u", round);
 		TEST_ASSERT_SUCCESS(rte_eth_stats_get(port0, &s0), "stats");
 		TEST_ASSERT_EQUAL(s0.oerrors, 0, "oerrors");
 		TEST_ASSERT_EQUAL(s0.opackets, RTE_DIM(pkts), "opackets");
@@ -3860,10 +3877,12 @@ test_tx_recover_backoff(void)
  * behind the PMD's back with a ring index beyond its head and a bad lkey,
  * after packets the burst posted. The device sends those, fails the WR
  * and moves the queue to ERR. The PMD skips that completion (counted in
- * tx_q0_stale_completions), finds the queue in ERR by its refused post,
- * recovers it and loses nothing. Once such a completion freed the ring up
- * to its head and then dropped one more: the tail passed the head, and the
- * recovery posted 4294967295 WQEs again, forever (issue 32, item 1).
+ * tx_q0_stale_completions), finds the queue in ERR (by the flush
+ * completion of a later post on the mlx5 profile, by ibv_qp.state on the
+ * full one), recovers it and loses nothing. Once such a completion freed
+ * the ring up to its head and then dropped one more: the tail passed the
+ * head, and the recovery posted 4294967295 WQEs again, forever (issue 32,
+ * item 1).
  */
 static int
 test_tx_stale_completion(void)
@@ -3921,7 +3940,9 @@ test_tx_stale_completion(void)
 	/*
 	 * Every packet taken arrives, or (a kernel wire, which holds none
 	 * back) finds port1 out of buffers when the recovery posts its
-	 * ring again at once: counted there (imissed).
+	 * ring again at once: counted there (imissed). The recovery may
+	 * still wait (the backoff of the cases before) with no packet in
+	 * the ring: bursts of none run it when due.
 	 */
 	end = rte_get_timer_cycles() + rte_get_timer_hz() * WAIT_MS / 1000;
 	do {
@@ -3930,7 +3951,9 @@ test_tx_stale_completion(void)
 		free_pkts(r, k);
 		got += k;
 		TEST_ASSERT_SUCCESS(rte_eth_stats_get(port1, &s1), "stats");
-	} while (got + s1.imissed < taken && rte_get_timer_cycles() < end);
+	} while ((got + s1.imissed < taken ||
+		  port0_xstat("tx_q0_recoveries") == 0) &&
+		 rte_get_timer_cycles() < end);
 	printf("    %u packets taken, %u received, %" PRIu64 " missed at "
 	       "port1\n", taken, got, s1.imissed);
 	TEST_ASSERT_EQUAL(got + s1.imissed, taken,

@@ -958,7 +958,13 @@ vbr_txq_complete(struct vbr_txq *txq)
 	ibv_end_poll(txq->cq);
 }
 
-/* Whether the device has moved the send queue to ERR. */
+/*
+ * Whether ibv_qp.state reads ERR. libibverbs sets that field in
+ * ibv_modify_qp() (and ibv_query_qp()), so an ERR set through verbs, by
+ * the application or by a recovery that failed, shows there at once; an
+ * ERR the device moves the queue to shows there on swverbs' full profile
+ * alone: a ConnectX keeps RTS in it, and its error completion tells.
+ */
 static inline bool
 vbr_txq_in_error(const struct vbr_txq *txq)
 {
@@ -1241,12 +1247,20 @@ vbr_tx_burst(void *q, struct rte_mbuf **pkts, uint16_t nb_pkts)
 	if (unlikely(txq->stopped))
 		return 0;
 	vbr_txq_complete(txq);
-	if (unlikely(!vbr_txq_can_post(txq))) {
-		/* In ERR: recover now, or (backoff, removed) send none. */
+	/*
+	 * In ERR (an error completion read, a recovery waiting, or ERR in
+	 * ibv_qp.state): recover now, or (backoff, removed) send none. The
+	 * state is read before posting: a device that takes posts in ERR
+	 * (mlx5) only flushes them, with completions that come when it gets
+	 * to them (swverbs' engine: when its thread or service lcore runs),
+	 * and until then each burst would fill the ring with WQEs to be
+	 * flushed and posted again at once by the recovery.
+	 */
+	if (unlikely(!vbr_txq_can_post(txq) || vbr_txq_in_error(txq))) {
 		if (!txq->gone)
 			vbr_txq_recover(txq, txq->recover_wait ?
 					txq->recover_unposted : txq->head);
-		if (!vbr_txq_can_post(txq))
+		if (!vbr_txq_can_post(txq) || vbr_txq_in_error(txq))
 			return 0;
 	}
 	if (unlikely(txq->csum)) {

@@ -542,11 +542,11 @@ vbr_txq_log_recovery(struct vbr_txq *txq, int failed, uint32_t wqe,
 #define VBR_TXQ_BACKOFF_MAX_MS 250
 
 /*
- * A recovery that found the queue in ERR by a refused post, with no
- * completion in error read, waits up to this long for the device to flush
- * what it still holds (vbr_txq_await_flush()); up to the second figure on
- * a device that shows what it holds (glue sq_held: swverbs), which ends
- * the wait as soon as it holds nothing.
+ * A recovery that found the queue in ERR by its state or a refused post,
+ * with no completion in error read, waits up to this long for the device
+ * to flush what it still holds (vbr_txq_await_flush()); up to the second
+ * figure on a device that shows what it holds (glue sq_held: swverbs),
+ * which ends the wait as soon as it holds nothing.
  */
 #define VBR_TXQ_FLUSH_WAIT_MS 50
 #define VBR_TXQ_FLUSH_WAIT_HELD_MS 2000
@@ -663,8 +663,9 @@ vbr_txq_backoff(struct vbr_txq *txq)
 }
 
 /**
- * Slow path of a send queue in ERR, seen as an error CQE (err_pending) or
- * as a post refused in ERR; slots [unposted, head) are WQEs the device
+ * Slow path of a send queue in ERR, seen as an error CQE (err_pending),
+ * as ERR in ibv_qp.state before a post (an ERR set through ibv_modify_qp())
+ * or as a post refused in ERR; slots [unposted, head) are WQEs the device
  * refused. A device removed is not recovered (vbr_txq_retire()); a
  * recovery too soon after the last one waits (vbr_txq_backoff()). The QP
  * goes to RESET, so the device no longer touches the ring; the CQEs
