@@ -683,7 +683,35 @@ test_mr_stats(void)
 
 static uint8_t key40[40] = { 0x6d, 0x5a, 0x56, 0xda };
 
-/* A hash QP over one WQ (and its table, left to the device's teardown). */
+/* The hash QPs made here, with their table and WQ (hash_qp_free()). */
+#define NB_HQS 4
+static struct {
+	struct ibv_qp *qp;
+	struct ibv_rwq_ind_table *t;
+	struct ibv_wq *wq;
+} hqs[NB_HQS];
+
+/* Destroy a hash QP of hash_qp(), then its table and WQ. */
+static int
+hash_qp_free(struct ibv_qp *qp)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < NB_HQS && hqs[i].qp != qp; i++)
+		;
+	if (i == NB_HQS)
+		return EINVAL;
+	ret = swv_destroy_qp(qp);
+	if (ret == 0)
+		ret = swv_destroy_rwq_ind_table(hqs[i].t);
+	if (ret == 0)
+		ret = swv_destroy_wq(hqs[i].wq);
+	memset(&hqs[i], 0, sizeof(hqs[i]));
+	return ret;
+}
+
+/* A hash QP over one WQ and its table. */
 static struct ibv_qp *
 hash_qp(struct tdev *d, uint64_t fields)
 {
@@ -692,6 +720,7 @@ hash_qp(struct tdev *d, uint64_t fields)
 	struct ibv_wq_init_attr wa;
 	struct ibv_rwq_ind_table *t;
 	struct ibv_wq *wq[1];
+	unsigned int i;
 
 	memset(&wa, 0, sizeof(wa));
 	wa.wq_type = IBV_WQT_RQ;
@@ -718,7 +747,19 @@ hash_qp(struct tdev *d, uint64_t fields)
 	qa.rx_hash_conf.rx_hash_key_len = sizeof(key40);
 	qa.rx_hash_conf.rx_hash_key = key40;
 	qa.rx_hash_conf.rx_hash_fields_mask = fields;
-	return swv_create_qp_ex(d->ctx, &qa);
+	for (i = 0; i < NB_HQS && hqs[i].qp != NULL; i++)
+		;
+	if (i == NB_HQS)
+		return NULL;
+	hqs[i].qp = swv_create_qp_ex(d->ctx, &qa);
+	if (hqs[i].qp == NULL) {
+		swv_destroy_rwq_ind_table(t);
+		swv_destroy_wq(wq[0]);
+		return NULL;
+	}
+	hqs[i].t = t;
+	hqs[i].wq = wq[0];
+	return hqs[i].qp;
 }
 
 /*
@@ -805,8 +846,8 @@ test_mlx5_rules(void)
 			  EINVAL, "bind in auto mode");
 	TEST_ASSERT_SUCCESS(swv_counter_set_auto_mode(a.d.ctx, 0), "");
 	TEST_ASSERT_SUCCESS(swv_destroy_qp(s2), "");
-	TEST_ASSERT_SUCCESS(swv_destroy_qp(h1), "");
-	TEST_ASSERT_SUCCESS(swv_destroy_qp(h2), "");
+	TEST_ASSERT_SUCCESS(hash_qp_free(h1), "");
+	TEST_ASSERT_SUCCESS(hash_qp_free(h2), "");
 	t_port_teardown(&b);
 	t_port_teardown(&a);
 
@@ -819,7 +860,7 @@ test_mlx5_rules(void)
 	TEST_ASSERT_SUCCESS(swv_counter_bind_qp(f.ctx, qpn(f.sqp), x), "RTS");
 	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(f.ctx, qpn(f.sqp), x), "");
 	TEST_ASSERT_SUCCESS(swv_counter_unbind_qp(f.ctx, qpn(h1), x), "");
-	TEST_ASSERT_SUCCESS(swv_destroy_qp(h1), "");
+	TEST_ASSERT_SUCCESS(hash_qp_free(h1), "");
 	t_teardown(&f);
 	return TEST_SUCCESS;
 }
