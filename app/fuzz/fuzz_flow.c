@@ -252,7 +252,7 @@ decode_actions(struct fuzz_reader *r, struct fuzz_rule *f)
  * and what they exercise is the rule, not its rejection.
  */
 
-/* Bits vbr can match per item: documented in doc/guides/nics/vbr.rst. */
+/* Bits vbr can match per item: documented in doc/guides/design.rst. */
 static const struct rte_flow_item_eth shape_eth = {
 	.dst.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },
 	.src.addr_bytes = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff },

@@ -17,7 +17,7 @@
  * (every flow on the queue a Toeplitz reference computed here picks, through
  * the table the PMD fills round-robin over the queue list, next power of two
  * entries), drop, mark, flag. Then priorities, same-priority overlap (the
- * older rule wins, as vbr.rst says), stop/start, destroy, flush and isolated
+ * older rule wins, as design.rst says), stop/start, destroy, flush and isolated
  * mode.
  *
  * Each frame carries a check number in its payload: a frame of an earlier
@@ -821,7 +821,7 @@ hash_frame(const uint8_t *key, const struct frame *f, bool with_l4)
 
 /*
  * The queue of a hash: the PMD's table has the next power of two entries
- * filled round-robin over the list (vbr_rss.c, vbr.rst), the device takes
+ * filled round-robin over the list (vbr_rss.c, design.rst), the device takes
  * the low bits of the hash.
  */
 static uint16_t
@@ -2159,7 +2159,7 @@ same_match_refused(struct rte_flow *first, uint32_t prio,
 
 /*
  * Same priority: the same match is refused; overlapping matches (other
- * masks): vbr.rst says the older rule wins.
+ * masks): design.rst says the older rule wins.
  */
 static int
 test_same_priority(void)

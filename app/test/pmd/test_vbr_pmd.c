@@ -2301,7 +2301,7 @@ test_xstats_stable_ids(void)
 	/*
 	 * A counter for port1's Tx QP: xstats after the fixed ones. Bound
 	 * with its queue stopped, its QP in RESET: a ConnectX (and the mlx5
-	 * profile) binds no QP out of RESET (vbr.rst "On a ConnectX").
+	 * profile) binds no QP out of RESET (design.rst "On a ConnectX").
 	 */
 	TEST_ASSERT_SUCCESS(rte_eth_dev_tx_queue_stop(port1, 0), "txq stop");
 	TEST_ASSERT_SUCCESS(priv->glue->counter_bind_qp(priv->ctx, 1,

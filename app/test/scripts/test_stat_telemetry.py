@@ -193,7 +193,7 @@ def run(pmd, c):
         c0 = r.get("cntn", -1)
         c.check((c0 == 1 or not SW) and r.get("lqpn") == tx0 and
                 r.get("ifname") == dev0, f"bind port 0 Tx QP: {r}")
-        # the kernel's alloc_and_bind() answers ENOMEM here (vbr.rst)
+        # the kernel's alloc_and_bind() answers ENOMEM here (design.rst)
         c.check(is_error(tel(f"/vbr/qp_bind,0,{tx0}"),
                          "EINVAL" if SW else "ENOMEM"),
                 "bind of a bound QP: EINVAL")

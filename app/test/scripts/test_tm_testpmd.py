@@ -8,7 +8,7 @@ usage: test_tm_testpmd.py PATH/librte_net_vbr.so [control|rate|noburst]
                           PATH/netns-veth.sh [af_packet|af_xdp]
 
 control: every command of the rate-limit and traffic-manager sections of
-doc/guides/nics/vbr.rst, each refusal with its field (the rte_tm error type
+doc/guides/design.rst, each refusal with its field (the rte_tm error type
 testpmd prints) and the driver's message, the capabilities against the
 device's packet_pacing_caps as ethdev sees them, leaf stats against the
 queue's xstats, changes after the commit and a commit with a queue gone.
@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import testpmd_driver as tp  # noqa: E402
 
 NONE32 = "0xffffffff"  # RTE_TM_WRED_PROFILE_ID_NONE
-# the doc's lines (doc/guides/nics/vbr.rst), in its order
+# the doc's lines (doc/guides/design.rst), in its order
 PROFILE = "add port tm node shaper profile 0 1 0 0 12500000 65536 0 0"
 ROOT = "add port tm nonleaf node 0 100 -1 0 1 0 -1 1 0 0"
 LEAF = f"add port tm leaf node 0 1 100 0 1 1 1 0 {NONE32} 3 0"

@@ -177,8 +177,8 @@ vbr_dev_infos_get(struct rte_eth_dev *dev, struct rte_eth_dev_info *info)
 	 * ("minimum CPU utilization"): every posted Rx buffer and its mbuf
 	 * header go cold while they wait their turn in the ring, and the
 	 * deeper the ring the farther they fall (cache levels, the TLB): 5-7 %
-	 * less CPU a frame than 1024 in the inline pair io-fwd case (vbr.rst,
-	 * Performance).
+	 * less CPU a frame than 1024 in the inline pair io-fwd case
+	 * (performance.rst, Forwarding).
 	 */
 	info->default_rxportconf.ring_size = VBR_DEFAULT_DESC;
 	info->default_txportconf.ring_size = VBR_DEFAULT_DESC;

@@ -1187,7 +1187,7 @@ vbr_tel_qp_set_auto(const char *cmd, const char *params,
 
 /*
  * A bind refused with EINVAL, said once in the reply, with why where it is
- * one of the documented reasons (vbr.rst "On a ConnectX"): auto mode on;
+ * one of the documented reasons (design.rst "On a ConnectX"): auto mode on;
  * one of the port's Tx QPs while its queue runs (a ConnectX binds a QP in
  * RESET only: the queue or the port stopped, its QP is).
  */
