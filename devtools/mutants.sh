@@ -24,10 +24,11 @@
 # git does not ignore -- into a scratch repository (a clone sharing this
 # one's objects) with a build of its own; the caller's tree and build are
 # never touched. There it builds once, runs every selected mutant's tests
-# once unmutated (the baseline: a test failing without a mutant can kill
-# none), then for each mutant: replace the snippet, rebuild (ninja),
-# run its tests (meson test --no-rebuild, one at a time, their own
-# timeouts), put the file back. A test notices when it fails (FAIL,
+# once unmutated (the baseline; a test that fails runs once more: failing
+# again it can kill no mutant, passing it is flaky and its kills are
+# marked [flaky]), then for each mutant: replace the snippet, rebuild
+# (ninja), run its tests (meson test --no-rebuild, one at a time, their
+# own timeouts), put the file back. A test notices when it fails (FAIL,
 # TIMEOUT, ...), when its "totals:" line counts a failure, or when it
 # skips for a reason devtools/skips.allowed does not allow
 # (devtools/test-summary.py's rule: a product-caused skip is a failure).
@@ -284,7 +285,8 @@ mutant rss-swv-udp-dport-ignored lib/swverbs/rss.c \
 END
 
 # Rx checksum flags (software check) and the drop of an OVS frame: the
-# PMD's Rx path.
+# PMD's Rx path. OVS's test forgives a loss the ports count (rx_errors,
+# rx_missed_errors): the counted one is rare enough that TCP gets over it.
 RXTX=drivers/net/vbr/vbr_rxtx.c
 mutant csum-udp-zero-good $RXTX "vbr-pmd-offloads vbr-pmd-offloads-full" \
 	"a UDP/IPv4 checksum of 0 flagged GOOD, not NONE" <<'END'
@@ -314,13 +316,13 @@ mutant ovs-rx-drop-1in64 $RXTX ovs \
 	rxq->ibytes += bytes;
 	return n;
 END
-mutant ovs-rx-drop-1in64-counted $RXTX ovs \
-	"Rx loses one frame in 64, counted as an Rx error" <<'END'
+mutant ovs-rx-drop-1in512-counted $RXTX ovs \
+	"Rx loses one frame in 512, counted as an Rx error" <<'END'
 	rxq->ipackets += n;
 	rxq->ibytes += bytes;
 	return n;
 =>
-	if (n > 0 && (rxq->ipackets + n) / 64 != rxq->ipackets / 64) {
+	if (n > 0 && (rxq->ipackets + n) / 512 != rxq->ipackets / 512) {
 		rte_pktmbuf_free(pkts[--n]);
 		rxq->ierrors++;
 	}
@@ -649,7 +651,7 @@ while read -r t; do
 	KNOWN[${t##* / }]=1
 done < <(meson test -C "$TREE/build" --no-rebuild --list 2>/dev/null)
 
-declare -A BASE_FAIL
+declare -A BASE_FAIL FLAKY
 if [ "$BASELINE" -eq 1 ]; then
 	declare -A seen
 	all=()
@@ -661,13 +663,27 @@ if [ "$BASELINE" -eq 1 ]; then
 	done
 	say "baseline: ${all[*]}"
 	run_tests baseline "${all[@]}"
+	again=()
 	while IFS=$'\t' read -r t v why; do
-		if [ "$v" = fail ]; then
-			BASE_FAIL[$t]=1
-			say "baseline: $t fails without a mutant ($why):" \
-			    "it kills nothing"
-		fi
+		[ "$v" = pass ] || [ "$v" = skip ] || again+=("$t")
 	done < "$LOGS/baseline.verdicts"
+	# A timing-sensitive test may fail once on a loaded machine: once
+	# more; one that passes then is flaky here, and its kills say so.
+	if [ ${#again[@]} -gt 0 ]; then
+		say "baseline: again: ${again[*]}"
+		run_tests baseline-again "${again[@]}"
+		while IFS=$'\t' read -r t v why; do
+			if [ "$v" = pass ] || [ "$v" = skip ]; then
+				FLAKY[$t]=1
+				say "baseline: $t failed once, then passed:" \
+				    "flaky here, its kills are marked"
+			else
+				BASE_FAIL[$t]=1
+				say "baseline: $t fails without a mutant" \
+				    "($why): it kills nothing"
+			fi
+		done < "$LOGS/baseline-again.verdicts"
+	fi
 fi
 
 # ---------------------------------------------------------------------
@@ -717,7 +733,7 @@ for n in "${SEL[@]}"; do
 			[ -z "${BASE_FAIL[$t]:-}" ] || continue
 			ran=$((ran + 1))
 			case $v in
-			fail) by+=("$t ($why)") ;;
+			fail) by+=("$t${FLAKY[$t]:+ [flaky]} ($why)") ;;
 			skip) skipped=$((skipped + 1)) ;;
 			error) errs+=("$t ($why)") ;;
 			esac
